@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: Apache-2.0
+# Turns policies/*.toml into a C++ source so the built-ins live in the binary.
+# Run as: cmake -DPOLICY_DIR=... -DOUT=... -P embed_policies.cmake
+file(GLOB files "${POLICY_DIR}/*.toml")
+list(SORT files)
+set(body "// Generated from policies/*.toml by cmake/embed_policies.cmake. Do not edit.\n")
+string(APPEND body "#include \"policy/embedded.hpp\"\n\nnamespace agentjail::policy {\n")
+string(APPEND body "const std::vector<EmbeddedPolicy>& embedded_policies() {\n")
+string(APPEND body "    static const std::vector<EmbeddedPolicy> all = {\n")
+foreach(f IN LISTS files)
+  get_filename_component(name "${f}" NAME_WE)
+  file(READ "${f}" text)
+  string(FIND "${text}" ")AJTOML\"" bad)
+  if(NOT bad EQUAL -1)
+    message(FATAL_ERROR "${f} contains the embedding delimiter")
+  endif()
+  string(APPEND body "        {\"${name}\", R\"AJTOML(${text})AJTOML\"},\n")
+endforeach()
+string(APPEND body "    };\n    return all;\n}\n}  // namespace agentjail::policy\n")
+file(WRITE "${OUT}.tmp" "${body}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+// The public C++ API of libagentjail: load a policy, override it, spawn a sandboxed
+// command, wait for its result.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#if defined(AGENTJAIL_BUILDING)
+#define AJ_CXX_API __attribute__((visibility("default")))
+#else
+#define AJ_CXX_API
+#endif
+
+namespace agentjail {
+namespace policy {
+struct Policy;  // the library's internal policy data (lib/policy/policy.hpp)
+}
+inline namespace v0 {
+
+// What went wrong, in the words a user needs; the kind picks the CLI exit status
+// (invalid_input/unsupported/setup/internal -> 125, command_not_found -> 127,
+// command_not_executable -> 126).
+enum class ErrorKind {
+    invalid_input,           // bad policy, bad flag, bad path: fix the input
+    unsupported,             // the kernel or host lacks a feature the policy needs
+    setup,                   // building the sandbox failed at run time
+    command_not_found,       // execve: ENOENT on every candidate
+    command_not_executable,  // execve: EACCES, ENOEXEC, ...
+    internal,                // a bug in agentjail
+};
+
+class AJ_CXX_API Error {
+public:
+    Error(ErrorKind kind, int code, std::string message)
+        : kind_(kind), code_(code), message_(std::move(message)) {}
+
+    ErrorKind kind() const noexcept { return kind_; }
+    // errno-style code (0 when there is none).
+    int code() const noexcept { return code_; }
+    const std::string& message() const noexcept { return message_; }
+
+    // Adds context in front: "mount /proc: EPERM" -> "policy x.toml:3:1: mount /proc: EPERM".
+    Error& wrap(const std::string& context) {
+        message_ = context + ": " + message_;
+        return *this;
+    }
+
+private:
+    ErrorKind kind_;
+    int code_;
+    std::string message_;
+};
+
+// A small carrier with std::expected's member names.
+template <class T>
+class [[nodiscard]] Result {
+public:
+    Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+    Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+
+    bool has_value() const noexcept { return v_.index() == 0; }
+    explicit operator bool() const noexcept { return has_value(); }
+    T& value() & { return std::get<0>(v_); }
+    const T& value() const& { return std::get<0>(v_); }
+    T&& value() && { return std::get<0>(std::move(v_)); }
+    T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
+    T* operator->() { return &value(); }
+    const T* operator->() const { return &value(); }
+    Error& error() & { return std::get<1>(v_); }
+    const Error& error() const& { return std::get<1>(v_); }
+    Error&& error() && { return std::get<1>(std::move(v_)); }
+
+private:
+    std::variant<T, Error> v_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+public:
+    Result() = default;
+    Result(Error error) : e_(std::move(error)) {}
+    bool has_value() const noexcept { return !e_.has_value(); }
+    explicit operator bool() const noexcept { return has_value(); }
+    void value() const {}
+    Error& error() & { return *e_; }
+    const Error& error() const& { return *e_; }
+    Error&& error() && { return std::move(*e_); }
+
+private:
+    std::optional<Error> e_;
+};
+
+// A loaded, merged and validated policy plus the overrides applied to it.
+class AJ_CXX_API Policy {
+public:
+    // A built-in name ("default", "minimal", ...) or a path to a TOML file.
+    static Result<Policy> load(const std::string& name_or_path);
+
+    Policy(const Policy&);
+    Policy(Policy&&) noexcept;
+    Policy& operator=(const Policy&);
+    Policy& operator=(Policy&&) noexcept;
+    ~Policy();
+
+    // Overrides, as the CLI flags of the same names. dst empty: same path inside.
+    Result<void> add_ro(const std::string& src, const std::string& dst = {});
+    Result<void> add_rw(const std::string& src, const std::string& dst = {});
+    Result<void> add_hide(const std::string& path);
+    Result<void> add_tmpfs(const std::string& path, std::uint64_t size_bytes = 0);
+    // value empty and pass_through true: take NAME from the caller's environment.
+    Result<void> set_env(const std::string& name, const std::string& value);
+    Result<void> pass_env(const std::string& name);
+    Result<void> set_workspace(const std::string& dir);
+    Result<void> set_hostname(const std::string& name);
+    Result<void> set_cwd(const std::string& dir);
+
+    policy::Policy& raw();
+    const policy::Policy& raw() const;
+
+private:
+    explicit Policy(std::unique_ptr<policy::Policy> p);
+    std::unique_ptr<policy::Policy> p_;
+};
+
+// Descriptors the command gets as 0, 1, 2 (-1: inherit the caller's).
+struct SpawnOptions {
+    int stdin_fd = -1;
+    int stdout_fd = -1;
+    int stderr_fd = -1;
+};
+
+struct RunResult {
+    bool exited = false;     // true: exit_code is valid; false: killed by term_signal
+    int exit_code = 0;
+    int term_signal = 0;
+    double wall_time_s = 0;
+};
+
+class Launched;
+
+// A running sandbox. Destroying it before wait() kills the whole sandbox.
+class AJ_CXX_API Sandbox {
+public:
+    static Result<Sandbox> spawn(const Policy& policy, const std::vector<std::string>& argv,
+                                 const SpawnOptions& options = {});
+    Sandbox(Sandbox&&) noexcept;
+    Sandbox& operator=(Sandbox&&) noexcept;
+    ~Sandbox();
+
+    // The sandbox's init, as a pid of the caller's pid namespace.
+    pid_t pid() const noexcept;
+    // A pidfd for the init, to poll beside other events; readable once it exited.
+    int pidfd() const noexcept;
+    // Delivers sig to the command (through the sandbox's init).
+    Result<void> kill(int sig);
+    // Waits for the command; afterwards nothing of the sandbox is left.
+    Result<RunResult> wait();
+
+private:
+    explicit Sandbox(std::unique_ptr<Launched> l);
+    std::unique_ptr<Launched> l_;
+};
+
+AJ_CXX_API const char* version() noexcept;
+
+}  // namespace v0
+}  // namespace agentjail

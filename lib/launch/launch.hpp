@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Launch: turns a Plan into a running sandbox (clone, id maps, child steps, init,
+// exec) and waits for it. The only module that clones.
+#pragma once
+
+#include "plan/plan.hpp"
+#include "sys/fd.hpp"
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+
+namespace agentjail::launch {
+
+struct Stdio {
+    int in = -1;  // -1: inherit the caller's 0, 1, 2
+    int out = -1;
+    int err = -1;
+};
+
+// A running sandbox: the init's pid and pidfd, and the pipe the init reports the
+// command's wait status on. Destroying it kills the sandbox (SIGKILL to the init,
+// which takes the whole pid namespace with it).
+class Process {
+public:
+    Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd);
+    Process(Process&&) noexcept;
+    Process& operator=(Process&&) noexcept;
+    ~Process();
+
+    pid_t pid() const noexcept { return pid_; }
+    int pidfd() const noexcept { return pidfd_.get(); }
+
+    // Forwards sig to the init, which passes it on to the command.
+    Result<void> kill(int sig);
+    // Blocks until the init exited; returns the command's status.
+    Result<RunResult> wait();
+
+private:
+    pid_t pid_ = -1;
+    sys::UniqueFd pidfd_;
+    sys::UniqueFd status_fd_;
+    std::chrono::steady_clock::time_point started_;
+    bool reaped_ = false;
+};
+
+// Clones the sandbox and runs every setup step; returns once the command has
+// been exec'd (or an error naming the failed step: setup and exec failures are
+// reported here, never as a silent child exit).
+Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio);
+
+}  // namespace agentjail::launch

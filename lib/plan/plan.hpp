@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Plan: every step of a launch as plain data, built from a Policy, a command
+// and facts about the host. `agentjail explain` prints it; launch only walks it.
+#pragma once
+
+#include "policy/policy.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace agentjail::plan {
+
+// What the planner needs to know about the caller; gathered once, injectable in tests.
+struct HostFacts {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string user;                  // login name (for USER/LOGNAME)
+    std::string home;                  // the caller's home directory, canonical
+    std::string cwd;                   // the caller's working directory, canonical
+    std::vector<std::string> environ;  // NAME=VALUE of the caller
+
+    static Result<HostFacts> current();
+};
+
+enum class MountKind {
+    bind,       // src (host, canonical) -> dst, recursive; read_only decides rw
+    tmpfs,      // a fresh tmpfs at dst (size_bytes, mode)
+    proc,       // a fresh procfs of the sandbox's pid namespace
+    devpts,     // a new devpts instance (own ptmx)
+    symlink,    // dst -> src (link text), e.g. /bin -> usr/bin
+    mask_dir,   // an empty, read-only, mode-000 tmpfs over dst
+    mask_file,  // an empty mode-000 file bound read-only over dst
+};
+
+struct MountOp {
+    MountKind kind = MountKind::bind;
+    std::string src;
+    std::string dst;         // absolute, inside the sandbox
+    bool read_only = true;
+    bool is_dir = true;      // bind: what kind of mount point to create
+    std::uint64_t size_bytes = 0;  // tmpfs
+    unsigned mode = 0755;          // tmpfs root mode
+    std::string why;         // origin, e.g. "default.toml:12:5 (filesystem.ro[0])"
+};
+
+struct Plan {
+    std::string policy_name;
+    std::vector<std::string> layers;
+
+    std::vector<std::string> argv;
+    // Absolute paths to try for argv[0], in order (a PATH search done here, with the
+    // sandbox's PATH, so the child needs no allocation to find the command).
+    std::vector<std::string> exec_candidates;
+    std::vector<std::string> env;  // NAME=VALUE, what the command gets
+
+    uid_t uid = 0;  // outside == inside: files written keep their owner
+    gid_t gid = 0;
+    std::string uid_map;  // "1000 1000 1\n"
+    std::string gid_map;
+
+    // CLONE_NEW* flags.
+    std::uint64_t clone_flags = 0;
+    std::string hostname;
+    std::string workspace;  // empty when none
+    std::string home;       // HOME inside
+    std::string cwd;        // inside, absolute
+
+    // In order: a mount point's parent mount always comes first; masks come last.
+    std::vector<MountOp> mounts;
+    bool die_with_parent = true;
+
+    // Things a user should know: skipped optional paths, hidden paths not present.
+    std::vector<std::string> notes;
+};
+
+// Builds the plan. Every user-visible failure (a missing required path, a bad
+// workspace, a cwd outside the root) surfaces here, naming the policy line.
+Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>& argv,
+                   const HostFacts& host);
+
+// Human-readable and JSON forms, for `agentjail explain`.
+std::string to_text(const Plan& plan);
+std::string to_json(const Plan& plan);
+
+}  // namespace agentjail::plan

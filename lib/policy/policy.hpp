@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Policy: plain data parsed from TOML layers and CLI overrides, with the
+// origin (file:line:column) of every value so later errors can point at it.
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace agentjail::policy {
+
+// Where a value came from: a policy file position, a flag, or a built-in.
+struct Origin {
+    std::string file;  // "default.toml" for built-ins, a path, or "command line"
+    int line = 0;      // 0 when not from a file
+    int column = 0;
+    std::string key;   // key path, e.g. "filesystem.ro[2]" or "--ro"
+
+    // "file:line:column (key)" or "command line (--ro)".
+    std::string describe() const;
+};
+
+template <class T>
+struct Located {
+    T value{};
+    Origin origin{};
+};
+
+// A bind of a host path. dst empty: the same path inside.
+struct MountRule {
+    std::string src;
+    std::string dst;
+    bool optional = false;  // missing source: skipped, instead of an error
+    Origin origin;
+};
+
+struct TmpfsRule {
+    std::string path;
+    std::uint64_t size_bytes = 0;  // 0: the built-in default
+    Origin origin;
+};
+
+// A path or glob (`{workspace}/.env*`) to hide; deny wins over every bind.
+struct HideRule {
+    std::string pattern;
+    Origin origin;
+};
+
+struct EnvSet {
+    std::string name;
+    std::string value;
+    Origin origin;
+};
+
+enum class WorkspaceAccess { rw, ro, none };
+
+struct Policy {
+    std::string name;                 // what the user asked for: "default" or a path
+    std::vector<std::string> layers;  // the resolved extends chain, base first
+    std::string description;
+
+    // [filesystem]  Lists accumulate over layers; scalars are overridden.
+    std::vector<MountRule> ro;
+    std::vector<MountRule> rw;
+    std::vector<TmpfsRule> tmpfs;
+    std::vector<HideRule> hide;
+    Located<WorkspaceAccess> workspace{WorkspaceAccess::rw, {}};
+    Located<bool> private_home{true, {}};  // home = "tmpfs" | "none"
+    Located<bool> proc{true, {}};          // proc = true: a fresh procfs
+    Located<bool> dev{true, {}};           // dev = "minimal" | "none"
+
+    // [environment]
+    std::vector<Located<std::string>> env_allow;  // names or globs (LC_*)
+    std::vector<Located<std::string>> env_deny;   // secret patterns; exact allow names win
+    std::vector<EnvSet> env_set;                  // NAME = VALUE, last wins
+
+    // [process]
+    Located<std::string> hostname{"agentjail", {}};
+    Located<std::string> cwd{"", {}};  // empty: the workspace (or / without one)
+    Located<bool> die_with_parent{true, {}};
+
+    // [namespaces]  user, mount and pid are always on.
+    Located<bool> ns_net{true, {}};
+    Located<bool> ns_ipc{true, {}};
+    Located<bool> ns_uts{true, {}};
+    Located<bool> ns_cgroup{true, {}};
+
+    // Run parameters, set by -C / the API. workspace_explicit: named by the user,
+    // which is what allows a workspace that is / or the home directory.
+    std::optional<Located<std::string>> workspace_path;
+    bool workspace_explicit = false;
+};
+
+// Loads a built-in name or a file path, resolving `extends` (cycles are errors),
+// merging layers base first, and validating the result.
+Result<Policy> load(const std::string& name_or_path);
+
+// Parses one layer from text, as if read from `file`; resolves its extends chain
+// through `load`. Used by load() and by tests.
+Result<Policy> load_text(const std::string& text, const std::string& file);
+
+// Built-in policies compiled into the binary: name, description, TOML text.
+struct Builtin {
+    std::string name;
+    std::string description;
+    std::string text;
+};
+const std::vector<Builtin>& builtins();
+
+// Checks cross-field rules after merging and after overrides.
+Result<void> validate(const Policy& p);
+
+// Parses "512M", "2G", "100k", "123" (bytes) into bytes.
+Result<std::uint64_t> parse_size(const std::string& s);
+
+// Overrides that the CLI and the APIs share (origin says which flag).
+void add_ro(Policy& p, std::string src, std::string dst, Origin origin);
+void add_rw(Policy& p, std::string src, std::string dst, Origin origin);
+void add_hide(Policy& p, std::string pattern, Origin origin);
+void add_tmpfs(Policy& p, std::string path, std::uint64_t size, Origin origin);
+void set_env(Policy& p, std::string name, std::string value, Origin origin);
+void pass_env(Policy& p, std::string name, Origin origin);
+// Reads NAME=VALUE lines (# comments, blank lines); errors name file:line.
+Result<void> load_env_file(Policy& p, const std::string& path);
+
+}  // namespace agentjail::policy
