@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: Apache-2.0
+// Builds the sandbox's root in the child: detached clones of every bind source,
+// a tmpfs staging root, mount points opened component by component without
+// following symlinks, then pivot_root and a detached old root.
+#include "fs/rootfs.hpp"
+
+#include "sys/syscalls.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace agentjail::fs {
+
+namespace {
+
+using plan::MountKind;
+
+// Every lookup inside the new root stays beneath it and never follows a symlink:
+// a link planted in the workspace by an earlier session (FS-04) cannot redirect a
+// mount onto a host path. Magic links (/proc/self/fd/N) are refused for the same reason.
+constexpr std::uint64_t kInRoot = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+// Bind sources are canonical paths from the plan: any symlink met now was swapped in
+// after planning, so refuse it rather than follow it.
+constexpr std::uint64_t kSource = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+
+constexpr const char* kMaskFile = ".agentjail-mask";
+
+int err() { return -errno; }
+
+// "/proc/self/fd/N" for the classic mount(2) calls that take a path: the kernel
+// resolves the magic link to exactly the object we opened and checked.
+void fd_path(char (&buf)[40], int fd) {
+    static const char prefix[] = "/proc/self/fd/";
+    std::memcpy(buf, prefix, sizeof prefix - 1);
+    char digits[16];
+    int n = 0;
+    unsigned v = static_cast<unsigned>(fd);
+    do {
+        digits[n++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v != 0 && n < 15);
+    size_t at = sizeof prefix - 1;
+    while (n > 0) buf[at++] = digits[--n];
+    buf[at] = '\0';
+}
+
+// Opens the mount point `rel` beneath root_fd, creating missing components (in our
+// own tmpfs; the plan guarantees none is needed inside a bind). Returns an O_PATH fd.
+int open_mount_point(int root_fd, const char* rel, bool is_dir) {
+    int dir = sys::openat2(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC, kInRoot);
+    if (dir < 0 || *rel == '\0') return dir;
+    char comp[NAME_MAX + 1];
+    const char* p = rel;
+    for (;;) {
+        const char* slash = std::strchr(p, '/');
+        size_t len = slash != nullptr ? static_cast<size_t>(slash - p) : std::strlen(p);
+        if (len == 0 || len > NAME_MAX) {
+            ::close(dir);
+            return -EINVAL;
+        }
+        std::memcpy(comp, p, len);
+        comp[len] = '\0';
+        const bool last = slash == nullptr;
+        const bool want_dir = !last || is_dir;
+        const std::uint64_t oflags = O_PATH | O_CLOEXEC | (want_dir ? O_DIRECTORY : 0);
+        int fd = sys::openat2(dir, comp, oflags, kInRoot);
+        if (fd == -ENOENT) {
+            int r = 0;
+            if (want_dir) {
+                r = ::mkdirat(dir, comp, 0755) < 0 ? err() : 0;
+            } else {
+                int f = ::openat(dir, comp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+                r = f < 0 ? err() : (::close(f), 0);
+            }
+            if (r < 0 && r != -EEXIST) {
+                ::close(dir);
+                return r;
+            }
+            fd = sys::openat2(dir, comp, oflags, kInRoot);
+        }
+        ::close(dir);
+        if (fd < 0 || last) return fd;
+        dir = fd;
+        p = slash + 1;
+    }
+}
+
+// Splits rel into its parent (copied into buf) and last component.
+const char* split_parent(const char* rel, char (&buf)[PATH_MAX]) {
+    const char* slash = std::strrchr(rel, '/');
+    if (slash == nullptr) {
+        buf[0] = '\0';
+        return rel;
+    }
+    size_t len = static_cast<size_t>(slash - rel);
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    std::memcpy(buf, rel, len);
+    buf[len] = '\0';
+    return slash + 1;
+}
+
+int set_tree_attr(int tree_fd, std::uint64_t attr) {
+    sys::MountAttr a{attr, 0, 0, 0};
+    return sys::mount_setattr(tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a);
+}
+
+// Clones the source into a detached tree carrying its final flags, so the tree is
+// read-only before it is ever reachable from the new root.
+int clone_source(const ChildMount& m) {
+    int src = sys::openat2(AT_FDCWD, m.src, O_PATH | O_CLOEXEC, kSource);
+    if (src < 0) return src;
+    int tree = sys::open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+    ::close(src);
+    return tree;
+}
+
+int attach(int tree_fd, int target_fd) {
+    return sys::move_mount(tree_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+int fail_with(Failure* f, Stage s, int e, int index) {
+    f->stage = s;
+    f->err = -e;
+    f->index = index;
+    return -1;
+}
+
+}  // namespace
+
+int build_root(RootPlan& rp, Failure* fail) {
+    // Our copy of the host's mounts must not propagate back (nor receive host events).
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0)
+        return fail_with(fail, Stage::mount_private, err(), -1);
+
+    // Clone every bind source before the staging tmpfs covers its path (a workspace
+    // under /tmp must still be reachable).
+    const int n = static_cast<int>(rp.mounts.size());
+    bool need_mask_file = false;
+    for (int i = 0; i < n; ++i) {
+        ChildMount& m = rp.mounts[static_cast<size_t>(i)];
+        if (m.kind == MountKind::mask_file) need_mask_file = true;
+        if (m.kind != MountKind::bind) continue;
+        m.tree_fd = clone_source(m);
+        if (m.tree_fd < 0) return fail_with(fail, Stage::clone_tree, m.tree_fd, i);
+        int r = set_tree_attr(m.tree_fd, m.attr);
+        if (r < 0) return fail_with(fail, Stage::set_attr, r, i);
+    }
+
+    if (::mount("tmpfs", rp.staging, "tmpfs", MS_NOSUID | MS_NODEV, rp.root_data) < 0)
+        return fail_with(fail, Stage::staging_root, err(), -1);
+    const int root = ::open(rp.staging, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) return fail_with(fail, Stage::staging_root, err(), -1);
+
+    if (need_mask_file) {
+        int f = ::openat(root, kMaskFile, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0000);
+        if (f < 0) return fail_with(fail, Stage::mask, err(), -1);
+        ::close(f);
+    }
+
+    char path[40];
+    char parent[PATH_MAX];
+    for (int i = 0; i < n; ++i) {
+        ChildMount& m = rp.mounts[static_cast<size_t>(i)];
+        if (m.kind == MountKind::symlink) {
+            const char* name = split_parent(m.rel, parent);
+            int dir = open_mount_point(root, parent, true);
+            if (dir < 0) return fail_with(fail, Stage::mount_point, dir, i);
+            int r = ::symlinkat(m.src, dir, name) < 0 ? err() : 0;
+            ::close(dir);
+            if (r < 0) return fail_with(fail, Stage::make_symlink, r, i);
+            continue;
+        }
+        int target = open_mount_point(root, m.rel, m.is_dir);
+        if (target < 0) return fail_with(fail, Stage::mount_point, target, i);
+        int r = 0;
+        Stage stage = Stage::mount_fs;
+        switch (m.kind) {
+            case MountKind::bind:
+                stage = Stage::attach;
+                r = attach(m.tree_fd, target);
+                ::close(m.tree_fd);
+                m.tree_fd = -1;
+                break;
+            case MountKind::mask_file: {
+                stage = Stage::mask;
+                int tree = sys::open_tree(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                r = tree;
+                if (tree >= 0) {
+                    r = set_tree_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                MOUNT_ATTR_NOEXEC);
+                    if (r >= 0) r = attach(tree, target);
+                    ::close(tree);
+                }
+                break;
+            }
+            case MountKind::tmpfs:
+            case MountKind::mask_dir:
+                stage = m.kind == MountKind::mask_dir ? Stage::mask : Stage::mount_fs;
+                fd_path(path, target);
+                r = ::mount("tmpfs", path, "tmpfs", m.flags, m.data) < 0 ? err() : 0;
+                break;
+            case MountKind::proc:
+                fd_path(path, target);
+                r = ::mount("proc", path, "proc", m.flags, nullptr) < 0 ? err() : 0;
+                break;
+            case MountKind::devpts:
+                fd_path(path, target);
+                r = ::mount("devpts", path, "devpts", m.flags, m.data) < 0 ? err() : 0;
+                break;
+            case MountKind::symlink:
+                break;
+        }
+        ::close(target);
+        if (r < 0) return fail_with(fail, stage, r, i);
+    }
+    if (need_mask_file && ::unlinkat(root, kMaskFile, 0) < 0) return fail_with(fail, Stage::mask, err(), -1);
+
+    // The root itself is read-only: nothing can be planted beside the planned mounts.
+    sys::MountAttr ro{MOUNT_ATTR_RDONLY, 0, 0, 0};
+    int r = sys::mount_setattr(root, "", AT_EMPTY_PATH, &ro);
+    if (r < 0) return fail_with(fail, Stage::root_readonly, r, -1);
+
+    // pivot_root(".", ".") stacks the old root on the new one; detaching it leaves no
+    // path back to the host (FS-01) and needs no directory for the old root.
+    if (::fchdir(root) < 0) return fail_with(fail, Stage::pivot_root, err(), -1);
+    ::close(root);
+    r = sys::pivot_root(".", ".");
+    if (r < 0) return fail_with(fail, Stage::pivot_root, r, -1);
+    if (::umount2(".", MNT_DETACH) < 0) return fail_with(fail, Stage::detach_old_root, err(), -1);
+    if (::chdir("/") < 0) return fail_with(fail, Stage::pivot_root, err(), -1);
+    return 0;
+}
+
+}  // namespace agentjail::fs

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Executes a Plan's mount list in the child: builds the new root on a tmpfs,
+// pivots into it and detaches the old root. Runs between clone and execve, so
+// everything here is raw system calls over memory prepared by the parent.
+#pragma once
+
+#include "plan/plan.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace agentjail::fs {
+
+// One mount op, flattened for the child: C strings only, decided flags.
+struct ChildMount {
+    plan::MountKind kind = plan::MountKind::bind;
+    const char* src = nullptr;   // host path (bind) or link text (symlink)
+    const char* rel = nullptr;   // dst without its leading '/': "" is the root
+    const char* data = nullptr;  // mount options for tmpfs / devpts / mask_dir
+    unsigned long flags = 0;     // MS_* for the classic mounts
+    std::uint64_t attr = 0;      // MOUNT_ATTR_* set on a bind's detached tree
+    bool is_dir = true;
+    int tree_fd = -1;            // the child fills this in (its own copy)
+};
+
+// Why a step failed: the stage and the index of the mount op (or -1).
+enum class Stage : int {
+    none = 0,
+    wait_parent,
+    mount_private,
+    open_source,
+    clone_tree,
+    set_attr,
+    staging_root,
+    mount_point,
+    attach,
+    mount_fs,
+    make_symlink,
+    mask,
+    root_readonly,
+    pivot_root,
+    detach_old_root,
+    hostname,
+    loopback,
+    chdir,
+    fork_command,
+    securebits,
+    drop_bounding,
+    clear_ambient,
+    drop_caps,
+    no_new_privs,
+    close_fds,
+    stdio,
+    signals,
+    exec,
+};
+
+const char* stage_name(Stage s);
+
+struct Failure {
+    Stage stage = Stage::none;
+    int err = 0;
+    int index = -1;
+};
+
+struct RootPlan {
+    std::vector<ChildMount> mounts;
+    const char* root_data = nullptr;  // tmpfs options of the new root
+    const char* staging = "/tmp";     // where the new root is assembled before pivot
+    std::vector<std::string> storage; // owns the strings the pointers above refer to
+};
+
+// Parent side: flatten the plan's mounts (allocates; before clone).
+RootPlan prepare(const plan::Plan& plan);
+
+// Child side: no allocation. Returns 0, or -1 with *fail filled in. On success the
+// process's root is the new root and its cwd is "/".
+int build_root(RootPlan& rp, Failure* fail);
+
+}  // namespace agentjail::fs

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// Parent side of the root build: flattens a Plan's mount list into ChildMounts
+// with every flag decided and every string owned, before clone.
+#include "fs/rootfs.hpp"
+
+#include "sys/syscalls.hpp"
+
+#include <sys/mount.h>
+
+#include <cstdio>
+
+namespace agentjail::fs {
+
+namespace {
+std::string tmpfs_data(std::uint64_t size, unsigned mode) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "mode=%04o", mode);
+    std::string d = buf;
+    if (size != 0) d += ",size=" + std::to_string(size);
+    return d;
+}
+}  // namespace
+
+RootPlan prepare(const plan::Plan& plan) {
+    RootPlan rp;
+    // Pointers into storage must stay valid: reserve so the vector never reallocates.
+    rp.storage.reserve(plan.mounts.size() * 3 + 1);
+    auto keep = [&rp](std::string s) -> const char* {
+        rp.storage.push_back(std::move(s));
+        return rp.storage.back().c_str();
+    };
+    rp.root_data = keep(tmpfs_data(16u << 20, 0755));
+    rp.mounts.reserve(plan.mounts.size());
+    for (const auto& op : plan.mounts) {
+        ChildMount m;
+        m.kind = op.kind;
+        m.is_dir = op.is_dir;
+        std::string rel = op.dst.size() > 1 ? op.dst.substr(1) : std::string();
+        m.rel = keep(std::move(rel));
+        switch (op.kind) {
+            case plan::MountKind::bind:
+                m.src = keep(op.src);
+                m.attr = MOUNT_ATTR_NOSUID;
+                if (op.read_only) m.attr |= MOUNT_ATTR_RDONLY;
+                // Device binds (/dev/null, ...) must keep device access; nothing else may
+                // open device nodes, whatever the host mount allowed.
+                if (op.is_dir || op.dst.rfind("/dev/", 0) != 0) m.attr |= MOUNT_ATTR_NODEV;
+                break;
+            case plan::MountKind::tmpfs:
+                m.flags = MS_NOSUID | MS_NODEV | (op.read_only ? MS_RDONLY : 0);
+                m.data = keep(tmpfs_data(op.size_bytes, op.mode));
+                break;
+            case plan::MountKind::proc:
+                m.flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+                break;
+            case plan::MountKind::devpts:
+                m.flags = MS_NOSUID | MS_NOEXEC;
+                m.data = keep("newinstance,ptmxmode=0666,mode=0620");
+                break;
+            case plan::MountKind::symlink:
+                m.src = keep(op.src);
+                break;
+            case plan::MountKind::mask_dir:
+                m.flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+                m.data = keep("mode=0000,size=4k,nr_inodes=2");
+                break;
+            case plan::MountKind::mask_file:
+                break;
+        }
+        rp.mounts.push_back(m);
+    }
+    return rp;
+}
+
+const char* stage_name(Stage s) {
+    switch (s) {
+        case Stage::none: return "none";
+        case Stage::wait_parent: return "waiting for the parent";
+        case Stage::mount_private: return "making mounts private";
+        case Stage::open_source: return "opening a bind source";
+        case Stage::clone_tree: return "cloning a bind source";
+        case Stage::set_attr: return "setting mount flags";
+        case Stage::staging_root: return "mounting the new root";
+        case Stage::mount_point: return "creating a mount point";
+        case Stage::attach: return "attaching a bind";
+        case Stage::mount_fs: return "mounting";
+        case Stage::make_symlink: return "creating a symlink";
+        case Stage::mask: return "masking a hidden path";
+        case Stage::root_readonly: return "making the root read-only";
+        case Stage::pivot_root: return "pivot_root";
+        case Stage::detach_old_root: return "detaching the old root";
+        case Stage::hostname: return "setting the hostname";
+        case Stage::loopback: return "bringing up loopback";
+        case Stage::chdir: return "entering the working directory";
+        case Stage::fork_command: return "starting the command";
+        case Stage::securebits: return "locking securebits";
+        case Stage::drop_bounding: return "dropping the capability bounding set";
+        case Stage::clear_ambient: return "clearing ambient capabilities";
+        case Stage::drop_caps: return "dropping capabilities";
+        case Stage::no_new_privs: return "setting no_new_privs";
+        case Stage::close_fds: return "closing inherited descriptors";
+        case Stage::stdio: return "setting up stdin/stdout/stderr";
+        case Stage::signals: return "resetting signals";
+        case Stage::exec: return "executing the command";
+    }
+    return "unknown stage";
+}
+
+}  // namespace agentjail::fs

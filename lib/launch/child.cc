@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// The child after clone: waits for its id maps, builds the root, then becomes the
+// pid namespace's init, which starts the command and reports its status.
+// Between clone and execve: raw system calls only, no allocation, no locks.
+#include "launch/child.hpp"
+
+#include "launch/command.hpp"
+#include "sys/syscalls.hpp"
+
+#include <net/if.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace agentjail::launch {
+
+void report(int fd, fs::Stage stage, int err, int index) {
+    Report r{static_cast<std::int32_t>(stage), err, index};
+    ssize_t n;
+    do {
+        n = ::write(fd, &r, sizeof r);
+    } while (n < 0 && errno == EINTR);
+}
+
+namespace {
+
+void noop_handler(int) {}
+
+int loopback_up() {
+    int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return -errno;
+    ifreq ifr;
+    std::memset(&ifr, 0, sizeof ifr);
+    std::memcpy(ifr.ifr_name, "lo", 3);
+    int r = 0;
+    if (::ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
+        r = -errno;
+    } else {
+        ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+        if (::ioctl(s, SIOCSIFFLAGS, &ifr) < 0) r = -errno;
+    }
+    ::close(s);
+    return r;
+}
+
+[[noreturn]] void fail(const ChildSpec& s, fs::Stage stage, int err, int index = -1) {
+    report(s.err_fd, stage, err, index);
+    ::_exit(125);
+}
+
+// pid 1 of the sandbox: forwards signals sent from outside to the command, reaps
+// orphans, and exits once the command has; the kernel then kills whatever is left
+// in the pid namespace, so nothing survives the command (PROC-05).
+[[noreturn]] void init_loop(const ChildSpec& s, pid_t command, const sigset_t& all) {
+    for (;;) {
+        siginfo_t si;
+        int sig = ::sigwaitinfo(&all, &si);
+        if (sig < 0) continue;
+        if (sig == SIGCHLD) {
+            for (;;) {
+                int status = 0;
+                pid_t p = ::waitpid(-1, &status, WNOHANG | __WALL);
+                if (p <= 0) break;
+                if (p == command) {
+                    ssize_t n;
+                    do {
+                        n = ::write(s.status_fd, &status, sizeof status);
+                    } while (n < 0 && errno == EINTR);
+                    ::_exit(0);
+                }
+            }
+            continue;
+        }
+        // Signals the terminal generated (Ctrl-C, Ctrl-\) reached the command directly,
+        // as it shares the terminal's foreground group: forwarding would double them.
+        if (si.si_code == SI_KERNEL) continue;
+        ::kill(command, sig);
+    }
+}
+
+}  // namespace
+
+void child_main(ChildSpec& s) {
+    // Die with the launcher. Set before waiting, so a launcher that died before
+    // releasing us is seen as EOF on the go pipe rather than missed (PROC-06).
+    if (s.die_with_parent) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    char go = 0;
+    ssize_t n;
+    do {
+        n = ::read(s.go_fd, &go, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) ::_exit(125);
+    ::close(s.go_fd);
+
+    // The init is a copy of the launcher's memory (its environment, its secrets):
+    // non-dumpable, so the command can neither ptrace it nor read /proc/1/mem or
+    // /proc/1/environ (PROC-03). Only now: the parent needed /proc/PID to write maps.
+    ::prctl(PR_SET_DUMPABLE, 0);
+
+    const mode_t caller_umask = ::umask(022);
+    fs::Failure f;
+    if (fs::build_root(s.root, &f) < 0) fail(s, f.stage, f.err, f.index);
+    if (s.set_hostname && ::sethostname(s.hostname, s.hostname_len) < 0) fail(s, fs::Stage::hostname, errno);
+    if (s.loopback) {
+        int r = loopback_up();
+        if (r < 0) fail(s, fs::Stage::loopback, -r);
+    }
+    if (::chdir(s.cwd) < 0) fail(s, fs::Stage::chdir, errno);
+
+    // Block everything before the fork so no signal is lost; install handlers too,
+    // because pid 1 only receives signals from outside for which it has a handler.
+    sigset_t all, old;
+    ::sigfillset(&all);
+    ::sigprocmask(SIG_SETMASK, &all, &old);
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = noop_handler;
+    ::sigfillset(&sa.sa_mask);
+    for (int sig = 1; sig < NSIG; ++sig) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        ::sigaction(sig, &sa, nullptr);
+    }
+
+    long pid = sys::raw_fork();
+    if (pid < 0) fail(s, fs::Stage::fork_command, static_cast<int>(-pid));
+    if (pid == 0) run_command(s, caller_umask);
+    ::close(s.err_fd);
+    init_loop(s, static_cast<pid_t>(pid), all);
+}
+
+}  // namespace agentjail::launch

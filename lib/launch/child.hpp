@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the child needs after clone, prepared by the parent: the flattened root
+// plan, C arrays for argv/envp/candidates, the pipes, and an empty capability set.
+#pragma once
+
+#include "fs/rootfs.hpp"
+
+#include <sys/capability.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace agentjail::launch {
+
+// The record a failing child writes to the error pipe (one write, < PIPE_BUF).
+struct Report {
+    std::int32_t stage;
+    std::int32_t err;
+    std::int32_t index;
+};
+
+struct CapFree {
+    void operator()(cap_t c) const { cap_free(c); }
+};
+
+struct ChildSpec {
+    fs::RootPlan root;
+    const char* hostname = nullptr;
+    size_t hostname_len = 0;
+    bool set_hostname = false;
+    bool loopback = false;
+    const char* cwd = "/";
+    std::vector<char*> argv;  // NULL-terminated
+    std::vector<char*> envp;  // NULL-terminated
+    std::vector<const char*> candidates;
+    int cap_last = 40;
+    std::unique_ptr<std::remove_pointer_t<cap_t>, CapFree> empty_caps;
+    bool die_with_parent = true;
+
+    int go_fd = -1;      // read end: one byte once the id maps are written
+    int err_fd = -1;     // write end, close-on-exec: a Report on failure
+    int status_fd = -1;  // write end: the command's wait status, from the init
+    int stdio[3] = {-1, -1, -1};
+};
+
+// The child's whole life: setup, then init of the pid namespace. Never returns.
+[[noreturn]] void child_main(ChildSpec& spec);
+
+}  // namespace agentjail::launch

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// The command's side of the init's fork: reset signals, wire stdio, drop every
+// capability, set no_new_privs, close inherited descriptors, execve.
+#include "launch/command.hpp"
+
+#include "sys/syscalls.hpp"
+
+#include <linux/securebits.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace agentjail::launch {
+
+namespace {
+[[noreturn]] void fail(const ChildSpec& s, fs::Stage stage, int err) {
+    report(s.err_fd, stage, err, -1);
+    ::_exit(125);
+}
+}  // namespace
+
+void run_command(const ChildSpec& s, mode_t caller_umask) {
+    // Signals: default dispositions and an empty mask, whatever the launcher or the
+    // init set (an ignored SIGPIPE or SIGINT would otherwise leak into the command).
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        ::sigaction(sig, &dfl, nullptr);
+    }
+    sigset_t none;
+    ::sigemptyset(&none);
+    if (::sigprocmask(SIG_SETMASK, &none, nullptr) < 0) fail(s, fs::Stage::signals, errno);
+    ::umask(caller_umask);
+
+    for (int i = 0; i < 3; ++i) {
+        if (s.stdio[i] < 0 || s.stdio[i] == i) continue;
+        if (::dup2(s.stdio[i], i) < 0) fail(s, fs::Stage::stdio, errno);
+    }
+
+    // Capabilities (CAP-01): lock the securebits so uid 0 gains nothing at execve,
+    // empty the bounding set so nothing can come back, clear ambient, then empty
+    // effective/permitted/inheritable.
+    const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                               SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0) fail(s, fs::Stage::securebits, errno);
+    for (int cap = 0; cap <= s.cap_last; ++cap) {
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) fail(s, fs::Stage::drop_bounding, errno);
+    }
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) fail(s, fs::Stage::clear_ambient, errno);
+    if (cap_set_proc(s.empty_caps.get()) < 0) fail(s, fs::Stage::drop_caps, errno);
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, fs::Stage::no_new_privs, errno);
+
+    // Only 0, 1, 2 reach the command (FS-12): everything else, including whatever
+    // the caller leaked to us and our own pipes, closes at execve.
+    if (sys::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) fail(s, fs::Stage::close_fds, errno);
+
+    int result = ENOENT;
+    bool denied = false;
+    for (const char* path : s.candidates) {
+        ::execve(path, s.argv.data(), s.envp.data());
+        int e = errno;
+        if (e == EACCES) {
+            denied = true;
+        } else if (e != ENOENT && e != ENOTDIR) {
+            result = e;
+            break;
+        }
+    }
+    if (result == ENOENT && denied) result = EACCES;
+    report(s.err_fd, fs::Stage::exec, result, -1);
+    ::_exit(result == ENOENT ? 127 : 126);
+}
+
+}  // namespace agentjail::launch

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+// The parent side of a launch: prepares the child's memory, clones with every
+// namespace, writes the id maps, releases the child, and turns a failure report
+// into an Error naming the step, the mount and the policy line.
+#include "launch/launch.hpp"
+
+#include "launch/child.hpp"
+#include "sys/syscalls.hpp"
+#include "util/strings.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace agentjail::launch {
+
+namespace {
+
+Error setup_error(ErrorKind kind, int err, std::string what) {
+    return Error(kind, err, std::move(what) + ": " + util::errno_text(err));
+}
+
+int read_cap_last() {
+    std::ifstream f("/proc/sys/kernel/cap_last_cap");
+    int v = 0;
+    if (f >> v && v > 0 && v < 64) return v;
+    return 63;  // PR_CAPBSET_DROP answers EINVAL past the last one; that is tolerated
+}
+
+Result<void> write_file(const std::string& path, const std::string& text) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return setup_error(ErrorKind::setup, errno, "open " + path);
+    ssize_t n = ::write(fd, text.data(), text.size());
+    int e = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(text.size()))
+        return setup_error(ErrorKind::setup, n < 0 ? e : EIO, "write " + path);
+    return {};
+}
+
+// Explains a failure report from the child in terms of the plan.
+Error explain_report(const Report& r, const plan::Plan& plan) {
+    auto stage = static_cast<fs::Stage>(r.stage);
+    int err = r.err;
+    if (stage == fs::Stage::exec) {
+        std::string cmd = plan.argv.empty() ? std::string("?") : plan.argv[0];
+        if (err == ENOENT) {
+            std::string where = cmd.find('/') != std::string::npos ? std::string() : " (searched the sandbox's PATH)";
+            return Error(ErrorKind::command_not_found, err, cmd + ": command not found in the sandbox" + where);
+        }
+        return Error(ErrorKind::command_not_executable, err,
+                     cmd + ": cannot execute: " + util::errno_text(err));
+    }
+    std::string what = std::string("setup failed while ") + fs::stage_name(stage);
+    if (r.index >= 0 && static_cast<size_t>(r.index) < plan.mounts.size()) {
+        const auto& op = plan.mounts[static_cast<size_t>(r.index)];
+        what += " " + op.dst;
+        if (!op.src.empty() && op.kind == plan::MountKind::bind) what += " (from " + op.src + ")";
+        if (!op.why.empty()) what += " [" + op.why + "]";
+    }
+    std::string hint;
+    if (stage == fs::Stage::mount_fs && err == EPERM)
+        hint = "; the kernel refused a new mount here (a /proc or /sys partly hidden on the host, "
+               "as in some containers, prevents a fresh procfs)";
+    if (stage == fs::Stage::clone_tree && err == ELOOP)
+        hint = "; a path component became a symlink after planning, refusing to follow it";
+    return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err) + hint);
+}
+
+// Builds the child's memory while we may still allocate.
+void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
+    s.root = fs::prepare(plan);
+    s.hostname = plan.hostname.c_str();
+    s.hostname_len = plan.hostname.size();
+    s.set_hostname = (plan.clone_flags & CLONE_NEWUTS) != 0 && !plan.hostname.empty();
+    s.loopback = (plan.clone_flags & CLONE_NEWNET) != 0;
+    s.cwd = plan.cwd.empty() ? "/" : plan.cwd.c_str();
+    for (const auto& a : plan.argv) s.argv.push_back(const_cast<char*>(a.c_str()));
+    s.argv.push_back(nullptr);
+    for (const auto& e : plan.env) s.envp.push_back(const_cast<char*>(e.c_str()));
+    s.envp.push_back(nullptr);
+    for (const auto& c : plan.exec_candidates) s.candidates.push_back(c.c_str());
+    s.cap_last = read_cap_last();
+    s.empty_caps.reset(cap_init());
+    s.die_with_parent = plan.die_with_parent;
+    s.stdio[0] = stdio.in;
+    s.stdio[1] = stdio.out;
+    s.stdio[2] = stdio.err;
+}
+
+Error clone_error(int err) {
+    if (err == ENOSYS)
+        return setup_error(ErrorKind::unsupported, err, "clone3 is missing: agentjail needs Linux 5.3 or newer");
+    if (err == EPERM || err == ENOSPC || err == EUSERS || err == EINVAL)
+        return setup_error(ErrorKind::unsupported, err,
+                           "cannot create the sandbox's namespaces (user namespaces disabled or restricted?); "
+                           "run `agentjail doctor` for the fix");
+    return setup_error(ErrorKind::setup, err, "clone3");
+}
+
+}  // namespace
+
+Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio) {
+    if (plan.argv.empty() || plan.exec_candidates.empty())
+        return Error(ErrorKind::invalid_input, EINVAL, "no command given");
+
+    ChildSpec spec;
+    prepare(spec, plan, stdio);
+    if (!spec.empty_caps) return setup_error(ErrorKind::internal, ENOMEM, "cap_init");
+
+    int go[2], errp[2], status[2];
+    if (::pipe2(go, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    sys::UniqueFd go_r(go[0]), go_w(go[1]);
+    if (::pipe2(errp, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    sys::UniqueFd err_r(errp[0]), err_w(errp[1]);
+    if (::pipe2(status, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    sys::UniqueFd status_r(status[0]), status_w(status[1]);
+    spec.go_fd = go_r.get();
+    spec.err_fd = err_w.get();
+    spec.status_fd = status_w.get();
+
+    int pidfd = -1;
+    sys::CloneArgs args{};
+    args.flags = plan.clone_flags | CLONE_PIDFD;
+    args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
+    // No exit signal: a host that reaps with waitpid(-1) cannot steal the init's
+    // status; we wait on the pidfd with __WALL instead.
+    args.exit_signal = 0;
+    long pid = sys::clone3(&args);
+    if (pid == 0) {
+        ::close(go_w.release());
+        ::close(err_r.release());
+        ::close(status_r.release());
+        child_main(spec);
+    }
+    if (pid < 0) return clone_error(static_cast<int>(-pid));
+    sys::UniqueFd pfd(pidfd);
+    go_r.reset();
+    err_w.reset();
+    status_w.reset();
+
+    auto abort_child = [&](Error e) -> Result<Process> {
+        sys::pidfd_send_signal(pfd.get(), SIGKILL);
+        siginfo_t si;
+        ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pfd.get()), &si, WEXITED | __WALL);
+        return e;
+    };
+
+    // Map our uid and gid to themselves and nothing else; setgroups stays denied
+    // so groups cannot be dropped to get past a group-denied file (CAP-03).
+    const std::string proc = "/proc/" + std::to_string(pid);
+    if (auto r = write_file(proc + "/uid_map", plan.uid_map); !r) return abort_child(std::move(r).error());
+    if (auto r = write_file(proc + "/setgroups", "deny"); !r) return abort_child(std::move(r).error());
+    if (auto r = write_file(proc + "/gid_map", plan.gid_map); !r) return abort_child(std::move(r).error());
+
+    Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r));
+    if (::write(go_w.get(), "g", 1) != 1) return setup_error(ErrorKind::setup, errno, "releasing the child");
+    go_w.reset();
+
+    // EOF means every holder of the write end is gone: the init closed it after
+    // forking, the command's copy closed at execve. A record means a step failed.
+    Report r{};
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t n = ::read(err_r.get(), reinterpret_cast<char*>(&r) + got, sizeof r - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+    }
+    if (got == sizeof r) {
+        Error e = explain_report(r, plan);
+        if (r.stage != static_cast<std::int32_t>(fs::Stage::exec)) (void)p.kill(SIGKILL);
+        (void)p.wait();
+        return e;
+    }
+    return p;
+}
+
+Process::Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd)
+    : pid_(pid), pidfd_(std::move(pidfd)), status_fd_(std::move(status_fd)),
+      started_(std::chrono::steady_clock::now()) {}
+
+Process::Process(Process&& o) noexcept
+    : pid_(o.pid_), pidfd_(std::move(o.pidfd_)), status_fd_(std::move(o.status_fd_)),
+      started_(o.started_), reaped_(o.reaped_) {
+    o.reaped_ = true;
+}
+
+Process& Process::operator=(Process&& o) noexcept {
+    if (this != &o) {
+        if (!reaped_ && pidfd_) {
+            sys::pidfd_send_signal(pidfd_.get(), SIGKILL);
+            (void)wait();
+        }
+        pid_ = o.pid_;
+        pidfd_ = std::move(o.pidfd_);
+        status_fd_ = std::move(o.status_fd_);
+        started_ = o.started_;
+        reaped_ = o.reaped_;
+        o.reaped_ = true;
+    }
+    return *this;
+}
+
+Process::~Process() {
+    if (!reaped_ && pidfd_) {
+        // Killing the init kills the whole pid namespace with it.
+        sys::pidfd_send_signal(pidfd_.get(), SIGKILL);
+        (void)wait();
+    }
+}
+
+Result<void> Process::kill(int sig) {
+    if (reaped_) return Error(ErrorKind::invalid_input, ESRCH, "the sandbox has already exited");
+    int r = sys::pidfd_send_signal(pidfd_.get(), sig);
+    if (r < 0 && r != -ESRCH) return setup_error(ErrorKind::setup, -r, "pidfd_send_signal");
+    return {};
+}
+
+Result<RunResult> Process::wait() {
+    if (reaped_) return Error(ErrorKind::invalid_input, ECHILD, "the sandbox was already waited for");
+    siginfo_t si;
+    std::memset(&si, 0, sizeof si);
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &si, WEXITED | __WALL) < 0) {
+        if (errno != EINTR) return setup_error(ErrorKind::internal, errno, "waitid");
+    }
+    reaped_ = true;
+    RunResult res;
+    res.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    int status = 0;
+    ssize_t n;
+    do {
+        n = ::read(status_fd_.get(), &status, sizeof status);
+    } while (n < 0 && errno == EINTR);
+    if (n == static_cast<ssize_t>(sizeof status)) {
+        res.exited = WIFEXITED(status);
+        res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+        res.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        return res;
+    }
+    // The init died without a report: killed from outside (or by us).
+    if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
+        res.exited = false;
+        res.term_signal = si.si_status;
+    } else {
+        res.exited = true;
+        res.exit_code = si.si_status;
+    }
+    return res;
+}
+
+}  // namespace agentjail::launch
