@@ -72,6 +72,10 @@ struct Plan {
     std::vector<MountOp> mounts;
     bool die_with_parent = true;
 
+    // Name patterns (the policy's environment deny list) whose values explain
+    // shows as <set> instead of printing them.
+    std::vector<std::string> env_redact;
+
     // Things a user should know: skipped optional paths, hidden paths not present.
     std::vector<std::string> notes;
 };

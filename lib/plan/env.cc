@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// The command's environment (an allowlist; secret patterns never pass unless
+// named exactly) and the PATH search for argv[0], both decided before clone.
+#include "plan/internal.hpp"
+
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+namespace agentjail::plan::detail {
+
+namespace {
+
+bool matches_any(const std::vector<policy::Located<std::string>>& patterns, const std::string& name) {
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const auto& p) { return util::glob_match(p.value, name); });
+}
+
+bool named_exactly(const std::vector<policy::Located<std::string>>& patterns,
+                   const std::string& name) {
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const auto& p) { return p.value == name; });
+}
+
+// Allowed by a pattern, and not denied unless allowed by its exact name: a
+// "*_TOKEN" deny beats an "*" allow, but `-e GITHUB_TOKEN` beats the deny.
+bool passes(const policy::Policy& policy, const std::string& name) {
+    if (!matches_any(policy.env_allow, name)) return false;
+    return !matches_any(policy.env_deny, name) || named_exactly(policy.env_allow, name);
+}
+
+}  // namespace
+
+Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan& plan) {
+    std::map<std::string, std::string> env;
+    for (const auto& kv : host.environ) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) continue;
+        std::string name = kv.substr(0, eq);
+        if (passes(policy, name)) env[name] = kv.substr(eq + 1);
+    }
+    std::map<std::string, bool> set_by_policy;
+    for (const auto& s : policy.env_set) {
+        if (s.name.empty() || s.name.find('=') != std::string::npos)
+            return Error(ErrorKind::invalid_input, EINVAL,
+                         with_origin(describe(s.origin), "bad environment name '" + s.name + "'"));
+        env[s.name] = s.value;
+        set_by_policy[s.name] = true;
+    }
+    // HOME is always the sandbox's home path: tools that write ~/.cache must
+    // land in the private tmpfs, never be pointed at a host path.
+    env["HOME"] = plan.home.empty() ? "/" : plan.home;
+    if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+    if (!host.user.empty()) {
+        for (const char* name : {"USER", "LOGNAME"}) {
+            if (!set_by_policy.count(name) && passes(policy, name)) env[name] = host.user;
+        }
+    }
+    plan.env.clear();
+    for (const auto& [name, value] : env) plan.env.push_back(name + "=" + value);
+    return {};
+}
+
+Result<void> build_exec(const std::vector<std::string>& argv, Plan& plan) {
+    if (argv.empty())
+        return Error(ErrorKind::invalid_input, EINVAL,
+                     "no command given (usage: agentjail [OPTIONS] -- COMMAND [ARGS...])");
+    const std::string& cmd = argv[0];
+    if (cmd.empty()) return Error(ErrorKind::invalid_input, EINVAL, "the command name is empty");
+    plan.argv = argv;
+    plan.exec_candidates.clear();
+    if (cmd.find('/') != std::string::npos) {
+        std::string path = cmd[0] == '/' ? cmd : plan.cwd + "/" + cmd;
+        plan.exec_candidates.push_back(util::normalize_path(path));
+        return {};
+    }
+    std::string path = env_lookup(plan.env, "PATH").value_or("");
+    size_t i = 0;
+    while (i <= path.size()) {
+        size_t j = path.find(':', i);
+        if (j == std::string::npos) j = path.size();
+        std::string dir = path.substr(i, j - i);
+        i = j + 1;
+        // Relative PATH entries would depend on the cwd: skipped, like an empty one.
+        if (dir.empty() || dir[0] != '/') continue;
+        std::string candidate = util::normalize_path(dir + "/" + cmd);
+        if (std::find(plan.exec_candidates.begin(), plan.exec_candidates.end(), candidate) ==
+            plan.exec_candidates.end())
+            plan.exec_candidates.push_back(std::move(candidate));
+    }
+    return {};
+}
+
+}  // namespace agentjail::plan::detail

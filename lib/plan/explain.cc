@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Plan as text and as JSON, for `agentjail explain`: the same facts launch
+// will act on, with secret-looking environment values shown as <set>.
+#include "plan/internal.hpp"
+
+#include "util/strings.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace agentjail::plan {
+
+namespace {
+
+// Shown as <set> even when the policy forgot to deny them: explain output ends
+// up in bug reports and terminals that are recorded.
+constexpr const char* kSecretPatterns[] = {
+    "*_KEY",        "*_KEYS",    "*KEY_*",      "*APIKEY*",   "*TOKEN*",       "*SECRET*",
+    "*PASSWORD*",   "*PASSWD*",  "*PASSPHRASE*", "*CREDENTIAL*", "*_PAT",     "*_AUTH",
+    "*AUTH_*",      "*COOKIE*",  "*PRIVATE*",   "*SESSION*",  "SSH_AUTH_SOCK", "*_DSN",
+};
+
+bool is_secret(const Plan& plan, const std::string& name) {
+    for (const char* p : kSecretPatterns)
+        if (util::glob_match(p, name)) return true;
+    return std::any_of(plan.env_redact.begin(), plan.env_redact.end(),
+                       [&](const std::string& p) { return util::glob_match(p, name); });
+}
+
+std::pair<std::string, std::string> split_env(const std::string& kv) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) return {kv, ""};
+    return {kv.substr(0, eq), kv.substr(eq + 1)};
+}
+
+std::string shown_value(const Plan& plan, const std::string& kv) {
+    auto [name, value] = split_env(kv);
+    return is_secret(plan, name) ? std::string("<set>") : value;
+}
+
+std::vector<std::string> namespace_names(std::uint64_t flags) {
+    std::vector<std::string> out;
+    const std::pair<std::uint64_t, const char*> all[] = {
+        {CLONE_NEWUSER, "user"}, {CLONE_NEWNS, "mount"},  {CLONE_NEWPID, "pid"},
+        {CLONE_NEWNET, "net"},   {CLONE_NEWIPC, "ipc"},   {CLONE_NEWUTS, "uts"},
+        {CLONE_NEWCGROUP, "cgroup"},
+    };
+    for (const auto& [flag, name] : all)
+        if ((flags & flag) != 0) out.emplace_back(name);
+    return out;
+}
+
+std::string shell_quote(const std::string& s) {
+    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_-+./:=@%,") == std::string::npos)
+        return s;
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    return out + "'";
+}
+
+std::string human_size(std::uint64_t n) {
+    const std::pair<std::uint64_t, const char*> units[] = {
+        {1ull << 30, "G"}, {1ull << 20, "M"}, {1ull << 10, "k"}};
+    for (const auto& [unit, suffix] : units)
+        if (n >= unit && n % unit == 0) return std::to_string(n / unit) + suffix;
+    return std::to_string(n);
+}
+
+// The first candidate that the sandbox will show as an executable file: looked
+// up on the host through the bind that shows it.
+std::optional<std::string> resolved_command(const Plan& plan) {
+    for (const auto& c : plan.exec_candidates) {
+        auto inside = detail::resolve_inside(plan.mounts, c);
+        if (!inside) continue;
+        auto host = detail::host_path(plan.mounts, *inside);
+        if (!host) continue;
+        struct stat st{};
+        if (::stat(host->c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            ::access(host->c_str(), X_OK) == 0)
+            return c;
+    }
+    return std::nullopt;
+}
+
+std::string mount_line(const MountOp& op) {
+    std::string access = op.read_only ? "ro" : "rw";
+    std::string kind = detail::kind_name(op.kind);
+    std::string detail;
+    switch (op.kind) {
+    case MountKind::bind: detail = "<- " + op.src; break;
+    case MountKind::symlink:
+        access = "";
+        detail = "-> " + op.src;
+        break;
+    case MountKind::tmpfs:
+        detail = fmt::format("size={} mode={:04o}", human_size(op.size_bytes), op.mode);
+        break;
+    case MountKind::mask_dir:
+        access = "mask";
+        kind = "dir";
+        break;
+    case MountKind::mask_file:
+        access = "mask";
+        kind = "file";
+        break;
+    case MountKind::proc:
+    case MountKind::devpts: break;
+    }
+    std::string line = fmt::format("  {:<4} {:<8} {:<28} {:<24}", access, kind, op.dst, detail);
+    if (!op.why.empty()) line += " " + op.why;
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line;
+}
+
+}  // namespace
+
+std::string to_text(const Plan& plan) {
+    std::string out;
+    auto row = [&out](const char* key, const std::string& value) {
+        out += fmt::format("{:<11}{}\n", key, value);
+    };
+    std::string layers;
+    for (const auto& l : plan.layers) layers += (layers.empty() ? "" : " -> ") + l;
+    row("policy", plan.policy_name + (layers.empty() ? "" : "  (layers: " + layers + ")"));
+
+    std::string cmd;
+    for (const auto& a : plan.argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+    row("command", cmd);
+    if (auto found = resolved_command(plan)) {
+        row("resolves", *found);
+    } else {
+        std::string tried;
+        for (const auto& c : plan.exec_candidates) tried += (tried.empty() ? "" : ", ") + c;
+        row("resolves", "(not found in the sandbox; tried " + tried + ")");
+    }
+
+    std::string ns;
+    for (const auto& n : namespace_names(plan.clone_flags)) ns += (ns.empty() ? "" : " ") + n;
+    row("namespaces", ns);
+    auto map_text = [](std::string m) {
+        while (!m.empty() && m.back() == '\n') m.pop_back();
+        return m;
+    };
+    row("uid_map", map_text(plan.uid_map));
+    row("gid_map", map_text(plan.gid_map));
+    row("workspace", plan.workspace.empty() ? "(none)" : plan.workspace);
+    row("home", plan.home);
+    row("cwd", plan.cwd);
+    row("hostname", plan.hostname.empty() ? "(the host's: no uts namespace)" : plan.hostname);
+    row("lifetime", plan.die_with_parent ? "dies with agentjail" : "may outlive agentjail");
+
+    out += "\nmounts (in order):\n";
+    for (const auto& op : plan.mounts) out += mount_line(op) + "\n";
+
+    out += "\nenvironment:\n";
+    for (const auto& kv : plan.env) out += "  " + split_env(kv).first + "=" + shown_value(plan, kv) + "\n";
+
+    if (!plan.notes.empty()) {
+        out += "\nnotes:\n";
+        for (const auto& n : plan.notes) out += "  " + n + "\n";
+    }
+    return out;
+}
+
+std::string to_json(const Plan& plan) {
+    using json = nlohmann::ordered_json;
+    json j;
+    j["policy"] = plan.policy_name;
+    j["layers"] = plan.layers;
+    j["argv"] = plan.argv;
+    j["exec_candidates"] = plan.exec_candidates;
+    json env = json::object();
+    for (const auto& kv : plan.env) env[split_env(kv).first] = shown_value(plan, kv);
+    j["env"] = std::move(env);
+    j["uid"] = plan.uid;
+    j["gid"] = plan.gid;
+    j["uid_map"] = plan.uid_map;
+    j["gid_map"] = plan.gid_map;
+    j["namespaces"] = namespace_names(plan.clone_flags);
+    j["hostname"] = plan.hostname;
+    j["workspace"] = plan.workspace;
+    j["home"] = plan.home;
+    j["cwd"] = plan.cwd;
+    j["die_with_parent"] = plan.die_with_parent;
+    json mounts = json::array();
+    for (const auto& op : plan.mounts) {
+        json m;
+        m["kind"] = detail::kind_name(op.kind);
+        m["src"] = op.src;
+        m["dst"] = op.dst;
+        m["read_only"] = op.read_only;
+        m["is_dir"] = op.is_dir;
+        m["size_bytes"] = op.size_bytes;
+        m["mode"] = op.mode;
+        m["why"] = op.why;
+        mounts.push_back(std::move(m));
+    }
+    j["mounts"] = std::move(mounts);
+    j["notes"] = plan.notes;
+    // Paths and values need not be UTF-8: replace bad bytes instead of throwing
+    // (no exception leaves the library).
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace agentjail::plan

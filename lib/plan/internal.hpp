@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the plan module's files (path expansion, host lookups, the
+// inside-path resolver); private to lib/plan.
+#pragma once
+
+#include "plan/plan.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace agentjail::plan::detail {
+
+// What path expansion needs: the caller's home, the canonical workspace (empty
+// when there is none) and the caller's $TMPDIR.
+struct ExpandContext {
+    std::string home;
+    std::string workspace;
+    std::string tmp;
+};
+
+// "~", "~/x", "{workspace}", "{workspace}/x", "{tmp}", "{tmp}/x" expanded, then
+// lexically normalised. Errors (relative path, ~user, {workspace} without one)
+// start with the origin.
+Result<std::string> expand(const std::string& raw, const ExpandContext& ctx,
+                           const policy::Origin& origin);
+
+// True when raw uses {workspace} (such a hide rule is moot without a workspace).
+bool uses_workspace(const std::string& raw);
+
+// The value of NAME in a NAME=VALUE list, or nullopt.
+std::optional<std::string> env_lookup(const std::vector<std::string>& env, const std::string& name);
+
+// realpath(3); nullopt (and errno set) when the path cannot be resolved.
+std::optional<std::string> canonical(const std::string& path);
+
+// "origin: message", or just the message when the origin says nothing.
+std::string with_origin(const std::string& why, const std::string& message);
+std::string describe(const policy::Origin& origin);
+
+// Number of components: "/" is 0, "/usr" 1, "/usr/lib" 2.
+int depth(const std::string& path);
+
+// The part of `path` below `dir` ("" when equal); both normalised, path within dir.
+std::string relative_to(const std::string& path, const std::string& dir);
+// dir + "/" + rel without doubling slashes ("/" + "x" -> "/x"; rel "" -> dir).
+std::string join(const std::string& dir, const std::string& rel);
+
+// The index of the op that decides what `path` is inside the sandbox: the last op
+// in `mounts` whose dst is path or an ancestor of it; nullopt when only the new
+// root (an empty tmpfs) is there.
+std::optional<size_t> covering_op(const std::vector<MountOp>& mounts, const std::string& path);
+
+// The host path that `path` inside the sandbox shows, when a bind decides it.
+std::optional<std::string> host_path(const std::vector<MountOp>& mounts, const std::string& path);
+
+// Resolves symlinks of an inside path as the sandbox would see them: symlink ops
+// and symlinks met on the host below a bind. nullopt on a loop (more than 40 links).
+std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts,
+                                          const std::string& path);
+
+// Builds the mount list (everything in plan.mounts; notes appended). `ctx` has
+// the workspace already decided; plan.workspace and plan.home are set.
+Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan);
+
+// Fills plan.env and plan.exec_candidates (plan.home and plan.cwd are set).
+Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan& plan);
+Result<void> build_exec(const std::vector<std::string>& argv, Plan& plan);
+
+// Name of a mount kind, as in the JSON ("bind", "mask_dir", ...).
+const char* kind_name(MountKind kind);
+
+}  // namespace agentjail::plan::detail

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: Apache-2.0
+// The mount list of a Plan: binds, tmpfs, /proc, a minimal /dev, masks for hidden
+// paths ("deny wins"), their order, and the checks that no mount point has to be
+// created on the host.
+#include "plan/internal.hpp"
+
+#include "util/strings.hpp"
+
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+
+namespace agentjail::plan::detail {
+
+namespace {
+
+constexpr std::uint64_t kMiB = 1024ull * 1024ull;
+constexpr std::uint64_t kGiB = 1024ull * kMiB;
+constexpr std::uint64_t kHomeSize = 256 * kMiB;
+constexpr std::uint64_t kTmpfsSize = 1 * kGiB;
+constexpr std::uint64_t kDevSize = 1 * kMiB;
+constexpr std::uint64_t kShmSize = 64 * kMiB;
+
+struct Entry {
+    MountOp op;
+    // A bind added for the target of a symlinked source (/bin -> usr/bin): it may
+    // be dropped when a same-path bind of the same access already shows it.
+    bool derived = false;
+};
+
+// A hidden host path found by a hide rule.
+struct Hidden {
+    std::string path;  // canonical
+    bool is_dir = false;
+    std::string pattern;  // the rule as written
+    std::string why;
+};
+
+Error invalid(const std::string& why, const std::string& message, int code = EINVAL) {
+    return Error(ErrorKind::invalid_input, code, with_origin(why, message));
+}
+
+std::string label(const MountOp& op) {
+    switch (op.kind) {
+    case MountKind::bind: return std::string(op.read_only ? "ro" : "rw") + " bind " + op.dst;
+    case MountKind::mask_dir:
+    case MountKind::mask_file: return "mask " + op.dst;
+    default: return std::string(kind_name(op.kind)) + " " + op.dst;
+    }
+}
+
+std::string label_why(const MountOp& op) {
+    return op.why.empty() ? label(op) : label(op) + " (" + op.why + ")";
+}
+
+bool same_op(const MountOp& a, const MountOp& b) {
+    return a.kind == b.kind && a.src == b.src && a.dst == b.dst && a.read_only == b.read_only &&
+           (a.kind != MountKind::tmpfs || (a.size_bytes == b.size_bytes && a.mode == b.mode));
+}
+
+bool is_mask(const MountOp& op) {
+    return op.kind == MountKind::mask_dir || op.kind == MountKind::mask_file;
+}
+
+// What kind of mount point an op needs: a directory, or a file.
+bool needs_dir(const MountOp& op) {
+    switch (op.kind) {
+    case MountKind::bind: return op.is_dir;
+    case MountKind::mask_file: return false;
+    default: return true;
+    }
+}
+
+std::optional<std::string> read_link(const std::string& path) {
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+    if (n < 0) return std::nullopt;
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+class Builder {
+public:
+    Builder(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan)
+        : policy_(policy), ctx_(ctx), plan_(plan) {}
+
+    Result<void> run() {
+        writable_roots();
+        home();
+        if (auto r = tmpfs_rules(); !r) return r;
+        proc_and_dev();
+        for (const auto& rule : policy_.ro)
+            if (auto r = mount_rule(rule, true); !r) return r;
+        for (const auto& rule : policy_.rw)
+            if (auto r = mount_rule(rule, false); !r) return r;
+        workspace();
+
+        replace_same_dst();
+        drop_covered_derived();
+        if (auto r = find_hidden(); !r) return r;
+        drop_hidden_binds();
+        sort_by_depth(entries_);
+        std::vector<MountOp> masks = make_masks();
+        drop_under_masks(masks);
+
+        std::vector<MountOp> out;
+        out.reserve(entries_.size() + masks.size());
+        for (auto& e : entries_) out.push_back(std::move(e.op));
+        for (auto& m : masks) out.push_back(std::move(m));
+        if (auto r = check_mount_points(out); !r) return r;
+        plan_.mounts = std::move(out);
+        return {};
+    }
+
+private:
+    void add(MountOp op, bool derived = false) { entries_.push_back({std::move(op), derived}); }
+
+    // Paths the command can write on the host: a symlink below one of them may
+    // have been planted by an earlier run (THREATS FS-04), so a source reached
+    // through such a link is never followed.
+    void writable_roots() {
+        if (!ctx_.workspace.empty() && policy_.workspace.value == policy::WorkspaceAccess::rw)
+            writable_.push_back(ctx_.workspace);
+        for (const auto& rule : policy_.rw) {
+            auto src = expand(rule.src, ctx_, rule.origin);
+            if (!src) continue;  // reported when the rule itself is planned
+            if (auto c = canonical(*src)) writable_.push_back(*c);
+        }
+    }
+
+    void home() {
+        if (!policy_.private_home.value || plan_.home.empty()) return;
+        MountOp op;
+        op.kind = MountKind::tmpfs;
+        op.dst = plan_.home;
+        op.read_only = false;
+        op.size_bytes = kHomeSize;
+        op.mode = 0700;  // like a real home: nobody else's business
+        op.why = describe(policy_.private_home.origin);
+        add(std::move(op));
+    }
+
+    Result<void> tmpfs_rules() {
+        for (const auto& rule : policy_.tmpfs) {
+            auto path = expand(rule.path, ctx_, rule.origin);
+            if (!path) return std::move(path).error();
+            MountOp op;
+            op.kind = MountKind::tmpfs;
+            op.dst = *path;
+            op.read_only = false;
+            op.size_bytes = rule.size_bytes != 0 ? rule.size_bytes : kTmpfsSize;
+            // Shared scratch directories keep their sticky, world-writable mode.
+            op.mode = (*path == "/tmp" || *path == "/var/tmp") ? 01777 : 0755;
+            op.why = describe(rule.origin);
+            add(std::move(op));
+        }
+        return {};
+    }
+
+    void proc_and_dev() {
+        if (policy_.proc.value) {
+            MountOp op;
+            op.kind = MountKind::proc;
+            op.src = "proc";
+            op.dst = "/proc";
+            op.read_only = false;
+            op.why = describe(policy_.proc.origin);
+            add(std::move(op));
+        }
+        if (!policy_.dev.value) return;
+        const std::string why = describe(policy_.dev.origin);
+        MountOp dev;
+        dev.kind = MountKind::tmpfs;
+        dev.dst = "/dev";
+        dev.read_only = false;
+        dev.size_bytes = kDevSize;
+        dev.mode = 0755;
+        dev.why = why;
+        add(dev);
+        // Only the harmless character devices: no disks, no /dev/mem, no host ptys.
+        for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                 "/dev/urandom", "/dev/tty"}) {
+            struct stat st{};
+            if (::lstat(node, &st) != 0 || !S_ISCHR(st.st_mode)) {
+                plan_.notes.push_back(std::string("skipped ") + node +
+                                      " (not a character device on the host)");
+                continue;
+            }
+            MountOp op;
+            op.kind = MountKind::bind;
+            op.src = node;
+            op.dst = node;
+            op.read_only = false;
+            op.is_dir = false;
+            op.why = why;
+            add(std::move(op));
+        }
+        MountOp pts;
+        pts.kind = MountKind::devpts;
+        pts.src = "devpts";
+        pts.dst = "/dev/pts";
+        pts.read_only = false;
+        pts.why = why;
+        add(std::move(pts));
+        const std::pair<const char*, const char*> links[] = {
+            {"/dev/ptmx", "pts/ptmx"},          {"/dev/fd", "/proc/self/fd"},
+            {"/dev/stdin", "/proc/self/fd/0"},  {"/dev/stdout", "/proc/self/fd/1"},
+            {"/dev/stderr", "/proc/self/fd/2"},
+        };
+        for (const auto& [dst, target] : links) {
+            MountOp op;
+            op.kind = MountKind::symlink;
+            op.src = target;
+            op.dst = dst;
+            op.why = why;
+            add(std::move(op));
+        }
+        MountOp shm;
+        shm.kind = MountKind::tmpfs;
+        shm.dst = "/dev/shm";
+        shm.read_only = false;
+        shm.size_bytes = kShmSize;
+        shm.mode = 01777;
+        shm.why = why;
+        add(std::move(shm));
+    }
+
+    Result<void> missing(const policy::MountRule& rule, const std::string& src, int err) {
+        const std::string why = describe(rule.origin);
+        if (err != ENOENT && err != ENOTDIR)
+            return invalid(why, "cannot resolve " + src + ": " + util::errno_text(err), err);
+        if (rule.optional) {
+            plan_.notes.push_back("skipped " + src + " (missing, optional: " + why + ")");
+            return {};
+        }
+        return invalid(why, src + " does not exist", ENOENT);
+    }
+
+    Result<void> mount_rule(const policy::MountRule& rule, bool read_only) {
+        const std::string why = describe(rule.origin);
+        auto src = expand(rule.src, ctx_, rule.origin);
+        if (!src) return std::move(src).error();
+        std::string dst = *src;
+        if (!rule.dst.empty()) {
+            auto d = expand(rule.dst, ctx_, rule.origin);
+            if (!d) return std::move(d).error();
+            dst = *d;
+        }
+        struct stat lst{};
+        if (::lstat(src->c_str(), &lst) != 0) return missing(rule, *src, errno);
+        auto canon = canonical(*src);
+        if (!canon) return missing(rule, *src, errno);  // a dangling link
+
+        if (*canon != *src) {
+            for (const auto& root : writable_) {
+                if (util::path_within(*src, root) && *src != root)
+                    return invalid(why, *src + " resolves through a symlink to " + *canon +
+                                            " inside the writable " + root +
+                                            ": refused (a link planted by an earlier run "
+                                            "could redirect the mount)");
+            }
+        }
+        struct stat st{};
+        if (::stat(canon->c_str(), &st) != 0) return missing(rule, *src, errno);
+        const bool is_dir = S_ISDIR(st.st_mode);
+
+        if (dst == *src && S_ISLNK(lst.st_mode)) {
+            // Merged-/usr systems: /bin -> usr/bin. Recreate the link inside and
+            // show its target at the target's own path, so both spellings work.
+            auto text = read_link(*src);
+            if (!text) return missing(rule, *src, errno);
+            MountOp link;
+            link.kind = MountKind::symlink;
+            link.src = *text;
+            link.dst = *src;
+            link.why = why;
+            add(std::move(link));
+            MountOp bind;
+            bind.src = *canon;
+            bind.dst = *canon;
+            bind.read_only = read_only;
+            bind.is_dir = is_dir;
+            bind.why = why;
+            add(std::move(bind), true);
+            return {};
+        }
+        MountOp bind;
+        bind.src = *canon;
+        bind.dst = dst == *src ? *canon : dst;
+        bind.read_only = read_only;
+        bind.is_dir = is_dir;
+        bind.why = why;
+        add(std::move(bind));
+        return {};
+    }
+
+    void workspace() {
+        if (ctx_.workspace.empty()) return;
+        MountOp op;
+        op.src = ctx_.workspace;
+        op.dst = ctx_.workspace;
+        op.read_only = policy_.workspace.value == policy::WorkspaceAccess::ro;
+        op.is_dir = true;
+        op.why = policy_.workspace_path ? describe(policy_.workspace_path->origin)
+                                        : describe(policy_.workspace.origin);
+        if (op.why.empty()) op.why = "workspace";
+        add(std::move(op));
+    }
+
+    // Exact duplicates go; a different op on the same dst replaces the earlier one
+    // (the later layer, a flag or the workspace, is what the user asked for last).
+    void replace_same_dst() {
+        std::vector<Entry> out;
+        for (auto& e : entries_) {
+            auto it = std::find_if(out.begin(), out.end(),
+                                   [&](const Entry& o) { return o.op.dst == e.op.dst; });
+            if (it == out.end()) {
+                out.push_back(std::move(e));
+                continue;
+            }
+            if (same_op(it->op, e.op)) {
+                it->derived = it->derived && e.derived;
+                continue;
+            }
+            plan_.notes.push_back(label_why(e.op) + " replaces " + label_why(it->op));
+            out.erase(it);
+            out.push_back(std::move(e));
+        }
+        entries_ = std::move(out);
+    }
+
+    void drop_covered_derived() {
+        std::vector<Entry> out;
+        for (size_t i = 0; i < entries_.size(); ++i) {
+            const Entry& d = entries_[i];
+            bool covered = false;
+            if (d.derived) {
+                for (size_t j = 0; j < entries_.size() && !covered; ++j) {
+                    const MountOp& b = entries_[j].op;
+                    covered = j != i && b.kind == MountKind::bind && b.src == b.dst &&
+                              b.read_only == d.op.read_only && b.dst != d.op.dst &&
+                              util::path_within(d.op.dst, b.dst);
+                }
+            }
+            if (!covered) out.push_back(d);
+        }
+        entries_ = std::move(out);
+    }
+
+    Result<void> find_hidden() {
+        for (const auto& rule : policy_.hide) {
+            // {workspace}/.env* hides nothing when no workspace is mounted.
+            if (ctx_.workspace.empty() && uses_workspace(rule.pattern)) continue;
+            auto pattern = expand(rule.pattern, ctx_, rule.origin);
+            if (!pattern) return std::move(pattern).error();
+            glob_t g{};
+            int rc = ::glob(pattern->c_str(), 0, nullptr, &g);
+            if (rc == 0) {
+                for (size_t i = 0; i < g.gl_pathc; ++i) {
+                    // The canonical path is what a bind shows: hiding a symlink's
+                    // name alone would leave its target readable (THREATS FS-04).
+                    auto canon = canonical(g.gl_pathv[i]);
+                    struct stat st{};
+                    if (!canon || ::stat(canon->c_str(), &st) != 0) continue;
+                    hidden_.push_back({*canon, S_ISDIR(st.st_mode), rule.pattern,
+                                       describe(rule.origin)});
+                }
+            }
+            ::globfree(&g);
+        }
+        return {};
+    }
+
+    void drop_hidden_binds() {
+        std::vector<Entry> out;
+        for (auto& e : entries_) {
+            const Hidden* by = nullptr;
+            if (e.op.kind == MountKind::bind) {
+                for (const auto& h : hidden_) {
+                    if (util::path_within(e.op.src, h.path)) {
+                        by = &h;
+                        break;
+                    }
+                }
+            }
+            if (by == nullptr) {
+                out.push_back(std::move(e));
+                continue;
+            }
+            plan_.notes.push_back("dropped " + label_why(e.op) + ": " + e.op.src +
+                                  " is hidden by " + by->pattern +
+                                  (by->why.empty() ? "" : " (" + by->why + ")"));
+        }
+        entries_ = std::move(out);
+    }
+
+    static void sort_by_depth(std::vector<Entry>& v) {
+        std::stable_sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) {
+            return depth(a.op.dst) < depth(b.op.dst);
+        });
+    }
+
+    // A mask wherever a bind shows a hidden path: at the bind's dst plus the part
+    // of the hidden path below the bind's src. Only where that bind is what the
+    // sandbox shows there (a deeper tmpfs already hides it).
+    std::vector<MountOp> make_masks() {
+        std::vector<MountOp> ops;
+        ops.reserve(entries_.size());
+        for (const auto& e : entries_) ops.push_back(e.op);
+        std::vector<MountOp> masks;
+        for (const auto& h : hidden_) {
+            for (size_t i = 0; i < ops.size(); ++i) {
+                const MountOp& b = ops[i];
+                if (b.kind != MountKind::bind || !util::path_within(h.path, b.src)) continue;
+                std::string dst = join(b.dst, relative_to(h.path, b.src));
+                auto top = covering_op(ops, dst);
+                if (!top || *top != i) continue;
+                MountOp m;
+                m.kind = h.is_dir ? MountKind::mask_dir : MountKind::mask_file;
+                m.dst = dst;
+                m.read_only = true;
+                m.is_dir = h.is_dir;
+                m.mode = 0;
+                m.why = h.why;
+                masks.push_back(std::move(m));
+            }
+        }
+        std::stable_sort(masks.begin(), masks.end(), [](const MountOp& a, const MountOp& b) {
+            return depth(a.dst) < depth(b.dst);
+        });
+        // A mask inside another mask (or the same one twice) adds nothing.
+        std::vector<MountOp> out;
+        for (auto& m : masks) {
+            bool inside = std::any_of(out.begin(), out.end(), [&](const MountOp& o) {
+                return util::path_within(m.dst, o.dst);
+            });
+            if (!inside) out.push_back(std::move(m));
+        }
+        return out;
+    }
+
+    // Nothing is mounted under a mask: deny wins over an op aimed inside a hidden path.
+    void drop_under_masks(const std::vector<MountOp>& masks) {
+        std::vector<Entry> out;
+        for (auto& e : entries_) {
+            auto it = std::find_if(masks.begin(), masks.end(), [&](const MountOp& m) {
+                return util::path_within(e.op.dst, m.dst);
+            });
+            if (it == masks.end()) {
+                out.push_back(std::move(e));
+                continue;
+            }
+            plan_.notes.push_back("dropped " + label_why(e.op) + ": " + it->dst + " is hidden" +
+                                  (it->why.empty() ? "" : " (" + it->why + ")"));
+        }
+        entries_ = std::move(out);
+    }
+
+    // Every mount point must exist already unless a tmpfs (or the new root) holds
+    // it: the launcher may create directories on its own tmpfs, never on the host.
+    Result<void> check_mount_points(std::vector<MountOp>& ops) {
+        for (size_t i = 0; i < ops.size(); ++i) {
+            const MountOp& op = ops[i];
+            std::optional<size_t> parent;
+            for (size_t j = i; j-- > 0;) {
+                if (ops[j].dst != op.dst && util::path_within(op.dst, ops[j].dst)) {
+                    parent = j;
+                    break;
+                }
+            }
+            if (!parent) continue;  // on the new root, a tmpfs
+            const MountOp& p = ops[*parent];
+            switch (p.kind) {
+            case MountKind::tmpfs: continue;
+            case MountKind::bind: break;
+            case MountKind::symlink:
+                return invalid(op.why, "cannot mount " + op.dst + " under the symlink " + p.dst);
+            case MountKind::proc:
+            case MountKind::devpts:
+                return invalid(op.why, "cannot create mount point " + op.dst + " inside " + p.dst);
+            case MountKind::mask_dir:
+            case MountKind::mask_file:
+                return invalid(op.why, "cannot mount " + op.dst + " under the hidden " + p.dst);
+            }
+            auto r = check_in_bind(op, p);
+            if (!r) return std::move(r).error();
+            if (!*r) {  // a symlink the host already has at that very place
+                plan_.notes.push_back("the bind of " + p.dst + " already has " + label(op));
+                ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+                --i;
+            }
+        }
+        return {};
+    }
+
+    // True: op can be mounted; false: op is a symlink already present (drop it).
+    Result<bool> check_in_bind(const MountOp& op, const MountOp& bind) {
+        const std::string rel = relative_to(op.dst, bind.dst);
+        std::string host = bind.src;
+        std::string inside = bind.dst;
+        size_t i = 0;
+        while (i < rel.size()) {
+            size_t j = rel.find('/', i);
+            if (j == std::string::npos) j = rel.size();
+            const std::string part = rel.substr(i, j - i);
+            i = j + 1;
+            const bool last = i > rel.size();
+            host = join(host, part);
+            inside = join(inside, part);
+            struct stat st{};
+            if (::lstat(host.c_str(), &st) != 0)
+                return invalid(op.why, "cannot create mount point " + op.dst +
+                                           " inside the bind of " + bind.dst +
+                                           " (it does not exist there)");
+            if (S_ISLNK(st.st_mode)) {
+                if (last && op.kind == MountKind::symlink) {
+                    auto text = read_link(host);
+                    if (text && *text == op.src) return false;
+                    return invalid(op.why, "cannot create the symlink " + op.dst +
+                                               " inside the bind of " + bind.dst +
+                                               " (a different symlink is there)");
+                }
+                // Mounting there would follow a link someone may have planted on
+                // the host: refuse rather than mount onto where it points.
+                return invalid(op.why, "cannot mount over " + op.dst + ": " + inside +
+                                           " is a symlink in the bind of " + bind.dst);
+            }
+            if (!last && !S_ISDIR(st.st_mode))
+                return invalid(op.why, "cannot create mount point " + op.dst +
+                                           " inside the bind of " + bind.dst + " (" + inside +
+                                           " is not a directory there)");
+            if (last) {
+                if (op.kind == MountKind::symlink)
+                    return invalid(op.why, "cannot create the symlink " + op.dst +
+                                               " inside the bind of " + bind.dst +
+                                               " (something else is there)");
+                const bool dir = S_ISDIR(st.st_mode);
+                if (dir != needs_dir(op))
+                    return invalid(op.why, "cannot create mount point " + op.dst +
+                                               " inside the bind of " + bind.dst + " (it is " +
+                                               (dir ? "a directory" : "not a directory") +
+                                               " there, the mount needs " +
+                                               (needs_dir(op) ? "a directory" : "a file") + ")");
+            }
+        }
+        return true;
+    }
+
+    const policy::Policy& policy_;
+    const ExpandContext& ctx_;
+    Plan& plan_;
+    std::vector<Entry> entries_;
+    std::vector<Hidden> hidden_;
+    std::vector<std::string> writable_;
+};
+
+}  // namespace
+
+Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan) {
+    Builder b(policy, ctx, plan);
+    return b.run();
+}
+
+}  // namespace agentjail::plan::detail

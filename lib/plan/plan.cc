@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// plan::build(): host facts, the workspace decision, the cwd checks, ids and
+// namespaces; the mount list and environment come from mounts.cc and env.cc.
+#include "plan/internal.hpp"
+
+#include "util/strings.hpp"
+
+#include <pwd.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+extern char** environ;
+
+namespace agentjail::plan {
+
+namespace {
+
+Error invalid(const std::string& why, const std::string& message, int code = EINVAL) {
+    return Error(ErrorKind::invalid_input, code, detail::with_origin(why, message));
+}
+
+bool is_dir(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The workspace: -C DIR (or the API's) when given, else the current directory.
+Result<std::string> decide_workspace(const policy::Policy& policy, const HostFacts& host,
+                                     const detail::ExpandContext& ctx) {
+    std::string why;
+    std::string raw = host.cwd;
+    if (policy.workspace_path) {
+        why = detail::describe(policy.workspace_path->origin);
+        raw = policy.workspace_path->value;
+        // A relative -C DIR means what it means in the caller's shell.
+        if (!raw.empty() && raw[0] != '/' && raw[0] != '~' && raw[0] != '{')
+            raw = host.cwd + "/" + raw;
+    }
+    if (raw.empty()) return invalid(why, "the workspace directory is unknown");
+    auto expanded = detail::expand(raw, ctx, policy.workspace_path ? policy.workspace_path->origin
+                                                                   : policy::Origin{});
+    if (!expanded) return std::move(expanded).error();
+    auto canon = detail::canonical(*expanded);
+    if (!canon) {
+        int err = errno;
+        if (err == ENOENT || err == ENOTDIR)
+            return invalid(why, "workspace " + *expanded + " does not exist", ENOENT);
+        return invalid(why, "workspace " + *expanded + ": " + util::errno_text(err), err);
+    }
+    if (!is_dir(*canon)) return invalid(why, "workspace " + *canon + " is not a directory", ENOTDIR);
+
+    // The workspace is bound read-write: `agentjail -- bash` typed in the home
+    // directory must not hand the whole home (or /) to the command. Naming it
+    // explicitly (-C) is the only way, and even then hide rules still apply.
+    if (!policy.workspace_explicit) {
+        std::string what;
+        if (*canon == "/")
+            what = "the root directory";
+        else if (!host.home.empty() && *canon == host.home)
+            what = "the home directory";
+        else if (!host.home.empty() && util::path_within(host.home, *canon))
+            what = "a parent of the home directory " + host.home;
+        if (!what.empty())
+            return invalid(why, "workspace " + *canon + " is " + what +
+                                    ": a workspace is a project, not a home; cd into the "
+                                    "project or name it with -C DIR");
+    }
+    return *canon;
+}
+
+Result<std::string> decide_cwd(const policy::Policy& policy, const detail::ExpandContext& ctx,
+                               const Plan& plan) {
+    std::string why;
+    std::string cwd = plan.workspace.empty() ? "/" : plan.workspace;
+    if (!policy.cwd.value.empty()) {
+        why = detail::describe(policy.cwd.origin);
+        auto expanded = detail::expand(policy.cwd.value, ctx, policy.cwd.origin);
+        if (!expanded) return std::move(expanded).error();
+        cwd = *expanded;
+    }
+    // CVE-2024-21626: a cwd through /proc/self/fd/N reaches whatever that fd is,
+    // which may be a host directory; refused before anything is cloned. Resolved
+    // as the sandbox will: /dev/fd links to /proc/self/fd, and a link in the
+    // workspace may point anywhere.
+    auto resolved = detail::resolve_inside(plan.mounts, cwd);
+    if (!resolved) return invalid(why, "cwd " + cwd + ": too many levels of symbolic links", ELOOP);
+    for (const std::string& p : {cwd, *resolved}) {
+        if (util::path_within(p, "/proc"))
+            return invalid(why, "cwd " + cwd + (p == cwd ? "" : " (" + p + ")") +
+                                    " is under /proc: refused (a cwd through /proc can reach "
+                                    "host files, CVE-2024-21626)");
+    }
+    if (*resolved == "/") return cwd;
+    auto top = detail::covering_op(plan.mounts, *resolved);
+    if (!top) return invalid(why, "cwd " + cwd + " is outside every mount of the sandbox", ENOENT);
+    const MountOp& op = plan.mounts[*top];
+    if (op.kind == MountKind::mask_dir || op.kind == MountKind::mask_file)
+        return invalid(why, "cwd " + cwd + " is hidden (" + op.why + ")", EACCES);
+    if (op.kind == MountKind::bind) {
+        auto host = detail::host_path(plan.mounts, *resolved);
+        if (!host || !is_dir(*host))
+            return invalid(why, "cwd " + cwd + " is not a directory in the sandbox", ENOENT);
+    } else if (op.kind == MountKind::tmpfs && op.dst != *resolved) {
+        // An empty tmpfs holds only the mount points the launcher creates in it.
+        bool mount_point = false;
+        for (const auto& m : plan.mounts)
+            mount_point = mount_point || (m.dst != op.dst && util::path_within(m.dst, *resolved));
+        if (!mount_point)
+            return invalid(why, "cwd " + cwd + " does not exist in the sandbox (" + op.dst +
+                                    " is an empty tmpfs)", ENOENT);
+    } else if (op.kind != MountKind::tmpfs && op.dst != *resolved) {
+        return invalid(why, "cwd " + cwd + " is not a directory in the sandbox", ENOENT);
+    }
+    return cwd;
+}
+
+}  // namespace
+
+Result<HostFacts> HostFacts::current() {
+    HostFacts h;
+    h.uid = ::getuid();
+    h.gid = ::getgid();
+
+    std::string pw_name, pw_dir;
+    long bufsize = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+    std::vector<char> buf(bufsize > 0 ? static_cast<size_t>(bufsize) : 16384);
+    struct passwd pw{};
+    struct passwd* found = nullptr;
+    while (::getpwuid_r(h.uid, &pw, buf.data(), buf.size(), &found) == ERANGE && buf.size() < (1u << 20))
+        buf.resize(buf.size() * 2);
+    if (found != nullptr) {
+        pw_name = found->pw_name != nullptr ? found->pw_name : "";
+        pw_dir = found->pw_dir != nullptr ? found->pw_dir : "";
+    }
+    const char* env_user = ::getenv("USER");
+    h.user = !pw_name.empty() ? pw_name : (env_user != nullptr ? env_user : "");
+
+    const char* env_home = ::getenv("HOME");
+    std::string home;
+    if (env_home != nullptr && env_home[0] == '/' && is_dir(env_home))
+        home = env_home;
+    else
+        home = pw_dir;
+    if (!home.empty()) {
+        auto canon = detail::canonical(home);
+        h.home = canon ? *canon : util::normalize_path(home);
+    }
+
+    std::vector<char> cwd(PATH_MAX);
+    if (::getcwd(cwd.data(), cwd.size()) == nullptr) {
+        int err = errno;
+        return Error(ErrorKind::invalid_input, err,
+                     "cannot read the current directory: " + util::errno_text(err));
+    }
+    auto canon = detail::canonical(cwd.data());
+    h.cwd = canon ? *canon : std::string(cwd.data());
+
+    for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) h.environ.emplace_back(*e);
+    return h;
+}
+
+Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>& argv,
+                   const HostFacts& host) {
+    Plan plan;
+    plan.policy_name = policy.name;
+    plan.layers = policy.layers;
+    if (argv.empty())
+        return Error(ErrorKind::invalid_input, EINVAL,
+                     "no command given (usage: agentjail [OPTIONS] -- COMMAND [ARGS...])");
+
+    detail::ExpandContext ctx;
+    ctx.home = host.home;
+    ctx.tmp = "/tmp";
+    if (auto t = detail::env_lookup(host.environ, "TMPDIR")) {
+        std::string norm = util::normalize_path(*t);
+        if (!norm.empty()) ctx.tmp = norm;
+    }
+
+    if (policy.workspace.value != policy::WorkspaceAccess::none) {
+        auto ws = decide_workspace(policy, host, ctx);
+        if (!ws) return std::move(ws).error();
+        ctx.workspace = *ws;
+        plan.workspace = *ws;
+    }
+    if (policy.private_home.value && (host.home.empty() || host.home[0] != '/'))
+        return invalid(detail::describe(policy.private_home.origin),
+                       "a private home needs the home directory, which is unknown (set HOME)");
+    plan.home = host.home;
+
+    if (auto r = detail::build_mounts(policy, ctx, plan); !r) return std::move(r).error();
+
+    auto cwd = decide_cwd(policy, ctx, plan);
+    if (!cwd) return std::move(cwd).error();
+    plan.cwd = *cwd;
+
+    if (auto r = detail::build_env(policy, host, plan); !r) return std::move(r).error();
+    if (auto r = detail::build_exec(argv, plan); !r) return std::move(r).error();
+
+    plan.uid = host.uid;
+    plan.gid = host.gid;
+    plan.uid_map = std::to_string(host.uid) + " " + std::to_string(host.uid) + " 1\n";
+    plan.gid_map = std::to_string(host.gid) + " " + std::to_string(host.gid) + " 1\n";
+
+    std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID;
+    if (policy.ns_net.value) flags |= CLONE_NEWNET;
+    if (policy.ns_ipc.value) flags |= CLONE_NEWIPC;
+    if (policy.ns_uts.value) flags |= CLONE_NEWUTS;
+    if (policy.ns_cgroup.value) flags |= CLONE_NEWCGROUP;
+    plan.clone_flags = flags;
+    // Without its own UTS namespace, setting a hostname would rename the host.
+    if (policy.ns_uts.value) plan.hostname = policy.hostname.value;
+    plan.die_with_parent = policy.die_with_parent.value;
+    for (const auto& d : policy.env_deny) plan.env_redact.push_back(d.value);
+    return plan;
+}
+
+}  // namespace agentjail::plan
