@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// Value checks shared by the parser, validate() and the overrides: path forms,
+// environment names, hostnames, sizes, and the wording of located errors.
+#include "policy/internal.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace agentjail::policy {
+
+std::string Origin::describe() const {
+    if (line > 0) {
+        std::string s = file + ":" + std::to_string(line) + ":" + std::to_string(column);
+        if (!key.empty()) s += " (" + key + ")";
+        return s;
+    }
+    std::string s = file.empty() ? "command line" : file;
+    if (!key.empty()) s += " (" + key + ")";
+    return s;
+}
+
+Result<std::uint64_t> parse_size(const std::string& s) {
+    auto bad = [&] {
+        return Error{ErrorKind::invalid_input, 0,
+                     "bad size '" + s +
+                         "': expected a number of bytes, optionally with a suffix k, M, G or T "
+                         "(e.g. 512M)"};
+    };
+    if (s.empty()) return bad();
+    std::uint64_t n = 0;
+    size_t i = 0;
+    constexpr auto max = std::numeric_limits<std::uint64_t>::max();
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+        auto digit = static_cast<std::uint64_t>(s[i] - '0');
+        if (n > (max - digit) / 10) return bad();
+        n = n * 10 + digit;
+    }
+    if (i == 0) return bad();
+    std::uint64_t mult = 1;
+    if (i < s.size()) {
+        switch (s[i]) {
+            case 'k': case 'K': mult = 1ULL << 10; break;
+            case 'm': case 'M': mult = 1ULL << 20; break;
+            case 'g': case 'G': mult = 1ULL << 30; break;
+            case 't': case 'T': mult = 1ULL << 40; break;
+            default: return bad();
+        }
+        if (i + 1 != s.size()) return bad();
+    }
+    if (n > max / mult) return bad();
+    return n * mult;
+}
+
+namespace detail {
+
+namespace {
+
+// A prefix that must be the whole string or be followed by '/': "{workspace}x"
+// is a typo, not a path.
+bool has_root(std::string_view s, std::string_view root) {
+    return s.substr(0, root.size()) == root && (s.size() == root.size() || s[root.size()] == '/');
+}
+
+bool is_alnum(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+}  // namespace
+
+std::string check_path(std::string_view s) {
+    if (s.empty()) return "expected a path, got an empty string";
+    if (s.find('\0') != std::string_view::npos) return "a path may not contain a NUL character";
+    // Relative paths would depend on where agentjail happens to be started, which
+    // makes a policy mean different things in different directories.
+    if (s[0] == '/' || has_root(s, "~") || has_root(s, "{workspace}") || has_root(s, "{tmp}"))
+        return {};
+    return "expected an absolute path or one starting with ~, {workspace} or {tmp}, got '" +
+           std::string(s) + "'";
+}
+
+std::string check_env_name(std::string_view s) {
+    if (s.empty()) return "expected an environment variable name, got an empty string";
+    bool ok = !(s[0] >= '0' && s[0] <= '9');
+    for (char c : s) ok = ok && (is_alnum(c) || c == '_');
+    if (ok) return {};
+    return "'" + std::string(s) +
+           "' is not a valid environment variable name (letters, digits and _, not starting "
+           "with a digit)";
+}
+
+std::string check_env_pattern(std::string_view s) {
+    if (s.empty()) return "expected an environment variable name or pattern, got an empty string";
+    bool ok = !(s[0] >= '0' && s[0] <= '9');
+    for (char c : s) ok = ok && (is_alnum(c) || c == '_' || c == '*' || c == '?');
+    if (ok) return {};
+    return "'" + std::string(s) +
+           "' is not a valid environment variable name or pattern (letters, digits, _ and the "
+           "globs * and ?, not starting with a digit)";
+}
+
+std::string check_hostname(std::string_view s) {
+    if (s.empty()) return "expected a hostname, got an empty string";
+    // The kernel keeps at most 64 bytes of nodename (HOST_NAME_MAX).
+    if (s.size() > 64)
+        return "hostname '" + std::string(s) + "' is longer than 64 characters";
+    bool ok = true;
+    size_t start = 0;
+    while (ok && start <= s.size()) {
+        size_t end = s.find('.', start);
+        if (end == std::string_view::npos) end = s.size();
+        std::string_view label = s.substr(start, end - start);
+        ok = !label.empty() && label.size() <= 63 && label.front() != '-' && label.back() != '-';
+        for (char c : label) ok = ok && (is_alnum(c) || c == '-');
+        start = end + 1;
+    }
+    if (ok) return {};
+    return "'" + std::string(s) +
+           "' is not a valid hostname (RFC 1123: dot-separated labels of letters, digits and "
+           "'-', 1 to 63 characters each, not starting or ending with '-')";
+}
+
+std::string closest_key(std::string_view word, const std::vector<std::string_view>& known) {
+    // Plain Levenshtein distance; the key lists are short.
+    auto distance = [](std::string_view a, std::string_view b) {
+        std::vector<size_t> row(b.size() + 1);
+        for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+        for (size_t i = 1; i <= a.size(); ++i) {
+            size_t diag = row[0];
+            row[0] = i;
+            for (size_t j = 1; j <= b.size(); ++j) {
+                size_t up = row[j];
+                size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+                row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
+                diag = up;
+            }
+        }
+        return row[b.size()];
+    };
+    std::string best;
+    size_t best_d = 3;
+    for (auto k : known) {
+        size_t d = distance(word, k);
+        if (d < best_d) {
+            best_d = d;
+            best = std::string(k);
+        }
+    }
+    return best;
+}
+
+Error error_at(const Origin& o, const std::string& message) {
+    std::string where;
+    if (o.line > 0)
+        where = o.file + ":" + std::to_string(o.line) + ":" + std::to_string(o.column);
+    else
+        where = o.file.empty() ? "command line" : o.file;
+    if (!o.key.empty()) where += ": " + o.key;
+    return Error{ErrorKind::invalid_input, 0, where + ": " + message};
+}
+
+}  // namespace detail
+}  // namespace agentjail::policy

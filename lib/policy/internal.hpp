@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to lib/policy: one parsed policy file (a Layer), the merge step and the
+// value checks the parser and validate() share. No toml++ type appears here.
+#pragma once
+
+#include "policy/policy.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentjail::policy::detail {
+
+// One policy file as written: lists hold what this file adds, scalars are set
+// only when the file names them (so a layer can leave its base's value alone).
+struct Layer {
+    std::string file;  // as it appears in messages: "default.toml" or the path
+    std::optional<Located<std::string>> description;
+    std::vector<Located<std::string>> extends;
+
+    std::vector<MountRule> ro;
+    std::vector<MountRule> rw;
+    std::vector<TmpfsRule> tmpfs;
+    std::vector<HideRule> hide;
+    std::optional<Located<WorkspaceAccess>> workspace;
+    std::optional<Located<bool>> private_home;
+    std::optional<Located<bool>> proc;
+    std::optional<Located<bool>> dev;
+
+    std::vector<Located<std::string>> env_allow;
+    std::vector<Located<std::string>> env_deny;
+    std::vector<EnvSet> env_set;
+
+    std::optional<Located<std::string>> hostname;
+    std::optional<Located<std::string>> cwd;
+    std::optional<Located<bool>> die_with_parent;
+
+    std::optional<Located<bool>> ns_net;
+    std::optional<Located<bool>> ns_ipc;
+    std::optional<Located<bool>> ns_uts;
+    std::optional<Located<bool>> ns_cgroup;
+};
+
+// Parses one file's text (parse.cc). `file` is used in every message.
+Result<Layer> parse_layer(std::string_view text, const std::string& file);
+
+// Applies a layer on top of p: lists accumulate, set scalars override (merge.cc).
+void apply_layer(Policy& p, const Layer& layer);
+
+// A Policy holding the built-in defaults, their origins saying so (merge.cc).
+Policy default_policy();
+
+// Value checks: "" when fine, otherwise what is wrong (no location) (checks.cc).
+std::string check_path(std::string_view s);         // absolute, ~, {workspace}, {tmp}
+std::string check_env_name(std::string_view s);     // [A-Za-z_][A-Za-z0-9_]*
+std::string check_env_pattern(std::string_view s);  // a name that may hold * and ?
+std::string check_hostname(std::string_view s);     // RFC 1123, at most 64 characters
+
+// The closest of `known` within edit distance 2, or "" (checks.cc).
+std::string closest_key(std::string_view word, const std::vector<std::string_view>& known);
+
+// "FILE:LINE:COL: KEY: message", or "command line: --ro: message" when the origin
+// is not a file position (checks.cc).
+Error error_at(const Origin& o, const std::string& message);
+
+// Reads a whole regular file of at most 1 MiB (load.cc). err is 0 on success,
+// otherwise an errno value with `why` saying it in words.
+struct ReadResult {
+    std::string text;
+    int err = 0;
+    std::string why;
+};
+ReadResult read_small_file(const std::string& path);
+
+// Built-in lookup (builtin.cc). find_builtin returns nullptr when unknown.
+const Builtin* find_builtin(std::string_view name);
+std::string builtin_names();  // "default, minimal"
+
+}  // namespace agentjail::policy::detail

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loading: finds a built-in or reads a file, resolves the extends chain (cycles
+// are errors), merges the layers base first and validates the result.
+#include "policy/internal.hpp"
+#include "sys/fd.hpp"
+#include "util/strings.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+namespace agentjail::policy {
+namespace {
+
+// Policy files are a few kilobytes; the cap keeps `-p /dev/zero`-style mistakes
+// from eating memory.
+constexpr size_t max_file_size = 1 << 20;
+constexpr size_t max_layers = 64;
+
+// The extends rule: a value with no '/' that does not end in .toml names a
+// built-in; anything else is a file.
+bool is_builtin_name(std::string_view s) {
+    return s.find('/') == std::string_view::npos &&
+           !(s.size() >= 5 && s.substr(s.size() - 5) == ".toml");
+}
+
+}  // namespace
+
+namespace detail {
+
+ReadResult read_small_file(const std::string& path) {
+    ReadResult r;
+    // O_NONBLOCK: opening a FIFO must not hang the loader; it is refused below.
+    sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!fd) {
+        r.err = errno;
+        r.why = util::errno_text(r.err);
+        return r;
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        r.err = errno;
+        r.why = util::errno_text(r.err);
+        return r;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        r.err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        r.why = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
+        return r;
+    }
+    char buf[8192];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            r.err = errno;
+            r.why = util::errno_text(r.err);
+            return r;
+        }
+        if (n == 0) break;
+        r.text.append(buf, static_cast<size_t>(n));
+        if (r.text.size() > max_file_size) {
+            r.err = EFBIG;
+            r.why = "larger than 1 MiB, more than a policy or env file needs";
+            return r;
+        }
+    }
+    return r;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::read_small_file;
+
+std::string dir_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos) return {};
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string join(const std::string& dir, const std::string& rel) {
+    if (rel.empty() || rel[0] == '/' || dir.empty()) return rel;
+    return dir == "/" ? "/" + rel : dir + "/" + rel;
+}
+
+// Two spellings of one file must be recognised as the same layer, or a cycle
+// through "./a.toml" and "a.toml" would recurse until max_layers.
+std::string identity(const std::string& path) {
+    std::error_code ec;
+    auto canon = std::filesystem::weakly_canonical(path, ec);
+    if (!ec) return "file:" + canon.string();
+    auto abs = std::filesystem::absolute(path, ec);
+    return "file:" + (ec ? path : util::normalize_path(abs.string()));
+}
+
+class Resolver {
+public:
+    // Visits one layer: its bases first (depth first, in the order given), then
+    // itself. A layer reached twice (a diamond) is applied once, where first met.
+    Result<void> visit(detail::Layer layer, const std::string& id, const std::string& name,
+                       bool is_builtin) {
+        if (stack_ids_.size() >= max_layers)
+            return detail::error_at(layer.extends.empty() ? Origin{layer.file, 0, 0, "extends"}
+                                                          : layer.extends.front().origin,
+                                    "extends chain is deeper than " + std::to_string(max_layers) +
+                                        " layers");
+        stack_ids_.push_back(id);
+        stack_files_.push_back(layer.file);
+        for (const auto& ext : layer.extends) {
+            auto r = visit_base(ext, layer.file, is_builtin);
+            if (!r) return r;
+        }
+        stack_ids_.pop_back();
+        stack_files_.pop_back();
+        done_.insert(id);
+        names.push_back(name);
+        order.push_back(std::move(layer));
+        return {};
+    }
+
+    std::vector<detail::Layer> order;
+    std::vector<std::string> names;
+
+private:
+    Result<void> visit_base(const Located<std::string>& ext, const std::string& from_file,
+                            bool from_builtin) {
+        const std::string& v = ext.value;
+        std::string id, file, name, text;
+        if (is_builtin_name(v)) {
+            const Builtin* b = detail::find_builtin(v);
+            if (!b)
+                return detail::error_at(ext.origin, "unknown built-in policy '" + v +
+                                                        "' (built-in policies: " +
+                                                        detail::builtin_names() +
+                                                        "; a file path must contain '/' or end "
+                                                        "in .toml)");
+            id = "builtin:" + b->name;
+            file = b->name + ".toml";
+            name = b->name;
+            text = b->text;
+        } else {
+            if (from_builtin)
+                return detail::error_at(ext.origin, "a built-in policy can only extend built-ins");
+            if (v == "~" || util::starts_with(v, "~/")) {
+                const char* home = std::getenv("HOME");
+                if (home == nullptr || home[0] != '/')
+                    return detail::error_at(ext.origin, "'" + v + "' needs HOME to be set");
+                file = std::string(home) + v.substr(1);
+            } else {
+                file = join(dir_of(from_file), v);
+            }
+            id = identity(file);
+            name = file;
+        }
+        for (size_t i = 0; i < stack_ids_.size(); ++i) {
+            if (stack_ids_[i] != id) continue;
+            std::string chain;
+            for (size_t j = i; j < stack_files_.size(); ++j) chain += stack_files_[j] + " -> ";
+            return detail::error_at(ext.origin, "extends cycle: " + chain + file);
+        }
+        if (done_.count(id)) return {};
+        if (text.empty() && util::starts_with(id, "file:")) {
+            auto r = read_small_file(file);
+            if (r.err == ENOENT)
+                return detail::error_at(ext.origin, "policy file '" + file + "' not found");
+            if (r.err != 0)
+                return detail::error_at(ext.origin, "cannot read '" + file + "': " + r.why);
+            text = std::move(r.text);
+        }
+        auto layer = detail::parse_layer(text, file);
+        if (!layer) return std::move(layer).error();
+        return visit(std::move(*layer), id, name, util::starts_with(id, "builtin:"));
+    }
+
+    std::vector<std::string> stack_ids_;
+    std::vector<std::string> stack_files_;
+    std::set<std::string> done_;
+};
+
+Result<Policy> load_layer(detail::Layer top, const std::string& id, const std::string& layer_name,
+                          const std::string& policy_name, bool is_builtin) {
+    Resolver r;
+    auto visited = r.visit(std::move(top), id, layer_name, is_builtin);
+    if (!visited) return std::move(visited).error();
+    Policy p = detail::default_policy();
+    for (const auto& layer : r.order) detail::apply_layer(p, layer);
+    p.name = policy_name;
+    p.layers = std::move(r.names);
+    auto ok = validate(p);
+    if (!ok) return std::move(ok).error();
+    return p;
+}
+
+Result<Policy> load_file_text(const std::string& text, const std::string& file) {
+    auto layer = detail::parse_layer(text, file);
+    if (!layer) return std::move(layer).error();
+    return load_layer(std::move(*layer), identity(file), file, file, false);
+}
+
+}  // namespace
+
+Result<Policy> load_text(const std::string& text, const std::string& file) {
+    return load_file_text(text, file);
+}
+
+Result<Policy> load(const std::string& name_or_path) {
+    if (is_builtin_name(name_or_path)) {
+        if (const Builtin* b = detail::find_builtin(name_or_path)) {
+            auto layer = detail::parse_layer(b->text, b->name + ".toml");
+            if (!layer) return std::move(layer).error();
+            return load_layer(std::move(*layer), "builtin:" + b->name, b->name, b->name, true);
+        }
+    }
+    auto r = read_small_file(name_or_path);
+    if (r.err == ENOENT || r.err == ENOTDIR || (r.err != 0 && name_or_path.empty()))
+        return Error{ErrorKind::invalid_input, 0,
+                     "unknown policy '" + name_or_path + "' (built-in policies: " +
+                         detail::builtin_names() + "; or give a path to a .toml file)"};
+    if (r.err != 0)
+        return Error{ErrorKind::invalid_input, r.err,
+                     "cannot read policy file '" + name_or_path + "': " + r.why};
+    return load_file_text(r.text, name_or_path);
+}
+
+}  // namespace agentjail::policy

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Merging: the built-in defaults, then each layer of the extends chain base
+// first (lists accumulate, scalars set by a later layer win, env set last-wins).
+#include "policy/internal.hpp"
+
+namespace agentjail::policy::detail {
+namespace {
+
+template <class T>
+void append(std::vector<T>& to, const std::vector<T>& from) {
+    to.insert(to.end(), from.begin(), from.end());
+}
+
+template <class T>
+void override_with(Located<T>& to, const std::optional<Located<T>>& from) {
+    if (from) to = *from;
+}
+
+}  // namespace
+
+Policy default_policy() {
+    // The values of policy.hpp, with origins that say where they came from, so
+    // `explain` never shows an empty origin for a value no file set.
+    Policy p;
+    auto def = [](const char* key) { return Origin{"built-in default", 0, 0, key}; };
+    p.workspace.origin = def("filesystem.workspace");
+    p.private_home.origin = def("filesystem.home");
+    p.proc.origin = def("filesystem.proc");
+    p.dev.origin = def("filesystem.dev");
+    p.hostname.origin = def("process.hostname");
+    p.cwd.origin = def("process.cwd");
+    p.die_with_parent.origin = def("process.die_with_parent");
+    p.ns_net.origin = def("namespaces.net");
+    p.ns_ipc.origin = def("namespaces.ipc");
+    p.ns_uts.origin = def("namespaces.uts");
+    p.ns_cgroup.origin = def("namespaces.cgroup");
+    return p;
+}
+
+void apply_layer(Policy& p, const Layer& l) {
+    if (l.description) p.description = l.description->value;
+
+    append(p.ro, l.ro);
+    append(p.rw, l.rw);
+    append(p.tmpfs, l.tmpfs);
+    append(p.hide, l.hide);
+    override_with(p.workspace, l.workspace);
+    override_with(p.private_home, l.private_home);
+    override_with(p.proc, l.proc);
+    override_with(p.dev, l.dev);
+
+    append(p.env_allow, l.env_allow);
+    append(p.env_deny, l.env_deny);
+    for (const auto& e : l.env_set) set_env(p, e.name, e.value, e.origin);
+
+    override_with(p.hostname, l.hostname);
+    override_with(p.cwd, l.cwd);
+    override_with(p.die_with_parent, l.die_with_parent);
+
+    override_with(p.ns_net, l.ns_net);
+    override_with(p.ns_ipc, l.ns_ipc);
+    override_with(p.ns_uts, l.ns_uts);
+    override_with(p.ns_cgroup, l.ns_cgroup);
+}
+
+}  // namespace agentjail::policy::detail

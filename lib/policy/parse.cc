@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: Apache-2.0
+// The TOML parser: one policy file's text into a Layer, checking every key and
+// value against docs/policy-format.md. toml++ stays inside this file.
+#include "policy/internal.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace agentjail::policy::detail {
+namespace {
+
+// Reserved for later versions: accepted when empty so that a policy can already
+// carry the section header, refused with a clear message as soon as it says
+// anything, because silently ignoring e.g. a seccomp rule would be a hole.
+constexpr std::string_view reserved_sections[] = {"seccomp", "limits", "network", "workspace"};
+
+std::string type_name(const toml::node& n) {
+    switch (n.type()) {
+        case toml::node_type::table: return "a table";
+        case toml::node_type::array: return "an array";
+        case toml::node_type::string: return "a string";
+        case toml::node_type::integer: return "an integer";
+        case toml::node_type::floating_point: return "a floating-point number";
+        case toml::node_type::boolean: return "a boolean";
+        case toml::node_type::date: return "a date";
+        case toml::node_type::time: return "a time";
+        case toml::node_type::date_time: return "a date-time";
+        case toml::node_type::none: break;
+    }
+    return "nothing";
+}
+
+// A key and its value, in document order (toml::table is ordered by key name,
+// and the first error a user sees should be the first one in the file).
+struct Entry {
+    const toml::key* key;
+    const toml::node* node;
+};
+
+std::vector<Entry> entries(const toml::table& t) {
+    std::vector<Entry> out;
+    for (auto&& [k, v] : t) out.push_back({&k, &v});
+    std::stable_sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
+        const auto& pa = a.key->source().begin;
+        const auto& pb = b.key->source().begin;
+        return std::pair(pa.line, pa.column) < std::pair(pb.line, pb.column);
+    });
+    return out;
+}
+
+class Parser {
+public:
+    Parser(const std::string& file, Layer& out) : file_(file), out_(out) {}
+
+    // Each step returns false after recording the first error.
+    bool root(const toml::table& t);
+    std::optional<Error> take_error() { return std::move(error_); }
+
+private:
+    Origin origin(const toml::source_region& r, std::string key) const {
+        return Origin{file_, static_cast<int>(r.begin.line), static_cast<int>(r.begin.column),
+                      std::move(key)};
+    }
+    bool fail(const toml::source_region& r, const std::string& key, const std::string& msg) {
+        if (!error_) error_ = error_at(origin(r, key), msg);
+        return false;
+    }
+    bool expected(const toml::node& n, const std::string& key, const std::string& what) {
+        return fail(n.source(), key, "expected " + what + ", got " + type_name(n));
+    }
+    bool unknown_key(const Entry& e, const std::string& path,
+                     const std::vector<std::string_view>& known) {
+        std::string msg = "unknown key";
+        std::string near = closest_key(e.key->str(), known);
+        if (!near.empty()) {
+            msg += "; did you mean '" + near + "'?";
+        } else {
+            msg += " (expected one of: ";
+            for (size_t i = 0; i < known.size(); ++i)
+                msg += (i ? ", " : "") + std::string(known[i]);
+            msg += ")";
+        }
+        return fail(e.key->source(), path, msg);
+    }
+
+    bool table_of(const toml::node& n, const std::string& key, const toml::table*& t) {
+        t = n.as_table();
+        return t ? true : expected(n, key, "a table");
+    }
+    bool array_of(const toml::node& n, const std::string& key, const toml::array*& a) {
+        a = n.as_array();
+        return a ? true : expected(n, key, "an array");
+    }
+    bool boolean(const toml::node& n, const std::string& key, std::optional<Located<bool>>& out) {
+        const auto* b = n.as_boolean();
+        if (!b) return expected(n, key, "true or false");
+        out = Located<bool>{b->get(), origin(n.source(), key)};
+        return true;
+    }
+    bool string(const toml::node& n, const std::string& key, std::string& out) {
+        const auto* s = n.as_string();
+        if (!s) return expected(n, key, "a string");
+        out = s->get();
+        if (out.empty()) return fail(n.source(), key, "expected a non-empty string");
+        return true;
+    }
+    bool checked(const toml::node& n, const std::string& key, std::string& out,
+                 std::string (*check)(std::string_view)) {
+        if (!string(n, key, out)) return false;
+        std::string problem = check(out);
+        return problem.empty() ? true : fail(n.source(), key, problem);
+    }
+    // A string that must be one of `choices`; returns its index through `which`.
+    bool choice(const toml::node& n, const std::string& key,
+                const std::vector<std::string_view>& choices, size_t& which) {
+        std::string list;
+        for (size_t i = 0; i < choices.size(); ++i) {
+            if (i) list += (i + 1 == choices.size()) ? " or " : ", ";
+            list += "\"" + std::string(choices[i]) + "\"";
+        }
+        const auto* s = n.as_string();
+        if (!s) return expected(n, key, list);
+        auto it = std::find(choices.begin(), choices.end(), std::string_view(s->get()));
+        if (it == choices.end())
+            return fail(n.source(), key, "expected " + list + ", got \"" + s->get() + "\"");
+        which = static_cast<size_t>(it - choices.begin());
+        return true;
+    }
+
+    bool extends(const toml::node& n);
+    bool filesystem(const toml::table& t);
+    bool mounts(const toml::node& n, const std::string& key, std::vector<MountRule>& out);
+    bool mount_table(const toml::table& t, const std::string& key, MountRule& rule);
+    bool tmpfs(const toml::node& n, const std::string& key);
+    bool environment(const toml::table& t);
+    bool patterns(const toml::node& n, const std::string& key,
+                  std::vector<Located<std::string>>& out);
+    bool process(const toml::table& t);
+    bool namespaces(const toml::table& t);
+    bool reserved(const toml::node& n, const std::string& section);
+
+    const std::string& file_;
+    Layer& out_;
+    std::optional<Error> error_;
+};
+
+bool Parser::root(const toml::table& t) {
+    static const std::vector<std::string_view> known = {
+        "description", "extends", "filesystem", "environment", "process",
+        "namespaces",  "seccomp", "limits",     "network",     "workspace"};
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        const toml::table* sub = nullptr;
+        if (k == "description") {
+            std::string s;
+            if (!string(*e.node, "description", s)) return false;
+            out_.description = Located<std::string>{s, origin(e.node->source(), "description")};
+        } else if (k == "extends") {
+            if (!extends(*e.node)) return false;
+        } else if (k == "filesystem") {
+            if (!table_of(*e.node, "filesystem", sub) || !filesystem(*sub)) return false;
+        } else if (k == "environment") {
+            if (!table_of(*e.node, "environment", sub) || !environment(*sub)) return false;
+        } else if (k == "process") {
+            if (!table_of(*e.node, "process", sub) || !process(*sub)) return false;
+        } else if (k == "namespaces") {
+            if (!table_of(*e.node, "namespaces", sub) || !namespaces(*sub)) return false;
+        } else if (std::find(std::begin(reserved_sections), std::end(reserved_sections), k) !=
+                   std::end(reserved_sections)) {
+            if (!reserved(*e.node, std::string(k))) return false;
+        } else {
+            return unknown_key(e, std::string(k), known);
+        }
+    }
+    return true;
+}
+
+bool Parser::extends(const toml::node& n) {
+    auto one = [&](const toml::node& v, const std::string& key) {
+        std::string s;
+        if (!v.is_string()) return expected(v, key, "a policy name or a path string");
+        if (!string(v, key, s)) return false;
+        out_.extends.push_back({s, origin(v.source(), key)});
+        return true;
+    };
+    if (n.is_string()) return one(n, "extends");
+    const auto* a = n.as_array();
+    if (!a) return expected(n, "extends", "a policy name, a path or an array of them");
+    for (size_t i = 0; i < a->size(); ++i)
+        if (!one(*a->get(i), "extends[" + std::to_string(i) + "]")) return false;
+    return true;
+}
+
+bool Parser::reserved(const toml::node& n, const std::string& section) {
+    const toml::table* t = nullptr;
+    if (!table_of(n, section, t)) return false;
+    auto keys = entries(*t);
+    if (keys.empty()) return true;
+    return fail(keys.front().key->source(), section + "." + std::string(keys.front().key->str()),
+                "not supported yet (the [" + section + "] section is reserved for a later version)");
+}
+
+bool Parser::filesystem(const toml::table& t) {
+    static const std::vector<std::string_view> known = {"ro",        "rw",   "tmpfs", "hide",
+                                                        "workspace", "home", "proc",  "dev"};
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "filesystem." + std::string(k);
+        const toml::node& n = *e.node;
+        size_t which = 0;
+        if (k == "ro") {
+            if (!mounts(n, key, out_.ro)) return false;
+        } else if (k == "rw") {
+            if (!mounts(n, key, out_.rw)) return false;
+        } else if (k == "tmpfs") {
+            if (!tmpfs(n, key)) return false;
+        } else if (k == "hide") {
+            const toml::array* a = nullptr;
+            if (!array_of(n, key, a)) return false;
+            for (size_t i = 0; i < a->size(); ++i) {
+                std::string item_key = key + "[" + std::to_string(i) + "]";
+                std::string s;
+                if (!checked(*a->get(i), item_key, s, check_path)) return false;
+                out_.hide.push_back({s, origin(a->get(i)->source(), item_key)});
+            }
+        } else if (k == "workspace") {
+            if (!choice(n, key, {"rw", "ro", "none"}, which)) return false;
+            static constexpr WorkspaceAccess modes[] = {WorkspaceAccess::rw, WorkspaceAccess::ro,
+                                                        WorkspaceAccess::none};
+            out_.workspace = Located<WorkspaceAccess>{modes[which], origin(n.source(), key)};
+        } else if (k == "home") {
+            if (!choice(n, key, {"tmpfs", "none"}, which)) return false;
+            out_.private_home = Located<bool>{which == 0, origin(n.source(), key)};
+        } else if (k == "proc") {
+            if (!boolean(n, key, out_.proc)) return false;
+        } else if (k == "dev") {
+            if (!choice(n, key, {"minimal", "none"}, which)) return false;
+            out_.dev = Located<bool>{which == 0, origin(n.source(), key)};
+        } else {
+            return unknown_key(e, key, known);
+        }
+    }
+    return true;
+}
+
+bool Parser::mounts(const toml::node& n, const std::string& key, std::vector<MountRule>& out) {
+    const toml::array* a = nullptr;
+    if (!array_of(n, key, a)) return false;
+    for (size_t i = 0; i < a->size(); ++i) {
+        const toml::node& item = *a->get(i);
+        std::string item_key = key + "[" + std::to_string(i) + "]";
+        MountRule rule;
+        rule.origin = origin(item.source(), item_key);
+        if (item.is_string()) {
+            if (!checked(item, item_key, rule.src, check_path)) return false;
+        } else if (const auto* t = item.as_table()) {
+            if (!mount_table(*t, item_key, rule)) return false;
+        } else {
+            return expected(item, item_key, "a path string or a table");
+        }
+        out.push_back(std::move(rule));
+    }
+    return true;
+}
+
+bool Parser::mount_table(const toml::table& t, const std::string& key, MountRule& rule) {
+    static const std::vector<std::string_view> known = {"path", "src", "dst", "optional"};
+    const toml::key* path_key = nullptr;
+    const toml::key* src_key = nullptr;
+    const toml::key* dst_key = nullptr;
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string sub = key + "." + std::string(k);
+        if (k == "path" || k == "src") {
+            if (!checked(*e.node, sub, rule.src, check_path)) return false;
+            (k == "path" ? path_key : src_key) = e.key;
+        } else if (k == "dst") {
+            if (!checked(*e.node, sub, rule.dst, check_path)) return false;
+            dst_key = e.key;
+        } else if (k == "optional") {
+            std::optional<Located<bool>> b;
+            if (!boolean(*e.node, sub, b)) return false;
+            rule.optional = b->value;
+        } else {
+            return unknown_key(e, sub, known);
+        }
+    }
+    // `path` means "the same path inside"; mixing it with src/dst would leave
+    // it unclear which of the two the user meant.
+    if (path_key && src_key)
+        return fail(src_key->source(), key + ".src", "give either 'path' or 'src', not both");
+    if (path_key && dst_key)
+        return fail(dst_key->source(), key + ".dst",
+                    "'dst' goes with 'src' (use 'src' and 'dst' to bind elsewhere inside)");
+    if (!path_key && !src_key)
+        return fail(t.source(), key, "expected a table with 'path' or 'src' (and 'dst')");
+    return true;
+}
+
+bool Parser::tmpfs(const toml::node& n, const std::string& key) {
+    const toml::array* a = nullptr;
+    if (!array_of(n, key, a)) return false;
+    for (size_t i = 0; i < a->size(); ++i) {
+        const toml::node& item = *a->get(i);
+        std::string item_key = key + "[" + std::to_string(i) + "]";
+        TmpfsRule rule;
+        rule.origin = origin(item.source(), item_key);
+        if (item.is_string()) {
+            if (!checked(item, item_key, rule.path, check_path)) return false;
+        } else if (const auto* t = item.as_table()) {
+            bool have_path = false;
+            for (const auto& e : entries(*t)) {
+                std::string_view k = e.key->str();
+                std::string sub = item_key + "." + std::string(k);
+                if (k == "path") {
+                    if (!checked(*e.node, sub, rule.path, check_path)) return false;
+                    have_path = true;
+                } else if (k == "size") {
+                    if (const auto* num = e.node->as_integer()) {
+                        if (num->get() <= 0)
+                            return fail(e.node->source(), sub, "expected a size greater than 0");
+                        rule.size_bytes = static_cast<std::uint64_t>(num->get());
+                    } else if (const auto* s = e.node->as_string()) {
+                        auto size = parse_size(s->get());
+                        if (!size) return fail(e.node->source(), sub, size.error().message());
+                        if (*size == 0)
+                            return fail(e.node->source(), sub, "expected a size greater than 0");
+                        rule.size_bytes = *size;
+                    } else {
+                        return expected(*e.node, sub, "a size such as \"256M\" or a number of bytes");
+                    }
+                } else {
+                    return unknown_key(e, sub, {"path", "size"});
+                }
+            }
+            if (!have_path) return fail(t->source(), item_key, "expected a table with 'path'");
+        } else {
+            return expected(item, item_key, "a path string or a table");
+        }
+        out_.tmpfs.push_back(std::move(rule));
+    }
+    return true;
+}
+
+bool Parser::environment(const toml::table& t) {
+    static const std::vector<std::string_view> known = {"allow", "deny", "set"};
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "environment." + std::string(k);
+        if (k == "allow") {
+            if (!patterns(*e.node, key, out_.env_allow)) return false;
+        } else if (k == "deny") {
+            if (!patterns(*e.node, key, out_.env_deny)) return false;
+        } else if (k == "set") {
+            const toml::table* set = nullptr;
+            if (!table_of(*e.node, key, set)) return false;
+            for (const auto& v : entries(*set)) {
+                std::string name(v.key->str());
+                std::string sub = key + "." + name;
+                std::string problem = check_env_name(name);
+                if (!problem.empty()) return fail(v.key->source(), sub, problem);
+                const auto* s = v.node->as_string();
+                if (!s) return expected(*v.node, sub, "a string");
+                // A NUL would silently cut the value short in the command's environ.
+                if (s->get().find('\0') != std::string::npos)
+                    return fail(v.node->source(), sub, "a value may not contain a NUL character");
+                // An empty value is meaningful here (FOO= sets FOO to ""), so it is allowed.
+                out_.env_set.push_back({name, s->get(), origin(v.node->source(), sub)});
+            }
+        } else {
+            return unknown_key(e, key, known);
+        }
+    }
+    return true;
+}
+
+bool Parser::patterns(const toml::node& n, const std::string& key,
+                      std::vector<Located<std::string>>& out) {
+    const toml::array* a = nullptr;
+    if (!array_of(n, key, a)) return false;
+    for (size_t i = 0; i < a->size(); ++i) {
+        std::string item_key = key + "[" + std::to_string(i) + "]";
+        std::string s;
+        if (!checked(*a->get(i), item_key, s, check_env_pattern)) return false;
+        out.push_back({s, origin(a->get(i)->source(), item_key)});
+    }
+    return true;
+}
+
+bool Parser::process(const toml::table& t) {
+    static const std::vector<std::string_view> known = {"hostname", "cwd", "die_with_parent"};
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "process." + std::string(k);
+        std::string s;
+        if (k == "hostname") {
+            if (!checked(*e.node, key, s, check_hostname)) return false;
+            out_.hostname = Located<std::string>{s, origin(e.node->source(), key)};
+        } else if (k == "cwd") {
+            if (!checked(*e.node, key, s, check_path)) return false;
+            out_.cwd = Located<std::string>{s, origin(e.node->source(), key)};
+        } else if (k == "die_with_parent") {
+            if (!boolean(*e.node, key, out_.die_with_parent)) return false;
+        } else {
+            return unknown_key(e, key, known);
+        }
+    }
+    return true;
+}
+
+bool Parser::namespaces(const toml::table& t) {
+    static const std::vector<std::string_view> known = {"net", "ipc", "uts", "cgroup"};
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "namespaces." + std::string(k);
+        if (k == "net") {
+            if (!boolean(*e.node, key, out_.ns_net)) return false;
+        } else if (k == "ipc") {
+            if (!boolean(*e.node, key, out_.ns_ipc)) return false;
+        } else if (k == "uts") {
+            if (!boolean(*e.node, key, out_.ns_uts)) return false;
+        } else if (k == "cgroup") {
+            if (!boolean(*e.node, key, out_.ns_cgroup)) return false;
+        } else if (k == "user" || k == "mount" || k == "pid") {
+            // These three are what the sandbox is made of; turning one off is not
+            // a policy choice agentjail offers.
+            return fail(e.key->source(), key,
+                        "the " + std::string(k) + " namespace is always new and cannot be configured");
+        } else {
+            return unknown_key(e, key, known);
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+Result<Layer> parse_layer(std::string_view text, const std::string& file) {
+    Layer layer;
+    layer.file = file;
+    toml::table root;
+    try {
+        root = toml::parse(text, file);
+    } catch (const toml::parse_error& e) {
+        const auto& pos = e.source().begin;
+        return Error{ErrorKind::invalid_input, 0,
+                     file + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) +
+                         ": " + std::string(e.description())};
+    } catch (const std::exception& e) {
+        // toml++ may also throw std::bad_alloc and friends; they must not leave the module.
+        return Error{ErrorKind::internal, 0, file + ": " + e.what()};
+    }
+    Parser parser(file, layer);
+    if (!parser.root(root)) return std::move(*parser.take_error());
+    return layer;
+}
+
+}  // namespace agentjail::policy::detail
