@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Configures and builds agentjail (library, CLI, examples, tests) with warnings as
+# errors, in build/ or in $AGENTJAIL_BUILD_DIR.
+#
+# Usage: scripts/build.sh [extra cmake -D options...]
+#   AGENTJAIL_BUILD_DIR  build directory, relative to the repository root (default: build)
+#   AGENTJAIL_BUILD_TYPE CMAKE_BUILD_TYPE (default: RelWithDebInfo)
+#   AGENTJAIL_JOBS       parallel compile jobs (default: the number of CPUs)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Outputs readable by everyone: scripts/test.sh runs the tests again as another user.
+umask 022
+
+build=${AGENTJAIL_BUILD_DIR:-build}
+jobs=${AGENTJAIL_JOBS:-$(nproc)}
+
+say() { printf 'build.sh: %s\n' "$*" >&2; }
+
+if [[ -f "$build/CMakeCache.txt" ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt"; then
+    say "$build/ was configured with another generator; remove it (rm -rf $build) and re-run"
+    exit 1
+fi
+
+say "configure $build/ (${AGENTJAIL_BUILD_TYPE:-RelWithDebInfo}, -Werror)"
+# compile_commands.json is for scripts/lint.sh --tidy and editors.
+cmake -S . -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE="${AGENTJAIL_BUILD_TYPE:-RelWithDebInfo}" \
+    -DAGENTJAIL_WERROR=ON \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+    "$@"
+say "build with $jobs jobs"
+ninja -C "$build" -j "$jobs"
+say "done: $build/bin/agentjail"

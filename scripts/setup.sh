@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs agentjail's build, test and benchmark dependencies from Debian 12 packages,
+# and does nothing (no apt, no root needed) when they are all present already.
+#
+# Usage: scripts/setup.sh [--lint] [--check]
+#   --lint   also install clang-format and clang-tidy (for scripts/lint.sh)
+#   --check  only report what is missing; exit 1 if anything is
+set -euo pipefail
+
+# What cmake needs to configure and build the library, the CLI and the tests.
+build_pkgs=(build-essential cmake ninja-build pkg-config libseccomp-dev libcap-dev
+    libboost-program-options-dev libboost-dev libfmt-dev libtomlplusplus-dev
+    libgtest-dev libgmock-dev nlohmann-json3-dev git ca-certificates)
+# What the test tiers and the benchmark run: hyperfine and bwrap (bench peers),
+# unshare/runuser (util-linux), ps (procps), useradd/userdel (passwd) for the
+# unprivileged pass of scripts/test.sh, capsh (libcap2-bin), python3.
+test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3)
+lint_pkgs=(clang-format clang-tidy)
+
+say() { printf 'setup.sh: %s\n' "$*" >&2; }
+
+check_only=0
+pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
+for arg in "$@"; do
+    case "$arg" in
+        --lint) pkgs+=("${lint_pkgs[@]}") ;;
+        --check) check_only=1 ;;
+        -h | --help)
+            sed -n '3,8s/^# \{0,1\}//p' "$0"
+            exit 0
+            ;;
+        *)
+            say "unknown argument: $arg (try --help)"
+            exit 2
+            ;;
+    esac
+done
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    say "this script knows Debian 12 (dpkg/apt) only; install the equivalents of:"
+    say "  ${pkgs[*]}"
+    say "or set AGENTJAIL_SKIP_SETUP=1 to let scripts/build.sh and scripts/test.sh skip this step"
+    exit 1
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    # "install ok installed" is the only state in which the files are really there.
+    if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]]; then
+        missing+=("$p")
+    fi
+done
+
+if ((${#missing[@]} == 0)); then
+    say "all ${#pkgs[@]} packages present, nothing to install"
+    exit 0
+fi
+
+say "missing: ${missing[*]}"
+if ((check_only)); then
+    exit 1
+fi
+if ((EUID != 0)); then
+    say "run as root (sudo $0) or install: apt-get install -y --no-install-recommends ${missing[*]}"
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+say "apt-get update"
+apt-get update -q
+say "apt-get install ${missing[*]}"
+apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+say "installed ${#missing[@]} packages"

@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The one test command: installs what is missing, builds once, runs every CTest tier
+# as the caller and, when the caller is root, the integration and escape tiers again
+# as a throwaway unprivileged user; ends with "N passed, N failed, N skipped".
+#
+# Usage: scripts/test.sh [extra ctest arguments, given to both passes]
+#   AGENTJAIL_BUILD_DIR       build directory (default: build, inside the repository)
+#   AGENTJAIL_SKIP_SETUP=1    do not run scripts/setup.sh
+#   AGENTJAIL_SKIP_BUILD=1    test the existing build as it is
+#   AGENTJAIL_TEST_JOBS       tests run in parallel (default: 2)
+#   AGENTJAIL_TEST_TIMEOUT    seconds per test that sets no TIMEOUT itself (default: 120)
+#   AGENTJAIL_UNPRIVILEGED=0  skip the unprivileged pass even as root
+#
+# Why two passes: a sandbox built by root (who holds every capability in the initial
+# user namespace) and one built by an ordinary user go through different kernel
+# checks, and agentjail must hold up in both. The unprivileged pass runs as a user
+# created for this run only (useradd --system, home and TMPDIR in a scratch dir);
+# a trap deletes the user, kills what it left running (by pid) and removes the
+# scratch dir, also on failure or Ctrl-C. That user needs read access to the source
+# and build trees and nothing else: ctest writes its logs into a scratch test
+# directory that includes the real one, and the tests write only under TMPDIR.
+# When the checkout lives below a directory other users cannot enter (a 0700 home),
+# that pass runs in a private mount namespace in which a tmpfs over the closed
+# directory re-exposes just the checkout at the same path (the test binaries have
+# absolute paths compiled in, so the tree cannot simply be copied elsewhere); the
+# host's permissions are never changed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd -P)
+
+build=${AGENTJAIL_BUILD_DIR:-build}
+[[ "$build" == /* ]] || build=$root/$build
+jobs=${AGENTJAIL_TEST_JOBS:-2}
+timeout=${AGENTJAIL_TEST_TIMEOUT:-120}
+unpriv_labels='integration|escape'
+
+say() { printf 'test.sh: %s\n' "$*" >&2; }
+
+if [[ "${AGENTJAIL_SKIP_SETUP:-0}" != 1 ]]; then
+    scripts/setup.sh
+fi
+if [[ "${AGENTJAIL_SKIP_BUILD:-0}" != 1 ]]; then
+    scripts/build.sh
+fi
+build=$(cd "$build" && pwd -P)
+
+scratch=$(mktemp -d /tmp/agentjail-test.XXXXXX)
+chmod 0755 "$scratch"
+user=""
+
+# Deletes the throwaway user, first killing (by pid) whatever still runs as it: a
+# test that leaked a process (the very thing PROC-05 tests for) must not keep it alive.
+remove_user() {
+    [[ -n "$user" ]] && id -u "$user" >/dev/null 2>&1 || return 0
+    local -a pids
+    read -ra pids <<<"$(ps -o pid= -u "$user" 2>/dev/null | tr '\n' ' ')"
+    if ((${#pids[@]} > 0)); then
+        say "killing processes left by $user: ${pids[*]}"
+        kill -KILL "${pids[@]}" 2>/dev/null || true
+        sleep 0.2
+    fi
+    userdel "$user" >/dev/null 2>&1 || userdel -f "$user" || say "could not delete user $user"
+    user=""
+}
+
+# shellcheck disable=SC2317 # invoked by the trap
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    remove_user
+    rm -rf -- "$scratch" || say "could not remove $scratch"
+    exit "$rc"
+}
+# Runs a ctest in its own process group in the background, so that a signal to this
+# script is handled at once and reaches the tests too (ctest leaves its running tests
+# behind when it gets SIGTERM).
+child=""
+run_child() {
+    setsid "$@" &
+    child=$!
+    local rc=0
+    wait "$child" || rc=$?
+    child=""
+    return "$rc"
+}
+# shellcheck disable=SC2317 # invoked by the trap
+on_signal() {
+    say "interrupted, stopping the tests"
+    if [[ -n "$child" ]]; then
+        kill -TERM -- "-$child" 2>/dev/null || kill -TERM "$child" 2>/dev/null || true
+        wait "$child" 2>/dev/null || true
+    fi
+    exit "$1"
+}
+trap cleanup EXIT
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+
+ctest_args=(--output-on-failure --no-tests=error --timeout "$timeout" -j "$jobs")
+
+# Counts a CTest JUnit file as "passed failed skipped". CTest writes status="notrun"
+# both for a GTEST_SKIP() (message SKIP_REGULAR_EXPRESSION_MATCHED) and for a test
+# whose binary is missing; only the first is a skip, the second is a failure.
+count_junit() {
+    [[ -f "$1" ]] || {
+        echo "0 0 0"
+        return
+    }
+    awk '
+        function flush() { if (pending) failed++; pending = 0 }
+        /<testcase / {
+            flush()
+            if ($0 ~ /status="run"/) passed++
+            else if ($0 ~ /status="disabled"/) skipped++
+            else if ($0 ~ /status="notrun"/) pending = 1
+            else failed++
+        }
+        /<skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/ { if (pending) { skipped++; pending = 0 } }
+        /<\/testcase>/ { flush() }
+        END { flush(); printf "%d %d %d\n", passed, failed, skipped }
+    ' "$1"
+}
+
+total_passed=0 total_failed=0 total_skipped=0 status=0
+# Adds one pass's results to the totals: record NAME RC JUNIT.
+record() {
+    local name=$1 rc=$2 p f s
+    read -r p f s < <(count_junit "$3")
+    if ((rc != 0 && f == 0)); then
+        # ctest failed without a failing test to show for it (no tests found, a
+        # crash, an unreadable tree): count the pass itself as one failure.
+        say "$name: ctest exited with status $rc"
+        f=1
+    fi
+    say "$name: $p passed, $f failed, $s skipped"
+    total_passed=$((total_passed + p))
+    total_failed=$((total_failed + f))
+    total_skipped=$((total_skipped + s))
+    ((rc == 0 && f == 0)) || status=1
+}
+
+# Pass 1: every tier, as whoever runs this script.
+me=$(id -un)
+say "pass 1: all tiers as $me (uid $EUID)"
+start=$SECONDS
+rc=0
+run_child ctest --test-dir "$build" "${ctest_args[@]}" --output-junit "$scratch/pass1.xml" "$@" || rc=$?
+say "pass 1 took $((SECONDS - start))s"
+record "pass 1 ($me)" "$rc" "$scratch/pass1.xml"
+
+# Prints the first directory from / down to $1 that $user cannot enter, if any.
+first_closed_dir() {
+    local p="" part
+    local -a parts
+    IFS=/ read -ra parts <<<"${1#/}"
+    for part in "${parts[@]}"; do
+        [[ -n "$part" ]] || continue
+        p+=/$part
+        if ! runuser -u "$user" -- test -x "$p" 2>/dev/null; then
+            printf '%s\n' "$p"
+            return
+        fi
+    done
+}
+
+run_unprivileged_pass() {
+    user=ajtest-$$
+    while id -u "$user" >/dev/null 2>&1; do user=ajtest-$$-$RANDOM; done
+    useradd --system --user-group --no-create-home --home-dir "$scratch/home" \
+        --shell /usr/sbin/nologin "$user"
+    install -d -o "$user" -g "$user" -m 0700 "$scratch/home" "$scratch/tmp" "$scratch/ctest"
+    # A test directory of the user's own that includes the real one: ctest insists on
+    # writing Testing/Temporary/ under the directory it is pointed at.
+    local esc=${build//\\/\\\\}
+    esc=${esc//\"/\\\"}
+    esc=${esc//\$/\\\$}
+    printf 'subdirs("%s")\n' "$esc" >"$scratch/ctest/CTestTestfile.cmake"
+    chown "$user:$user" "$scratch/ctest/CTestTestfile.cmake"
+
+    local -a view=()
+    local closed
+    closed=$(first_closed_dir "$root")
+    if [[ -n "$closed" ]]; then
+        case "$build/" in
+            "$root"/*) ;;
+            *)
+                say "pass 2: $build is outside $root and $closed is closed to other users;"
+                say "  use the default build dir or make the path traversable (chmod o+x)"
+                return 3
+                ;;
+        esac
+        if [[ "$closed" == "$root" ]]; then
+            say "pass 2: the checkout $root itself is closed to other users (mode $(stat -c %a "$root"));"
+            say "  clone it with umask 022 or run chmod o+rx on it"
+            return 3
+        fi
+        say "pass 2: $closed is closed to $user; exposing only $root in a private mount namespace"
+        mkdir "$scratch/view"
+        # Inside the new namespace: park the checkout, cover the closed directory
+        # with a world-traversable tmpfs, recreate the path, put the checkout back.
+        # shellcheck disable=SC2016 # expanded by the inner bash
+        view=(unshare --mount --propagation private -- bash -c '
+            set -euo pipefail
+            closed=$1 path=$2 stash=$3
+            shift 3
+            mount --rbind "$path" "$stash"
+            mount -t tmpfs -o mode=0755,size=1m agentjail-test-view "$closed"
+            (umask 022 && mkdir -p "$path")
+            mount --rbind "$stash" "$path"
+            exec "$@"
+        ' bash "$closed" "$root" "$scratch/view")
+    fi
+
+    local -a envv=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+        HOME="$scratch/home" TMPDIR="$scratch/tmp" USER="$user" LOGNAME="$user"
+        LANG=C.UTF-8 TERM="${TERM:-dumb}")
+    [[ -z "${CI:-}" ]] || envv+=(CI="$CI")
+    # The user must be able to read the trees it tests; say so plainly if not, then
+    # run ctest (the arguments before "--" are files to check).
+    # shellcheck disable=SC2016 # expanded by the inner sh
+    local check='while [ "$1" != -- ]; do
+            test -r "$1" || { echo "test.sh: pass 2: $1 is not readable by $(id -un); build with umask 022" >&2; exit 3; }
+            shift
+        done
+        shift
+        exec "$@"'
+    # Leave the checkout: a cwd below a closed directory is no place for that user.
+    cd "$scratch"
+    local rc=0
+    run_child "${view[@]}" runuser -u "$user" -- env -i "${envv[@]}" sh -c "$check" sh \
+        "$root/CMakeLists.txt" "$build/CTestTestfile.cmake" "$build/bin/agentjail" -- \
+        ctest --test-dir "$scratch/ctest" -L "$unpriv_labels" "${ctest_args[@]}" \
+        --output-junit "$scratch/ctest/pass2.xml" "$@" || rc=$?
+    cd "$root"
+    return "$rc"
+}
+
+if ((EUID == 0)) && [[ "${AGENTJAIL_UNPRIVILEGED:-1}" != 0 ]]; then
+    say "pass 2: tiers '$unpriv_labels' again as an unprivileged user"
+    start=$SECONDS
+    rc=0
+    run_unprivileged_pass "$@" || rc=$?
+    say "pass 2 took $((SECONDS - start))s"
+    name="pass 2 (${user:-unprivileged})"
+    remove_user
+    record "$name" "$rc" "$scratch/ctest/pass2.xml"
+elif ((EUID != 0)); then
+    say "not root: pass 1 was the unprivileged run; run as root to test both"
+fi
+
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
+exit "$status"
