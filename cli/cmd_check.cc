@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// `agentjail check FILE...`: loads and validates policy files, one line each.
+#include "commands.hpp"
+#include "options.hpp"
+
+#include "policy/policy.hpp"
+#include "util/strings.hpp"
+
+#include <cstdio>
+
+namespace agentjail::cli {
+
+int cmd_check(const std::vector<std::string>& args) {
+    std::vector<std::string> files;
+    auto help = parse_simple("check", args, "FILE", files);
+    if (!help) return report(help.error());
+    if (*help) {
+        std::fputs("agentjail check: load each policy FILE (with its extends chain), validate it and\n"
+                   "print 'FILE: ok' or the error (FILE:LINE:COL: KEY: message). Exits 0 when all\n"
+                   "are fine, 125 otherwise.\n"
+                   "\nUsage:\n  agentjail check FILE...\n\nExamples:\n  agentjail check my.toml\n"
+                   "  agentjail check policies/*.toml\n",
+                   stdout);
+        return 0;
+    }
+    if (files.empty()) return usage_error("check: no FILE given (see agentjail check --help)");
+    bool all_ok = true;
+    for (const auto& f : files) {
+        // A bare word like "default" would load the built-in of that name: check is
+        // about files, so a word that is neither a path nor *.toml is read as ./word.
+        bool looks_builtin = f.find('/') == std::string::npos &&
+                             !(f.size() >= 5 && f.compare(f.size() - 5, 5, ".toml") == 0);
+        std::string path = looks_builtin ? "./" + f : f;
+        auto p = policy::load(path);
+        if (p) {
+            std::printf("%s: ok\n", f.c_str());
+            continue;
+        }
+        all_ok = false;
+        const std::string& msg = p.error().message();
+        // Parse errors already start with the file name; others get it in front.
+        if (util::starts_with(msg, f) || util::starts_with(msg, path))
+            std::printf("%s\n", msg.c_str());
+        else
+            std::printf("%s: %s\n", f.c_str(), msg.c_str());
+    }
+    std::fflush(stdout);
+    return all_ok ? 0 : exit_agentjail_error;
+}
+
+}  // namespace agentjail::cli

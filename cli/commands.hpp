@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// The subcommands: each takes the arguments after its verb and returns the exit status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace agentjail::cli {
+
+int cmd_run(const std::vector<std::string>& args);
+int cmd_explain(const std::vector<std::string>& args);
+int cmd_check(const std::vector<std::string>& args);
+int cmd_doctor(const std::vector<std::string>& args);
+int cmd_policies(const std::vector<std::string>& args);
+
+}  // namespace agentjail::cli

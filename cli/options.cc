@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: Apache-2.0
+// Turns run/explain flags into overrides on the loaded policy, each with the
+// origin "command line (--flag)", and holds the help texts and error reporting.
+#include "options.hpp"
+
+#include "util/strings.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace agentjail::cli {
+
+namespace {
+
+Error invalid(const std::string& message) { return Error(ErrorKind::invalid_input, EINVAL, message); }
+
+policy::Origin flag_origin(const std::string& flag) {
+    return policy::Origin{"command line", 0, 0, flag};
+}
+
+po::options_description run_options() {
+    po::options_description d("Options");
+    // No option takes more than one token: a multitoken option would swallow the
+    // command that follows it.
+    d.add_options()
+        ("help,h", "show this help and exit")
+        ("policy,p", po::value<std::string>()->value_name("NAME|FILE"),
+         "the policy: a built-in name (see 'agentjail policies') or a TOML file; default: default")
+        ("workspace,C", po::value<std::string>()->value_name("DIR"),
+         "the workspace (default: the current directory), bound read-write at the same path; "
+         "naming it here also allows / or the home directory (hidden paths stay hidden)")
+        ("ro", po::value<std::vector<std::string>>()->value_name("SRC[:DST]"),
+         "bind SRC read-only at DST (default: the same path); repeatable")
+        ("rw", po::value<std::vector<std::string>>()->value_name("SRC[:DST]"),
+         "bind SRC read-write at DST (default: the same path); repeatable")
+        ("hide", po::value<std::vector<std::string>>()->value_name("PATH"),
+         "hide PATH (globs * ? allowed) whatever else binds it; repeatable")
+        ("tmpfs", po::value<std::vector<std::string>>()->value_name("PATH[:SIZE]"),
+         "a fresh tmpfs at PATH, SIZE like 256M; repeatable")
+        ("env,e", po::value<std::vector<std::string>>()->value_name("NAME[=VALUE]"),
+         "set NAME=VALUE, or pass the caller's NAME by exact name (even one that looks "
+         "like a secret); repeatable")
+        ("env-file", po::value<std::vector<std::string>>()->value_name("FILE"),
+         "set the NAME=VALUE lines of FILE; repeatable")
+        ("hostname", po::value<std::string>()->value_name("NAME"),
+         "the hostname inside (default: agentjail)")
+        ("cwd", po::value<std::string>()->value_name("DIR"),
+         "the command's working directory inside (default: the workspace)")
+        ("verbose,v", "print the plan's summary and notes to stderr before running");
+    return d;
+}
+
+po::options_description explain_options() {
+    po::options_description d = run_options();
+    d.add_options()("json", "print the plan as JSON");
+    return d;
+}
+
+// Splits "SRC:DST" at the last ':' that starts an absolute destination, so a
+// source path holding ':' still works when no destination is given.
+std::pair<std::string, std::string> split_mount(const std::string& v) {
+    size_t colon = v.rfind(':');
+    if (colon != std::string::npos && colon > 0 && colon + 1 < v.size() &&
+        (v[colon + 1] == '/' || v[colon + 1] == '~' || v[colon + 1] == '{'))
+        return {v.substr(0, colon), v.substr(colon + 1)};
+    return {v, ""};
+}
+
+bool is_env_name(const std::string& s) {
+    if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+    for (char c : s)
+        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            return false;
+    return true;
+}
+
+Result<void> apply_one(policy::Policy& p, const std::string& key, const std::string& value,
+                       const Context& ctx) {
+    if (value.empty()) return invalid("--" + key + ": empty value");
+    if (key == "ro" || key == "rw") {
+        auto [src, dst] = split_mount(value);
+        std::string s = resolve_path(src, ctx);
+        std::string d = dst.empty() ? "" : resolve_path(dst, ctx);
+        if (key == "ro")
+            policy::add_ro(p, s, d, flag_origin("--ro"));
+        else
+            policy::add_rw(p, s, d, flag_origin("--rw"));
+    } else if (key == "hide") {
+        policy::add_hide(p, resolve_path(value, ctx), flag_origin("--hide"));
+    } else if (key == "tmpfs") {
+        std::string path = value;
+        std::uint64_t size = 0;
+        size_t colon = value.rfind(':');
+        if (colon != std::string::npos) {
+            auto sz = policy::parse_size(value.substr(colon + 1));
+            if (!sz)
+                return invalid("--tmpfs " + value + ": bad size '" + value.substr(colon + 1) +
+                               "' (expected e.g. 64M, 1G)");
+            size = *sz;
+            path = value.substr(0, colon);
+        }
+        if (path.empty()) return invalid("--tmpfs " + value + ": no path");
+        policy::add_tmpfs(p, resolve_path(path, ctx), size, flag_origin("--tmpfs"));
+    } else if (key == "env") {
+        size_t eq = value.find('=');
+        std::string name = value.substr(0, eq);
+        if (!is_env_name(name))
+            return invalid("--env " + value + ": '" + name + "' is not a variable name");
+        if (eq == std::string::npos)
+            // Named exactly by the user: this lifts the secret filter for this name only.
+            policy::pass_env(p, name, flag_origin("--env"));
+        else
+            policy::set_env(p, name, value.substr(eq + 1), flag_origin("--env"));
+    } else if (key == "env-file") {
+        if (auto r = policy::load_env_file(p, resolve_path(value, ctx)); !r) return r;
+    } else if (key == "workspace") {
+        p.workspace_path = policy::Located<std::string>{resolve_path(value, ctx),
+                                                        flag_origin("--workspace")};
+        // Named by the user: the only way a workspace may be / or the home directory.
+        p.workspace_explicit = true;
+    } else if (key == "hostname") {
+        p.hostname = policy::Located<std::string>{value, flag_origin("--hostname")};
+    } else if (key == "cwd") {
+        p.cwd = policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--cwd")};
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<Context> current_context() {
+    Context c;
+    std::string buf(4096, '\0');
+    while (getcwd(buf.data(), buf.size()) == nullptr) {
+        if (errno != ERANGE)
+            return Error(ErrorKind::setup, errno, "the current directory: " + util::errno_text(errno));
+        buf.resize(buf.size() * 2);
+    }
+    c.cwd = buf.c_str();
+    const char* home = std::getenv("HOME");
+    if (home != nullptr && home[0] == '/') {
+        c.home = home;
+    } else if (const passwd* pw = getpwuid(getuid()); pw != nullptr && pw->pw_dir != nullptr) {
+        c.home = pw->pw_dir;
+    } else {
+        c.home = "/";
+    }
+    return c;
+}
+
+std::string resolve_path(const std::string& path, const Context& ctx) {
+    if (path.empty() || path[0] == '{') return path;
+    if (path == "~" || util::starts_with(path, "~/"))
+        return util::normalize_path(ctx.home + "/" + path.substr(1));
+    if (path[0] == '/') return util::normalize_path(path);
+    return util::normalize_path(ctx.cwd + "/" + path);
+}
+
+Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& args,
+                                    const Context& ctx) {
+    Invocation inv;
+    po::options_description desc = verb == Verb::explain ? explain_options() : run_options();
+    po::parsed_options parsed(&desc);
+    po::variables_map vm;
+    try {
+        parsed = po::command_line_parser(args)
+                     .options(desc)
+                     // The first word that is not an option (or "--") ends the options
+                     // and starts the command: `agentjail ls -l` runs `ls -l`.
+                     .extra_style_parser([&inv](std::vector<std::string>& a) {
+                         std::vector<po::option> none;
+                         if (a.empty()) return none;
+                         if (a[0] == "--") {
+                             inv.command.assign(a.begin() + 1, a.end());
+                             a.clear();
+                         } else if (a[0].size() < 2 || a[0][0] != '-') {
+                             inv.command.assign(a.begin(), a.end());
+                             a.clear();
+                         }
+                         return none;
+                     })
+                     // No abbreviations: `--pol` must not silently mean --policy.
+                     .style(po::command_line_style::default_style &
+                            ~po::command_line_style::allow_guessing)
+                     .run();
+        po::store(parsed, vm);
+    } catch (const po::error& e) {
+        return invalid(std::string(e.what()) + " (see agentjail " +
+                       (verb == Verb::explain ? "explain " : "") + "--help)");
+    }
+    if (vm.count("help")) {
+        inv.help = true;
+        return inv;
+    }
+    inv.verbose = vm.count("verbose") > 0;
+    inv.json = vm.count("json") > 0;
+
+    std::string policy_name = vm.count("policy") ? vm["policy"].as<std::string>() : "default";
+    auto pol = agentjail::Policy::load(policy_name);
+    if (!pol) return std::move(pol).error();
+    policy::Policy& p = pol->raw();
+
+    // Overrides in command-line order, so a later flag lands on top of an earlier one.
+    for (const po::option& o : parsed.options) {
+        if (o.string_key == "policy" || o.string_key == "help" || o.string_key == "verbose" ||
+            o.string_key == "json" || o.value.empty())
+            continue;
+        if (auto r = apply_one(p, o.string_key, o.value.front(), ctx); !r) return std::move(r).error();
+    }
+    // The flags may break a rule the files kept (a relative --cwd, a bad hostname):
+    // report it now, naming the flag, before anything is planned.
+    if (auto v = policy::validate(p); !v) return std::move(v).error();
+    inv.policy = std::move(*pol);
+    return inv;
+}
+
+Result<bool> parse_simple(const std::string& verb, const std::vector<std::string>& args,
+                          const std::string& operand_name, std::vector<std::string>& operands) {
+    po::options_description desc;
+    desc.add_options()("help,h", "show help");
+    po::options_description hidden;
+    hidden.add_options()("operand", po::value<std::vector<std::string>>());
+    po::options_description all;
+    all.add(desc).add(hidden);
+    po::positional_options_description pos;
+    pos.add("operand", -1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args)
+                      .options(all)
+                      .positional(pos)
+                      .style(po::command_line_style::default_style &
+                             ~po::command_line_style::allow_guessing)
+                      .run(),
+                  vm);
+    } catch (const po::error& e) {
+        return invalid(std::string(e.what()) + " (see agentjail " + verb + " --help)");
+    }
+    if (vm.count("help")) return true;
+    if (vm.count("operand")) {
+        operands = vm["operand"].as<std::vector<std::string>>();
+        if (operand_name.empty())
+            return invalid(verb + " takes no arguments, got '" + operands.front() + "' (see agentjail " +
+                           verb + " --help)");
+    }
+    return false;
+}
+
+std::vector<std::string> describe_overrides(const policy::Policy& p) {
+    std::vector<std::string> out;
+    auto from_cli = [](const policy::Origin& o) { return o.file == "command line"; };
+    if (p.workspace_path && from_cli(p.workspace_path->origin))
+        out.push_back("--workspace " + p.workspace_path->value);
+    for (const auto& m : p.ro)
+        if (from_cli(m.origin)) out.push_back("--ro " + m.src + (m.dst.empty() ? "" : " -> " + m.dst));
+    for (const auto& m : p.rw)
+        if (from_cli(m.origin)) out.push_back("--rw " + m.src + (m.dst.empty() ? "" : " -> " + m.dst));
+    for (const auto& h : p.hide)
+        if (from_cli(h.origin)) out.push_back("--hide " + h.pattern);
+    for (const auto& t : p.tmpfs)
+        if (from_cli(t.origin))
+            out.push_back("--tmpfs " + t.path +
+                          (t.size_bytes ? " (" + std::to_string(t.size_bytes) + " bytes)" : ""));
+    for (const auto& a : p.env_allow)
+        if (from_cli(a.origin)) out.push_back("--env " + a.value + " (passed from the caller)");
+    for (const auto& e : p.env_set)
+        if (from_cli(e.origin)) out.push_back("--env " + e.name + "=" + e.value);
+    if (from_cli(p.hostname.origin)) out.push_back("--hostname " + p.hostname.value);
+    if (from_cli(p.cwd.origin)) out.push_back("--cwd " + p.cwd.value);
+    return out;
+}
+
+std::string global_help() {
+    std::ostringstream os;
+    os << "agentjail " << AGENTJAIL_VERSION
+       << ": run a command in a Linux sandbox (user, mount, pid, net, ipc, uts and cgroup\n"
+          "namespaces) whose filesystem, environment and network a policy describes.\n"
+          "\n"
+          "Usage:\n"
+          "  agentjail [OPTIONS] [--] COMMAND [ARGS...]   run COMMAND in a sandbox\n"
+          "  agentjail run [OPTIONS] [--] COMMAND [ARGS...]   the same\n"
+          "  agentjail explain [OPTIONS] [--json] [--] [COMMAND...]   print what run would do\n"
+          "  agentjail check FILE...     validate policy files\n"
+          "  agentjail doctor            check what this host's kernel supports\n"
+          "  agentjail policies          list the built-in policies\n"
+          "  agentjail --version\n"
+          "\n"
+          "The first word that is not an option ends the options ('agentjail ls -l' runs\n"
+          "'ls -l'); '--' ends them too. Relative paths are taken from the current\n"
+          "directory and ~ is the home directory. Each subcommand takes --help.\n"
+          "\n"
+       << run_options()
+       << "\n"
+          "Exit status: the command's own; 128+N when it died of signal N; 125 when agentjail\n"
+          "itself failed; 126 when the command is not executable; 127 when it is not found.\n"
+          "\n"
+          "Examples:\n"
+          "  agentjail -- claude\n"
+          "  agentjail --policy minimal -- /bin/true\n"
+          "  agentjail -C ~/project --ro ~/datasets --hide ~/project/secrets -e FOO=bar -- make test\n"
+          "  agentjail explain -- claude\n"
+          "  agentjail check my.toml\n"
+          "  agentjail doctor\n";
+    return os.str();
+}
+
+std::string explain_help() {
+    std::ostringstream os;
+    os << "agentjail explain: print the effective policy (its layers and the overrides of\n"
+          "the command line) and the plan: every mount, the environment, the namespaces.\n"
+          "It prints exactly what 'agentjail run' with the same arguments would do, and runs\n"
+          "nothing. Without a command it explains $SHELL (or sh).\n"
+          "\n"
+          "Usage:\n"
+          "  agentjail explain [OPTIONS] [--json] [--] [COMMAND [ARGS...]]\n"
+          "\n"
+       << explain_options()
+       << "\n"
+          "Examples:\n"
+          "  agentjail explain -- claude\n"
+          "  agentjail explain --policy minimal --json -- /bin/true\n"
+          "  agentjail explain -C ~/project --ro ~/datasets -- make test\n";
+    return os.str();
+}
+
+int report(const Error& e) {
+    std::fprintf(stderr, "agentjail: %s\n", e.message().c_str());
+    switch (e.kind()) {
+        case ErrorKind::command_not_found: return 127;
+        case ErrorKind::command_not_executable: return 126;
+        default: return exit_agentjail_error;
+    }
+}
+
+int usage_error(const std::string& message) {
+    std::fprintf(stderr, "agentjail: %s\n", message.c_str());
+    return exit_agentjail_error;
+}
+
+}  // namespace agentjail::cli

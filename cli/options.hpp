@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// The run/explain command line: flags parsed with Boost.Program_options and applied
+// as overrides to the one policy::Policy (no parallel option struct).
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include "policy/policy.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace agentjail::cli {
+
+// Exit status when agentjail itself fails (bad flag, bad policy, setup error).
+inline constexpr int exit_agentjail_error = 125;
+
+// What relative paths and ~ in flags are resolved against.
+struct Context {
+    std::string cwd;   // the caller's working directory
+    std::string home;  // $HOME (or the passwd entry)
+};
+Result<Context> current_context();
+
+enum class Verb { run, explain };
+
+// One parsed `run` or `explain` command line.
+struct Invocation {
+    // The loaded policy with every flag applied as an override; empty with --help.
+    std::optional<agentjail::Policy> policy;
+    std::vector<std::string> command;  // what follows the options (may be empty)
+    bool help = false;
+    bool verbose = false;
+    bool json = false;  // explain only
+};
+
+// Parses args (without the program name and the verb). The first word that is
+// not an option, or `--`, ends the options. Errors are invalid_input with the
+// message the user sees after "agentjail: ".
+Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& args,
+                                    const Context& ctx);
+
+// Resolves a path given on the command line: ~ and ~/x against ctx.home, a
+// relative path against ctx.cwd, lexically normalised; a path starting with a
+// policy placeholder ({workspace}, {tmp}) is left for the planner.
+std::string resolve_path(const std::string& path, const Context& ctx);
+
+// The overrides the command line put on p, one line each ("--ro /a -> /b").
+std::vector<std::string> describe_overrides(const policy::Policy& p);
+
+// Parses the arguments of a subcommand that has no flags but -h/--help:
+// returns true for help; the other words go to operands (none allowed when
+// `operand_name` is empty). "--" ends the options.
+Result<bool> parse_simple(const std::string& verb, const std::vector<std::string>& args,
+                          const std::string& operand_name, std::vector<std::string>& operands);
+
+// Help texts (stdout) for the whole program and per subcommand.
+std::string global_help();
+std::string explain_help();
+
+// Prints "agentjail: <message>" on stderr and returns the exit status for it
+// (125; 126/127 for a command that is not executable / not found).
+int report(const Error& e);
+int usage_error(const std::string& message);
+
+}  // namespace agentjail::cli

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Example of the C API: runs a command in a sandbox and exits with its status.
+ *
+ *   aj_example_run [--policy NAME] -- CMD [ARGS...]
+ *
+ * Exit status as agentjail's: the command's own, 128+N when signal N killed it,
+ * 125 when the sandbox could not be set up, 126/127 when the command could not
+ * be executed / was not found. */
+#include <agentjail/agentjail.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static int usage(void) {
+    fprintf(stderr, "usage: aj_example_run [--policy NAME] -- CMD [ARGS...]\n");
+    return 125;
+}
+
+/* Prints the error, frees it and maps its code to an exit status. */
+static int fail(aj_error *err) {
+    int code = aj_error_code(err);
+    fprintf(stderr, "aj_example_run: %s\n", aj_error_message(err));
+    aj_error_free(err);
+    if (code == AJ_ENOTFOUND) return 127;
+    if (code == AJ_ENOEXEC) return 126;
+    return 125;
+}
+
+int main(int argc, char **argv) {
+    const char *policy_name = "default";
+    int i = 1;
+    while (i < argc) {
+        if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+            policy_name = argv[i + 1];
+            i += 2;
+        } else if (strcmp(argv[i], "--") == 0) {
+            ++i;
+            break;
+        } else {
+            return usage();
+        }
+    }
+    if (i >= argc) return usage();
+
+    aj_error *err = NULL;
+    aj_policy *policy = NULL;
+    if (aj_policy_load(&policy, policy_name, &err) != AJ_OK) return fail(err);
+
+    aj_run_options opts = AJ_RUN_OPTIONS_INIT;
+    aj_sandbox *sb = NULL;
+    /* argv is NULL-terminated from i on, as aj_spawn wants. */
+    int rc = aj_spawn(&sb, policy, (const char *const *)&argv[i], &opts, &err);
+    aj_policy_free(policy); /* the sandbox does not need it any more */
+    if (rc != AJ_OK) return fail(err);
+
+    aj_result *res = NULL;
+    rc = aj_sandbox_wait(&res, sb, &err);
+    aj_sandbox_free(sb);
+    if (rc != AJ_OK) return fail(err);
+
+    int status = aj_result_exited(res) ? aj_result_exit_code(res) : 128 + aj_result_signal(res);
+    aj_result_free(res);
+    return status;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The public C API of libagentjail: load a policy, override it, spawn a sandboxed
+ * command, wait for its result. Plain C11; compiles alone with -pedantic.
+ *
+ * Conventions (the same for every function):
+ * - Functions that can fail return 0 on success or a negative AJ_E* code.
+ * - Out-parameters come first; on failure they are left NULL.
+ * - The last parameter `aj_error **err` may be NULL. When it is not, it receives a
+ *   new error on failure (free it with aj_error_free) and NULL on success. There is
+ *   no hidden thread-local error state.
+ * - aj_*_free accept NULL.
+ * - Strings passed in are copied; the library keeps no pointer to them.
+ */
+#ifndef AGENTJAIL_AGENTJAIL_H
+#define AGENTJAIL_AGENTJAIL_H
+
+#include <stdint.h>
+
+#if defined(AGENTJAIL_BUILDING)
+#define AJ_API __attribute__((visibility("default")))
+#else
+#define AJ_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes (negative returns). */
+#define AJ_OK 0
+#define AJ_EINVAL (-1)       /* bad policy, bad argument, bad path: fix the input */
+#define AJ_EUNSUPPORTED (-2) /* the kernel or host lacks a feature the policy needs */
+#define AJ_ESETUP (-3)       /* building the sandbox failed at run time */
+#define AJ_ENOTFOUND (-4)    /* the command was not found inside the sandbox */
+#define AJ_ENOEXEC (-5)      /* the command was found but could not be executed */
+#define AJ_ENOMEM (-6)       /* out of memory */
+#define AJ_EINTERNAL (-7)    /* a bug in agentjail */
+
+typedef struct aj_policy aj_policy;
+typedef struct aj_sandbox aj_sandbox;
+typedef struct aj_result aj_result;
+typedef struct aj_error aj_error;
+
+/* "X.Y.Z". Static storage: do not free. */
+AJ_API const char *aj_version(void);
+
+/* ---- errors ---- */
+
+/* The message, in the words a user needs (policy errors read FILE:LINE:COL: KEY: ...).
+ * Owned by err; valid until aj_error_free(err). Returns "" for NULL. */
+AJ_API const char *aj_error_message(const aj_error *err);
+/* The AJ_E* code (AJ_OK for NULL). */
+AJ_API int aj_error_code(const aj_error *err);
+AJ_API void aj_error_free(aj_error *err);
+
+/* ---- policies ---- */
+
+/* Loads a built-in policy ("default", "minimal", ...) or a TOML file by path.
+ * *out: a new policy owned by the caller (aj_policy_free). */
+AJ_API int aj_policy_load(aj_policy **out, const char *name_or_path, aj_error **err);
+
+/* Overrides, as the CLI flags of the same names. Paths are absolute or start with
+ * "~" (the caller's home) or "{workspace}"; relative paths are AJ_EINVAL.
+ * dst NULL: the same path inside the sandbox. */
+AJ_API int aj_policy_add_ro(aj_policy *policy, const char *src, const char *dst, aj_error **err);
+AJ_API int aj_policy_add_rw(aj_policy *policy, const char *src, const char *dst, aj_error **err);
+/* Hides a path or glob; a hidden path stays hidden whatever else binds it. */
+AJ_API int aj_policy_add_hide(aj_policy *policy, const char *path, aj_error **err);
+/* A fresh tmpfs at path; size 0: the built-in default size. */
+AJ_API int aj_policy_add_tmpfs(aj_policy *policy, const char *path, uint64_t size,
+                               aj_error **err);
+/* Sets NAME=VALUE in the command's environment. */
+AJ_API int aj_policy_set_env(aj_policy *policy, const char *name, const char *value,
+                             aj_error **err);
+/* Passes the caller's NAME by exact name, even when it looks like a secret. */
+AJ_API int aj_policy_pass_env(aj_policy *policy, const char *name, aj_error **err);
+/* Sets the workspace explicitly (as -C does). */
+AJ_API int aj_policy_set_workspace(aj_policy *policy, const char *dir, aj_error **err);
+AJ_API int aj_policy_set_hostname(aj_policy *policy, const char *name, aj_error **err);
+/* The command's working directory inside the sandbox. */
+AJ_API int aj_policy_set_cwd(aj_policy *policy, const char *dir, aj_error **err);
+AJ_API void aj_policy_free(aj_policy *policy);
+
+/* ---- running ---- */
+
+/* Versioned options: initialise with AJ_RUN_OPTIONS_INIT. New fields are only ever
+ * added at the end, with a new AJ_RUN_OPTIONS_VERSION. */
+#define AJ_RUN_OPTIONS_VERSION 1
+typedef struct aj_run_options {
+    unsigned int version;
+    /* Descriptors the command gets as 0, 1, 2; -1: inherit the caller's. The
+     * library does not take ownership: the caller may close them after aj_spawn. */
+    int stdin_fd;
+    int stdout_fd;
+    int stderr_fd;
+} aj_run_options;
+#define AJ_RUN_OPTIONS_INIT {AJ_RUN_OPTIONS_VERSION, -1, -1, -1}
+
+/* Starts argv (NULL-terminated, argv[0] looked up in the sandbox's PATH) in a new
+ * sandbox built from policy (not modified; may be freed afterwards). opts may be NULL.
+ * Returns once the command has been executed, or fails with AJ_ENOTFOUND /
+ * AJ_ENOEXEC when it could not be. *out: owned by the caller (aj_sandbox_free). */
+AJ_API int aj_spawn(aj_sandbox **out, const aj_policy *policy, const char *const *argv,
+                    const aj_run_options *opts, aj_error **err);
+/* The sandbox's init as a pid of the caller's pid namespace (-1 for NULL). */
+AJ_API int aj_sandbox_pid(const aj_sandbox *sb);
+/* A pidfd for the init, owned by sb, readable once the sandbox exited (-1 for NULL). */
+AJ_API int aj_sandbox_pidfd(const aj_sandbox *sb);
+/* Delivers sig to the command. */
+AJ_API int aj_sandbox_kill(aj_sandbox *sb, int sig, aj_error **err);
+/* Waits for the command to end. *out: owned by the caller (aj_result_free). */
+AJ_API int aj_sandbox_wait(aj_result **out, aj_sandbox *sb, aj_error **err);
+/* Frees sb; a sandbox still running is killed, with everything inside it. */
+AJ_API void aj_sandbox_free(aj_sandbox *sb);
+
+/* 1 when the command exited (see aj_result_exit_code), 0 when a signal killed it. */
+AJ_API int aj_result_exited(const aj_result *res);
+AJ_API int aj_result_exit_code(const aj_result *res);
+/* The signal that killed the command, or 0. */
+AJ_API int aj_result_signal(const aj_result *res);
+/* Seconds from spawn to exit. */
+AJ_API double aj_result_wall_time(const aj_result *res);
+AJ_API void aj_result_free(aj_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AGENTJAIL_AGENTJAIL_H */

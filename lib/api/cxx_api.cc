@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// The public C++ API (agentjail::Policy, agentjail::Sandbox) over the core:
+// policy::load and its overrides, plan::build, launch::spawn.
+#include <agentjail/agentjail.hpp>
+
+#include "launch/launch.hpp"
+#include "plan/plan.hpp"
+#include "policy/policy.hpp"
+
+#include <cerrno>
+#include <optional>
+#include <string_view>
+
+namespace agentjail {
+inline namespace v0 {
+
+// The private state behind a Sandbox: the launched process and, once waited for,
+// its result (so a second wait() answers the same instead of failing).
+class Launched {
+public:
+    explicit Launched(launch::Process p) : proc(std::move(p)) {}
+    launch::Process proc;
+    std::optional<RunResult> result;
+};
+
+namespace {
+
+policy::Origin api_origin(const char* key) { return policy::Origin{"api", 0, 0, key}; }
+
+Error invalid(const char* what, const std::string& message) {
+    return Error(ErrorKind::invalid_input, EINVAL, std::string("api: ") + what + ": " + message);
+}
+
+// Library callers get no implicit "relative to the current directory": a host
+// that is multi-threaded or changes directory would bind something it did not
+// mean. The planner expands ~ and {workspace} and canonicalises.
+bool path_form_ok(std::string_view p) {
+    if (p.empty()) return false;
+    if (p[0] == '/') return true;
+    if (p == "~" || p.substr(0, 2) == "~/") return true;
+    if (p.substr(0, 11) == "{workspace}" || p.substr(0, 5) == "{tmp}") return true;
+    return false;
+}
+
+Result<void> check_path(const char* what, const std::string& p) {
+    if (p.empty()) return invalid(what, "empty path");
+    if (!path_form_ok(p))
+        return invalid(what, "'" + p + "' is relative: give an absolute path, ~/... or {workspace}/...");
+    return {};
+}
+
+Result<void> check_env_name(const char* what, const std::string& name) {
+    bool ok = !name.empty() && (name[0] == '_' || (name[0] >= 'A' && name[0] <= 'Z') ||
+                                (name[0] >= 'a' && name[0] <= 'z'));
+    for (char c : name)
+        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            ok = false;
+    if (!ok) return invalid(what, "'" + name + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+    return {};
+}
+
+Error moved_from() {
+    return Error(ErrorKind::internal, EINVAL, "sandbox: used after it was moved from");
+}
+
+}  // namespace
+
+// ---- Policy ----
+
+Policy::Policy(std::unique_ptr<policy::Policy> p) : p_(std::move(p)) {}
+Policy::Policy(const Policy& o) : p_(std::make_unique<policy::Policy>(*o.p_)) {}
+Policy::Policy(Policy&&) noexcept = default;
+Policy& Policy::operator=(const Policy& o) {
+    if (this != &o) p_ = std::make_unique<policy::Policy>(*o.p_);
+    return *this;
+}
+Policy& Policy::operator=(Policy&&) noexcept = default;
+Policy::~Policy() = default;
+
+Result<Policy> Policy::load(const std::string& name_or_path) {
+    if (name_or_path.empty()) return invalid("load", "empty policy name");
+    auto p = policy::load(name_or_path);
+    if (!p) return std::move(p).error();
+    return Policy(std::make_unique<policy::Policy>(std::move(*p)));
+}
+
+policy::Policy& Policy::raw() { return *p_; }
+const policy::Policy& Policy::raw() const { return *p_; }
+
+Result<void> Policy::add_ro(const std::string& src, const std::string& dst) {
+    if (auto r = check_path("add_ro", src); !r) return r;
+    if (!dst.empty())
+        if (auto r = check_path("add_ro", dst); !r) return r;
+    policy::add_ro(*p_, src, dst, api_origin("add_ro"));
+    return {};
+}
+
+Result<void> Policy::add_rw(const std::string& src, const std::string& dst) {
+    if (auto r = check_path("add_rw", src); !r) return r;
+    if (!dst.empty())
+        if (auto r = check_path("add_rw", dst); !r) return r;
+    policy::add_rw(*p_, src, dst, api_origin("add_rw"));
+    return {};
+}
+
+Result<void> Policy::add_hide(const std::string& path) {
+    if (auto r = check_path("add_hide", path); !r) return r;
+    policy::add_hide(*p_, path, api_origin("add_hide"));
+    return {};
+}
+
+Result<void> Policy::add_tmpfs(const std::string& path, std::uint64_t size_bytes) {
+    if (auto r = check_path("add_tmpfs", path); !r) return r;
+    policy::add_tmpfs(*p_, path, size_bytes, api_origin("add_tmpfs"));
+    return {};
+}
+
+Result<void> Policy::set_env(const std::string& name, const std::string& value) {
+    if (auto r = check_env_name("set_env", name); !r) return r;
+    policy::set_env(*p_, name, value, api_origin("set_env"));
+    return {};
+}
+
+Result<void> Policy::pass_env(const std::string& name) {
+    if (auto r = check_env_name("pass_env", name); !r) return r;
+    policy::pass_env(*p_, name, api_origin("pass_env"));
+    return {};
+}
+
+Result<void> Policy::set_workspace(const std::string& dir) {
+    if (auto r = check_path("set_workspace", dir); !r) return r;
+    p_->workspace_path = policy::Located<std::string>{dir, api_origin("set_workspace")};
+    // Named by the caller: this is what lets a workspace be / or the home (the
+    // hidden paths stay hidden all the same).
+    p_->workspace_explicit = true;
+    return {};
+}
+
+Result<void> Policy::set_hostname(const std::string& name) {
+    if (name.empty()) return invalid("set_hostname", "empty hostname");
+    p_->hostname = policy::Located<std::string>{name, api_origin("set_hostname")};
+    return {};
+}
+
+Result<void> Policy::set_cwd(const std::string& dir) {
+    if (auto r = check_path("set_cwd", dir); !r) return r;
+    p_->cwd = policy::Located<std::string>{dir, api_origin("set_cwd")};
+    return {};
+}
+
+// ---- Sandbox ----
+
+Sandbox::Sandbox(std::unique_ptr<Launched> l) : l_(std::move(l)) {}
+Sandbox::Sandbox(Sandbox&&) noexcept = default;
+Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
+// Launched owns the launch::Process, whose destructor kills a sandbox still running.
+Sandbox::~Sandbox() = default;
+
+Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::string>& argv,
+                               const SpawnOptions& options) {
+    if (argv.empty() || argv[0].empty())
+        return Error(ErrorKind::invalid_input, EINVAL, "spawn: no command given");
+    // Overrides may have broken a cross-field rule: check before anything is planned.
+    if (auto v = policy::validate(policy.raw()); !v) return std::move(v).error();
+    auto host = plan::HostFacts::current();
+    if (!host) return std::move(host).error();
+    auto plan = plan::build(policy.raw(), argv, *host);
+    if (!plan) return std::move(plan).error();
+    launch::Stdio stdio{options.stdin_fd, options.stdout_fd, options.stderr_fd};
+    auto proc = launch::spawn(*plan, stdio);
+    if (!proc) return std::move(proc).error();
+    return Sandbox(std::make_unique<Launched>(std::move(*proc)));
+}
+
+pid_t Sandbox::pid() const noexcept { return l_ ? l_->proc.pid() : -1; }
+
+int Sandbox::pidfd() const noexcept { return l_ ? l_->proc.pidfd() : -1; }
+
+Result<void> Sandbox::kill(int sig) {
+    if (!l_) return moved_from();
+    if (sig < 0 || sig >= 65)
+        return Error(ErrorKind::invalid_input, EINVAL, "kill: bad signal " + std::to_string(sig));
+    // After wait() the init is gone and its pid may be reused: never signal it again.
+    if (l_->result) return Error(ErrorKind::invalid_input, ESRCH, "kill: the sandbox has exited");
+    return l_->proc.kill(sig);
+}
+
+Result<RunResult> Sandbox::wait() {
+    if (!l_) return moved_from();
+    if (l_->result) return *l_->result;
+    auto r = l_->proc.wait();
+    if (!r) return std::move(r).error();
+    l_->result = *r;
+    return *r;
+}
+
+const char* version() noexcept { return AGENTJAIL_VERSION; }
+
+}  // namespace v0
+}  // namespace agentjail

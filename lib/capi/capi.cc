@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C API (include/agentjail/agentjail.h) over the C++ API: opaque handles,
+// int returns, an explicit aj_error out-parameter, and one guard per entry point
+// so no C++ exception ever unwinds into a C caller.
+#include <agentjail/agentjail.h>
+#include <agentjail/agentjail.hpp>
+
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct aj_policy {
+    agentjail::Policy policy;
+};
+
+struct aj_sandbox {
+    agentjail::Sandbox sandbox;
+};
+
+struct aj_result {
+    agentjail::RunResult result;
+};
+
+struct aj_error {
+    int code;
+    std::string message;
+    bool is_static;  // the preallocated out-of-memory error: never deleted
+};
+
+namespace {
+
+// Reporting "out of memory" must not need memory: this one is never freed.
+aj_error oom_error{AJ_ENOMEM, "out of memory", true};
+
+int code_of(agentjail::ErrorKind kind) {
+    using agentjail::ErrorKind;
+    switch (kind) {
+        case ErrorKind::invalid_input: return AJ_EINVAL;
+        case ErrorKind::unsupported: return AJ_EUNSUPPORTED;
+        case ErrorKind::setup: return AJ_ESETUP;
+        case ErrorKind::command_not_found: return AJ_ENOTFOUND;
+        case ErrorKind::command_not_executable: return AJ_ENOEXEC;
+        case ErrorKind::internal: return AJ_EINTERNAL;
+    }
+    return AJ_EINTERNAL;
+}
+
+int fail(aj_error** err, int code, std::string message) {
+    if (err != nullptr) {
+        try {
+            *err = new aj_error{code, std::move(message), false};
+        } catch (...) {
+            *err = &oom_error;
+        }
+    }
+    return code;
+}
+
+int fail(aj_error** err, const agentjail::Error& e) {
+    return fail(err, code_of(e.kind()), e.message());
+}
+
+// The one guard every extern "C" body runs in. Anything thrown (std::bad_alloc
+// above all) becomes an error code with its message kept.
+template <class F>
+int guarded(aj_error** err, F&& body) noexcept {
+    if (err != nullptr) *err = nullptr;
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        if (err != nullptr) *err = &oom_error;
+        return AJ_ENOMEM;
+    } catch (const std::exception& e) {
+        return fail(err, AJ_EINTERNAL, std::string("internal error: ") + e.what());
+    } catch (...) {
+        return fail(err, AJ_EINTERNAL, "internal error: unknown exception");
+    }
+}
+
+// The same guard for functions that cannot report an error: on any exception
+// they answer `fallback`.
+template <class T, class F>
+T guarded_value(T fallback, F&& body) noexcept {
+    try {
+        return body();
+    } catch (...) {
+        return fallback;
+    }
+}
+
+int null_arg(aj_error** err, const char* fn, const char* arg) {
+    return fail(err, AJ_EINVAL, std::string(fn) + ": " + arg + " is NULL");
+}
+
+int status(aj_error** err, const agentjail::Result<void>& r) {
+    return r ? AJ_OK : fail(err, r.error());
+}
+
+}  // namespace
+
+extern "C" {
+
+AJ_API const char* aj_version(void) {
+    return guarded_value<const char*>("", [] { return agentjail::version(); });
+}
+
+// ---- errors ----
+
+AJ_API const char* aj_error_message(const aj_error* err) {
+    return guarded_value<const char*>("", [&] { return err != nullptr ? err->message.c_str() : ""; });
+}
+
+AJ_API int aj_error_code(const aj_error* err) {
+    return guarded_value(AJ_EINTERNAL, [&] { return err != nullptr ? err->code : AJ_OK; });
+}
+
+AJ_API void aj_error_free(aj_error* err) {
+    guarded_value(0, [&] {
+        if (err != nullptr && !err->is_static) delete err;
+        return 0;
+    });
+}
+
+// ---- policies ----
+
+AJ_API int aj_policy_load(aj_policy** out, const char* name_or_path, aj_error** err) {
+    return guarded(err, [&] {
+        if (out == nullptr) return null_arg(err, "aj_policy_load", "out");
+        *out = nullptr;
+        if (name_or_path == nullptr) return null_arg(err, "aj_policy_load", "name_or_path");
+        auto p = agentjail::Policy::load(name_or_path);
+        if (!p) return fail(err, p.error());
+        *out = new aj_policy{std::move(*p)};
+        return AJ_OK;
+    });
+}
+
+AJ_API int aj_policy_add_ro(aj_policy* policy, const char* src, const char* dst, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_add_ro", "policy");
+        if (src == nullptr) return null_arg(err, "aj_policy_add_ro", "src");
+        return status(err, policy->policy.add_ro(src, dst != nullptr ? dst : ""));
+    });
+}
+
+AJ_API int aj_policy_add_rw(aj_policy* policy, const char* src, const char* dst, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_add_rw", "policy");
+        if (src == nullptr) return null_arg(err, "aj_policy_add_rw", "src");
+        return status(err, policy->policy.add_rw(src, dst != nullptr ? dst : ""));
+    });
+}
+
+AJ_API int aj_policy_add_hide(aj_policy* policy, const char* path, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_add_hide", "policy");
+        if (path == nullptr) return null_arg(err, "aj_policy_add_hide", "path");
+        return status(err, policy->policy.add_hide(path));
+    });
+}
+
+AJ_API int aj_policy_add_tmpfs(aj_policy* policy, const char* path, uint64_t size, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_add_tmpfs", "policy");
+        if (path == nullptr) return null_arg(err, "aj_policy_add_tmpfs", "path");
+        return status(err, policy->policy.add_tmpfs(path, size));
+    });
+}
+
+AJ_API int aj_policy_set_env(aj_policy* policy, const char* name, const char* value,
+                             aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_set_env", "policy");
+        if (name == nullptr) return null_arg(err, "aj_policy_set_env", "name");
+        if (value == nullptr) return null_arg(err, "aj_policy_set_env", "value");
+        return status(err, policy->policy.set_env(name, value));
+    });
+}
+
+AJ_API int aj_policy_pass_env(aj_policy* policy, const char* name, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_pass_env", "policy");
+        if (name == nullptr) return null_arg(err, "aj_policy_pass_env", "name");
+        return status(err, policy->policy.pass_env(name));
+    });
+}
+
+AJ_API int aj_policy_set_workspace(aj_policy* policy, const char* dir, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_set_workspace", "policy");
+        if (dir == nullptr) return null_arg(err, "aj_policy_set_workspace", "dir");
+        return status(err, policy->policy.set_workspace(dir));
+    });
+}
+
+AJ_API int aj_policy_set_hostname(aj_policy* policy, const char* name, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_set_hostname", "policy");
+        if (name == nullptr) return null_arg(err, "aj_policy_set_hostname", "name");
+        return status(err, policy->policy.set_hostname(name));
+    });
+}
+
+AJ_API int aj_policy_set_cwd(aj_policy* policy, const char* dir, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_set_cwd", "policy");
+        if (dir == nullptr) return null_arg(err, "aj_policy_set_cwd", "dir");
+        return status(err, policy->policy.set_cwd(dir));
+    });
+}
+
+AJ_API void aj_policy_free(aj_policy* policy) {
+    guarded_value(0, [&] {
+        delete policy;
+        return 0;
+    });
+}
+
+// ---- running ----
+
+AJ_API int aj_spawn(aj_sandbox** out, const aj_policy* policy, const char* const* argv,
+                    const aj_run_options* opts, aj_error** err) {
+    return guarded(err, [&] {
+        if (out == nullptr) return null_arg(err, "aj_spawn", "out");
+        *out = nullptr;
+        if (policy == nullptr) return null_arg(err, "aj_spawn", "policy");
+        if (argv == nullptr) return null_arg(err, "aj_spawn", "argv");
+        if (argv[0] == nullptr || argv[0][0] == '\0')
+            return fail(err, AJ_EINVAL, "aj_spawn: argv holds no command");
+        agentjail::SpawnOptions so;
+        if (opts != nullptr) {
+            // A struct from a newer header may carry fields whose meaning this
+            // library does not know: refuse it rather than silently ignore them.
+            if (opts->version == 0 || opts->version > AJ_RUN_OPTIONS_VERSION)
+                return fail(err, AJ_EINVAL,
+                            "aj_spawn: aj_run_options version " + std::to_string(opts->version) +
+                                " is not supported (this library knows 1.." +
+                                std::to_string(AJ_RUN_OPTIONS_VERSION) + ")");
+            so.stdin_fd = opts->stdin_fd;
+            so.stdout_fd = opts->stdout_fd;
+            so.stderr_fd = opts->stderr_fd;
+        }
+        std::vector<std::string> args;
+        for (const char* const* a = argv; *a != nullptr; ++a) args.emplace_back(*a);
+        auto sb = agentjail::Sandbox::spawn(policy->policy, args, so);
+        if (!sb) return fail(err, sb.error());
+        *out = new aj_sandbox{std::move(*sb)};
+        return AJ_OK;
+    });
+}
+
+AJ_API int aj_sandbox_pid(const aj_sandbox* sb) {
+    return guarded_value(-1, [&] { return sb != nullptr ? static_cast<int>(sb->sandbox.pid()) : -1; });
+}
+
+AJ_API int aj_sandbox_pidfd(const aj_sandbox* sb) {
+    return guarded_value(-1, [&] { return sb != nullptr ? sb->sandbox.pidfd() : -1; });
+}
+
+AJ_API int aj_sandbox_kill(aj_sandbox* sb, int sig, aj_error** err) {
+    return guarded(err, [&] {
+        if (sb == nullptr) return null_arg(err, "aj_sandbox_kill", "sb");
+        return status(err, sb->sandbox.kill(sig));
+    });
+}
+
+AJ_API int aj_sandbox_wait(aj_result** out, aj_sandbox* sb, aj_error** err) {
+    return guarded(err, [&] {
+        if (out == nullptr) return null_arg(err, "aj_sandbox_wait", "out");
+        *out = nullptr;
+        if (sb == nullptr) return null_arg(err, "aj_sandbox_wait", "sb");
+        auto r = sb->sandbox.wait();
+        if (!r) return fail(err, r.error());
+        *out = new aj_result{*r};
+        return AJ_OK;
+    });
+}
+
+AJ_API void aj_sandbox_free(aj_sandbox* sb) {
+    guarded_value(0, [&] {
+        delete sb;  // ~Sandbox kills a sandbox that is still running
+        return 0;
+    });
+}
+
+AJ_API int aj_result_exited(const aj_result* res) {
+    return guarded_value(0, [&] { return res != nullptr && res->result.exited ? 1 : 0; });
+}
+
+AJ_API int aj_result_exit_code(const aj_result* res) {
+    return guarded_value(0, [&] { return res != nullptr ? res->result.exit_code : 0; });
+}
+
+AJ_API int aj_result_signal(const aj_result* res) {
+    return guarded_value(0, [&] {
+        return res != nullptr && !res->result.exited ? res->result.term_signal : 0;
+    });
+}
+
+AJ_API double aj_result_wall_time(const aj_result* res) {
+    return guarded_value(0.0, [&] { return res != nullptr ? res->result.wall_time_s : 0.0; });
+}
+
+AJ_API void aj_result_free(aj_result* res) {
+    guarded_value(0, [&] {
+        delete res;
+        return 0;
+    });
+}
+
+}  // extern "C"
