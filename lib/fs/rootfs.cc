@@ -212,6 +212,21 @@ int build_root(RootPlan& rp, Failure* fail) {
                 fd_path(path, target);
                 r = ::mount("devpts", path, "devpts", m.flags, m.data) < 0 ? err() : 0;
                 break;
+            case MountKind::readonly: {
+                // A clone of what is mounted there now, read-only, stacked on top: the
+                // writable mount underneath is unreachable from inside.
+                stage = Stage::set_attr;
+                int tree = sys::open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                                          AT_RECURSIVE);
+                r = tree;
+                if (tree >= 0) {
+                    r = set_tree_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                MOUNT_ATTR_NOEXEC);
+                    if (r >= 0) r = attach(tree, target);
+                    ::close(tree);
+                }
+                break;
+            }
             case MountKind::symlink:
                 break;
         }

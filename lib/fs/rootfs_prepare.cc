@@ -65,6 +65,7 @@ RootPlan prepare(const plan::Plan& plan) {
                 m.data = keep("mode=0000,size=4k,nr_inodes=2");
                 break;
             case plan::MountKind::mask_file:
+            case plan::MountKind::readonly:
                 break;
         }
         rp.mounts.push_back(m);

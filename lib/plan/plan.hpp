@@ -33,6 +33,7 @@ enum class MountKind {
     symlink,    // dst -> src (link text), e.g. /bin -> usr/bin
     mask_dir,   // an empty, read-only, mode-000 tmpfs over dst
     mask_file,  // an empty mode-000 file bound read-only over dst
+    readonly,   // dst, already inside the sandbox (e.g. /proc/sys), bound over itself read-only
 };
 
 struct MountOp {
