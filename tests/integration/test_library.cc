@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+// The library embedded in a host process: spawn through the C++ API with
+// redirected stdio, signals, destruction, multi-threaded hosts and the
+// launching thread's exit (PROC-06's thread case).
+#include <agentjail/agentjail.hpp>
+
+#include "test_support.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+namespace {
+
+using agentjail::Policy;
+using agentjail::Sandbox;
+
+struct Pipe {
+    int r = -1, w = -1;
+    Pipe() {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) == 0) {
+            r = p[0];
+            w = p[1];
+        }
+    }
+    ~Pipe() {
+        if (r >= 0) close(r);
+        if (w >= 0) close(w);
+    }
+    void close_write() {
+        if (w >= 0) close(w);
+        w = -1;
+    }
+    std::string read_all() {
+        std::string out;
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(r, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+        return out;
+    }
+};
+
+Policy policy_in(const ajtest::TempDir& ws) {
+    auto p = Policy::load("default");
+    EXPECT_TRUE(p) << p.error().message();
+    EXPECT_TRUE(p->set_workspace(ws.path()));
+    return std::move(p).value();
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+bool wait_gone(pid_t pid, int timeout_ms) {
+    for (int i = 0; i < timeout_ms / 10; ++i) {
+        if (!alive(pid)) return true;
+        ajtest::sleep_ms(10);
+    }
+    return !alive(pid);
+}
+
+TEST(Library, SpawnWithRedirectedStdout) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    Pipe out;
+    agentjail::SpawnOptions o;
+    o.stdout_fd = out.w;
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "echo hello from $(hostname); exit 7"}, o);
+    ASSERT_TRUE(sb) << sb.error().message();
+    out.close_write();
+    EXPECT_EQ(out.read_all(), "hello from agentjail\n");
+    auto r = sb->wait();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_TRUE(r->exited);
+    EXPECT_EQ(r->exit_code, 7);
+    // A second wait answers the same, and kill after exit is refused, not sent to a reused pid.
+    auto again = sb->wait();
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->exit_code, 7);
+    EXPECT_FALSE(sb->kill(SIGTERM));
+}
+
+TEST(Library, KillReachesTheCommandThroughTheInit) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    Pipe out;
+    agentjail::SpawnOptions o;
+    o.stdout_fd = out.w;
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "trap 'echo got-usr1; exit 3' USR1; echo ready; while :; do sleep 0.05; done"}, o);
+    ASSERT_TRUE(sb) << sb.error().message();
+    out.close_write();
+    char buf[6] = {};
+    ASSERT_EQ(read(out.r, buf, 6), 6);
+    ASSERT_TRUE(sb->kill(SIGUSR1));
+    EXPECT_EQ(out.read_all(), "got-usr1\n");
+    auto r = sb->wait();
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->exited);
+    EXPECT_EQ(r->exit_code, 3);
+}
+
+TEST(Library, CommandKilledBySignalIsReportedAsSignal) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "kill -KILL $$"});
+    ASSERT_TRUE(sb) << sb.error().message();
+    auto r = sb->wait();
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->exited);
+    EXPECT_EQ(r->term_signal, SIGKILL);
+}
+
+TEST(Library, DestroyingTheSandboxKillsEverythingInIt) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    pid_t init = -1;
+    {
+        auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30 & sleep 30"});
+        ASSERT_TRUE(sb) << sb.error().message();
+        init = sb->pid();
+        ASSERT_GT(init, 0);
+        EXPECT_TRUE(alive(init));  // control: the probe sees a running sandbox
+    }
+    EXPECT_FALSE(alive(init));
+}
+
+TEST(Library, SetupErrorsComeBackAsErrorsNotChildExits) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    auto sb = Sandbox::spawn(p, {"/no/such/command"});
+    ASSERT_FALSE(sb);
+    EXPECT_EQ(sb.error().kind(), agentjail::ErrorKind::command_not_found);
+    ws.write("script", "#!/bin/sh\nexit 0\n", 0644);
+    auto sb2 = Sandbox::spawn(p, {ws.path() + "/script"});
+    ASSERT_FALSE(sb2);
+    EXPECT_EQ(sb2.error().kind(), agentjail::ErrorKind::command_not_executable);
+    // Control: the same script made executable runs.
+    chmod((ws.path() + "/script").c_str(), 0755);
+    auto sb3 = Sandbox::spawn(p, {ws.path() + "/script"});
+    ASSERT_TRUE(sb3) << sb3.error().message();
+    auto r = sb3->wait();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->exit_code, 0);
+}
+
+// SYS-05's host side: launching from a process with many busy threads works, and
+// every sandbox gets its own init.
+TEST(Library, SpawnFromAMultiThreadedHost) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> busy;
+    for (int i = 0; i < 8; ++i)
+        busy.emplace_back([&stop] {
+            while (!stop.load()) {
+                std::vector<int> v(1000, 1);  // keeps malloc's locks busy across our clone
+                (void)v;
+            }
+        });
+    int ok = 0;
+    for (int i = 0; i < 5; ++i) {
+        auto sb = Sandbox::spawn(p, {"/bin/true"});
+        if (!sb) {
+            ADD_FAILURE() << sb.error().message();
+            break;
+        }
+        auto r = sb->wait();
+        if (r && r->exited && r->exit_code == 0) ++ok;
+    }
+    stop = true;
+    for (auto& t : busy) t.join();
+    EXPECT_EQ(ok, 5);
+}
+
+// PROC-06, thread case: the sandbox is tied to the thread that launched it
+// (PR_SET_PDEATHSIG follows the parent thread). Documented behaviour: when that
+// thread exits, the sandbox is killed; wait() from another thread reports SIGKILL.
+TEST(Library, SandboxDiesWithItsLaunchingThread) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    std::optional<Sandbox> sb;
+    std::string error;
+    std::thread t([&] {
+        auto s = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30"});
+        if (s)
+            sb.emplace(std::move(s).value());
+        else
+            error = s.error().message();
+    });
+    t.join();
+    ASSERT_TRUE(sb.has_value()) << error;
+    auto r = sb->wait();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_FALSE(r->exited);
+    EXPECT_EQ(r->term_signal, SIGKILL);
+    EXPECT_LT(r->wall_time_s, 10.0);
+}
+
+// Control for the test above: launched from a thread that stays alive, the same
+// sandbox keeps running until it is told to stop.
+TEST(Library, SandboxFromALiveThreadKeepsRunning) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30"});
+    ASSERT_TRUE(sb) << sb.error().message();
+    ajtest::sleep_ms(200);
+    EXPECT_TRUE(alive(sb->pid()));
+    ASSERT_TRUE(sb->kill(SIGTERM));
+    auto r = sb->wait();
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->exited);
+    EXPECT_EQ(r->term_signal, SIGTERM);
+}
+
+}  // namespace
