@@ -371,5 +371,21 @@ TEST(PolicyValidate, RechecksValuesTheOverridesAdded) {
               "command line: -C: expected a directory, got an empty string");
 }
 
+// ---- the format document ----
+
+TEST(PolicyDocs, TheExampleInPolicyFormatMdIsAValidPolicy) {
+    // docs/policy-format.md is the schema users read: its example must load.
+    std::string doc = ajtest::read_file(std::string(AJ_SOURCE_DIR) + "/docs/policy-format.md");
+    size_t start = doc.find("```toml\n");
+    ASSERT_NE(start, std::string::npos);
+    start += 8;
+    size_t end = doc.find("```", start);
+    ASSERT_NE(end, std::string::npos);
+    auto r = load_text(doc.substr(start, end - start), "policy-format.md");
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    EXPECT_EQ(r->layers, (std::vector<std::string>{"minimal", "default", "policy-format.md"}));
+    EXPECT_EQ(r->description, "What this policy is for");
+}
+
 }  // namespace
 }  // namespace agentjail::policy
