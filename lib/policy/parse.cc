@@ -16,6 +16,17 @@ namespace {
 // anything, because silently ignoring e.g. a seccomp rule would be a hole.
 constexpr std::string_view reserved_sections[] = {"seccomp", "limits", "network", "workspace"};
 
+const std::vector<std::string_view> filesystem_keys = {"ro",        "rw",   "tmpfs", "hide",
+                                                       "workspace", "home", "proc",  "dev"};
+const std::vector<std::string_view> environment_keys = {"allow", "deny", "set"};
+const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with_parent"};
+const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};
+const std::pair<std::string_view, const std::vector<std::string_view>&> section_keys[] = {
+    {"filesystem", filesystem_keys},
+    {"environment", environment_keys},
+    {"process", process_keys},
+    {"namespaces", namespaces_keys}};
+
 std::string type_name(const toml::node& n) {
     switch (n.type()) {
         case toml::node_type::table: return "a table";
@@ -171,6 +182,14 @@ bool Parser::root(const toml::table& t) {
                    std::end(reserved_sections)) {
             if (!reserved(*e.node, std::string(k))) return false;
         } else {
+            // A section's key written at the top level ("ro = [...]" without
+            // [filesystem]) is a common slip; name where it belongs.
+            for (const auto& [section, keys] : section_keys) {
+                if (std::find(keys.begin(), keys.end(), k) != keys.end())
+                    return fail(e.key->source(), std::string(k),
+                                "unknown key; did you mean '" + std::string(section) + "." +
+                                    std::string(k) + "'?");
+            }
             return unknown_key(e, std::string(k), known);
         }
     }
@@ -194,7 +213,11 @@ bool Parser::extends(const toml::node& n) {
 }
 
 bool Parser::reserved(const toml::node& n, const std::string& section) {
-    const toml::table* t = nullptr;
+    const toml::table* t = n.as_table();
+    if (!t && section == "workspace")
+        return fail(n.source(), section,
+                    "expected a table, got " + type_name(n) +
+                        " (the workspace mode is set with filesystem.workspace)");
     if (!table_of(n, section, t)) return false;
     auto keys = entries(*t);
     if (keys.empty()) return true;
@@ -203,8 +226,7 @@ bool Parser::reserved(const toml::node& n, const std::string& section) {
 }
 
 bool Parser::filesystem(const toml::table& t) {
-    static const std::vector<std::string_view> known = {"ro",        "rw",   "tmpfs", "hide",
-                                                        "workspace", "home", "proc",  "dev"};
+    const auto& known = filesystem_keys;
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         std::string key = "filesystem." + std::string(k);
@@ -345,7 +367,7 @@ bool Parser::tmpfs(const toml::node& n, const std::string& key) {
 }
 
 bool Parser::environment(const toml::table& t) {
-    static const std::vector<std::string_view> known = {"allow", "deny", "set"};
+    const auto& known = environment_keys;
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         std::string key = "environment." + std::string(k);
@@ -390,7 +412,7 @@ bool Parser::patterns(const toml::node& n, const std::string& key,
 }
 
 bool Parser::process(const toml::table& t) {
-    static const std::vector<std::string_view> known = {"hostname", "cwd", "die_with_parent"};
+    const auto& known = process_keys;
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         std::string key = "process." + std::string(k);
@@ -411,7 +433,7 @@ bool Parser::process(const toml::table& t) {
 }
 
 bool Parser::namespaces(const toml::table& t) {
-    static const std::vector<std::string_view> known = {"net", "ipc", "uts", "cgroup"};
+    const auto& known = namespaces_keys;
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         std::string key = "namespaces." + std::string(k);

@@ -179,6 +179,15 @@ TEST(PolicyParseError, UnknownKeysWithoutACloseOneListTheKnownKeys) {
               "t.toml:2:25: filesystem.tmpfs[0].siz: unknown key; did you mean 'size'?");
 }
 
+TEST(PolicyParseError, SectionKeysAtTheTopLevelNameTheirSection) {
+    EXPECT_EQ(parse_err("ro = ['/x']\n"), "t.toml:1:1: ro: unknown key; did you mean 'filesystem.ro'?");
+    EXPECT_EQ(parse_err("hostname = 'x'\n"),
+              "t.toml:1:1: hostname: unknown key; did you mean 'process.hostname'?");
+    EXPECT_EQ(parse_err("workspace = 'rw'\n"),
+              "t.toml:1:13: workspace: expected a table, got a string (the workspace mode is set "
+              "with filesystem.workspace)");
+}
+
 TEST(PolicyParseError, UserMountAndPidNamespacesCannotBeTurnedOff) {
     EXPECT_EQ(parse_err("[namespaces]\nuser = false\n"),
               "t.toml:2:1: namespaces.user: the user namespace is always new and cannot be "
