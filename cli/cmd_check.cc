@@ -6,6 +6,9 @@
 #include "policy/policy.hpp"
 #include "util/strings.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 
 namespace agentjail::cli {
@@ -16,7 +19,7 @@ int cmd_check(const std::vector<std::string>& args) {
     if (!help) return report(help.error());
     if (*help) {
         std::fputs("agentjail check: load each policy FILE (with its extends chain), validate it and\n"
-                   "print 'FILE: ok' or the error (FILE:LINE:COL: KEY: message). Exits 0 when all\n"
+                   "print 'FILE: ok' (stdout) or the error (stderr: FILE:LINE:COL: KEY: message). Exits 0 when all\n"
                    "are fine, 125 otherwise.\n"
                    "\nUsage:\n  agentjail check FILE...\n\nExamples:\n  agentjail check my.toml\n"
                    "  agentjail check policies/*.toml\n",
@@ -31,6 +34,12 @@ int cmd_check(const std::vector<std::string>& args) {
         bool looks_builtin = f.find('/') == std::string::npos &&
                              !(f.size() >= 5 && f.compare(f.size() - 5, 5, ".toml") == 0);
         std::string path = looks_builtin ? "./" + f : f;
+        struct stat st;
+        if (::stat(f.c_str(), &st) != 0) {
+            all_ok = false;
+            std::fprintf(stderr, "%s: %s\n", f.c_str(), util::errno_text(errno).c_str());
+            continue;
+        }
         auto p = policy::load(path);
         if (p) {
             std::printf("%s: ok\n", f.c_str());
@@ -40,9 +49,9 @@ int cmd_check(const std::vector<std::string>& args) {
         const std::string& msg = p.error().message();
         // Parse errors already start with the file name; others get it in front.
         if (util::starts_with(msg, f) || util::starts_with(msg, path))
-            std::printf("%s\n", msg.c_str());
+            std::fprintf(stderr, "%s\n", msg.c_str());
         else
-            std::printf("%s: %s\n", f.c_str(), msg.c_str());
+            std::fprintf(stderr, "%s: %s\n", f.c_str(), msg.c_str());
     }
     std::fflush(stdout);
     return all_ok ? 0 : exit_agentjail_error;
