@@ -38,10 +38,10 @@ unpriv_labels='integration|escape'
 say() { printf 'test.sh: %s\n' "$*" >&2; }
 
 if [[ "${AGENTJAIL_SKIP_SETUP:-0}" != 1 ]]; then
-    scripts/setup.sh
+    scripts/setup.sh || { say "setup failed, no tests run"; exit 1; }
 fi
 if [[ "${AGENTJAIL_SKIP_BUILD:-0}" != 1 ]]; then
-    scripts/build.sh
+    scripts/build.sh || { say "build failed, no tests run"; exit 1; }
 fi
 build=$(cd "$build" && pwd -P)
 
