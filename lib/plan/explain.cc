@@ -116,7 +116,8 @@ std::string mount_line(const MountOp& op) {
         kind = "file";
         break;
     case MountKind::proc:
-    case MountKind::devpts: break;
+    case MountKind::devpts:
+    case MountKind::readonly: break;
     }
     std::string line = fmt::format("  {:<4} {:<8} {:<28} {:<24}", access, kind, op.dst, detail);
     if (!op.why.empty()) line += " " + op.why;

@@ -62,14 +62,11 @@ bool same_op(const MountOp& a, const MountOp& b) {
            (a.kind != MountKind::tmpfs || (a.size_bytes == b.size_bytes && a.mode == b.mode));
 }
 
-bool is_mask(const MountOp& op) {
-    return op.kind == MountKind::mask_dir || op.kind == MountKind::mask_file;
-}
-
 // What kind of mount point an op needs: a directory, or a file.
 bool needs_dir(const MountOp& op) {
     switch (op.kind) {
-    case MountKind::bind: return op.is_dir;
+    case MountKind::bind:
+    case MountKind::readonly: return op.is_dir;
     case MountKind::mask_file: return false;
     default: return true;
     }
@@ -121,6 +118,8 @@ private:
     // Paths the command can write on the host: a symlink below one of them may
     // have been planted by an earlier run (THREATS FS-04), so a source reached
     // through such a link is never followed.
+    // A writable "/" (an explicit -C / as root) makes the check moot and would
+    // refuse /bin -> usr/bin, so it is left out.
     void writable_roots() {
         if (!ctx_.workspace.empty() && policy_.workspace.value == policy::WorkspaceAccess::rw)
             writable_.push_back(ctx_.workspace);
@@ -129,6 +128,7 @@ private:
             if (!src) continue;  // reported when the rule itself is planned
             if (auto c = canonical(*src)) writable_.push_back(*c);
         }
+        std::erase(writable_, std::string("/"));
     }
 
     void home() {
@@ -168,7 +168,8 @@ private:
             op.dst = "/proc";
             op.read_only = false;
             op.why = describe(policy_.proc.origin);
-            add(std::move(op));
+            add(op);
+            proc_hardening(op.why);
         }
         if (!policy_.dev.value) return;
         const std::string why = describe(policy_.dev.origin);
@@ -226,6 +227,41 @@ private:
         shm.mode = 01777;
         shm.why = why;
         add(std::move(shm));
+    }
+
+    // The sandbox's procfs still shows global kernel knobs: a caller who is
+    // root outside is uid 0 inside, and DAC lets it write /proc/sys (a path in
+    // kernel.core_pattern runs as host root) or /proc/sysrq-trigger. Those are
+    // made read-only; files that leak kernel memory or other users' keys are
+    // masked. Same lists as runc/Docker's defaults; entries the kernel lacks
+    // (checked on the host's /proc, the same kernel) are left out.
+    void proc_hardening(const std::string& why) {
+        for (const char* path : {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+                                 "/proc/sysrq-trigger"}) {
+            struct stat st{};
+            if (::lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
+            MountOp op;
+            op.kind = MountKind::readonly;
+            op.dst = path;
+            op.read_only = true;
+            op.is_dir = S_ISDIR(st.st_mode);
+            op.why = why;
+            add(std::move(op));
+        }
+        for (const char* path : {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
+                                 "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi",
+                                 "/proc/timer_list", "/proc/timer_stats"}) {
+            struct stat st{};
+            if (::lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
+            MountOp op;
+            op.kind = S_ISDIR(st.st_mode) ? MountKind::mask_dir : MountKind::mask_file;
+            op.dst = path;
+            op.read_only = true;
+            op.is_dir = S_ISDIR(st.st_mode);
+            op.mode = 0;
+            op.why = why;
+            proc_masks_.push_back(std::move(op));
+        }
     }
 
     Result<void> missing(const policy::MountRule& rule, const std::string& src, int err) {
@@ -411,6 +447,10 @@ private:
         ops.reserve(entries_.size());
         for (const auto& e : entries_) ops.push_back(e.op);
         std::vector<MountOp> masks;
+        if (std::any_of(ops.begin(), ops.end(), [](const MountOp& o) {
+                return o.kind == MountKind::proc && o.dst == "/proc";
+            }))
+            masks = proc_masks_;
         for (const auto& h : hidden_) {
             for (size_t i = 0; i < ops.size(); ++i) {
                 const MountOp& b = ops[i];
@@ -479,7 +519,17 @@ private:
             case MountKind::symlink:
                 return invalid(op.why, "cannot mount " + op.dst + " under the symlink " + p.dst);
             case MountKind::proc:
+                // Kernel files, the same on the host's /proc: only the hardening
+                // ops go there, onto paths that exist.
+                if (op.kind == MountKind::readonly || op.kind == MountKind::mask_dir ||
+                    op.kind == MountKind::mask_file) {
+                    struct stat st{};
+                    if (::lstat(op.dst.c_str(), &st) == 0 && S_ISDIR(st.st_mode) == needs_dir(op))
+                        continue;
+                }
+                return invalid(op.why, "cannot create mount point " + op.dst + " inside " + p.dst);
             case MountKind::devpts:
+            case MountKind::readonly:
                 return invalid(op.why, "cannot create mount point " + op.dst + " inside " + p.dst);
             case MountKind::mask_dir:
             case MountKind::mask_file:
@@ -554,6 +604,7 @@ private:
     Plan& plan_;
     std::vector<Entry> entries_;
     std::vector<Hidden> hidden_;
+    std::vector<MountOp> proc_masks_;
     std::vector<std::string> writable_;
 };
 

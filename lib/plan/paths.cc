@@ -188,6 +188,7 @@ const char* kind_name(MountKind kind) {
     case MountKind::symlink: return "symlink";
     case MountKind::mask_dir: return "mask_dir";
     case MountKind::mask_file: return "mask_file";
+    case MountKind::readonly: return "readonly";
     }
     return "unknown";
 }
