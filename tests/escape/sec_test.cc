@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// Escape tests, secrets: credential files in the home directory (SEC-01) and secrets
+// in the inherited environment, including the init's (SEC-02).
+#include "common.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+using namespace ajesc;
+
+namespace {
+const char* const kHomeFiles[] = {".ssh/id_ed25519", ".aws/credentials", ".config/gh/hosts.yml", ".netrc"};
+
+// Reads every seeded credential through `home`, lists the directories, then greps the
+// whole sandbox (but the kernel filesystems and the read-only software trees /usr
+// and /opt, too slow to scan in every run) for the canaries.
+std::string read_secrets_script(const std::string& home, const std::vector<std::string>& canaries) {
+    std::string s;
+    for (const char* f : kHomeFiles) s += "cat '" + home + "/" + f + "' 2>&1; ";
+    s += "ls -la '" + home + "' '" + home + "/.ssh' '" + home + "/.aws' 2>&1; ";
+    if (!canaries.empty()) {
+        s += "grep -rlsF";
+        for (const auto& c : canaries) s += " -e '" + c + "'";
+        s += " / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev --exclude-dir=usr --exclude-dir=opt | sed 's/^/FOUND /'; ";
+    }
+    return s + "true";
+}
+}  // namespace
+
+// SEC-01: ~/.ssh, ~/.aws, ~/.config/gh and ~/.netrc are unreadable, through $HOME, the
+// real home path, and a symlinked $HOME; no canary anywhere in the sandbox.
+// (sandbox-runtime README "exfiltrate SSH keys"; bubblewrap test-run.sh.)
+TEST_F(Escape, SEC01_HomeCredentialsUnreadable) {
+    std::vector<std::string> home_canaries;
+    for (const char* f : kHomeFiles) home_canaries.push_back(jail.secret(std::string("home/") + f));
+    std::string script = read_secrets_script(jail.home(), home_canaries) + "; " +
+                         read_secrets_script("$HOME", {});
+    auto r = jail.sh(script);
+    EXPECT_EQ(r.status, 0) << describe(r);
+    for (const auto& c : home_canaries) EXPECT_FALSE(ajtest::contains(r.out + r.err, c)) << r.out;
+    EXPECT_FALSE(ajtest::contains(r.out, "FOUND ")) << r.out;
+
+    // The same with HOME given through a symlink: both spellings stay unreadable.
+    ajtest::TempDir alias_dir("aj-homealias");
+    std::string alias = alias_dir.path() + "/home";
+    std::filesystem::create_directory_symlink(jail.home(), alias);
+    ajtest::RunOptions opts;
+    opts.env.push_back("HOME=" + alias);
+    auto a = jail.sh(read_secrets_script("$HOME", {}) + "; " + read_secrets_script(jail.home(), {}), {}, opts);
+    EXPECT_EQ(a.status, 0) << describe(a);
+    for (const auto& c : home_canaries) EXPECT_FALSE(ajtest::contains(a.out + a.err, c)) << a.out;
+
+    // The host files are untouched.
+    EXPECT_EQ(ajtest::read_file(jail.home() + "/.netrc"),
+              "machine example.com login me password " + jail.secret("home/.netrc") + "\n");
+
+    // Positive control: with a policy that mounts the fake home and hides nothing, the
+    // same probe prints every canary and the grep finds them.
+    auto c = jail.control({"-p", "minimal", "--ro", jail.home(), "--", "/bin/sh", "-c",
+                           read_secrets_script(jail.home(), home_canaries)});
+    for (const auto& k : home_canaries) EXPECT_TRUE(ajtest::contains(c.out, k)) << "control\n" << describe(c);
+    EXPECT_TRUE(ajtest::contains(c.out, "FOUND " + jail.home())) << "control: grep finds nothing\n" << c.out;
+}
+
+namespace {
+// Variables a launcher's environment typically holds. LD_PRELOAD is left out: a bogus
+// value would make the dynamic loader of agentjail itself print it.
+const char* const kEnvSecrets[] = {
+    "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "NPM_TOKEN",
+    "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY",
+    "TMUX", "STY", "VSCODE_IPC_HOOK_CLI", "KUBECONFIG", "MY_DB_PASSWORD", "SOME_SECRET_VALUE"};
+}  // namespace
+
+// SEC-02: none of the launcher's secrets or socket pointers are in the command's
+// environment, in /proc/self/environ, or in the init's /proc/1/environ.
+// (bubblewrap --clearenv; minijail --env-reset; nsjail keep_env: false.)
+TEST_F(Escape, SEC02_EnvironmentSecretsAbsent) {
+    ajtest::RunOptions opts;
+    std::vector<std::string> values;
+    for (const char* n : kEnvSecrets) {
+        values.push_back(jail.new_canary());
+        opts.env.push_back(std::string(n) + "=" + values.back());
+    }
+    std::string probe = "env; echo ---; tr '\\0' '\\n' < /proc/self/environ; echo ---; "
+                        "tr '\\0' '\\n' < /proc/1/environ; echo init_environ=$?; "
+                        "for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; done 2>/dev/null; true";
+    auto r = jail.sh(probe, {}, opts);
+    EXPECT_EQ(r.status, 0) << describe(r);
+    for (size_t i = 0; i < values.size(); ++i) {
+        EXPECT_FALSE(ajtest::contains(r.out + r.err, values[i])) << kEnvSecrets[i] << " visible inside";
+        EXPECT_FALSE(ajtest::contains(r.out, std::string("\n") + kEnvSecrets[i] + "=")) << kEnvSecrets[i];
+    }
+
+    // Positive controls. 1: the probe finds the secrets when they are passed with -e.
+    std::vector<std::string> pass;
+    for (const char* n : kEnvSecrets) pass.insert(pass.end(), {"-e", n});
+    auto c = jail.control_sh(probe, pass, opts);
+    for (size_t i = 0; i < values.size(); ++i)
+        EXPECT_TRUE(ajtest::contains(c.out, values[i])) << "control misses " << kEnvSecrets[i] << "\n" << c.out;
+    // 2: the launcher really holds them: its own /proc/PID/environ (which a forked init
+    // inherits) shows them, so the init's environ above was a real probe.
+    ajtest::RunOptions live = opts;
+    live.env.push_back("HOME=" + jail.home());
+    ajtest::Child aj({ajtest::agentjail_bin(), "-C", jail.ws(), "--", "sh", "-c",
+                      ": > " + jail.ws() + "/ready; sleep 0.3"},
+                     live);
+    ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 5000));
+    std::string launcher_env = ajtest::read_file("/proc/" + std::to_string(aj.pid()) + "/environ");
+    EXPECT_TRUE(ajtest::contains(launcher_env, values[0])) << "control: the launcher lacks the canary";
+    jail.record(aj.wait(5000));
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Integration: the subcommands around run (explain, check, policies, doctor) and the
+// C API example, driven through the real binaries.
+#include "common.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+using ajit::describe;
+using ajit::Sandbox;
+
+TEST_F(Sandbox, ExplainJsonParsesAndListsTheMounts) {
+    auto r = jail.run({"explain", "--json", "-C", jail.ws(), "--ro", AJ_HELPERS_DIR, "--", "true"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << "not JSON:\n" << r.out;
+    std::string error;
+    auto mounts = ajtest::planned_mounts({"-C", jail.ws(), "--ro", AJ_HELPERS_DIR, "--", "true"},
+                                         {"HOME=" + jail.home()}, &error);
+    ASSERT_FALSE(mounts.empty()) << error;
+    bool ws = false, proc = false, helpers = false, tmp = false;
+    for (const auto& m : mounts) {
+        ws = ws || m.dst == jail.ws();
+        proc = proc || m.dst == "/proc";
+        helpers = helpers || m.dst == AJ_HELPERS_DIR;
+        tmp = tmp || m.dst == "/tmp";
+    }
+    EXPECT_TRUE(ws) << "workspace mount missing\n" << r.out;
+    EXPECT_TRUE(proc) << "/proc missing\n" << r.out;
+    EXPECT_TRUE(helpers) << "--ro mount missing\n" << r.out;
+    EXPECT_TRUE(tmp) << "/tmp missing\n" << r.out;
+
+    auto text = jail.run({"explain", "-C", jail.ws(), "--", "true"});
+    EXPECT_EQ(text.status, 0) << describe(text);
+    EXPECT_TRUE(ajtest::contains(text.out, jail.ws())) << text.out;
+}
+
+TEST_F(Sandbox, CheckAcceptsAGoodPolicyAndLocatesErrorsInABadOne) {
+    ajtest::TempDir d("aj-check");
+    std::string good = d.write("good.toml", "description = \"fine\"\nextends = \"default\"\n\n[filesystem]\nro = [\"/usr\"]\n");
+    std::string bad = d.write("bad.toml", "description = \"broken\"\n\n[filesystem]\nro = [42]\n");
+    std::string unknown = d.write("unknown.toml", "[filesystem]\nno_such_key = true\n");
+    auto g = jail.run({"check", good});
+    EXPECT_EQ(g.status, 0) << describe(g);
+    auto b = jail.run({"check", bad});
+    EXPECT_EQ(b.status, 125) << describe(b);
+    EXPECT_TRUE(std::regex_search(b.err, std::regex("bad\\.toml:4:[0-9]+: "))) << "no file:line:col\n" << b.err;
+    auto u = jail.run({"check", unknown});
+    EXPECT_EQ(u.status, 125) << describe(u);
+    EXPECT_TRUE(std::regex_search(u.err, std::regex("unknown\\.toml:2:[0-9]+: "))) << "no file:line:col\n" << u.err;
+    auto both = jail.run({"check", good, bad});
+    EXPECT_EQ(both.status, 125) << "one bad file must fail the check\n" << describe(both);
+}
+
+TEST_F(Sandbox, PoliciesListsTheBuiltins) {
+    auto r = jail.run({"policies"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("(^|\\W)default(\\W|$)"))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("(^|\\W)minimal(\\W|$)"))) << r.out;
+}
+
+TEST_F(Sandbox, DoctorExitsZeroAndReports) {
+    auto r = jail.run({"doctor"});
+    EXPECT_EQ(r.status, 0) << describe(r);
+    size_t n = 0;
+    for (const auto& l : ajtest::lines(r.out)) n += ajtest::trim(l).empty() ? 0 : 1;
+    EXPECT_GE(n, 2u) << r.out;
+}
+
+TEST_F(Sandbox, HelpAndVersion) {
+    auto h = jail.run({"--help"});
+    EXPECT_EQ(h.status, 0) << describe(h);
+    EXPECT_TRUE(ajtest::contains(h.out, "--workspace")) << h.out;
+    auto v = jail.run({"--version"});
+    EXPECT_EQ(v.status, 0) << describe(v);
+    EXPECT_TRUE(std::regex_search(v.out, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) << v.out;
+}
+
+TEST_F(Sandbox, CExampleRunsACommandAndReturnsItsStatus) {
+    std::string example = AJ_EXAMPLE_C;
+    if (!ajtest::exists(example)) GTEST_SKIP() << "the C example " << example << " is not built";
+    ajtest::RunOptions opts;
+    opts.env.push_back("HOME=" + jail.home());
+    opts.cwd = jail.ws();
+    auto r = ajtest::run_with({example, "--", "sh", "-c", "exit 7"}, opts);
+    jail.record(r);
+    EXPECT_EQ(r.status, 7) << describe(r);
+}

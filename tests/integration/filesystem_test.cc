@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// Integration: the constructed root: what is writable, what is hidden, the old root,
+// and the --ro/--rw/--tmpfs/--cwd flags, checked from inside and on the host.
+#include "common.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+using ajit::describe;
+using ajit::field;
+using ajit::helper;
+using ajit::Sandbox;
+using ajit::words;
+
+namespace {
+bool is_refusal(const std::string& rc) {
+    int e = std::atoi(rc.c_str());
+    return e == EROFS || e == EACCES || e == ENOENT;
+}
+}  // namespace
+
+TEST_F(Sandbox, NothingWritableOutsideWorkspaceTmpAndHome) {
+    std::string name = ajit::unique_name("aj-probe-");
+    std::string t = helper("trysys");
+    std::string script;
+    for (const char* d : {"/", "/usr", "/etc", "/var/tmp"})
+        script += t + " create " + std::string(d == std::string("/") ? "" : d) + "/" + name +
+                  " >/dev/null; echo \"" + d + "=$?\";";
+    script += t + " create " + jail.ws() + "/" + name + " >/dev/null; echo ws=$?;";
+    script += t + " create /tmp/" + name + " >/dev/null; echo tmp=$?;";
+    script += t + " create \"$HOME/" + name + "\" >/dev/null; echo home=$?;";
+    auto r = jail.sh(script);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    for (const char* d : {"/", "/usr", "/etc", "/var/tmp"})
+        EXPECT_TRUE(is_refusal(field(r.out, d))) << d << " is writable (errno " << field(r.out, d) << ")";
+    EXPECT_EQ(field(r.out, "ws"), "0") << r.out;
+    EXPECT_EQ(field(r.out, "tmp"), "0") << r.out;
+    EXPECT_EQ(field(r.out, "home"), "0") << r.out;
+
+    // The workspace write landed on the host, owned by the caller.
+    struct stat st{};
+    ASSERT_EQ(stat((jail.ws() + "/" + name).c_str(), &st), 0) << "workspace write not on the host";
+    EXPECT_EQ(st.st_uid, getuid());
+    EXPECT_EQ(st.st_gid, getgid());
+    // /tmp and HOME are private: nothing reaches the host.
+    EXPECT_FALSE(ajtest::exists("/tmp/" + name)) << "sandbox /tmp is the host's";
+    EXPECT_FALSE(ajtest::exists(jail.home() + "/" + name)) << "sandbox HOME is the host's";
+    for (const char* d : {"/usr/", "/etc/", "/var/tmp/", "/"}) {
+        std::string p = std::string(d) + name;
+        EXPECT_FALSE(ajtest::exists(p)) << p << " written on the host";
+        std::remove(p.c_str());
+    }
+    std::remove(("/tmp/" + name).c_str());
+}
+
+TEST_F(Sandbox, HiddenPathsUnreadableFromFlagsAndDefaultPolicy) {
+    std::string dir_canary = jail.new_canary(), file_canary = jail.new_canary();
+    jail.plant("secretdir/inner.txt", dir_canary + "\n");
+    jail.plant("secret.txt", file_canary + "\n");
+    std::string ws = jail.ws();
+    std::string script = "cat " + ws + "/secret.txt; echo file=$?; ls -A " + ws + "/secretdir; cat " + ws +
+                         "/secretdir/inner.txt; echo dir=$?; cat " + ws + "/.env; cat " + ws +
+                         "/.env.local; ls -la " + ws + "; true";
+    auto r = jail.sh(script, {"--hide", ws + "/secretdir", "--hide", ws + "/secret.txt"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, file_canary)) << "--hide of a file does not hide it";
+    EXPECT_FALSE(ajtest::contains(r.out, dir_canary)) << "--hide of a directory does not hide it";
+    EXPECT_FALSE(ajtest::contains(r.out, jail.secret("ws/.env"))) << "{workspace}/.env readable";
+    EXPECT_FALSE(ajtest::contains(r.out, jail.secret("ws/.env.local"))) << "{workspace}/.env.local readable";
+    // The hidden paths are still unchanged on the host.
+    EXPECT_EQ(ajtest::read_file(ws + "/secret.txt"), file_canary + "\n");
+    EXPECT_EQ(ajtest::read_file(ws + "/.env"), "API_KEY=" + jail.secret("ws/.env") + "\n");
+
+    // Positive control: without the hides (and with a policy that hides nothing), the
+    // same script prints every canary.
+    auto c = jail.control({"-p", "minimal", "--ro", ws, "--ro", AJ_HELPERS_DIR, "--", "/bin/sh", "-c", script});
+    EXPECT_TRUE(ajtest::contains(c.out, file_canary)) << describe(c);
+    EXPECT_TRUE(ajtest::contains(c.out, dir_canary)) << describe(c);
+    EXPECT_TRUE(ajtest::contains(c.out, jail.secret("ws/.env"))) << describe(c);
+}
+
+TEST_F(Sandbox, OldRootAndUnplannedHostPathsUnreachable) {
+    ajtest::TempDir outside("aj-outside");
+    std::string marker = jail.new_canary();
+    outside.write("marker", marker);
+    auto r = jail.sh("ls -A /; echo ---; cat /proc/self/mountinfo; echo ---; cat " + outside.path() +
+                     "/marker; echo marker=$?; ls -A /proc/self/root/ | wc -l");
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto top = words(r.out.substr(0, r.out.find("---")));
+    for (const auto& e : top) {
+        EXPECT_EQ(e.find("old"), std::string::npos) << "old root left at /" << e;
+        EXPECT_NE(e, ".pivot_root");
+        EXPECT_NE(e, "put_old");
+    }
+    EXPECT_NE(field(r.out, "marker"), "0") << "an unplanned host path is readable";
+    EXPECT_FALSE(ajtest::contains(r.out, marker));
+    // Positive control: the host sees the marker.
+    EXPECT_EQ(ajtest::read_file(outside.path() + "/marker"), marker);
+}
+
+TEST_F(Sandbox, RoAndRwBindsWithAndWithoutDestination) {
+    ajtest::TempDir ro("aj-ro"), rw("aj-rw");
+    ro.write("f", "ro-content\n");
+    std::string t = helper("trysys");
+    auto r = jail.sh("cat /mnt/aj-ro/f; " + t + " create /mnt/aj-ro/new >/dev/null; echo ro_dst=$?;"
+                     "cat " + ro.path() + "/f; " + t + " create " + ro.path() + "/new >/dev/null; echo ro_same=$?;"
+                     "echo data > /mnt/aj-rw/new && echo rw_dst=ok; echo more > " + rw.path() + "/same && echo rw_same=ok",
+                     {"--ro", ro.path() + ":/mnt/aj-ro", "--ro", ro.path(), "--rw", rw.path() + ":/mnt/aj-rw",
+                      "--rw", rw.path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto first = r.out.find("ro-content");
+    ASSERT_NE(first, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ro-content", first + 1), std::string::npos) << "--ro SRC (same path) not readable\n" << r.out;
+    EXPECT_EQ(std::atoi(field(r.out, "ro_dst").c_str()), EROFS) << r.out;
+    EXPECT_EQ(std::atoi(field(r.out, "ro_same").c_str()), EROFS) << r.out;
+    EXPECT_EQ(field(r.out, "rw_dst"), "ok") << r.out;
+    EXPECT_EQ(field(r.out, "rw_same"), "ok") << r.out;
+    EXPECT_FALSE(ajtest::exists(ro.path() + "/new"));
+    EXPECT_EQ(ajtest::read_file(rw.path() + "/new"), "data\n");
+    EXPECT_EQ(ajtest::read_file(rw.path() + "/same"), "more\n");
+}
+
+TEST_F(Sandbox, TmpfsFlagGivesAnEmptyPrivateWritableDirWithSize) {
+    jail.ws_dir().write("cache/host.txt", "host\n");
+    std::string ws = jail.ws();
+    auto r = jail.sh("echo scratch=$(ls -A /aj-scratch | wc -l); echo x > /aj-scratch/f && echo wrote=$(cat /aj-scratch/f);"
+                     "echo cache=$(ls -A " + ws + "/cache | wc -l); echo y > " + ws + "/cache/inside;"
+                     "head -c 3000000 /dev/zero > /aj-small/big 2>/dev/null; echo small=$?",
+                     {"--tmpfs", "/aj-scratch", "--tmpfs", "/aj-small:1M", "--tmpfs", ws + "/cache"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "scratch"), "0");
+    EXPECT_EQ(field(r.out, "wrote"), "x");
+    EXPECT_EQ(field(r.out, "cache"), "0") << "the tmpfs over the workspace dir shows host files";
+    EXPECT_NE(field(r.out, "small"), "0") << "a 1M tmpfs took 3 MB";
+    EXPECT_FALSE(ajtest::exists(ws + "/cache/inside")) << "a tmpfs write reached the host";
+    EXPECT_TRUE(ajtest::exists(ws + "/cache/host.txt"));
+}
+
+TEST_F(Sandbox, CwdDefaultsToWorkspaceAndFollowsTheFlag) {
+    jail.ws_dir().mkdir("sub");
+    auto def = jail.sh("pwd");
+    ASSERT_EQ(def.status, 0) << describe(def);
+    EXPECT_EQ(ajtest::trim(def.out), jail.ws());
+    auto tmp = jail.sh("pwd", {"--cwd", "/tmp"});
+    ASSERT_EQ(tmp.status, 0) << describe(tmp);
+    EXPECT_EQ(ajtest::trim(tmp.out), "/tmp");
+    auto sub = jail.sh("pwd", {"--cwd", jail.ws() + "/sub"});
+    ASSERT_EQ(sub.status, 0) << describe(sub);
+    EXPECT_EQ(ajtest::trim(sub.out), jail.ws() + "/sub");
+}
+
+TEST_F(Sandbox, HomeIsThePrivateEmptyCallersHomePath) {
+    auto r = jail.sh("echo home=$HOME; echo entries=$(ls -A \"$HOME\" | wc -l); echo x > \"$HOME/f\" && echo write=ok");
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "home"), jail.home());
+    EXPECT_EQ(field(r.out, "entries"), "0") << "the host home's files are visible";
+    EXPECT_EQ(field(r.out, "write"), "ok");
+    EXPECT_FALSE(ajtest::exists(jail.home() + "/f"));
+}
