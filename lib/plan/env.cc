@@ -39,7 +39,8 @@ Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan
         auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) continue;
         std::string name = kv.substr(0, eq);
-        if (passes(policy, name)) env[name] = kv.substr(eq + 1);
+        // The first of duplicate names wins, as with getenv(3).
+        if (passes(policy, name)) env.emplace(name, kv.substr(eq + 1));
     }
     std::map<std::string, bool> set_by_policy;
     for (const auto& s : policy.env_set) {

@@ -25,6 +25,13 @@ struct ExpandContext {
 Result<std::string> expand(const std::string& raw, const ExpandContext& ctx,
                            const policy::Origin& origin);
 
+// The same expansion for a hide pattern, as a glob(3) pattern: the substituted
+// home/workspace/tmp path is escaped (a "[" in a directory name must not turn
+// into a character class and make the rule match nothing), and so are "[",
+// "]" and "\\" in the rule itself: only "*" and "?" are wildcards.
+Result<std::string> expand_glob(const std::string& raw, const ExpandContext& ctx,
+                                const policy::Origin& origin);
+
 // True when raw uses {workspace} (such a hide rule is moot without a workspace).
 bool uses_workspace(const std::string& raw);
 

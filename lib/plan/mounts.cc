@@ -30,6 +30,7 @@ struct Entry {
     // A bind added for the target of a symlinked source (/bin -> usr/bin): it may
     // be dropped when a same-path bind of the same access already shows it.
     bool derived = false;
+    bool workspace = false;  // the workspace bind
 };
 
 // A hidden host path found by a hide rule.
@@ -98,7 +99,7 @@ public:
         replace_same_dst();
         drop_covered_derived();
         if (auto r = find_hidden(); !r) return r;
-        drop_hidden_binds();
+        if (auto r = drop_hidden_binds(); !r) return r;
         sort_by_depth(entries_);
         std::vector<MountOp> masks = make_masks();
         drop_under_masks(masks);
@@ -113,7 +114,9 @@ public:
     }
 
 private:
-    void add(MountOp op, bool derived = false) { entries_.push_back({std::move(op), derived}); }
+    void add(MountOp op, bool derived = false, bool workspace = false) {
+        entries_.push_back({std::move(op), derived, workspace});
+    }
 
     // Paths the command can write on the host: a symlink below one of them may
     // have been planted by an earlier run (THREATS FS-04), so a source reached
@@ -343,7 +346,7 @@ private:
         op.why = policy_.workspace_path ? describe(policy_.workspace_path->origin)
                                         : describe(policy_.workspace.origin);
         if (op.why.empty()) op.why = "workspace";
-        add(std::move(op));
+        add(std::move(op), false, true);
     }
 
     // Exact duplicates go; a different op on the same dst replaces the earlier one
@@ -359,6 +362,7 @@ private:
             }
             if (same_op(it->op, e.op)) {
                 it->derived = it->derived && e.derived;
+                it->workspace = it->workspace || e.workspace;
                 continue;
             }
             plan_.notes.push_back(label_why(e.op) + " replaces " + label_why(it->op));
@@ -390,7 +394,7 @@ private:
         for (const auto& rule : policy_.hide) {
             // {workspace}/.env* hides nothing when no workspace is mounted.
             if (ctx_.workspace.empty() && uses_workspace(rule.pattern)) continue;
-            auto pattern = expand(rule.pattern, ctx_, rule.origin);
+            auto pattern = expand_glob(rule.pattern, ctx_, rule.origin);
             if (!pattern) return std::move(pattern).error();
             glob_t g{};
             int rc = ::glob(pattern->c_str(), 0, nullptr, &g);
@@ -410,7 +414,7 @@ private:
         return {};
     }
 
-    void drop_hidden_binds() {
+    Result<void> drop_hidden_binds() {
         std::vector<Entry> out;
         for (auto& e : entries_) {
             const Hidden* by = nullptr;
@@ -426,11 +430,17 @@ private:
                 out.push_back(std::move(e));
                 continue;
             }
+            // Deny wins even over the workspace; running without it would only
+            // fail later and more obscurely.
+            if (e.workspace)
+                return invalid(by->why, "workspace " + e.op.src + " is hidden by " + by->pattern +
+                                            ": a hidden path cannot be the workspace");
             plan_.notes.push_back("dropped " + label_why(e.op) + ": " + e.op.src +
                                   " is hidden by " + by->pattern +
                                   (by->why.empty() ? "" : " (" + by->why + ")"));
         }
         entries_ = std::move(out);
+        return {};
     }
 
     static void sort_by_depth(std::vector<Entry>& v) {

@@ -34,6 +34,38 @@ bool take_prefix(const std::string& raw, const std::string& prefix, std::string&
     return false;
 }
 
+// Splits raw into the substituted placeholder value and the rest after it.
+Result<std::pair<std::string, std::string>> split_placeholder(const std::string& raw,
+                                                              const ExpandContext& ctx,
+                                                              const policy::Origin& origin) {
+    std::string rest;
+    if (take_prefix(raw, "~", rest)) {
+        if (ctx.home.empty() || ctx.home[0] != '/')
+            return bad_path(origin, "cannot expand " + raw + ": the home directory is unknown");
+        return std::pair{ctx.home, rest};
+    }
+    if (!raw.empty() && raw[0] == '~')
+        // ~user would look up another account's home: never what a policy means here.
+        return bad_path(origin, "path " + raw + ": only ~ and ~/... are supported, not ~user");
+    if (take_prefix(raw, "{workspace}", rest)) {
+        if (ctx.workspace.empty())
+            return bad_path(origin, "path " + raw + " uses {workspace}, but there is no workspace");
+        return std::pair{ctx.workspace, rest};
+    }
+    if (take_prefix(raw, "{tmp}", rest)) return std::pair{ctx.tmp, rest};
+    return std::pair{std::string(), raw};
+}
+
+std::string glob_escape(const std::string& s, bool keep_wildcards) {
+    std::string out;
+    for (char c : s) {
+        bool wildcard = c == '*' || c == '?';
+        if ((wildcard && !keep_wildcards) || c == '[' || c == ']' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string describe(const policy::Origin& origin) {
@@ -49,25 +81,19 @@ bool uses_workspace(const std::string& raw) { return raw.find("{workspace}") != 
 
 Result<std::string> expand(const std::string& raw, const ExpandContext& ctx,
                            const policy::Origin& origin) {
-    std::string rest;
-    std::string out;
-    if (take_prefix(raw, "~", rest)) {
-        if (ctx.home.empty() || ctx.home[0] != '/')
-            return bad_path(origin, "cannot expand " + raw + ": the home directory is unknown");
-        out = ctx.home + rest;
-    } else if (!raw.empty() && raw[0] == '~') {
-        // ~user would look up another account's home: never what a policy means here.
-        return bad_path(origin, "path " + raw + ": only ~ and ~/... are supported, not ~user");
-    } else if (take_prefix(raw, "{workspace}", rest)) {
-        if (ctx.workspace.empty())
-            return bad_path(origin, "path " + raw + " uses {workspace}, but there is no workspace");
-        out = ctx.workspace + rest;
-    } else if (take_prefix(raw, "{tmp}", rest)) {
-        out = ctx.tmp + rest;
-    } else {
-        out = raw;
-    }
-    std::string norm = util::normalize_path(out);
+    auto parts = split_placeholder(raw, ctx, origin);
+    if (!parts) return std::move(parts).error();
+    std::string norm = util::normalize_path(parts->first + parts->second);
+    if (norm.empty()) return bad_path(origin, "path " + raw + " is not absolute");
+    return norm;
+}
+
+Result<std::string> expand_glob(const std::string& raw, const ExpandContext& ctx,
+                                const policy::Origin& origin) {
+    auto parts = split_placeholder(raw, ctx, origin);
+    if (!parts) return std::move(parts).error();
+    std::string pattern = glob_escape(parts->first, false) + glob_escape(parts->second, true);
+    std::string norm = util::normalize_path(pattern);
     if (norm.empty()) return bad_path(origin, "path " + raw + " is not absolute");
     return norm;
 }

@@ -117,9 +117,31 @@ TEST(PlanHide, HiddenWorkspaceDropsTheWorkspaceBind) {
     Policy pol = t.defaults();
     pol.hide.push_back(HideRule{"{workspace}", at("x.toml", 1, 2, "filesystem.hide[0]")});
     auto r = plan::build(pol, {"/x"}, t.host());
-    // The workspace is gone, and so is the cwd that lived in it.
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message().find("cwd"), std::string::npos) << r.error().message();
+    EXPECT_EQ(r.error().kind(), ErrorKind::invalid_input);
+    EXPECT_NE(r.error().message().find("x.toml:1:2"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("a hidden path cannot be the workspace"), std::string::npos)
+        << r.error().message();
+}
+
+TEST(PlanHide, GlobCharactersInTheWorkspacePathAreLiteral) {
+    // A project directory named "proj [old]" must not make {workspace}/.env*
+    // a character class that matches nothing.
+    PlanTree t;
+    t.tmp.write("home/u/proj [old]/.env", "KEY=AJ-CANARY\n");
+    t.tmp.write("home/u/My [Keys]/k", "AJ-CANARY\n");
+    HostFacts h = t.host();
+    h.cwd = t.home() + "/proj [old]";
+    Policy pol = t.defaults();
+    pol.hide.push_back(HideRule{"~/My [Keys]", flag("--hide")});
+    pol.ro.push_back(MountRule{"~", "/hosthome", false, flag("--ro")});
+    auto r = plan::build(pol, {"/x"}, h);
+    ASSERT_TRUE(r) << r.error().message();
+    SCOPED_TRACE(dump_mounts(*r));
+    ASSERT_NE(find_op(*r, h.cwd + "/.env"), nullptr);
+    EXPECT_EQ(find_op(*r, h.cwd + "/.env")->kind, MountKind::mask_file);
+    ASSERT_NE(find_op(*r, "/hosthome/My [Keys]"), nullptr);
+    EXPECT_EQ(find_op(*r, "/hosthome/My [Keys]")->kind, MountKind::mask_dir);
 }
 
 TEST(PlanHide, HidePatternsWithoutWorkspaceAreSkipped) {
