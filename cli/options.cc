@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -171,23 +172,43 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     po::options_description desc = verb == Verb::explain ? explain_options() : run_options();
     po::parsed_options parsed(&desc);
     po::variables_map vm;
+    // The first word that is not an option (or "--") ends the options and starts
+    // the command: `agentjail ls -l` runs `ls -l`. Boost cannot stop there by
+    // itself, so the split is found first, asking desc which options take a value.
+    size_t split = args.size();
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            inv.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+            split = i;
+            break;
+        }
+        if (a.size() < 2 || a[0] != '-') {
+            inv.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+            split = i;
+            break;
+        }
+        auto takes_value = [&desc](const std::string& name) {
+            const po::option_description* o = desc.find_nothrow(name, false);
+            return o != nullptr && o->semantic()->max_tokens() > 0;
+        };
+        if (a[1] == '-') {
+            // --name=value carries its value; --name value takes the next word.
+            if (a.find('=') == std::string::npos && takes_value(a.substr(2))) ++i;
+            continue;
+        }
+        // A group of short options (-vp minimal, -vpminimal): the first one that
+        // takes a value takes the rest of the group, or the next word.
+        for (size_t j = 1; j < a.size(); ++j) {
+            if (!takes_value(std::string("-") + a[j])) continue;
+            if (j + 1 == a.size()) ++i;
+            break;
+        }
+    }
+    std::vector<std::string> option_args(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(split));
     try {
-        parsed = po::command_line_parser(args)
+        parsed = po::command_line_parser(option_args)
                      .options(desc)
-                     // The first word that is not an option (or "--") ends the options
-                     // and starts the command: `agentjail ls -l` runs `ls -l`.
-                     .extra_style_parser([&inv](std::vector<std::string>& a) {
-                         std::vector<po::option> none;
-                         if (a.empty()) return none;
-                         if (a[0] == "--") {
-                             inv.command.assign(a.begin() + 1, a.end());
-                             a.clear();
-                         } else if (a[0].size() < 2 || a[0][0] != '-') {
-                             inv.command.assign(a.begin(), a.end());
-                             a.clear();
-                         }
-                         return none;
-                     })
                      // No abbreviations: `--pol` must not silently mean --policy.
                      .style(po::command_line_style::default_style &
                             ~po::command_line_style::allow_guessing)
