@@ -13,7 +13,8 @@ namespace agentjail::plan::detail {
 
 namespace {
 
-bool matches_any(const std::vector<policy::Located<std::string>>& patterns, const std::string& name) {
+bool matches_any(const std::vector<policy::Located<std::string>>& patterns,
+                 const std::string& name) {
     return std::any_of(patterns.begin(), patterns.end(),
                        [&](const auto& p) { return util::glob_match(p.value, name); });
 }

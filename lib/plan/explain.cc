@@ -6,10 +6,10 @@
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <utility>
@@ -21,9 +21,9 @@ namespace {
 // Shown as <set> even when the policy forgot to deny them: explain output ends
 // up in bug reports and terminals that are recorded.
 constexpr const char* kSecretPatterns[] = {
-    "*_KEY",        "*_KEYS",    "*KEY_*",      "*APIKEY*",   "*TOKEN*",       "*SECRET*",
-    "*PASSWORD*",   "*PASSWD*",  "*PASSPHRASE*", "*CREDENTIAL*", "*_PAT",     "*_AUTH",
-    "*AUTH_*",      "*COOKIE*",  "*PRIVATE*",   "*SESSION*",  "SSH_AUTH_SOCK", "*_DSN",
+    "*_KEY",      "*_KEYS",   "*KEY_*",       "*APIKEY*",     "*TOKEN*",       "*SECRET*",
+    "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*CREDENTIAL*", "*_PAT",         "*_AUTH",
+    "*AUTH_*",    "*COOKIE*", "*PRIVATE*",    "*SESSION*",    "SSH_AUTH_SOCK", "*_DSN",
 };
 
 bool is_secret(const Plan& plan, const std::string& name) {
@@ -47,8 +47,8 @@ std::string shown_value(const Plan& plan, const std::string& kv) {
 std::vector<std::string> namespace_names(std::uint64_t flags) {
     std::vector<std::string> out;
     const std::pair<std::uint64_t, const char*> all[] = {
-        {CLONE_NEWUSER, "user"}, {CLONE_NEWNS, "mount"},  {CLONE_NEWPID, "pid"},
-        {CLONE_NEWNET, "net"},   {CLONE_NEWIPC, "ipc"},   {CLONE_NEWUTS, "uts"},
+        {CLONE_NEWUSER, "user"},     {CLONE_NEWNS, "mount"}, {CLONE_NEWPID, "pid"},
+        {CLONE_NEWNET, "net"},       {CLONE_NEWIPC, "ipc"},  {CLONE_NEWUTS, "uts"},
         {CLONE_NEWCGROUP, "cgroup"},
     };
     for (const auto& [flag, name] : all)
@@ -86,7 +86,7 @@ std::optional<std::string> resolved_command(const Plan& plan) {
         if (!inside) continue;
         auto host = detail::host_path(plan.mounts, *inside);
         if (!host) continue;
-        struct stat st{};
+        struct stat st {};
         if (::stat(host->c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
             ::access(host->c_str(), X_OK) == 0)
             return c;
@@ -166,7 +166,8 @@ std::string to_text(const Plan& plan) {
     for (const auto& op : plan.mounts) out += mount_line(op) + "\n";
 
     out += "\nenvironment:\n";
-    for (const auto& kv : plan.env) out += "  " + split_env(kv).first + "=" + shown_value(plan, kv) + "\n";
+    for (const auto& kv : plan.env)
+        out += "  " + split_env(kv).first + "=" + shown_value(plan, kv) + "\n";
 
     if (!plan.notes.empty()) {
         out += "\nnotes:\n";

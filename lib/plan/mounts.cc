@@ -185,9 +185,9 @@ private:
         dev.why = why;
         add(dev);
         // Only the harmless character devices: no disks, no /dev/mem, no host ptys.
-        for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                 "/dev/urandom", "/dev/tty"}) {
-            struct stat st{};
+        for (const char* node :
+             {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}) {
+            struct stat st {};
             if (::lstat(node, &st) != 0 || !S_ISCHR(st.st_mode)) {
                 plan_.notes.push_back(std::string("skipped ") + node +
                                       " (not a character device on the host)");
@@ -239,9 +239,9 @@ private:
     // masked. Same lists as runc/Docker's defaults; entries the kernel lacks
     // (checked on the host's /proc, the same kernel) are left out.
     void proc_hardening(const std::string& why) {
-        for (const char* path : {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
-                                 "/proc/sysrq-trigger"}) {
-            struct stat st{};
+        for (const char* path :
+             {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}) {
+            struct stat st {};
             if (::lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
             MountOp op;
             op.kind = MountKind::readonly;
@@ -251,10 +251,10 @@ private:
             op.why = why;
             add(std::move(op));
         }
-        for (const char* path : {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
-                                 "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi",
-                                 "/proc/timer_list", "/proc/timer_stats"}) {
-            struct stat st{};
+        for (const char* path :
+             {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+              "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats"}) {
+            struct stat st {};
             if (::lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
             MountOp op;
             op.kind = S_ISDIR(st.st_mode) ? MountKind::mask_dir : MountKind::mask_file;
@@ -288,7 +288,7 @@ private:
             if (!d) return std::move(d).error();
             dst = *d;
         }
-        struct stat lst{};
+        struct stat lst {};
         if (::lstat(src->c_str(), &lst) != 0) return missing(rule, *src, errno);
         auto canon = canonical(*src);
         if (!canon) return missing(rule, *src, errno);  // a dangling link
@@ -302,7 +302,7 @@ private:
                                             "could redirect the mount)");
             }
         }
-        struct stat st{};
+        struct stat st {};
         if (::stat(canon->c_str(), &st) != 0) return missing(rule, *src, errno);
         const bool is_dir = S_ISDIR(st.st_mode);
 
@@ -403,10 +403,10 @@ private:
                     // The canonical path is what a bind shows: hiding a symlink's
                     // name alone would leave its target readable (THREATS FS-04).
                     auto canon = canonical(g.gl_pathv[i]);
-                    struct stat st{};
+                    struct stat st {};
                     if (!canon || ::stat(canon->c_str(), &st) != 0) continue;
-                    hidden_.push_back({*canon, S_ISDIR(st.st_mode), rule.pattern,
-                                       describe(rule.origin)});
+                    hidden_.push_back(
+                        {*canon, S_ISDIR(st.st_mode), rule.pattern, describe(rule.origin)});
                 }
             }
             ::globfree(&g);
@@ -533,7 +533,7 @@ private:
                 // ops go there, onto paths that exist.
                 if (op.kind == MountKind::readonly || op.kind == MountKind::mask_dir ||
                     op.kind == MountKind::mask_file) {
-                    struct stat st{};
+                    struct stat st {};
                     if (::lstat(op.dst.c_str(), &st) == 0 && S_ISDIR(st.st_mode) == needs_dir(op))
                         continue;
                 }
@@ -570,7 +570,7 @@ private:
             const bool last = i > rel.size();
             host = join(host, part);
             inside = join(inside, part);
-            struct stat st{};
+            struct stat st {};
             if (::lstat(host.c_str(), &st) != 0)
                 return invalid(op.why, "cannot create mount point " + op.dst +
                                            " inside the bind of " + bind.dst +

@@ -98,7 +98,8 @@ Result<std::string> expand_glob(const std::string& raw, const ExpandContext& ctx
     return norm;
 }
 
-std::optional<std::string> env_lookup(const std::vector<std::string>& env, const std::string& name) {
+std::optional<std::string> env_lookup(const std::vector<std::string>& env,
+                                      const std::string& name) {
     for (const auto& kv : env) {
         if (kv.size() > name.size() && kv[name.size()] == '=' && util::starts_with(kv, name))
             return kv.substr(name.size() + 1);
@@ -186,7 +187,7 @@ std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts,
                 link = op.src;
             } else if (op.kind == MountKind::bind) {
                 std::string host = join(op.src, relative_to(next, op.dst));
-                struct stat st{};
+                struct stat st {};
                 if (::lstat(host.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
                     char buf[PATH_MAX];
                     ssize_t n = ::readlink(host.c_str(), buf, sizeof buf);

@@ -26,7 +26,7 @@ Error invalid(const std::string& why, const std::string& message, int code = EIN
 }
 
 bool is_dir(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -43,8 +43,8 @@ Result<std::string> decide_workspace(const policy::Policy& policy, const HostFac
             raw = host.cwd + "/" + raw;
     }
     if (raw.empty()) return invalid(why, "the workspace directory is unknown");
-    auto expanded = detail::expand(raw, ctx, policy.workspace_path ? policy.workspace_path->origin
-                                                                   : policy::Origin{});
+    auto expanded = detail::expand(
+        raw, ctx, policy.workspace_path ? policy.workspace_path->origin : policy::Origin{});
     if (!expanded) return std::move(expanded).error();
     auto canon = detail::canonical(*expanded);
     if (!canon) {
@@ -53,7 +53,8 @@ Result<std::string> decide_workspace(const policy::Policy& policy, const HostFac
             return invalid(why, "workspace " + *expanded + " does not exist", ENOENT);
         return invalid(why, "workspace " + *expanded + ": " + util::errno_text(err), err);
     }
-    if (!is_dir(*canon)) return invalid(why, "workspace " + *canon + " is not a directory", ENOTDIR);
+    if (!is_dir(*canon))
+        return invalid(why, "workspace " + *canon + " is not a directory", ENOTDIR);
 
     // The workspace is bound read-write: `agentjail -- bash` typed in the home
     // directory must not hand the whole home (or /) to the command. Naming it
@@ -112,8 +113,10 @@ Result<std::string> decide_cwd(const policy::Policy& policy, const detail::Expan
         for (const auto& m : plan.mounts)
             mount_point = mount_point || (m.dst != op.dst && util::path_within(m.dst, *resolved));
         if (!mount_point)
-            return invalid(why, "cwd " + cwd + " does not exist in the sandbox (" + op.dst +
-                                    " is an empty tmpfs)", ENOENT);
+            return invalid(
+                why,
+                "cwd " + cwd + " does not exist in the sandbox (" + op.dst + " is an empty tmpfs)",
+                ENOENT);
     } else if (op.kind != MountKind::tmpfs && op.dst != *resolved) {
         return invalid(why, "cwd " + cwd + " is not a directory in the sandbox", ENOENT);
     }
@@ -130,9 +133,10 @@ Result<HostFacts> HostFacts::current() {
     std::string pw_name, pw_dir;
     long bufsize = ::sysconf(_SC_GETPW_R_SIZE_MAX);
     std::vector<char> buf(bufsize > 0 ? static_cast<size_t>(bufsize) : 16384);
-    struct passwd pw{};
+    struct passwd pw {};
     struct passwd* found = nullptr;
-    while (::getpwuid_r(h.uid, &pw, buf.data(), buf.size(), &found) == ERANGE && buf.size() < (1u << 20))
+    while (::getpwuid_r(h.uid, &pw, buf.data(), buf.size(), &found) == ERANGE &&
+           buf.size() < (1u << 20))
         buf.resize(buf.size() * 2);
     if (found != nullptr) {
         pw_name = found->pw_name != nullptr ? found->pw_name : "";

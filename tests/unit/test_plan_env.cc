@@ -3,9 +3,9 @@
 // exec candidates, ids and namespaces, host facts, and the explain forms.
 #include "test_plan_fixture.hpp"
 
-#include <nlohmann/json.hpp>
 #include <sched.h>
 #include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include <climits>
 #include <cstdlib>
@@ -143,9 +143,10 @@ TEST(PlanEnv, SetHomePathUserAndOrder) {
     EXPECT_EQ(env_of(p, "PATH"), "/usr/local/bin:/usr/bin:/bin");
     EXPECT_EQ(env_of(p, "USER"), "u");  // from the host facts, not $USER
     EXPECT_EQ(env_of(p, "LOGNAME"), "u");
-    EXPECT_TRUE(std::is_sorted(p.env.begin(), p.env.end(), [](const std::string& a, const std::string& b) {
-        return a.substr(0, a.find('=')) < b.substr(0, b.find('='));
-    }));
+    EXPECT_TRUE(
+        std::is_sorted(p.env.begin(), p.env.end(), [](const std::string& a, const std::string& b) {
+            return a.substr(0, a.find('=')) < b.substr(0, b.find('='));
+        }));
 
     // USER and LOGNAME only when the allowlist has them.
     r = plan::build(t.minimal(), {"/x"}, t.host());
@@ -162,7 +163,8 @@ TEST(PlanExec, NoCommand) {
     auto r = plan::build(t.defaults(), {}, t.host());
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().kind(), ErrorKind::invalid_input);
-    EXPECT_EQ(r.error().message(), "no command given (usage: agentjail [OPTIONS] -- COMMAND [ARGS...])");
+    EXPECT_EQ(r.error().message(),
+              "no command given (usage: agentjail [OPTIONS] -- COMMAND [ARGS...])");
 }
 
 TEST(PlanExec, CandidatesFromTheSandboxPath) {
@@ -242,8 +244,9 @@ TEST(PlanJson, StableKeysAndRedactedSecrets) {
     auto r = plan::build(pol, {"tool", "a b"}, t.host());
     ASSERT_TRUE(r) << r.error().message();
     auto j = nlohmann::json::parse(plan::to_json(*r));
-    for (const char* key : {"policy", "layers", "argv", "exec_candidates", "env", "uid_map", "gid_map",
-                            "namespaces", "hostname", "workspace", "home", "cwd", "mounts", "notes"})
+    for (const char* key :
+         {"policy", "layers", "argv", "exec_candidates", "env", "uid_map", "gid_map", "namespaces",
+          "hostname", "workspace", "home", "cwd", "mounts", "notes"})
         EXPECT_TRUE(j.contains(key)) << key;
     EXPECT_EQ(j["policy"], "default");
     EXPECT_EQ(j["layers"], nlohmann::json::array({"minimal", "default"}));
@@ -260,7 +263,8 @@ TEST(PlanJson, StableKeysAndRedactedSecrets) {
     EXPECT_EQ(plan::to_json(*r).find("AJ-CANARY"), std::string::npos);
     ASSERT_EQ(j["mounts"].size(), r->mounts.size());
     for (const auto& m : j["mounts"])
-        for (const char* key : {"kind", "src", "dst", "read_only", "is_dir", "size_bytes", "mode", "why"})
+        for (const char* key :
+             {"kind", "src", "dst", "read_only", "is_dir", "size_bytes", "mode", "why"})
             EXPECT_TRUE(m.contains(key)) << key;
     bool saw_mask = false;
     for (const auto& m : j["mounts"]) {
@@ -284,7 +288,8 @@ TEST(PlanText, ReadableForHumans) {
     pol.env_allow.push_back({"GITHUB_TOKEN", flag("-e")});
     Policy pol2 = pol;
     pol2.ro.clear();  // a PATH the sandbox can resolve: the scratch usr/bin
-    pol2.ro.push_back(MountRule{t.sys("usr"), "", false, at("minimal.toml", 4, 9, "filesystem.ro[0]")});
+    pol2.ro.push_back(
+        MountRule{t.sys("usr"), "", false, at("minimal.toml", 4, 9, "filesystem.ro[0]")});
     pol2.env_set.push_back({"PATH", t.sys("usr/bin"), flag("-e")});
     auto r = plan::build(pol2, {"tool", "it's"}, t.host());
     ASSERT_TRUE(r) << r.error().message();

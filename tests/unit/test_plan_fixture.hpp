@@ -67,10 +67,18 @@ public:
         h.user = "u";
         h.home = home();
         h.cwd = proj();
-        h.environ = {"PATH=/usr/bin:/bin", "TERM=xterm-256color", "HOME=" + home(),
-                     "USER=someone-else", "LANG=C.UTF-8", "LC_ALL=C", "GITHUB_TOKEN=AJ-CANARY-gh",
-                     "OPENAI_API_KEY=AJ-CANARY-openai", "MY_SECRET_THING=AJ-CANARY-s",
-                     "SSH_AUTH_SOCK=/run/ssh.sock", "EDITOR=vim", "TMPDIR=" + p("tmpdir")};
+        h.environ = {"PATH=/usr/bin:/bin",
+                     "TERM=xterm-256color",
+                     "HOME=" + home(),
+                     "USER=someone-else",
+                     "LANG=C.UTF-8",
+                     "LC_ALL=C",
+                     "GITHUB_TOKEN=AJ-CANARY-gh",
+                     "OPENAI_API_KEY=AJ-CANARY-openai",
+                     "MY_SECRET_THING=AJ-CANARY-s",
+                     "SSH_AUTH_SOCK=/run/ssh.sock",
+                     "EDITOR=vim",
+                     "TMPDIR=" + p("tmpdir")};
         return h;
     }
 
@@ -79,13 +87,19 @@ public:
         Policy pol;
         pol.name = "minimal";
         pol.layers = {"minimal"};
-        pol.ro.push_back(MountRule{sys("usr"), "", false, at("minimal.toml", 4, 9, "filesystem.ro[0]")});
-        pol.ro.push_back(MountRule{sys("bin"), "", false, at("minimal.toml", 4, 17, "filesystem.ro[1]")});
-        pol.ro.push_back(MountRule{sys("lib64"), "", true, at("minimal.toml", 5, 3, "filesystem.ro[2]")});
-        pol.ro.push_back(MountRule{sys("lib32"), "", true, at("minimal.toml", 5, 30, "filesystem.ro[3]")});
-        pol.ro.push_back(MountRule{sys("etc"), "", false, at("minimal.toml", 6, 3, "filesystem.ro[4]")});
+        pol.ro.push_back(
+            MountRule{sys("usr"), "", false, at("minimal.toml", 4, 9, "filesystem.ro[0]")});
+        pol.ro.push_back(
+            MountRule{sys("bin"), "", false, at("minimal.toml", 4, 17, "filesystem.ro[1]")});
+        pol.ro.push_back(
+            MountRule{sys("lib64"), "", true, at("minimal.toml", 5, 3, "filesystem.ro[2]")});
+        pol.ro.push_back(
+            MountRule{sys("lib32"), "", true, at("minimal.toml", 5, 30, "filesystem.ro[3]")});
+        pol.ro.push_back(
+            MountRule{sys("etc"), "", false, at("minimal.toml", 6, 3, "filesystem.ro[4]")});
         pol.tmpfs.push_back(TmpfsRule{"/tmp", 0, at("minimal.toml", 8, 9, "filesystem.tmpfs[0]")});
-        pol.workspace = {agentjail::policy::WorkspaceAccess::none, at("minimal.toml", 9, 13, "filesystem.workspace")};
+        pol.workspace = {agentjail::policy::WorkspaceAccess::none,
+                         at("minimal.toml", 9, 13, "filesystem.workspace")};
         pol.private_home = {false, at("minimal.toml", 10, 8, "filesystem.home")};
         pol.proc = {true, at("minimal.toml", 11, 8, "filesystem.proc")};
         pol.dev = {true, at("minimal.toml", 12, 7, "filesystem.dev")};
@@ -98,13 +112,15 @@ public:
         Policy pol = minimal();
         pol.name = "default";
         pol.layers = {"minimal", "default"};
-        pol.workspace = {agentjail::policy::WorkspaceAccess::rw, at("default.toml", 9, 13, "filesystem.workspace")};
+        pol.workspace = {agentjail::policy::WorkspaceAccess::rw,
+                         at("default.toml", 9, 13, "filesystem.workspace")};
         pol.private_home = {true, at("default.toml", 10, 8, "filesystem.home")};
         pol.hide.push_back(HideRule{"~/.ssh", at("default.toml", 30, 5, "filesystem.hide[0]")});
         pol.hide.push_back(HideRule{"~/.aws", at("default.toml", 30, 15, "filesystem.hide[1]")});
         pol.hide.push_back(HideRule{"~/.gnupg", at("default.toml", 30, 25, "filesystem.hide[2]")});
-        pol.hide.push_back(HideRule{"{workspace}/.env*", at("default.toml", 31, 5, "filesystem.hide[3]")});
-        pol.env_allow = {{"PATH", {}}, {"TERM", {}}, {"LANG", {}}, {"LC_*", {}},
+        pol.hide.push_back(
+            HideRule{"{workspace}/.env*", at("default.toml", 31, 5, "filesystem.hide[3]")});
+        pol.env_allow = {{"PATH", {}}, {"TERM", {}},    {"LANG", {}},  {"LC_*", {}},
                          {"USER", {}}, {"LOGNAME", {}}, {"EDITOR", {}}};
         pol.env_deny = {{"*_KEY", {}}, {"*_TOKEN", {}}, {"*SECRET*", {}}, {"SSH_AUTH_SOCK", {}}};
         return pol;

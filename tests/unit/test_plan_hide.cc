@@ -195,7 +195,8 @@ TEST(PlanConflicts, LaterOpOnTheSameDstReplacesWithANote) {
     ASSERT_NE(s, nullptr);
     EXPECT_EQ(s->kind, MountKind::bind);
     EXPECT_EQ(s->src, t.p("data/dir"));
-    EXPECT_TRUE(has_note(*r, "rw bind /scratch (command line (--rw)) replaces tmpfs /scratch (m.toml:2:2"))
+    EXPECT_TRUE(
+        has_note(*r, "rw bind /scratch (command line (--rw)) replaces tmpfs /scratch (m.toml:2:2"))
         << dump_mounts(*r);
 }
 
@@ -204,7 +205,8 @@ TEST(PlanConflicts, LaterOpOnTheSameDstReplacesWithANote) {
 TEST(PlanMountPoints, NotCreatedInsideABind) {
     PlanTree t;
     Policy pol = t.minimal();
-    pol.ro.push_back(MountRule{t.p("data/dir"), t.sys("usr/foo"), false, at("m.toml", 3, 9, "filesystem.ro[9]")});
+    pol.ro.push_back(MountRule{t.p("data/dir"), t.sys("usr/foo"), false,
+                               at("m.toml", 3, 9, "filesystem.ro[9]")});
     auto r = plan::build(pol, {"/x"}, t.host());
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().kind(), ErrorKind::invalid_input);
@@ -252,7 +254,8 @@ TEST(PlanMountPoints, NeverThroughASymlinkInABind) {
     pol.ro.push_back(MountRule{t.p("data/dir"), "{workspace}/out/dir", false, flag("--ro")});
     auto r = plan::build(pol, {"/x"}, t.host());
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message().find("is a symlink in the bind of " + t.proj()), std::string::npos)
+    EXPECT_NE(r.error().message().find("is a symlink in the bind of " + t.proj()),
+              std::string::npos)
         << r.error().message();
 }
 
@@ -291,9 +294,11 @@ TEST(PlanMountPoints, SymlinkPlantedInTheWorkspaceIsNotFollowed) {
     // binds {workspace}/.cache read-write. Following it would expose ~/.aws.
     PlanTree t;
     t.tmp.mkdir("home/u/.config/autostart");
-    ASSERT_EQ(symlink((t.home() + "/.config/autostart").c_str(), (t.proj() + "/.cache").c_str()), 0);
+    ASSERT_EQ(symlink((t.home() + "/.config/autostart").c_str(), (t.proj() + "/.cache").c_str()),
+              0);
     Policy pol = t.defaults();
-    pol.rw.push_back(MountRule{"{workspace}/.cache", "", false, at("p.toml", 5, 7, "filesystem.rw[0]")});
+    pol.rw.push_back(
+        MountRule{"{workspace}/.cache", "", false, at("p.toml", 5, 7, "filesystem.rw[0]")});
     auto r = plan::build(pol, {"/x"}, t.host());
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("p.toml:5:7"), std::string::npos) << r.error().message();
@@ -313,7 +318,7 @@ TEST(PlanProc, GlobalKnobsReadOnlyAndLeaksMasked) {
     EXPECT_EQ(sys->kind, MountKind::readonly);
     EXPECT_TRUE(sys->is_dir);
     EXPECT_GT(index_of(*r, "/proc/sys"), index_of(*r, "/proc"));
-    struct stat st{};
+    struct stat st {};
     if (lstat("/proc/sysrq-trigger", &st) == 0) {
         ASSERT_NE(find_op(*r, "/proc/sysrq-trigger"), nullptr);
         EXPECT_FALSE(find_op(*r, "/proc/sysrq-trigger")->is_dir);
@@ -329,5 +334,6 @@ TEST(PlanProc, GlobalKnobsReadOnlyAndLeaksMasked) {
     pol.proc = {false, {}};
     r = plan::build(pol, {"/x"}, t.host());
     ASSERT_TRUE(r) << r.error().message();
-    for (const auto& op : r->mounts) EXPECT_FALSE(agentjail::util::path_within(op.dst, "/proc")) << op.dst;
+    for (const auto& op : r->mounts)
+        EXPECT_FALSE(agentjail::util::path_within(op.dst, "/proc")) << op.dst;
 }

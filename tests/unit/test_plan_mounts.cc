@@ -62,7 +62,8 @@ TEST(PlanMounts, MinimalShape) {
     EXPECT_EQ(find_op(p, t.sys("usr/bin")), nullptr);
     ASSERT_NE(find_op(p, t.sys("lib64")), nullptr);
     EXPECT_EQ(find_op(p, t.sys("lib64"))->kind, MountKind::symlink);
-    EXPECT_TRUE(has_note(p, "skipped " + t.sys("lib32") + " (missing, optional: minimal.toml:5:30"));
+    EXPECT_TRUE(
+        has_note(p, "skipped " + t.sys("lib32") + " (missing, optional: minimal.toml:5:30"));
 
     const MountOp* tmp = find_op(p, "/tmp");
     ASSERT_NE(tmp, nullptr);
@@ -87,10 +88,11 @@ TEST(PlanMounts, MinimalShape) {
     EXPECT_GT(index_of(p, "/dev/null"), index_of(p, "/dev"));
     ASSERT_NE(find_op(p, "/dev/pts"), nullptr);
     EXPECT_EQ(find_op(p, "/dev/pts")->kind, MountKind::devpts);
-    const std::pair<const char*, const char*> links[] = {
-        {"/dev/ptmx", "pts/ptmx"},         {"/dev/fd", "/proc/self/fd"},
-        {"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"},
-        {"/dev/stderr", "/proc/self/fd/2"}};
+    const std::pair<const char*, const char*> links[] = {{"/dev/ptmx", "pts/ptmx"},
+                                                         {"/dev/fd", "/proc/self/fd"},
+                                                         {"/dev/stdin", "/proc/self/fd/0"},
+                                                         {"/dev/stdout", "/proc/self/fd/1"},
+                                                         {"/dev/stderr", "/proc/self/fd/2"}};
     for (const auto& [dst, target] : links) {
         const MountOp* l = find_op(p, dst);
         ASSERT_NE(l, nullptr) << dst;
@@ -233,10 +235,12 @@ TEST(PlanMounts, RequiredMissingPathNamesItsOrigin) {
 TEST(PlanMounts, OptionalMissingPathIsANote) {
     PlanTree t;
     Policy pol = t.minimal();
-    pol.ro.push_back(MountRule{t.p("nope/deeper"), "", true, at("my.toml", 7, 11, "filesystem.ro[5]")});
+    pol.ro.push_back(
+        MountRule{t.p("nope/deeper"), "", true, at("my.toml", 7, 11, "filesystem.ro[5]")});
     auto r = plan::build(pol, {"/x"}, t.host());
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_TRUE(has_note(*r, "skipped " + t.p("nope/deeper") + " (missing, optional: my.toml:7:11"));
+    EXPECT_TRUE(
+        has_note(*r, "skipped " + t.p("nope/deeper") + " (missing, optional: my.toml:7:11"));
     EXPECT_EQ(find_op(*r, t.p("nope/deeper")), nullptr);
 }
 
@@ -244,7 +248,8 @@ TEST(PlanMounts, DanglingSymlinkCountsAsMissing) {
     PlanTree t;
     symlink("does-not-exist", t.p("dangling").c_str());
     Policy pol = t.minimal();
-    pol.ro.push_back(MountRule{t.p("dangling"), "", false, at("my.toml", 3, 1, "filesystem.ro[5]")});
+    pol.ro.push_back(
+        MountRule{t.p("dangling"), "", false, at("my.toml", 3, 1, "filesystem.ro[5]")});
     auto r = plan::build(pol, {"/x"}, t.host());
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("my.toml:3:1"), std::string::npos) << r.error().message();
@@ -258,7 +263,8 @@ TEST(PlanMounts, RelativeOrUserTildePathsAreRefused) {
         auto r = plan::build(pol, {"/x"}, t.host());
         ASSERT_FALSE(r) << bad;
         EXPECT_EQ(r.error().kind(), ErrorKind::invalid_input);
-        EXPECT_NE(r.error().message().find("my.toml:2:2"), std::string::npos) << r.error().message();
+        EXPECT_NE(r.error().message().find("my.toml:2:2"), std::string::npos)
+            << r.error().message();
     }
 }
 
@@ -288,7 +294,8 @@ TEST(PlanMounts, PlaceholdersExpand) {
 TEST(PlanMounts, WorkspacePlaceholderWithoutWorkspaceIsAnError) {
     PlanTree t;
     Policy pol = t.minimal();  // workspace = none
-    pol.ro.push_back(MountRule{"{workspace}/src", "", false, at("my.toml", 4, 4, "filesystem.ro[5]")});
+    pol.ro.push_back(
+        MountRule{"{workspace}/src", "", false, at("my.toml", 4, 4, "filesystem.ro[5]")});
     auto r = plan::build(pol, {"/x"}, t.host());
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("my.toml:4:4"), std::string::npos);
@@ -301,8 +308,9 @@ TEST(PlanWorkspace, RefusesRootHomeAndParentsOfHome) {
     PlanTree t;
     const std::pair<std::string, std::string> cases[] = {
         {"/", "is the root directory"},
-        {t.home(), "is the home directory: a workspace is a project, not a home; cd into the "
-                   "project or name it with -C DIR"},
+        {t.home(),
+         "is the home directory: a workspace is a project, not a home; cd into the "
+         "project or name it with -C DIR"},
         {t.p("home"), "a parent of the home directory"},
         {t.tmp.path(), "a parent of the home directory"},
     };
@@ -386,7 +394,8 @@ TEST(PlanWorkspace, MissingOrNotADirectory) {
     pol.workspace_path = agentjail::policy::Located<std::string>{t.p("data/file"), flag("-C")};
     r = plan::build(pol, {"/x"}, t.host());
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message().find("is not a directory"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("is not a directory"), std::string::npos)
+        << r.error().message();
 }
 
 TEST(PlanWorkspace, CanonicalisedAndRelativeToCwd) {

@@ -63,17 +63,24 @@ TEST(PlanToml, BuiltinMinimalHasNoWorkspaceNoHome) {
 TEST(PlanToml, MountsAndHidesFromText) {
     PlanTree t;
     t.tmp.write("data/secret.key", "AJ-CANARY\n");
-    const std::string text = "extends = \"default\"\n"
-                             "[filesystem]\n"
-                             "ro = [{ src = \"" + t.p("data") + "\", dst = \"/data\" },\n"
-                             "      { path = \"" + t.p("nope") + "\", optional = true }]\n"
-                             "hide = [\"" + t.p("data") + "/*.key\"]\n";
+    const std::string text =
+        "extends = \"default\"\n"
+        "[filesystem]\n"
+        "ro = [{ src = \"" +
+        t.p("data") +
+        "\", dst = \"/data\" },\n"
+        "      { path = \"" +
+        t.p("nope") +
+        "\", optional = true }]\n"
+        "hide = [\"" +
+        t.p("data") + "/*.key\"]\n";
     auto r = from_toml(t, text);
     ASSERT_TRUE(r) << r.error().message();
     SCOPED_TRACE(plan::to_text(*r));
     ASSERT_NE(find_op(*r, "/data"), nullptr);
     EXPECT_EQ(find_op(*r, "/data")->src, t.p("data"));
-    EXPECT_TRUE(agentjail::util::starts_with(find_op(*r, "/data")->why, "my.toml:3:")) << find_op(*r, "/data")->why;
+    EXPECT_TRUE(agentjail::util::starts_with(find_op(*r, "/data")->why, "my.toml:3:"))
+        << find_op(*r, "/data")->why;
     const MountOp* m = find_op(*r, "/data/secret.key");
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(m->kind, MountKind::mask_file);
@@ -83,25 +90,31 @@ TEST(PlanToml, MountsAndHidesFromText) {
 
 TEST(PlanToml, RequiredMissingPathNamesTheLine) {
     PlanTree t;
-    const std::string text = "extends = \"minimal\"\n"
-                             "[filesystem]\n"
-                             "ro = [\"" + t.p("does/not/exist") + "\"]\n";
+    const std::string text =
+        "extends = \"minimal\"\n"
+        "[filesystem]\n"
+        "ro = [\"" +
+        t.p("does/not/exist") + "\"]\n";
     auto r = from_toml(t, text);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().kind(), agentjail::ErrorKind::invalid_input);
-    EXPECT_TRUE(agentjail::util::starts_with(r.error().message(), "my.toml:3:")) << r.error().message();
-    EXPECT_NE(r.error().message().find(t.p("does/not/exist") + " does not exist"), std::string::npos)
+    EXPECT_TRUE(agentjail::util::starts_with(r.error().message(), "my.toml:3:"))
+        << r.error().message();
+    EXPECT_NE(r.error().message().find(t.p("does/not/exist") + " does not exist"),
+              std::string::npos)
         << r.error().message();
 }
 
 TEST(PlanToml, CwdUnderProcNamesTheLine) {
     PlanTree t;
-    const std::string text = "extends = \"default\"\n"
-                             "[process]\n"
-                             "cwd = \"/proc/self/fd/3\"\n";
+    const std::string text =
+        "extends = \"default\"\n"
+        "[process]\n"
+        "cwd = \"/proc/self/fd/3\"\n";
     auto r = from_toml(t, text);
     ASSERT_FALSE(r);
-    EXPECT_TRUE(agentjail::util::starts_with(r.error().message(), "my.toml:3:")) << r.error().message();
+    EXPECT_TRUE(agentjail::util::starts_with(r.error().message(), "my.toml:3:"))
+        << r.error().message();
     EXPECT_NE(r.error().message().find("CVE-2024-21626"), std::string::npos) << r.error().message();
 }
 
@@ -123,7 +136,8 @@ TEST(PlanToml, ExplicitHomeWorkspaceKeepsSecretsMasked) {
     PlanTree t;
     auto pol = policy::load("default");
     ASSERT_TRUE(pol) << pol.error().message();
-    pol->workspace_path = policy::Located<std::string>{t.home(), Origin{"command line", 0, 0, "-C"}};
+    pol->workspace_path =
+        policy::Located<std::string>{t.home(), Origin{"command line", 0, 0, "-C"}};
     pol->workspace_explicit = true;
     auto r = plan::build(*pol, {"/x"}, t.host());
     ASSERT_TRUE(r) << r.error().message();
