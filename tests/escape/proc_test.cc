@@ -112,7 +112,7 @@ TEST_F(Escape, PROC05_NoProcessSurvivesTheCommand) {
     jail.record(r);
     EXPECT_EQ(r.status, 0) << describe(r);
     EXPECT_FALSE(r.timed_out) << "agentjail did not return after the command exited";
-    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 1000)) << "a daemon survived the command";
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 2000)) << "a daemon survived the command";
     EXPECT_TRUE(ajtest::wait_no_pids_with_marker(sleep_marker, 500)) << "nohup sleep survived the command";
     ajtest::sleep_ms(100);
     struct stat a{}, b{};

@@ -58,6 +58,7 @@ TEST_F(Sandbox, AgentjailFailuresExit125WithOneLineMessage) {
         EXPECT_EQ(r.status, 125) << c.what << "\n" << describe(r);
         EXPECT_EQ(r.err.rfind("agentjail: ", 0), 0u) << c.what << ": stderr must start with 'agentjail: '\n" << r.err;
         EXPECT_FALSE(ajtest::trim(r.err).empty()) << c.what;
+        EXPECT_EQ(ajtest::trim(r.err).find('\n'), std::string::npos) << c.what << ": more than one line\n" << r.err;
     }
 }
 
@@ -72,21 +73,25 @@ TEST_F(Sandbox, NotExecutableIs126AndNotFoundIs127) {
     EXPECT_EQ(abs127.status, 127) << describe(abs127);
 }
 
-TEST_F(Sandbox, SigtermToAgentjailIsForwardedToTheCommand) {
+TEST_F(Sandbox, SignalsToAgentjailAreForwardedToTheCommand) {
     std::string ws = jail.ws();
     ajtest::RunOptions opts;
     opts.env.push_back("HOME=" + jail.home());
-    ajtest::Child c({ajtest::agentjail_bin(), "-C", ws, "--", "sh", "-c",
-                     "trap 'echo got-term > " + ws + "/trapped; exit 42' TERM; : > " + ws +
-                         "/ready; while :; do sleep 0.05; done"},
-                    opts);
-    ASSERT_TRUE(ajtest::wait_for_file(ws + "/ready", 5000)) << "command never started";
-    ASSERT_EQ(kill(c.pid(), SIGTERM), 0);
-    auto r = c.wait(5000);
-    jail.record(r);
-    EXPECT_FALSE(r.timed_out) << "agentjail did not end after SIGTERM\n" << describe(r);
-    EXPECT_TRUE(r.status == 42 || r.status == 128 + SIGTERM) << describe(r);
-    EXPECT_EQ(ajtest::read_file(ws + "/trapped"), "got-term\n") << "the command never saw SIGTERM";
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+        std::string name = sig == SIGTERM ? "TERM" : sig == SIGINT ? "INT" : "HUP";
+        std::string ready = ws + "/ready-" + name, trapped = ws + "/trapped-" + name;
+        ajtest::Child c({ajtest::agentjail_bin(), "-C", ws, "--", "sh", "-c",
+                         "trap 'echo got-" + name + " > " + trapped + "; exit 42' " + name + "; : > " + ready +
+                             "; while :; do sleep 0.05; done"},
+                        opts);
+        ASSERT_TRUE(ajtest::wait_for_file(ready, 5000)) << "command never started";
+        ASSERT_EQ(kill(c.pid(), sig), 0);
+        auto r = c.wait(5000);
+        jail.record(r);
+        EXPECT_FALSE(r.timed_out) << "agentjail did not end after SIG" << name << "\n" << describe(r);
+        EXPECT_TRUE(r.status == 42 || r.status == 128 + sig) << "SIG" << name << "\n" << describe(r);
+        EXPECT_EQ(ajtest::read_file(trapped), "got-" + name + "\n") << "the command never saw SIG" << name;
+    }
 }
 
 TEST_F(Sandbox, NoProcessSurvivesTheCommand) {
@@ -96,7 +101,7 @@ TEST_F(Sandbox, NoProcessSurvivesTheCommand) {
                      [] { ajtest::RunOptions o; o.timeout_ms = 5000; return o; }());
     EXPECT_EQ(r.status, 0) << describe(r);
     EXPECT_FALSE(r.timed_out) << "agentjail waited for (or leaked) the background job";
-    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 1000)) << "a background job outlived the command";
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 2000)) << "a background job outlived the command";
     kill_marked(marker);
 }
 
@@ -112,7 +117,7 @@ TEST_F(Sandbox, DaemonisedChildIsKilledWhenTheCommandExits) {
     EXPECT_FALSE(r.timed_out);
     // Positive control: the daemon really ran (and wrote) while the command lived.
     EXPECT_GE(ajtest::lines(ajtest::read_file(alive)).size(), 2u) << "the daemon never ran";
-    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 1000)) << "the daemon survived the command";
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 2000)) << "the daemon survived the command";
     ajtest::sleep_ms(100);
     off_t before = file_size(alive);
     ajtest::sleep_ms(600);
@@ -130,7 +135,7 @@ TEST_F(Sandbox, SandboxDiesWithAKilledAgentjail) {
     ASSERT_TRUE(ajtest::wait_for_file(alive, 5000)) << "command never started";
     ASSERT_EQ(kill(c.pid(), SIGKILL), 0);
     EXPECT_EQ(c.wait_exit(2000), 128 + SIGKILL);
-    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 1000)) << "the sandbox outlived its supervisor";
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 2000)) << "the sandbox outlived its supervisor";
     ajtest::sleep_ms(100);
     off_t before = file_size(alive);
     ajtest::sleep_ms(600);
