@@ -28,7 +28,9 @@ TEST(Doctor, RunsEveryCheckOnceWithDetailsAndFixes) {
     for (const auto& c : checks) {
         EXPECT_TRUE(names.insert(c.name).second) << "duplicate check " << c.name;
         EXPECT_FALSE(c.detail.empty()) << c.name;
-        if (c.status != Check::Status::ok) EXPECT_FALSE(c.fix.empty()) << c.name << ": " << c.detail;
+        if (c.status != Check::Status::ok) {
+            EXPECT_FALSE(c.fix.empty()) << c.name << ": " << c.detail;
+        }
     }
     for (const char* n : {"user namespaces", "AppArmor userns restriction", "seccomp", "cgroup version",
                           "cgroup delegation", "Landlock", "mount API", "pidfd_open"})
