@@ -4,6 +4,9 @@
 #include "common.hpp"
 
 #include <fcntl.h>
+#include <pty.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,7 +161,7 @@ TEST_F(Escape, FS09_NoWritesOutsideWritableRoots) {
 
 namespace {
 // The leaks of FS-12: the host root, the fake ~/.ssh as an O_PATH fd, the key itself,
-// the fake home, an O_PATH fd on "/", and /dev/tty when there is one.
+// the fake home, an O_PATH fd on "/", a terminal, a pidfd on the caller, a socket.
 struct Leaks {
     std::vector<int> fds;
     ajtest::RunOptions opts;
@@ -168,8 +171,18 @@ struct Leaks {
         add(open((jail.home() + "/.ssh/id_ed25519").c_str(), O_RDONLY), 9);
         add(open(jail.home().c_str(), O_RDONLY | O_DIRECTORY), 10);
         add(open("/", O_PATH | O_DIRECTORY), 11);
+        // A terminal: the controlling tty when there is one, else a fresh pty slave.
         int tty = open("/dev/tty", O_RDWR | O_NOCTTY);
-        if (tty >= 0) add(tty, 12);
+        if (tty < 0) {
+            int master = -1;
+            if (openpty(&master, &tty, nullptr, nullptr, nullptr) == 0) fds.push_back(master);
+        }
+        add(tty, 12);
+        add(static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0)), 13);  // a pidfd on the caller
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) throw std::runtime_error("socketpair");
+        fds.push_back(sv[1]);
+        add(sv[0], 14);
     }
     void add(int fd, int target) {
         if (fd < 0) throw std::runtime_error("open for a leak failed");

@@ -11,6 +11,10 @@ using namespace ajesc;
 
 namespace {
 const char* const kHomeFiles[] = {".ssh/id_ed25519", ".aws/credentials", ".config/gh/hosts.yml", ".netrc"};
+const char* const kMoreHomeFiles[] = {
+    ".config/gcloud/credentials.db", ".azure/accessTokens.json", ".kube/config", ".docker/config.json",
+    ".git-credentials", ".npmrc", ".pypirc", ".gnupg/private-keys-v1.d/key.key", ".password-store/site.gpg",
+    ".local/share/keyrings/login.keyring", ".bash_history"};
 
 // Reads every seeded credential through `home`, lists the directories, then greps the
 // whole sandbox (but the kernel filesystems and the read-only software trees /usr
@@ -18,6 +22,7 @@ const char* const kHomeFiles[] = {".ssh/id_ed25519", ".aws/credentials", ".confi
 std::string read_secrets_script(const std::string& home, const std::vector<std::string>& canaries) {
     std::string s;
     for (const char* f : kHomeFiles) s += "cat '" + home + "/" + f + "' 2>&1; ";
+    for (const char* f : kMoreHomeFiles) s += "cat '" + home + "/" + f + "' 2>&1; ";
     s += "ls -la '" + home + "' '" + home + "/.ssh' '" + home + "/.aws' 2>&1; ";
     if (!canaries.empty()) {
         s += "grep -rlsF";
@@ -34,6 +39,11 @@ std::string read_secrets_script(const std::string& home, const std::vector<std::
 TEST_F(Escape, SEC01_HomeCredentialsUnreadable) {
     std::vector<std::string> home_canaries;
     for (const char* f : kHomeFiles) home_canaries.push_back(jail.secret(std::string("home/") + f));
+    // More credential stores, seeded for this test only.
+    for (const char* f : kMoreHomeFiles) {
+        home_canaries.push_back(jail.new_canary());
+        jail.home_dir().write(f, home_canaries.back() + "\n", 0600);
+    }
     std::string script = read_secrets_script(jail.home(), home_canaries) + "; " +
                          read_secrets_script("$HOME", {});
     auto r = jail.sh(script);
