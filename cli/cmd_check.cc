@@ -18,12 +18,14 @@ int cmd_check(const std::vector<std::string>& args) {
     auto help = parse_simple("check", args, "FILE", files);
     if (!help) return report(help.error());
     if (*help) {
-        std::fputs("agentjail check: load each policy FILE (with its extends chain), validate it and\n"
-                   "print 'FILE: ok' (stdout) or the error (stderr: FILE:LINE:COL: KEY: message). Exits 0 when all\n"
-                   "are fine, 125 otherwise.\n"
-                   "\nUsage:\n  agentjail check FILE...\n\nExamples:\n  agentjail check my.toml\n"
-                   "  agentjail check policies/*.toml\n",
-                   stdout);
+        std::fputs(
+            "agentjail check: load each policy FILE (with its extends chain), validate it and\n"
+            "print 'FILE: ok' (stdout) or the error (stderr: FILE:LINE:COL: KEY: message). Exits 0 "
+            "when all\n"
+            "are fine, 125 otherwise.\n"
+            "\nUsage:\n  agentjail check FILE...\n\nExamples:\n  agentjail check my.toml\n"
+            "  agentjail check policies/*.toml\n",
+            stdout);
         return 0;
     }
     if (files.empty()) return usage_error("check: no FILE given (see agentjail check --help)");

@@ -14,17 +14,19 @@ int cmd_doctor(const std::vector<std::string>& args) {
     auto help = parse_simple("doctor", args, "", operands);
     if (!help) return report(help.error());
     if (*help) {
-        std::fputs("agentjail doctor: probe what this host's kernel offers agentjail (user\n"
-                   "namespaces, AppArmor's userns restriction, seccomp, cgroups and delegation,\n"
-                   "Landlock, the mount API, pidfds) by trying each, and say how to fix problems.\n"
-                   "Exits 0 when nothing FAILs, 1 otherwise.\n"
-                   "\nUsage:\n  agentjail doctor\n\nExamples:\n  agentjail doctor\n",
-                   stdout);
+        std::fputs(
+            "agentjail doctor: probe what this host's kernel offers agentjail (user\n"
+            "namespaces, AppArmor's userns restriction, seccomp, cgroups and delegation,\n"
+            "Landlock, the mount API, pidfds) by trying each, and say how to fix problems.\n"
+            "Exits 0 when nothing FAILs, 1 otherwise.\n"
+            "\nUsage:\n  agentjail doctor\n\nExamples:\n  agentjail doctor\n",
+            stdout);
         return 0;
     }
     bool failed = false;
     for (const auto& c : doctor::run_checks()) {
-        std::printf("%-4s  %s: %s\n", doctor::status_label(c.status), c.name.c_str(), c.detail.c_str());
+        std::printf("%-4s  %s: %s\n", doctor::status_label(c.status), c.name.c_str(),
+                    c.detail.c_str());
         if (c.status != doctor::Check::Status::ok && !c.fix.empty())
             std::printf("      fix: %s\n", c.fix.c_str());
         if (c.status == doctor::Check::Status::fail) failed = true;

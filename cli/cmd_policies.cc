@@ -14,11 +14,12 @@ int cmd_policies(const std::vector<std::string>& args) {
     auto help = parse_simple("policies", args, "", operands);
     if (!help) return report(help.error());
     if (*help) {
-        std::fputs("agentjail policies: list the built-in policies (use one with --policy NAME;\n"
-                   "'agentjail explain --policy NAME' shows what it does).\n"
-                   "\nUsage:\n  agentjail policies\n\nExamples:\n  agentjail policies\n"
-                   "  agentjail explain --policy minimal -- /bin/true\n",
-                   stdout);
+        std::fputs(
+            "agentjail policies: list the built-in policies (use one with --policy NAME;\n"
+            "'agentjail explain --policy NAME' shows what it does).\n"
+            "\nUsage:\n  agentjail policies\n\nExamples:\n  agentjail policies\n"
+            "  agentjail explain --policy minimal -- /bin/true\n",
+            stdout);
         return 0;
     }
     size_t width = 0;

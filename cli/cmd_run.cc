@@ -21,7 +21,7 @@ namespace {
 // The signals a user or a job-control shell sends to stop or tell the command
 // something; they go to the sandbox instead of killing agentjail and leaving
 // the command behind.
-constexpr int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT,
+constexpr int forwarded_signals[] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
                                      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
 int exit_status(const RunResult& r) { return r.exited ? r.exit_code : 128 + r.term_signal; }

@@ -15,8 +15,9 @@ namespace {
 int dispatch(const std::vector<std::string>& args) {
     using namespace agentjail::cli;
     if (args.empty())
-        return usage_error("no command given (usage: agentjail [OPTIONS] [--] COMMAND [ARGS...]; "
-                           "see agentjail --help)");
+        return usage_error(
+            "no command given (usage: agentjail [OPTIONS] [--] COMMAND [ARGS...]; "
+            "see agentjail --help)");
     const std::string& first = args[0];
     std::vector<std::string> rest(args.begin() + 1, args.end());
     if (first == "--help" || first == "-h") {

@@ -22,7 +22,9 @@ namespace agentjail::cli {
 
 namespace {
 
-Error invalid(const std::string& message) { return Error(ErrorKind::invalid_input, EINVAL, message); }
+Error invalid(const std::string& message) {
+    return Error(ErrorKind::invalid_input, EINVAL, message);
+}
 
 policy::Origin flag_origin(const std::string& flag) {
     return policy::Origin{"command line", 0, 0, flag};
@@ -32,6 +34,7 @@ po::options_description run_options() {
     po::options_description d("Options");
     // No option takes more than one token: a multitoken option would swallow the
     // command that follows it.
+    // clang-format off
     d.add_options()
         ("help,h", "show this help and exit")
         ("policy,p", po::value<std::string>()->value_name("NAME|FILE"),
@@ -57,6 +60,7 @@ po::options_description run_options() {
         ("cwd", po::value<std::string>()->value_name("DIR"),
          "the command's working directory inside (default: the workspace)")
         ("verbose,v", "print the plan's summary and notes to stderr before running");
+    // clang-format on
     return d;
 }
 
@@ -79,7 +83,8 @@ std::pair<std::string, std::string> split_mount(const std::string& v) {
 bool is_env_name(const std::string& s) {
     if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
     for (char c : s)
-        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9')))
             return false;
     return true;
 }
@@ -124,8 +129,8 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
     } else if (key == "env-file") {
         if (auto r = policy::load_env_file(p, resolve_path(value, ctx)); !r) return r;
     } else if (key == "workspace") {
-        p.workspace_path = policy::Located<std::string>{resolve_path(value, ctx),
-                                                        flag_origin("--workspace")};
+        p.workspace_path =
+            policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--workspace")};
         // Named by the user: the only way a workspace may be / or the home directory.
         p.workspace_explicit = true;
     } else if (key == "hostname") {
@@ -143,7 +148,8 @@ Result<Context> current_context() {
     std::string buf(4096, '\0');
     while (getcwd(buf.data(), buf.size()) == nullptr) {
         if (errno != ERANGE)
-            return Error(ErrorKind::setup, errno, "the current directory: " + util::errno_text(errno));
+            return Error(ErrorKind::setup, errno,
+                         "the current directory: " + util::errno_text(errno));
         buf.resize(buf.size() * 2);
     }
     c.cwd = buf.c_str();
@@ -205,7 +211,8 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
             break;
         }
     }
-    std::vector<std::string> option_args(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(split));
+    std::vector<std::string> option_args(args.begin(),
+                                         args.begin() + static_cast<std::ptrdiff_t>(split));
     try {
         parsed = po::command_line_parser(option_args)
                      .options(desc)
@@ -235,7 +242,8 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
         if (o.string_key == "policy" || o.string_key == "help" || o.string_key == "verbose" ||
             o.string_key == "json" || o.value.empty())
             continue;
-        if (auto r = apply_one(p, o.string_key, o.value.front(), ctx); !r) return std::move(r).error();
+        if (auto r = apply_one(p, o.string_key, o.value.front(), ctx); !r)
+            return std::move(r).error();
     }
     // The flags may break a rule the files kept (a relative --cwd, a bad hostname):
     // report it now, naming the flag, before anything is planned.
@@ -270,8 +278,8 @@ Result<bool> parse_simple(const std::string& verb, const std::vector<std::string
     if (vm.count("operand")) {
         operands = vm["operand"].as<std::vector<std::string>>();
         if (operand_name.empty())
-            return invalid(verb + " takes no arguments, got '" + operands.front() + "' (see agentjail " +
-                           verb + " --help)");
+            return invalid(verb + " takes no arguments, got '" + operands.front() +
+                           "' (see agentjail " + verb + " --help)");
     }
     return false;
 }
@@ -282,9 +290,11 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
     if (p.workspace_path && from_cli(p.workspace_path->origin))
         out.push_back("--workspace " + p.workspace_path->value);
     for (const auto& m : p.ro)
-        if (from_cli(m.origin)) out.push_back("--ro " + m.src + (m.dst.empty() ? "" : " -> " + m.dst));
+        if (from_cli(m.origin))
+            out.push_back("--ro " + m.src + (m.dst.empty() ? "" : " -> " + m.dst));
     for (const auto& m : p.rw)
-        if (from_cli(m.origin)) out.push_back("--rw " + m.src + (m.dst.empty() ? "" : " -> " + m.dst));
+        if (from_cli(m.origin))
+            out.push_back("--rw " + m.src + (m.dst.empty() ? "" : " -> " + m.dst));
     for (const auto& h : p.hide)
         if (from_cli(h.origin)) out.push_back("--hide " + h.pattern);
     for (const auto& t : p.tmpfs)
@@ -327,7 +337,8 @@ std::string global_help() {
           "Examples:\n"
           "  agentjail -- claude\n"
           "  agentjail --policy minimal -- /bin/true\n"
-          "  agentjail -C ~/project --ro ~/datasets --hide ~/project/secrets -e FOO=bar -- make test\n"
+          "  agentjail -C ~/project --ro ~/datasets --hide ~/project/secrets -e FOO=bar -- make "
+          "test\n"
           "  agentjail explain -- claude\n"
           "  agentjail check my.toml\n"
           "  agentjail doctor\n";
@@ -356,9 +367,9 @@ std::string explain_help() {
 int report(const Error& e) {
     std::fprintf(stderr, "agentjail: %s\n", e.message().c_str());
     switch (e.kind()) {
-        case ErrorKind::command_not_found: return 127;
-        case ErrorKind::command_not_executable: return 126;
-        default: return exit_agentjail_error;
+    case ErrorKind::command_not_found: return 127;
+    case ErrorKind::command_not_executable: return 126;
+    default: return exit_agentjail_error;
     }
 }
 

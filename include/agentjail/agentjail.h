@@ -67,8 +67,7 @@ AJ_API int aj_policy_add_rw(aj_policy *policy, const char *src, const char *dst,
 /* Hides a path or glob; a hidden path stays hidden whatever else binds it. */
 AJ_API int aj_policy_add_hide(aj_policy *policy, const char *path, aj_error **err);
 /* A fresh tmpfs at path; size 0: the built-in default size. */
-AJ_API int aj_policy_add_tmpfs(aj_policy *policy, const char *path, uint64_t size,
-                               aj_error **err);
+AJ_API int aj_policy_add_tmpfs(aj_policy *policy, const char *path, uint64_t size, aj_error **err);
 /* Sets NAME=VALUE in the command's environment. */
 AJ_API int aj_policy_set_env(aj_policy *policy, const char *name, const char *value,
                              aj_error **err);
@@ -94,7 +93,8 @@ typedef struct aj_run_options {
     int stdout_fd;
     int stderr_fd;
 } aj_run_options;
-#define AJ_RUN_OPTIONS_INIT {AJ_RUN_OPTIONS_VERSION, -1, -1, -1}
+#define AJ_RUN_OPTIONS_INIT \
+    { AJ_RUN_OPTIONS_VERSION, -1, -1, -1 }
 
 /* Starts argv (NULL-terminated, argv[0] looked up in the sandbox's PATH) in a new
  * sandbox built from policy (not modified; may be freed afterwards). opts may be NULL.

@@ -45,7 +45,8 @@ bool path_form_ok(std::string_view p) {
 Result<void> check_path(const char* what, const std::string& p) {
     if (p.empty()) return invalid(what, "empty path");
     if (!path_form_ok(p))
-        return invalid(what, "'" + p + "' is relative: give an absolute path, ~/... or {workspace}/...");
+        return invalid(what,
+                       "'" + p + "' is relative: give an absolute path, ~/... or {workspace}/...");
     return {};
 }
 
@@ -53,7 +54,8 @@ Result<void> check_env_name(const char* what, const std::string& name) {
     bool ok = !name.empty() && (name[0] == '_' || (name[0] >= 'A' && name[0] <= 'Z') ||
                                 (name[0] >= 'a' && name[0] <= 'z'));
     for (char c : name)
-        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9')))
             ok = false;
     if (!ok) return invalid(what, "'" + name + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
     return {};

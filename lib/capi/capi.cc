@@ -36,12 +36,12 @@ aj_error oom_error{AJ_ENOMEM, "out of memory", true};
 int code_of(agentjail::ErrorKind kind) {
     using agentjail::ErrorKind;
     switch (kind) {
-        case ErrorKind::invalid_input: return AJ_EINVAL;
-        case ErrorKind::unsupported: return AJ_EUNSUPPORTED;
-        case ErrorKind::setup: return AJ_ESETUP;
-        case ErrorKind::command_not_found: return AJ_ENOTFOUND;
-        case ErrorKind::command_not_executable: return AJ_ENOEXEC;
-        case ErrorKind::internal: return AJ_EINTERNAL;
+    case ErrorKind::invalid_input: return AJ_EINVAL;
+    case ErrorKind::unsupported: return AJ_EUNSUPPORTED;
+    case ErrorKind::setup: return AJ_ESETUP;
+    case ErrorKind::command_not_found: return AJ_ENOTFOUND;
+    case ErrorKind::command_not_executable: return AJ_ENOEXEC;
+    case ErrorKind::internal: return AJ_EINTERNAL;
     }
     return AJ_EINTERNAL;
 }
@@ -108,7 +108,8 @@ AJ_API const char* aj_version(void) {
 // ---- errors ----
 
 AJ_API const char* aj_error_message(const aj_error* err) {
-    return guarded_value<const char*>("", [&] { return err != nullptr ? err->message.c_str() : ""; });
+    return guarded_value<const char*>("",
+                                      [&] { return err != nullptr ? err->message.c_str() : ""; });
 }
 
 AJ_API int aj_error_code(const aj_error* err) {
@@ -251,7 +252,8 @@ AJ_API int aj_spawn(aj_sandbox** out, const aj_policy* policy, const char* const
 }
 
 AJ_API int aj_sandbox_pid(const aj_sandbox* sb) {
-    return guarded_value(-1, [&] { return sb != nullptr ? static_cast<int>(sb->sandbox.pid()) : -1; });
+    return guarded_value(-1,
+                         [&] { return sb != nullptr ? static_cast<int>(sb->sandbox.pid()) : -1; });
 }
 
 AJ_API int aj_sandbox_pidfd(const aj_sandbox* sb) {
@@ -293,9 +295,8 @@ AJ_API int aj_result_exit_code(const aj_result* res) {
 }
 
 AJ_API int aj_result_signal(const aj_result* res) {
-    return guarded_value(0, [&] {
-        return res != nullptr && !res->result.exited ? res->result.term_signal : 0;
-    });
+    return guarded_value(
+        0, [&] { return res != nullptr && !res->result.exited ? res->result.term_signal : 0; });
 }
 
 AJ_API double aj_result_wall_time(const aj_result* res) {

@@ -159,8 +159,9 @@ Check check_userns() {
     else if (r.step == 2)
         c.fix = "see the AppArmor check below: the namespace is created without capabilities";
     else if (r.err == EPERM)
-        c.fix = "a seccomp filter or LSM of the caller (a container runtime?) denies unshare; "
-                "run agentjail outside that container or allow unshare there";
+        c.fix =
+            "a seccomp filter or LSM of the caller (a container runtime?) denies unshare; "
+            "run agentjail outside that container or allow unshare there";
     else
         c.fix = "the kernel needs CONFIG_USER_NS=y";
     return c;
@@ -187,10 +188,12 @@ Check check_apparmor() {
     c.status = Status::warn;
     c.detail = "kernel.apparmor_restrict_unprivileged_userns=" + std::to_string(*v) +
                ": unconfined programs get user namespaces without capabilities";
-    c.fix = "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or give agentjail "
-            "an AppArmor profile: /etc/apparmor.d/agentjail containing 'abi <abi/4.0>, "
-            "include <tunables/global> profile agentjail " + self_exe() +
-            " flags=(unconfined) { userns, }' then sudo apparmor_parser -r /etc/apparmor.d/agentjail";
+    c.fix =
+        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or give agentjail "
+        "an AppArmor profile: /etc/apparmor.d/agentjail containing 'abi <abi/4.0>, "
+        "include <tunables/global> profile agentjail " +
+        self_exe() +
+        " flags=(unconfined) { userns, }' then sudo apparmor_parser -r /etc/apparmor.d/agentjail";
     return c;
 }
 
@@ -203,12 +206,14 @@ Check check_seccomp() {
         c.fix = "the kernel needs CONFIG_SECCOMP=y and CONFIG_SECCOMP_FILTER=y";
         return c;
     }
-    std::string mode_text = mode == 0 ? "not filtered now" : "already under a filter (mode " +
-                                                                 std::to_string(mode) + ")";
+    std::string mode_text = mode == 0
+                                ? "not filtered now"
+                                : "already under a filter (mode " + std::to_string(mode) + ")";
     auto actions = read_text("/proc/sys/kernel/seccomp/actions_avail");
     if (!actions) {
         c.status = Status::warn;
-        c.detail = "prctl works (" + mode_text + "); /proc/sys/kernel/seccomp/actions_avail unreadable";
+        c.detail =
+            "prctl works (" + mode_text + "); /proc/sys/kernel/seccomp/actions_avail unreadable";
         return c;
     }
     auto have = words(*actions);
@@ -220,8 +225,9 @@ Check check_seccomp() {
         bool only_notif = missing.size() == 1 && missing[0] == "user_notif";
         c.status = only_notif ? Status::warn : Status::fail;
         c.detail += "; missing: " + join(missing);
-        c.fix = only_notif ? "denials cannot be reported to the supervisor; a newer kernel adds user_notif"
-                           : "the kernel's seccomp lacks actions agentjail's filters use";
+        c.fix = only_notif
+                    ? "denials cannot be reported to the supervisor; a newer kernel adds user_notif"
+                    : "the kernel's seccomp lacks actions agentjail's filters use";
     }
     return c;
 }
@@ -297,8 +303,8 @@ Check check_cgroup_version(const CgroupLayout& l) {
     auto missing = missing_of(v2);
     if (l.kind == "hybrid") {
         c.status = Status::warn;
-        c.detail = "hybrid: v1 hierarchies (" + join(l.v1_controllers) + ") and v2 at " + l.v2_root +
-                   " with " + v2_list;
+        c.detail = "hybrid: v1 hierarchies (" + join(l.v1_controllers) + ") and v2 at " +
+                   l.v2_root + " with " + v2_list;
         if (!missing.empty()) c.detail += "; missing from v2: " + join(missing);
         c.fix = boot_fix;
         return c;
@@ -345,7 +351,9 @@ Check check_cgroup_delegation(const CgroupLayout& l) {
     if (!missing.empty()) c.detail += "; not delegated: " + join(missing);
     if (!writable || !missing.empty()) {
         c.status = Status::warn;
-        c.fix = "run inside a delegated scope: systemd-run --user --scope -p Delegate=yes agentjail ...";
+        c.fix =
+            "run inside a delegated scope: systemd-run --user --scope -p Delegate=yes agentjail "
+            "...";
     }
     return c;
 }
@@ -389,12 +397,13 @@ Check check_mount_api() {
     int e2 = errno;
     if (r2 >= 0) ::close(static_cast<int>(r2));
     std::string ms = probe_result(r1, e1), ot = probe_result(r2, e2);
-    c.detail = "mount_setattr " + ms + " (" + (r1 < 0 ? util::errno_name(e1) : "0") + "), open_tree " +
-               ot + " (" + (r2 < 0 ? util::errno_name(e2) : "0") + ")";
+    c.detail = "mount_setattr " + ms + " (" + (r1 < 0 ? util::errno_name(e1) : "0") +
+               "), open_tree " + ot + " (" + (r2 < 0 ? util::errno_name(e2) : "0") + ")";
     if (ms != "present" || ot != "present") {
         c.status = Status::fail;
-        c.fix = "agentjail needs open_tree/move_mount/mount_setattr; a kernel with the new mount API "
-                "(or a container runtime that allows these calls)";
+        c.fix =
+            "agentjail needs open_tree/move_mount/mount_setattr; a kernel with the new mount API "
+            "(or a container runtime that allows these calls)";
     }
     return c;
 }
@@ -418,9 +427,9 @@ Check check_pidfd() {
 
 const char* status_label(Check::Status s) {
     switch (s) {
-        case Check::Status::ok: return "ok";
-        case Check::Status::warn: return "warn";
-        case Check::Status::fail: return "FAIL";
+    case Check::Status::ok: return "ok";
+    case Check::Status::warn: return "warn";
+    case Check::Status::fail: return "FAIL";
     }
     return "?";
 }

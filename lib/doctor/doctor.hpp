@@ -10,7 +10,7 @@ namespace agentjail::doctor {
 
 struct Check {
     enum class Status { ok, warn, fail };
-    std::string name;    // "user namespaces"
+    std::string name;  // "user namespaces"
     Status status = Status::ok;
     std::string detail;  // what was found
     std::string fix;     // what to do about it; empty when nothing is to be done

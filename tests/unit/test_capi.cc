@@ -150,7 +150,8 @@ TEST(CApi, NullHandlesAreHarmless) {
 TEST(CApi, ExampleReportsABadPolicyName) {
     auto r = ajtest::run({AJ_EXAMPLE_C, "--policy", "no-such-policy", "--", "true"});
     EXPECT_EQ(r.status, 125) << r.err;
-    EXPECT_NE(r.err.find("aj_example_run: unknown policy 'no-such-policy'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("aj_example_run: unknown policy 'no-such-policy'"), std::string::npos)
+        << r.err;
     auto u = ajtest::run({AJ_EXAMPLE_C});
     EXPECT_EQ(u.status, 125) << u.err;
     EXPECT_NE(u.err.find("usage"), std::string::npos) << u.err;

@@ -52,15 +52,15 @@ TEST(Cli, HelpNamesEveryFlagAndTheExamples) {
     for (const char* h : {"--help", "-h"}) {
         auto r = ajtest::agentjail({h});
         EXPECT_EQ(r.status, 0) << show(r);
-        for (const char* flag : {"--policy", "-p [", "--workspace", "-C [", "--ro", "--rw", "--hide",
-                                 "--tmpfs", "--env ", "-e [", "--env-file", "--hostname", "--cwd",
-                                 "--verbose", "-v [", "--help"})
+        for (const char* flag :
+             {"--policy", "-p [", "--workspace", "-C [", "--ro", "--rw", "--hide", "--tmpfs",
+              "--env ", "-e [", "--env-file", "--hostname", "--cwd", "--verbose", "-v [", "--help"})
             EXPECT_TRUE(has(r.out, flag)) << h << " lacks " << flag << "\n" << r.out;
-        for (const char* ex : {"agentjail -- claude", "agentjail --policy minimal -- /bin/true",
-                               "agentjail -C ~/project --ro ~/datasets --hide ~/project/secrets -e "
-                               "FOO=bar -- make test",
-                               "agentjail explain -- claude", "agentjail check my.toml",
-                               "agentjail doctor"})
+        for (const char* ex :
+             {"agentjail -- claude", "agentjail --policy minimal -- /bin/true",
+              "agentjail -C ~/project --ro ~/datasets --hide ~/project/secrets -e "
+              "FOO=bar -- make test",
+              "agentjail explain -- claude", "agentjail check my.toml", "agentjail doctor"})
             EXPECT_TRUE(has(r.out, ex)) << h << " lacks the example " << ex << "\n" << r.out;
         EXPECT_TRUE(r.err.empty()) << r.err;
     }
@@ -95,13 +95,15 @@ TEST(Cli, UsageErrorsAreOneLineAnd125) {
     expect_one_line_error(ajtest::agentjail({"explain", "-C", "/tmp", "-C", "/usr", "--", "true"}),
                           "workspace");
     expect_one_line_error(ajtest::agentjail({"explain", "-e", "1BAD=x", "--", "true"}), "1BAD");
-    expect_one_line_error(ajtest::agentjail({"explain", "-e", "=x", "--", "true"}), "variable name");
+    expect_one_line_error(ajtest::agentjail({"explain", "-e", "=x", "--", "true"}),
+                          "variable name");
     expect_one_line_error(ajtest::agentjail({"explain", "--tmpfs", "/scratch:lots", "--", "true"}),
                           "lots");
     expect_one_line_error(ajtest::agentjail({"explain", "--hostname", "bad host", "--", "true"}),
                           "--hostname");
-    expect_one_line_error(ajtest::agentjail({"explain", "--env-file", "/nonexistent/env", "--", "true"}),
-                          "/nonexistent/env");
+    expect_one_line_error(
+        ajtest::agentjail({"explain", "--env-file", "/nonexistent/env", "--", "true"}),
+        "/nonexistent/env");
     expect_one_line_error(ajtest::agentjail({"doctor", "extra"}), "extra");
     expect_one_line_error(ajtest::agentjail({"policies", "--bogus"}), "--bogus");
     expect_one_line_error(ajtest::agentjail({"check"}), "no FILE");
@@ -119,8 +121,8 @@ TEST(Cli, UnknownPolicyFailsBeforeAnythingRuns) {
 }
 
 // explain --json, parsed; asserts the command line it got.
-nlohmann::json explain_json(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-                            const std::string& cwd = {}) {
+nlohmann::json explain_json(const std::vector<std::string>& args,
+                            const std::vector<std::string>& env = {}, const std::string& cwd = {}) {
     std::vector<std::string> a{"explain", "--json"};
     a.insert(a.end(), args.begin(), args.end());
     auto r = ajtest::agentjail(a, env, cwd);
@@ -166,23 +168,46 @@ TEST(Cli, FlagsBecomeOverridesWithResolvedPaths) {
     d.mkdir("ws/cache");
     std::string envfile = d.write("ws/vars.env", "FROM_FILE=1\n");
     std::vector<std::string> env{"HOME=" + home, "MY_TOKEN=t0ken"};
-    auto r = ajtest::agentjail({"explain", "-C", ".", "--ro", "data", "--ro", "~/datasets:/datasets",
-                                "--rw", "./cache", "--hide", "secret*", "--tmpfs", "/scratch:64M",
-                                "-e", "FOO=bar", "-e", "MY_TOKEN", "--env-file", "vars.env",
-                                "--hostname", "box", "--cwd", ".", "--", "true"},
+    auto r = ajtest::agentjail({"explain",
+                                "-C",
+                                ".",
+                                "--ro",
+                                "data",
+                                "--ro",
+                                "~/datasets:/datasets",
+                                "--rw",
+                                "./cache",
+                                "--hide",
+                                "secret*",
+                                "--tmpfs",
+                                "/scratch:64M",
+                                "-e",
+                                "FOO=bar",
+                                "-e",
+                                "MY_TOKEN",
+                                "--env-file",
+                                "vars.env",
+                                "--hostname",
+                                "box",
+                                "--cwd",
+                                ".",
+                                "--",
+                                "true"},
                                env, ws);
     ASSERT_EQ(r.status, 0) << show(r);
     for (const std::string& line : std::vector<std::string>{
              "--workspace " + ws, "--ro " + ws + "/data", "--ro " + home + "/datasets -> /datasets",
-          "--rw " + ws + "/cache", "--hide " + ws + "/secret*", "--tmpfs /scratch (67108864 bytes)",
-          "--env FOO=bar", "--env MY_TOKEN (passed from the caller)", "--hostname box",
-          "--cwd " + ws})
-        EXPECT_TRUE(has(r.out, "  " + line + "\n")) << "missing override '" << line << "'\n" << r.out;
+             "--rw " + ws + "/cache", "--hide " + ws + "/secret*",
+             "--tmpfs /scratch (67108864 bytes)", "--env FOO=bar",
+             "--env MY_TOKEN (passed from the caller)", "--hostname box", "--cwd " + ws})
+        EXPECT_TRUE(has(r.out, "  " + line + "\n")) << "missing override '" << line << "'\n"
+                                                    << r.out;
 
     // The same through the plan: what run would do.
-    auto j = explain_json({"-C", ".", "--ro", "data", "--ro", "~/datasets:/datasets", "-e", "FOO=bar",
-                           "-e", "MY_TOKEN", "--env-file", "vars.env", "--hostname", "box", "--", "true"},
-                          env, ws);
+    auto j = explain_json(
+        {"-C", ".", "--ro", "data", "--ro", "~/datasets:/datasets", "-e", "FOO=bar", "-e",
+         "MY_TOKEN", "--env-file", "vars.env", "--hostname", "box", "--", "true"},
+        env, ws);
     EXPECT_EQ(j["workspace"], ws);
     EXPECT_EQ(j["hostname"], "box");
     std::string mounts = j["mounts"].dump();
@@ -251,7 +276,8 @@ TEST(Cli, DoctorPrintsEveryCheckAndExitsByFailures) {
         EXPECT_TRUE(has(r.out, "  " + c.name + ": ")) << c.name << "\n" << show(r);
     }
     for (const auto& l : split_lines(r.out)) {
-        bool check_line = l.rfind("ok    ", 0) == 0 || l.rfind("warn  ", 0) == 0 || l.rfind("FAIL  ", 0) == 0;
+        bool check_line =
+            l.rfind("ok    ", 0) == 0 || l.rfind("warn  ", 0) == 0 || l.rfind("FAIL  ", 0) == 0;
         bool fix_line = l.rfind("      fix: ", 0) == 0;
         EXPECT_TRUE(check_line || fix_line) << "unexpected line '" << l << "'";
     }

@@ -32,8 +32,9 @@ TEST(Doctor, RunsEveryCheckOnceWithDetailsAndFixes) {
             EXPECT_FALSE(c.fix.empty()) << c.name << ": " << c.detail;
         }
     }
-    for (const char* n : {"user namespaces", "AppArmor userns restriction", "seccomp", "cgroup version",
-                          "cgroup delegation", "Landlock", "mount API", "pidfd_open"})
+    for (const char* n :
+         {"user namespaces", "AppArmor userns restriction", "seccomp", "cgroup version",
+          "cgroup delegation", "Landlock", "mount API", "pidfd_open"})
         EXPECT_TRUE(names.count(n)) << "missing check " << n;
 }
 
