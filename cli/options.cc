@@ -43,9 +43,9 @@ po::options_description run_options() {
          "the workspace (default: the current directory), bound read-write at the same path; "
          "naming it here also allows / or the home directory (hidden paths stay hidden)")
         ("ro", po::value<std::vector<std::string>>()->value_name("SRC[:DST]"),
-         "bind SRC read-only at DST (default: the same path); repeatable")
+         "bind SRC read-only at the absolute path DST (default: the same path); repeatable")
         ("rw", po::value<std::vector<std::string>>()->value_name("SRC[:DST]"),
-         "bind SRC read-write at DST (default: the same path); repeatable")
+         "bind SRC read-write at the absolute path DST (default: the same path); repeatable")
         ("hide", po::value<std::vector<std::string>>()->value_name("PATH"),
          "hide PATH (globs * ? allowed) whatever else binds it; repeatable")
         ("tmpfs", po::value<std::vector<std::string>>()->value_name("PATH[:SIZE]"),
