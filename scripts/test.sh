@@ -54,9 +54,12 @@ user=""
 remove_user() {
     [[ -n "$user" ]] && id -u "$user" >/dev/null 2>&1 || return 0
     local -a pids
-    read -ra pids <<<"$(ps -o pid= -u "$user" 2>/dev/null | tr '\n' ' ')"
+    # Zombies are already dead (their new parent reaps them in its own time): skip them.
+    read -ra pids <<<"$(ps -o pid=,stat= -u "$user" 2>/dev/null | awk '$2 !~ /^Z/ { printf "%s ", $1 }')"
     if ((${#pids[@]} > 0)); then
-        say "killing processes left by $user: ${pids[*]}"
+        # Worth a look: a sandbox's process outliving its test is a bug somewhere.
+        say "killing processes left by $user:"
+        ps -o pid=,ppid=,stat=,args= -p "$(IFS=,; echo "${pids[*]}")" 2>/dev/null | sed 's/^/    /' >&2 || true
         kill -KILL "${pids[@]}" 2>/dev/null || true
         sleep 0.2
     fi
