@@ -143,6 +143,8 @@ struct RunResult {
     int exit_code = 0;
     int term_signal = 0;
     double wall_time_s = 0;
+    bool timed_out = false;             // the wall-clock limit ended the run
+    std::uint64_t seccomp_denials = 0;  // calls refused or recorded by the filter
 };
 
 class Launched;

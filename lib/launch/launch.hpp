@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 
 namespace agentjail::launch {
@@ -17,6 +18,18 @@ struct Stdio {
     int in = -1;  // -1: inherit the caller's 0, 1, 2
     int out = -1;
     int err = -1;
+};
+
+// Extension points for other layers (cgroups): all optional.
+struct Hooks {
+    // cgroup v2: clone the init straight into this cgroup (CLONE_INTO_CGROUP).
+    int cgroup_fd = -1;
+    // Called with the init's pid after clone, before the child is released (it has
+    // run nothing yet): cgroup v1 attaches it here. An error aborts the launch.
+    std::function<Result<void>(pid_t)> before_release;
+    // Called when the wall clock's grace period ran out, beside SIGKILL to the init
+    // (cgroup.kill reaches processes that escaped the pid namespace's reach).
+    std::function<void()> on_kill;
 };
 
 // A running sandbox: the init's pid and pidfd, and the pipe the init reports the
@@ -48,6 +61,6 @@ private:
 // Clones the sandbox and runs every setup step; returns once the command has
 // been exec'd (or an error naming the failed step: setup and exec failures are
 // reported here, never as a silent child exit).
-Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio);
+Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& hooks = {});
 
 }  // namespace agentjail::launch

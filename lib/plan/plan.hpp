@@ -4,10 +4,12 @@
 #pragma once
 
 #include "policy/policy.hpp"
+#include "seccomp/seccomp.hpp"
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,14 @@ struct MountOp {
     std::string why;         // origin, e.g. "default.toml:12:5 (filesystem.ro[0])"
 };
 
+// A resource limit applied to the command with prlimit before execve.
+struct Rlimit {
+    int resource = 0;  // RLIMIT_*
+    std::uint64_t soft = 0;
+    std::uint64_t hard = 0;  // RLIM_INFINITY allowed
+    std::string why;
+};
+
 struct Plan {
     std::string policy_name;
     std::vector<std::string> layers;
@@ -72,6 +82,18 @@ struct Plan {
     // In order: a mount point's parent mount always comes first; masks come last.
     std::vector<MountOp> mounts;
     bool die_with_parent = true;
+
+    // Applied in the command before execve (RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CORE...).
+    std::vector<Rlimit> rlimits;
+    // Wall clock: after timeout_s the supervisor sends SIGTERM to every process of the
+    // sandbox, then SIGKILL after kill_grace_s. 0: no limit.
+    double timeout_s = 0;
+    double kill_grace_s = 5;
+
+    // The compiled system-call filter (null: none), loaded last before execve, and
+    // where refused calls are logged as JSON lines (empty: counted only).
+    std::shared_ptr<const seccomp::Program> seccomp;
+    std::string seccomp_log;
 
     // Name patterns (the policy's environment deny list) whose values explain
     // shows as <set> instead of printing them.

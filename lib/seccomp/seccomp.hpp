@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// The system-call boundary: [seccomp] rules resolved against libseccomp's
+// syscall tables and compiled to one BPF program, plus the same rules evaluated
+// in userspace so the supervisor can say which rule refused a notified call.
+#pragma once
+
+#include "policy/policy.hpp"
+
+#include <linux/filter.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace agentjail::seccomp {
+
+enum class ActionKind {
+    allow,
+    errno_ret,  // refuse with `err`; compiled as a user notification so it is recorded
+    kill,       // kill the process (SECCOMP_RET_KILL_PROCESS); recorded from its exit
+    log,        // allowed, but recorded (notification answered with CONTINUE)
+    notify,     // the supervisor decides (built-in deciders, e.g. personality queries)
+};
+
+struct Action {
+    ActionKind kind = ActionKind::allow;
+    int err = 0;  // errno for errno_ret
+};
+
+// One resolved rule, as explain prints it and the supervisor reports it.
+struct RuleInfo {
+    std::string text;  // e.g. "ioctl if arg1 == TIOCSTI -> errno:EPERM"
+    std::string why;   // the rule's reason
+    std::string where; // "default.toml:88:1" (Origin::describe())
+    Action action;
+};
+
+struct Decision {
+    Action action;
+    int rule = -1;  // index into Program::rules, -1: the default action
+};
+
+class Program {
+public:
+    virtual ~Program() = default;
+
+    // The filter for the native architecture, ready for seccomp(SECCOMP_SET_MODE_FILTER).
+    // Non-native ABIs (i386, x32) are handled inside it as the policy says.
+    virtual const std::vector<sock_filter>& bpf() const = 0;
+
+    // What the policy says about one call, from the registers the kernel reported
+    // (seccomp_notif.data): the same answer the BPF gave, plus which rule.
+    virtual Decision decide(std::uint32_t arch, int nr, const std::uint64_t args[6]) const = 0;
+
+    virtual const std::vector<RuleInfo>& rules() const = 0;
+    virtual Action default_action() const = 0;
+
+    // True when some action needs the supervisor (errno_ret, log, notify): the
+    // launcher then loads the filter with a notification listener.
+    virtual bool needs_listener() const = 0;
+
+    // Readable form for `agentjail explain`.
+    virtual std::string to_text() const = 0;
+};
+
+// Compiles the policy's [seccomp] section; nullptr when the policy has none.
+// Errors carry the rule's file:line:column.
+Result<std::shared_ptr<const Program>> compile(const policy::Policy& policy);
+
+// "openat" for (AUDIT_ARCH_X86_64, 257); "syscall 999" when unknown.
+std::string syscall_name(std::uint32_t arch, int nr);
+// "x86_64", "i386", "x32".
+std::string arch_name(std::uint32_t arch);
+
+}  // namespace agentjail::seccomp
