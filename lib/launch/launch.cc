@@ -106,7 +106,7 @@ Error clone_error(int err) {
 
 }  // namespace
 
-Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio) {
+Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& hooks) {
     if (plan.argv.empty() || plan.exec_candidates.empty())
         return Error(ErrorKind::invalid_input, EINVAL, "no command given");
 
@@ -128,6 +128,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio) {
     int pidfd = -1;
     sys::CloneArgs args{};
     args.flags = plan.clone_flags | CLONE_PIDFD;
+    if (hooks.cgroup_fd >= 0) {
+        args.flags |= CLONE_INTO_CGROUP;
+        args.cgroup = static_cast<std::uint64_t>(hooks.cgroup_fd);
+    }
     args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
     // No exit signal: a host that reaps with waitpid(-1) cannot steal the init's
     // status; we wait on the pidfd with __WALL instead.
@@ -158,6 +162,9 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio) {
     if (auto r = write_file(proc + "/uid_map", plan.uid_map); !r) return abort_child(std::move(r).error());
     if (auto r = write_file(proc + "/setgroups", "deny"); !r) return abort_child(std::move(r).error());
     if (auto r = write_file(proc + "/gid_map", plan.gid_map); !r) return abort_child(std::move(r).error());
+
+    if (hooks.before_release)
+        if (auto r = hooks.before_release(static_cast<pid_t>(pid)); !r) return abort_child(std::move(r).error());
 
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r));
     if (::write(go_w.get(), "g", 1) != 1) return setup_error(ErrorKind::setup, errno, "releasing the child");
