@@ -54,6 +54,10 @@ enum class Stage : int {
     stdio,
     signals,
     exec,
+    rlimits,
+    seccomp,
+    userns_limit,
+    listener = 100,  // not a failure: the message carries the seccomp listener fd
 };
 
 const char* stage_name(Stage s);

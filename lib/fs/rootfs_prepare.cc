@@ -103,6 +103,10 @@ const char* stage_name(Stage s) {
         case Stage::stdio: return "setting up stdin/stdout/stderr";
         case Stage::signals: return "resetting signals";
         case Stage::exec: return "executing the command";
+        case Stage::rlimits: return "setting resource limits";
+        case Stage::seccomp: return "loading the seccomp filter";
+        case Stage::userns_limit: return "disabling nested user namespaces";
+        case Stage::listener: return "passing the seccomp listener";
     }
     return "unknown stage";
 }

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,6 +82,12 @@ int loopback_up() {
         // Signals the terminal generated (Ctrl-C, Ctrl-\) reached the command directly,
         // as it shares the terminal's foreground group: forwarding would double them.
         if (si.si_code == SI_KERNEL) continue;
+        // The wall clock ran out: the supervisor (outside our pid namespace, so
+        // si_pid reads 0) asks for SIGTERM to every process, daemons included.
+        if (sig == s.broadcast_sig && si.si_pid == 0) {
+            ::kill(-1, SIGTERM);
+            continue;
+        }
         ::kill(command, sig);
     }
 }
@@ -103,6 +110,15 @@ void child_main(ChildSpec& s) {
     // non-dumpable, so the command can neither ptrace it nor read /proc/1/mem or
     // /proc/1/environ (PROC-03). Only now: the parent needed /proc/PID to write maps.
     ::prctl(PR_SET_DUMPABLE, 0);
+
+    // A second lock on nested user namespaces besides the filter (CAP-04): a limit of
+    // zero in our own namespace, written while we still hold its capabilities and
+    // while /proc/sys is still the host's writable view of our namespace's values.
+    if (s.limit_userns) {
+        int fd = ::open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || ::write(fd, "0", 1) != 1) fail(s, fs::Stage::userns_limit, errno);
+        ::close(fd);
+    }
 
     const mode_t caller_umask = ::umask(022);
     fs::Failure f;

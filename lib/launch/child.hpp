@@ -5,7 +5,9 @@
 
 #include "fs/rootfs.hpp"
 
+#include <linux/filter.h>
 #include <sys/capability.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -39,9 +41,23 @@ struct ChildSpec {
     int cap_last = 40;
     std::unique_ptr<std::remove_pointer_t<cap_t>, CapFree> empty_caps;
     bool die_with_parent = true;
+    bool limit_userns = true;  // write user.max_user_namespaces = 0 in our namespace
+    int broadcast_sig = 0;     // from outside: the init sends SIGTERM to every process
+
+    struct Limit {
+        int resource;
+        struct rlimit64 value;
+    };
+    std::vector<Limit> rlimits;
+
+    // The seccomp program (null: none) and whether to ask for a notification listener,
+    // which the command passes back over err_fd before execve.
+    const sock_filter* filter = nullptr;
+    unsigned short filter_len = 0;
+    bool want_listener = false;
 
     int go_fd = -1;      // read end: one byte once the id maps are written
-    int err_fd = -1;     // write end, close-on-exec: a Report on failure
+    int err_fd = -1;     // a SOCK_SEQPACKET end, close-on-exec: a Report on failure, the listener
     int status_fd = -1;  // write end: the command's wait status, from the init
     int stdio[3] = {-1, -1, -1};
 };

@@ -5,9 +5,12 @@
 
 #include "sys/syscalls.hpp"
 
+#include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +23,30 @@ namespace {
 [[noreturn]] void fail(const ChildSpec& s, fs::Stage stage, int err) {
     report(s.err_fd, stage, err, -1);
     ::_exit(125);
+}
+
+// Hands the seccomp listener to the supervisor as SCM_RIGHTS, with a Report
+// header so the parent can tell it from a failure.
+int send_listener(int sock, int fd) {
+    Report r{static_cast<std::int32_t>(fs::Stage::listener), 0, -1};
+    iovec iov{&r, sizeof r};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    std::memset(control, 0, sizeof control);
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ssize_t n;
+    do {
+        n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 ? -errno : 0;
 }
 }  // namespace
 
@@ -43,6 +70,10 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
         if (::dup2(s.stdio[i], i) < 0) fail(s, fs::Stage::stdio, errno);
     }
 
+    for (const auto& l : s.rlimits) {
+        if (::syscall(SYS_prlimit64, 0, l.resource, &l.value, nullptr) < 0) fail(s, fs::Stage::rlimits, errno);
+    }
+
     // Capabilities (CAP-01): lock the securebits so uid 0 gains nothing at execve,
     // empty the bounding set so nothing can come back, clear ambient, then empty
     // effective/permitted/inheritable.
@@ -60,6 +91,20 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
     // Only 0, 1, 2 reach the command (FS-12): everything else, including whatever
     // the caller leaked to us and our own pipes, closes at execve.
     if (sys::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) fail(s, fs::Stage::close_fds, errno);
+
+    // The filter goes on last, so nothing above ran under it; from here to execve
+    // only calls the compiler always allows (sendmsg, close, write, execve, exit).
+    if (s.filter != nullptr) {
+        sock_fprog prog{s.filter_len, const_cast<sock_filter*>(s.filter)};
+        unsigned flags = s.want_listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+        long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+        if (fd < 0) fail(s, fs::Stage::seccomp, errno);
+        if (s.want_listener) {
+            int r = send_listener(s.err_fd, static_cast<int>(fd));
+            if (r < 0) fail(s, fs::Stage::listener, -r);
+            ::close(static_cast<int>(fd));
+        }
+    }
 
     int result = ENOENT;
     bool denied = false;

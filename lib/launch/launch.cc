@@ -5,12 +5,14 @@
 #include "launch/launch.hpp"
 
 #include "launch/child.hpp"
+#include "launch/supervisor.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +91,21 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.cap_last = read_cap_last();
     s.empty_caps.reset(cap_init());
     s.die_with_parent = plan.die_with_parent;
+    s.limit_userns = !plan.allow_nested_userns;
+    s.broadcast_sig = SIGRTMIN + 2;
+    for (const auto& r : plan.rlimits) {
+        ChildSpec::Limit l{};
+        l.resource = r.resource;
+        l.value.rlim_cur = r.soft;
+        l.value.rlim_max = r.hard;
+        s.rlimits.push_back(l);
+    }
+    if (plan.seccomp) {
+        const auto& bpf = plan.seccomp->bpf();
+        s.filter = bpf.data();
+        s.filter_len = static_cast<unsigned short>(bpf.size());
+        s.want_listener = plan.seccomp->needs_listener();
+    }
     s.stdio[0] = stdio.in;
     s.stdio[1] = stdio.out;
     s.stdio[2] = stdio.err;
@@ -114,10 +131,21 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     prepare(spec, plan, stdio);
     if (!spec.empty_caps) return setup_error(ErrorKind::internal, ENOMEM, "cap_init");
 
+    if (plan.seccomp && plan.seccomp->bpf().size() > BPF_MAXINSNS)
+        return Error(ErrorKind::invalid_input, E2BIG, "the seccomp program is too long (" +
+                                                         std::to_string(plan.seccomp->bpf().size()) + " instructions)");
+    sys::UniqueFd log;
+    if (!plan.seccomp_log.empty()) {
+        log.reset(::open(plan.seccomp_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
+        if (!log) return setup_error(ErrorKind::invalid_input, errno, "seccomp log " + plan.seccomp_log);
+    }
+
     int go[2], errp[2], status[2];
     if (::pipe2(go, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
     sys::UniqueFd go_r(go[0]), go_w(go[1]);
-    if (::pipe2(errp, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    // A datagram socket, not a pipe: the command passes the seccomp listener over it.
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, errp) < 0)
+        return setup_error(ErrorKind::setup, errno, "socketpair");
     sys::UniqueFd err_r(errp[0]), err_w(errp[1]);
     if (::pipe2(status, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
     sys::UniqueFd status_r(status[0]), status_w(status[1]);
@@ -171,20 +199,58 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     go_w.reset();
 
     // EOF means every holder of the write end is gone: the init closed it after
-    // forking, the command's copy closed at execve. A record means a step failed.
-    Report r{};
-    size_t got = 0;
-    while (got < sizeof r) {
-        ssize_t n = ::read(err_r.get(), reinterpret_cast<char*>(&r) + got, sizeof r - got);
+    // forking, the command's copy closed at execve. A record means a step failed;
+    // a listener record carries the seccomp notification fd.
+    sys::UniqueFd listener;
+    for (;;) {
+        Report r{};
+        iovec iov{&r, sizeof r};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        ssize_t n = ::recvmsg(err_r.get(), &msg, MSG_CMSG_CLOEXEC);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
-        got += static_cast<size_t>(n);
-    }
-    if (got == sizeof r) {
+        if (n != static_cast<ssize_t>(sizeof r)) continue;
+        if (r.stage == static_cast<std::int32_t>(fs::Stage::listener)) {
+            for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                    int fd = -1;
+                    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+                    listener.reset(fd);
+                }
+            }
+            // From now on the command may block on a refused call until we answer:
+            // start serving before waiting for its execve.
+            Supervisor::Config sc;
+            sc.pidfd = p.pidfd();
+            sc.listener = std::move(listener);
+            sc.program = plan.seccomp;
+            sc.log = std::move(log);
+            sc.timeout_s = plan.timeout_s;
+            sc.grace_s = plan.kill_grace_s;
+            sc.broadcast_sig = spec.broadcast_sig;
+            sc.on_kill = hooks.on_kill;
+            p.supervise(std::make_unique<Supervisor>(std::move(sc)));
+            continue;
+        }
         Error e = explain_report(r, plan);
         if (r.stage != static_cast<std::int32_t>(fs::Stage::exec)) (void)p.kill(SIGKILL);
         (void)p.wait();
         return e;
+    }
+    if (plan.timeout_s > 0 && !p.supervised()) {
+        Supervisor::Config sc;
+        sc.pidfd = p.pidfd();
+        sc.program = plan.seccomp;
+        sc.timeout_s = plan.timeout_s;
+        sc.grace_s = plan.kill_grace_s;
+        sc.broadcast_sig = spec.broadcast_sig;
+        sc.on_kill = hooks.on_kill;
+        p.supervise(std::make_unique<Supervisor>(std::move(sc)));
     }
     return p;
 }
@@ -195,33 +261,36 @@ Process::Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd)
 
 Process::Process(Process&& o) noexcept
     : pid_(o.pid_), pidfd_(std::move(o.pidfd_)), status_fd_(std::move(o.status_fd_)),
-      started_(o.started_), reaped_(o.reaped_) {
+      started_(o.started_), reaped_(o.reaped_), supervisor_(std::move(o.supervisor_)) {
     o.reaped_ = true;
 }
 
 Process& Process::operator=(Process&& o) noexcept {
     if (this != &o) {
-        if (!reaped_ && pidfd_) {
-            sys::pidfd_send_signal(pidfd_.get(), SIGKILL);
-            (void)wait();
-        }
+        kill_and_reap();
         pid_ = o.pid_;
         pidfd_ = std::move(o.pidfd_);
         status_fd_ = std::move(o.status_fd_);
         started_ = o.started_;
         reaped_ = o.reaped_;
+        supervisor_ = std::move(o.supervisor_);
         o.reaped_ = true;
     }
     return *this;
 }
 
-Process::~Process() {
+Process::~Process() { kill_and_reap(); }
+
+void Process::kill_and_reap() noexcept {
     if (!reaped_ && pidfd_) {
         // Killing the init kills the whole pid namespace with it.
         sys::pidfd_send_signal(pidfd_.get(), SIGKILL);
         (void)wait();
     }
+    supervisor_.reset();
 }
+
+void Process::supervise(std::unique_ptr<Supervisor> s) { supervisor_ = std::move(s); }
 
 Result<void> Process::kill(int sig) {
     if (reaped_) return Error(ErrorKind::invalid_input, ESRCH, "the sandbox has already exited");
@@ -240,6 +309,11 @@ Result<RunResult> Process::wait() {
     reaped_ = true;
     RunResult res;
     res.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (supervisor_) {
+        supervisor_->join();
+        res.timed_out = supervisor_->timed_out();
+        res.seccomp_denials = supervisor_->denials();
+    }
     int status = 0;
     ssize_t n;
     do {

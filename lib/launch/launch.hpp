@@ -35,6 +35,8 @@ struct Hooks {
 // A running sandbox: the init's pid and pidfd, and the pipe the init reports the
 // command's wait status on. Destroying it kills the sandbox (SIGKILL to the init,
 // which takes the whole pid namespace with it).
+class Supervisor;
+
 class Process {
 public:
     Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd);
@@ -50,12 +52,18 @@ public:
     // Blocks until the init exited; returns the command's status.
     Result<RunResult> wait();
 
+    // Starts the supervisor thread (seccomp notifications, wall clock); spawn() does.
+    void supervise(std::unique_ptr<Supervisor> s);
+    bool supervised() const noexcept { return supervisor_ != nullptr; }
+
 private:
+    void kill_and_reap() noexcept;
     pid_t pid_ = -1;
     sys::UniqueFd pidfd_;
     sys::UniqueFd status_fd_;
     std::chrono::steady_clock::time_point started_;
     bool reaped_ = false;
+    std::unique_ptr<Supervisor> supervisor_;
 };
 
 // Clones the sandbox and runs every setup step; returns once the command has

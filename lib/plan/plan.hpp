@@ -94,6 +94,9 @@ struct Plan {
     // where refused calls are logged as JSON lines (empty: counted only).
     std::shared_ptr<const seccomp::Program> seccomp;
     std::string seccomp_log;
+    // false: the sandbox's user namespace gets user.max_user_namespaces = 0, a second
+    // lock (besides the filter) on nested user namespaces (CAP-04).
+    bool allow_nested_userns = false;
 
     // Name patterns (the policy's environment deny list) whose values explain
     // shows as <set> instead of printing them.

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// The supervisor thread: one poll loop over the init's pidfd, the seccomp
+// listener and a timerfd. A refused call is answered from the registers the
+// kernel captured (never from the sandbox's memory, so there is nothing to race:
+// SYS-07), recorded, and counted.
+#include "launch/supervisor.hpp"
+
+#include "sys/syscalls.hpp"
+#include "util/strings.hpp"
+
+#include <linux/seccomp.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+namespace agentjail::launch {
+
+namespace {
+
+itimerspec after(double seconds) {
+    itimerspec its{};
+    double whole = std::floor(seconds);
+    its.it_value.tv_sec = static_cast<time_t>(whole);
+    its.it_value.tv_nsec = static_cast<long>((seconds - whole) * 1e9);
+    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0) its.it_value.tv_nsec = 1;
+    return its;
+}
+
+std::string now_iso8601() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    tm t{};
+    gmtime_r(&ts.tv_sec, &t);
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900, t.tm_mon + 1,
+                  t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
+    return buf;
+}
+
+std::string action_text(const seccomp::Action& a) {
+    switch (a.kind) {
+        case seccomp::ActionKind::allow: return "allow";
+        case seccomp::ActionKind::errno_ret: return "errno:" + util::errno_name(a.err);
+        case seccomp::ActionKind::kill: return "kill";
+        case seccomp::ActionKind::log: return "log";
+        case seccomp::ActionKind::notify: return "notify";
+    }
+    return "?";
+}
+
+}  // namespace
+
+Supervisor::Supervisor(Config c) : c_(std::move(c)) {
+    if (c_.listener.valid() || c_.timeout_s > 0) thread_ = std::thread([this] { run(); });
+}
+
+Supervisor::~Supervisor() { join(); }
+
+void Supervisor::join() {
+    if (thread_.joinable()) thread_.join();
+}
+
+void Supervisor::handle_notification() {
+    seccomp_notif_sizes sizes{};
+    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
+        sizes.seccomp_notif = sizeof(seccomp_notif);
+        sizes.seccomp_notif_resp = sizeof(seccomp_notif_resp);
+    }
+    // The kernel may know a larger struct than our headers: size buffers by its word.
+    std::vector<char> req_buf(std::max<size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)), 0);
+    std::vector<char> resp_buf(std::max<size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)), 0);
+    auto* req = reinterpret_cast<seccomp_notif*>(req_buf.data());
+    auto* resp = reinterpret_cast<seccomp_notif_resp*>(resp_buf.data());
+    if (::ioctl(c_.listener.get(), SECCOMP_IOCTL_NOTIF_RECV, req) < 0) return;  // the caller died
+
+    const auto& d = req->data;
+    std::uint64_t args[6];
+    for (int i = 0; i < 6; ++i) args[i] = d.args[i];
+    seccomp::Decision dec = c_.program->decide(d.arch, d.nr, args);
+    resp->id = req->id;
+    bool refused = false;
+    if (dec.action.kind == seccomp::ActionKind::errno_ret) {
+        resp->error = -dec.action.err;
+        refused = true;
+    } else if (dec.action.kind == seccomp::ActionKind::kill) {
+        // Should not arrive here (kill is compiled into the filter); refuse hard.
+        resp->error = -EPERM;
+        refused = true;
+    } else {
+        // log, or a notify rule whose decider allowed it: let the kernel run the call.
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    }
+    ::ioctl(c_.listener.get(), SECCOMP_IOCTL_NOTIF_SEND, resp);
+    const bool recorded = refused || dec.action.kind == seccomp::ActionKind::log;
+    if (!recorded) return;
+    denials_.fetch_add(1);
+    if (!c_.log.valid()) return;
+
+    nlohmann::json j;
+    j["time"] = now_iso8601();
+    j["pid"] = req->pid;
+    j["syscall"] = seccomp::syscall_name(d.arch, d.nr);
+    j["nr"] = d.nr;
+    j["arch"] = seccomp::arch_name(d.arch);
+    auto arr = nlohmann::json::array();
+    for (int i = 0; i < 6; ++i) {
+        char hex[24];
+        std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(d.args[i]));
+        arr.push_back(hex);
+    }
+    j["args"] = arr;
+    const auto& rules = c_.program->rules();
+    if (dec.rule >= 0 && static_cast<size_t>(dec.rule) < rules.size()) {
+        j["rule"] = rules[static_cast<size_t>(dec.rule)].where;
+        j["why"] = rules[static_cast<size_t>(dec.rule)].why;
+        j["text"] = rules[static_cast<size_t>(dec.rule)].text;
+    } else {
+        j["rule"] = "default";
+    }
+    j["action"] = action_text(dec.action);
+    std::string line = j.dump() + "\n";
+    // One write per record (O_APPEND): lines from concurrent sandboxes never interleave.
+    ssize_t n;
+    do {
+        n = ::write(c_.log.get(), line.data(), line.size());
+    } while (n < 0 && errno == EINTR);
+}
+
+void Supervisor::run() {
+    sys::UniqueFd timer;
+    if (c_.timeout_s > 0) {
+        timer.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+        if (timer) {
+            itimerspec its = after(c_.timeout_s);
+            ::timerfd_settime(timer.get(), 0, &its, nullptr);
+        }
+    }
+    bool term_sent = false;
+    for (;;) {
+        pollfd fds[3] = {{c_.pidfd, POLLIN, 0}, {c_.listener.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
+        int n = ::poll(fds, 3, -1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        if (fds[1].revents & POLLIN) handle_notification();
+        if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL)) c_.listener.reset();  // no filtered task left
+        if (fds[2].revents & POLLIN) {
+            std::uint64_t ticks = 0;
+            (void)!::read(timer.get(), &ticks, sizeof ticks);
+            if (!term_sent) {
+                // Every process, not only the command: a daemon that double-forked or
+                // called setsid is still in our pid namespace.
+                timed_out_ = true;
+                term_sent = true;
+                sys::pidfd_send_signal(c_.pidfd, c_.broadcast_sig);
+                itimerspec its = after(c_.grace_s);
+                ::timerfd_settime(timer.get(), 0, &its, nullptr);
+            } else {
+                sys::pidfd_send_signal(c_.pidfd, SIGKILL);
+                if (c_.on_kill) c_.on_kill();
+                timer.reset();
+            }
+        }
+        if (fds[0].revents != 0) return;  // the init exited: the sandbox is gone
+    }
+}
+
+}  // namespace agentjail::launch
