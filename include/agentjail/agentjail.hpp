@@ -138,6 +138,19 @@ struct SpawnOptions {
     int stderr_fd = -1;
 };
 
+// The resource limits a run had (0: none), as the result record reports them.
+struct RunLimits {
+    std::uint64_t memory_bytes = 0;
+    std::uint64_t swap_bytes = 0;  // with a memory limit: 0 means no swap at all
+    double cpus = 0;
+    std::uint64_t pids = 0;
+    double timeout_s = 0;
+    double kill_grace_s = 0;
+    double cpu_time_s = 0;  // RLIMIT_CPU
+    std::uint64_t nofile = 0;
+    std::uint64_t fsize_bytes = 0;
+};
+
 struct RunResult {
     bool exited = false;     // true: exit_code is valid; false: killed by term_signal
     int exit_code = 0;
@@ -145,6 +158,20 @@ struct RunResult {
     double wall_time_s = 0;
     bool timed_out = false;             // the wall-clock limit ended the run
     std::uint64_t seccomp_denials = 0;  // calls refused or recorded by the filter
+    // Resource use, from the sandbox's cgroup (0 where it was not measured; without a
+    // cgroup the cpu times and the peak come from getrusage of the reaped children).
+    std::uint64_t memory_peak_bytes = 0;
+    std::uint64_t oom_kill_count = 0;  // processes the OOM killer ended inside the sandbox
+    std::uint64_t pids_peak = 0;
+    std::uint64_t pids_max_hits = 0;  // forks refused at the pids limit
+    double cpu_user_s = 0;
+    double cpu_system_s = 0;
+    std::uint64_t cpu_throttled_us = 0;  // time held back by the cpus limit
+    std::uint64_t cpu_nr_throttled = 0;  // periods in which it was
+    std::string cgroup = "none";         // "v2", "v2-delegated", "v1" or "none"
+    std::vector<std::string> layers;     // isolation layers in force ("user-ns", "rlimits"...)
+    std::vector<std::string> degraded;   // layers asked for but not in force, with why
+    RunLimits limits;
 };
 
 class Launched;

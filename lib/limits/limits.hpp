@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Resource limits as plain data (what [limits] and the flags ask for), and the
+// parsers for their values: sizes with units, durations, CPU counts. No system calls.
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace agentjail::limits {
+
+// The limits in force for one run, resolved from the policy and the flags. An empty
+// optional is "no limit". Everything here is enforced either by the cgroup (memory,
+// swap, cpus, pids) or by rlimits in the command (cpu_time, nofile, fsize, core) or
+// by the supervisor's wall clock (timeout, kill_grace).
+struct Settings {
+    std::optional<std::uint64_t> memory_bytes;  // memory.max / memory.limit_in_bytes
+    // memory.swap.max / memsw - memory. Only meaningful with a memory limit; the
+    // default there is 0 (no swap), so that a memory limit cannot be dodged by swapping.
+    std::optional<std::uint64_t> swap_bytes;
+    std::optional<double> cpus;  // cpu.max quota/period, e.g. 1.5
+    std::optional<std::uint64_t> pids;
+
+    std::optional<double> timeout_s;   // wall clock
+    double kill_grace_s = 5;           // SIGTERM, then SIGKILL after this
+    std::optional<double> cpu_time_s;  // RLIMIT_CPU (a backstop: per process)
+    std::optional<std::uint64_t> nofile;
+    std::optional<std::uint64_t> fsize_bytes;  // RLIMIT_FSIZE (SIGXFSZ / EFBIG)
+    std::optional<std::uint64_t> tmpfs_bytes;  // default size of tmpfs mounts without one
+
+    // Run without a cgroup (rlimits only) when none can be made, instead of refusing.
+    bool allow_degraded = false;
+
+    // True when a limit needs a cgroup (memory, swap, cpus or pids).
+    bool needs_cgroup() const { return memory_bytes || cpus || pids; }
+};
+
+// The default cpu.max period (100 ms, the kernel's default); the quota is cpus * period.
+inline constexpr std::uint64_t cpu_period_us = 100000;
+
+// "512M", "2G", "1.5G", "100k", "4096" (bytes). Suffixes k M G T, powers of 1024,
+// either case, an optional trailing B ("512MB", "2GiB" too). Errors say what is accepted.
+Result<std::uint64_t> parse_size(const std::string& s);
+// "90s", "30m", "1h", "1h30m", "500ms", "1.5s", "2d"; a bare number is seconds.
+Result<double> parse_duration(const std::string& s);
+// "1.5", "0.2", "2": more than 0 and at most 1024.
+Result<double> parse_cpus(const std::string& s);
+// A positive integer count (pids, nofile).
+Result<std::uint64_t> parse_count(const std::string& s);
+
+// True for the words that lift a limit a lower layer set: "max", "none", "unlimited".
+bool is_unlimited_word(const std::string& s);
+
+// Human forms for messages and explain: "2G", "1.5 s", "0.2".
+std::string format_size(std::uint64_t bytes);
+std::string format_duration(double seconds);
+
+}  // namespace agentjail::limits
