@@ -3,6 +3,7 @@
 // signals to it from a signalfd while polling its pidfd, exits with its status.
 #include "commands.hpp"
 #include "options.hpp"
+#include "result_record.hpp"
 
 #include "plan/plan.hpp"
 
@@ -24,8 +25,6 @@ namespace {
 constexpr int forwarded_signals[] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
                                      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
-int exit_status(const RunResult& r) { return r.exited ? r.exit_code : 128 + r.term_signal; }
-
 void print_plan_summary(const Invocation& inv) {
     auto host = plan::HostFacts::current();
     if (!host) return;  // the spawn below reports the same failure
@@ -41,8 +40,15 @@ void print_plan_summary(const Invocation& inv) {
 int cmd_run(const std::vector<std::string>& args) {
     auto ctx = current_context();
     if (!ctx) return report(ctx.error());
+    // The record's clock starts here; a run that fails from here on still gets one.
+    RecordRequest rec = prescan_record_flags(args, ctx->cwd);
     auto inv = parse_invocation(Verb::run, args, *ctx);
-    if (!inv) return report(inv.error());
+    if (!inv) return finish_error(rec, inv.error());
+    if (inv->policy) {
+        rec.file = inv->result_file;
+        rec.json = inv->json;
+        rec.limits = record_limits(inv->policy->raw());
+    }
     if (inv->help) {
         std::fputs(global_help().c_str(), stdout);
         return 0;
@@ -65,7 +71,7 @@ int cmd_run(const std::vector<std::string>& args) {
     auto sb = Sandbox::spawn(*inv->policy, inv->command);
     if (!sb) {
         ::close(sfd);
-        return report(sb.error());
+        return finish_error(rec, sb.error());
     }
 
     pollfd fds[2] = {{sb->pidfd(), POLLIN, 0}, {sfd, POLLIN, 0}};
@@ -74,7 +80,7 @@ int cmd_run(const std::vector<std::string>& args) {
         if (n < 0) {
             if (errno == EINTR) continue;
             ::close(sfd);
-            return report(Error(ErrorKind::internal, errno, "poll failed"));
+            return finish_error(rec, Error(ErrorKind::internal, errno, "poll failed"));
         }
         if (fds[0].revents != 0) break;  // the sandbox's init exited
         if (fds[1].revents & POLLIN) {
@@ -92,8 +98,8 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     ::close(sfd);
     auto res = sb->wait();
-    if (!res) return report(res.error());
-    return exit_status(*res);
+    if (!res) return finish_error(rec, res.error());
+    return finish_run(rec, *res);
 }
 
 }  // namespace agentjail::cli

@@ -12,5 +12,6 @@ int cmd_explain(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_doctor(const std::vector<std::string>& args);
 int cmd_policies(const std::vector<std::string>& args);
+int cmd_gc(const std::vector<std::string>& args);
 
 }  // namespace agentjail::cli

@@ -4,6 +4,7 @@
 #include "options.hpp"
 
 #include "util/strings.hpp"
+#include "limits/limits.hpp"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -59,9 +60,57 @@ po::options_description run_options() {
          "the hostname inside (default: agentjail)")
         ("cwd", po::value<std::string>()->value_name("DIR"),
          "the command's working directory inside (default: the workspace)")
+        ("memory,m", po::value<std::string>()->value_name("SIZE"),
+         "memory limit (cgroup), e.g. 512M or 2G; no swap unless --swap; max: none")
+        ("swap", po::value<std::string>()->value_name("SIZE"),
+         "swap allowed on top of --memory (default 0)")
+        ("cpus", po::value<std::string>()->value_name("N"),
+         "CPU limit (cgroup quota), e.g. 0.5 or 1.5")
+        ("pids", po::value<std::string>()->value_name("N"),
+         "at most N processes and threads at once (cgroup)")
+        ("timeout,t", po::value<std::string>()->value_name("DURATION"),
+         "wall-clock limit, e.g. 90s, 30m, 1h: then SIGTERM, SIGKILL after --kill-grace; "
+         "exit status 124")
+        ("kill-grace", po::value<std::string>()->value_name("DURATION"),
+         "time between SIGTERM and SIGKILL on timeout (default 5s)")
+        ("cpu-time", po::value<std::string>()->value_name("DURATION"),
+         "CPU time per process (RLIMIT_CPU), e.g. 10m")
+        ("nofile", po::value<std::string>()->value_name("N"),
+         "open files per process (RLIMIT_NOFILE)")
+        ("fsize", po::value<std::string>()->value_name("SIZE"),
+         "largest file a process may write (RLIMIT_FSIZE), e.g. 1G")
+        ("tmpfs-size", po::value<std::string>()->value_name("SIZE"),
+         "size of tmpfs mounts that give none (default 1G)")
+        ("allow-degraded",
+         "run with rlimits only when no cgroup can be made for the limits (reported in the result)")
         ("verbose,v", "print the plan's summary and notes to stderr before running");
     // clang-format on
     return d;
+}
+
+// Only for run: where the result record goes.
+po::options_description record_options() {
+    po::options_description d("Result record");
+    // clang-format off
+    d.add_options()
+        ("result-file", po::value<std::string>()->value_name("FILE"),
+         "write the result record (JSON: status, times, memory, limits) to FILE, also when "
+         "agentjail itself fails")
+        ("json", "print the result record as one JSON line on stdout after the command ended");
+    // clang-format on
+    return d;
+}
+
+// Flags that set a [limits] key, and the key.
+const char* limit_key(const std::string& flag) {
+    static const std::pair<const char*, const char*> map[] = {
+        {"memory", "memory"},      {"swap", "swap"},         {"cpus", "cpus"},
+        {"pids", "pids"},          {"timeout", "timeout"},   {"kill-grace", "kill_grace"},
+        {"cpu-time", "cpu_time"},  {"nofile", "nofile"},     {"fsize", "fsize"},
+        {"tmpfs-size", "tmpfs_size"}};
+    for (const auto& [f, k] : map)
+        if (flag == f) return k;
+    return nullptr;
 }
 
 po::options_description explain_options() {
@@ -92,6 +141,7 @@ bool is_env_name(const std::string& s) {
 Result<void> apply_one(policy::Policy& p, const std::string& key, const std::string& value,
                        const Context& ctx) {
     if (value.empty()) return invalid("--" + key + ": empty value");
+    if (const char* limit = limit_key(key)) return policy::set_limit(p, limit, value, flag_origin("--" + key));
     if (key == "ro" || key == "rw") {
         auto [src, dst] = split_mount(value);
         std::string s = resolve_path(src, ctx);
@@ -176,6 +226,7 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
                                     const Context& ctx) {
     Invocation inv;
     po::options_description desc = verb == Verb::explain ? explain_options() : run_options();
+    if (verb == Verb::run) desc.add(record_options());
     po::parsed_options parsed(&desc);
     po::variables_map vm;
     // The first word that is not an option (or "--") ends the options and starts
@@ -231,6 +282,10 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     }
     inv.verbose = vm.count("verbose") > 0;
     inv.json = vm.count("json") > 0;
+    if (vm.count("result-file")) {
+        inv.result_file = resolve_path(vm["result-file"].as<std::string>(), ctx);
+        if (vm["result-file"].as<std::string>().empty()) return invalid("--result-file: empty value");
+    }
 
     std::string policy_name = vm.count("policy") ? vm["policy"].as<std::string>() : "default";
     auto pol = agentjail::Policy::load(policy_name);
@@ -240,8 +295,14 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     // Overrides in command-line order, so a later flag lands on top of an earlier one.
     for (const po::option& o : parsed.options) {
         if (o.string_key == "policy" || o.string_key == "help" || o.string_key == "verbose" ||
-            o.string_key == "json" || o.value.empty())
+            o.string_key == "json" || o.string_key == "result-file")
             continue;
+        if (o.string_key == "allow-degraded") {
+            if (auto r = policy::set_limit(p, "allow_degraded", "true", flag_origin("--allow-degraded")); !r)
+                return std::move(r).error();
+            continue;
+        }
+        if (o.value.empty()) continue;
         if (auto r = apply_one(p, o.string_key, o.value.front(), ctx); !r)
             return std::move(r).error();
     }
@@ -305,6 +366,31 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
         if (from_cli(a.origin)) out.push_back("--env " + a.value + " (passed from the caller)");
     for (const auto& e : p.env_set)
         if (from_cli(e.origin)) out.push_back("--env " + e.name + "=" + e.value);
+    if (from_cli(p.limits.allow_degraded.origin)) out.push_back("--allow-degraded");
+    auto size = [&](const policy::Located<std::optional<std::uint64_t>>& f) {
+        if (from_cli(f.origin))
+            out.push_back(f.origin.key + " " + (f.value ? limits::format_size(*f.value) : "max"));
+    };
+    auto count = [&](const policy::Located<std::optional<std::uint64_t>>& f) {
+        if (from_cli(f.origin))
+            out.push_back(f.origin.key + " " + (f.value ? std::to_string(*f.value) : "max"));
+    };
+    auto secs = [&](const policy::Located<std::optional<double>>& f) {
+        if (from_cli(f.origin))
+            out.push_back(f.origin.key + " " + (f.value ? limits::format_duration(*f.value) : "max"));
+    };
+    size(p.limits.memory);
+    size(p.limits.swap);
+    if (from_cli(p.limits.cpus.origin))
+        out.push_back("--cpus " + (p.limits.cpus.value ? limits::format_number(*p.limits.cpus.value) : "max"));
+    count(p.limits.pids);
+    secs(p.limits.timeout);
+    if (from_cli(p.limits.kill_grace.origin))
+        out.push_back("--kill-grace " + limits::format_duration(p.limits.kill_grace.value));
+    secs(p.limits.cpu_time);
+    count(p.limits.nofile);
+    size(p.limits.fsize);
+    size(p.limits.tmpfs_size);
     if (from_cli(p.hostname.origin)) out.push_back("--hostname " + p.hostname.value);
     if (from_cli(p.cwd.origin)) out.push_back("--cwd " + p.cwd.value);
     return out;
@@ -323,20 +409,25 @@ std::string global_help() {
           "  agentjail check FILE...     validate policy files\n"
           "  agentjail doctor            check what this host's kernel supports\n"
           "  agentjail policies          list the built-in policies\n"
+          "  agentjail gc                remove the cgroups of killed runs\n"
           "  agentjail --version\n"
           "\n"
           "The first word that is not an option ends the options ('agentjail ls -l' runs\n"
           "'ls -l'); '--' ends them too. Relative paths are taken from the current\n"
           "directory and ~ is the home directory. Each subcommand takes --help.\n"
           "\n"
-       << run_options()
+       << run_options() << "\n"
+       << record_options()
        << "\n"
-          "Exit status: the command's own; 128+N when it died of signal N; 125 when agentjail\n"
-          "itself failed; 126 when the command is not executable; 127 when it is not found.\n"
+          "Exit status: the command's own; 128+N when it died of signal N; 124 when the\n"
+          "--timeout ran out; 137 when the memory limit's OOM killer ended it; 125 when\n"
+          "agentjail itself failed; 126 when the command is not executable; 127 when it is\n"
+          "not found.\n"
           "\n"
           "Examples:\n"
           "  agentjail -- claude\n"
           "  agentjail --policy minimal -- /bin/true\n"
+          "  agentjail -m 2G --cpus 1.5 --pids 256 -t 30m --result-file result.json -- npm test\n"
           "  agentjail -C ~/project --ro ~/datasets --hide ~/project/secrets -e FOO=bar -- make "
           "test\n"
           "  agentjail explain -- claude\n"
@@ -362,6 +453,19 @@ std::string explain_help() {
           "  agentjail explain --policy minimal --json -- /bin/true\n"
           "  agentjail explain -C ~/project --ro ~/datasets -- make test\n";
     return os.str();
+}
+
+std::string gc_help() {
+    return "agentjail gc: remove the cgroups left behind by agentjail runs that were killed\n"
+           "(SIGKILL, a crash) before they could clean up, killing anything still in them.\n"
+           "A group is stale when the agentjail whose pid its name carries\n"
+           "(agentjail-<pid>-<n>) is gone; only such groups are touched, in the places\n"
+           "agentjail itself creates them for this caller. Every run does this too.\n"
+           "\n"
+           "Usage:\n"
+           "  agentjail gc\n"
+           "\n"
+           "Prints one line per group removed; exit status 1 when one could not be removed.\n";
 }
 
 int report(const Error& e) {

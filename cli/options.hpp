@@ -32,7 +32,8 @@ struct Invocation {
     std::vector<std::string> command;  // what follows the options (may be empty)
     bool help = false;
     bool verbose = false;
-    bool json = false;  // explain only
+    bool json = false;  // explain: the plan as JSON; run: the result record on stdout at the end
+    std::string result_file;  // run: write the result record here (also when agentjail fails)
 };
 
 // Parses args (without the program name and the verb). The first word that is
@@ -58,6 +59,7 @@ Result<bool> parse_simple(const std::string& verb, const std::vector<std::string
 // Help texts (stdout) for the whole program and per subcommand.
 std::string global_help();
 std::string explain_help();
+std::string gc_help();
 
 // Prints "agentjail: <message>" on stderr and returns the exit status for it
 // (125; 126/127 for a command that is not executable / not found).

@@ -3,6 +3,7 @@
 // policy::load and its overrides, plan::build, launch::spawn.
 #include <agentjail/agentjail.hpp>
 
+#include "limits/enforce.hpp"
 #include "launch/launch.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
@@ -18,7 +19,10 @@ inline namespace v0 {
 // its result (so a second wait() answers the same instead of failing).
 class Launched {
 public:
-    explicit Launched(launch::Process p) : proc(std::move(p)) {}
+    Launched(limits::Enforcer e, launch::Process p) : enforcer(std::move(e)), proc(std::move(p)) {}
+    // Declared before proc: the Process (and its supervisor, which may call the
+    // cgroup's kill hook) goes first, then the cgroup.
+    limits::Enforcer enforcer;
     launch::Process proc;
     std::optional<RunResult> result;
 };
@@ -169,9 +173,12 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     auto plan = plan::build(policy.raw(), argv, *host);
     if (!plan) return std::move(plan).error();
     launch::Stdio stdio{options.stdin_fd, options.stdout_fd, options.stderr_fd};
-    auto proc = launch::spawn(*plan, stdio);
+    // The cgroup exists before clone, so the init is inside it from its first instruction.
+    auto enforcer = limits::Enforcer::prepare(*plan);
+    if (!enforcer) return std::move(enforcer).error();
+    auto proc = launch::spawn(*plan, stdio, enforcer->hooks());
     if (!proc) return std::move(proc).error();
-    return Sandbox(std::make_unique<Launched>(std::move(*proc)));
+    return Sandbox(std::make_unique<Launched>(std::move(*enforcer), std::move(*proc)));
 }
 
 pid_t Sandbox::pid() const noexcept { return l_ ? l_->proc.pid() : -1; }
@@ -192,6 +199,7 @@ Result<RunResult> Sandbox::wait() {
     if (l_->result) return *l_->result;
     auto r = l_->proc.wait();
     if (!r) return std::move(r).error();
+    l_->enforcer.finish(*r);
     l_->result = *r;
     return *r;
 }

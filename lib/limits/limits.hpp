@@ -56,5 +56,6 @@ bool is_unlimited_word(const std::string& s);
 // Human forms for messages and explain: "2G", "1.5 s", "0.2".
 std::string format_size(std::uint64_t bytes);
 std::string format_duration(double seconds);
+std::string format_number(double v);  // "1.5", "0.2", "2"
 
 }  // namespace agentjail::limits

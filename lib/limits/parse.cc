@@ -167,4 +167,10 @@ std::string format_duration(double seconds) {
     return buf;
 }
 
+std::string format_number(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 }  // namespace agentjail::limits

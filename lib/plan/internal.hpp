@@ -73,6 +73,8 @@ Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx
 // Fills plan.env and plan.exec_candidates (plan.home and plan.cwd are set).
 Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan& plan);
 Result<void> build_exec(const std::vector<std::string>& argv, Plan& plan);
+// [limits] -> plan.limits, plan.rlimits, plan.timeout_s, plan.kill_grace_s (limits.cc).
+Result<void> build_limits(const policy::Policy& policy, Plan& plan);
 
 // Name of a mount kind, as in the JSON ("bind", "mask_dir", ...).
 const char* kind_name(MountKind kind);

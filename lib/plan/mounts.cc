@@ -154,7 +154,8 @@ private:
             op.kind = MountKind::tmpfs;
             op.dst = *path;
             op.read_only = false;
-            op.size_bytes = rule.size_bytes != 0 ? rule.size_bytes : kTmpfsSize;
+            op.size_bytes = rule.size_bytes != 0 ? rule.size_bytes
+                                                  : policy_.limits.tmpfs_size.value.value_or(kTmpfsSize);
             // Shared scratch directories keep their sticky, world-writable mode.
             op.mode = (*path == "/tmp" || *path == "/var/tmp") ? 01777 : 0755;
             op.why = describe(rule.origin);

@@ -206,6 +206,8 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (auto r = detail::build_env(policy, host, plan); !r) return std::move(r).error();
     if (auto r = detail::build_exec(argv, plan); !r) return std::move(r).error();
 
+    if (auto r = detail::build_limits(policy, plan); !r) return std::move(r).error();
+
     plan.uid = host.uid;
     plan.gid = host.gid;
     plan.uid_map = std::to_string(host.uid) + " " + std::to_string(host.uid) + " 1\n";

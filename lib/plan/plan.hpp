@@ -4,6 +4,7 @@
 #pragma once
 
 #include "policy/policy.hpp"
+#include "limits/limits.hpp"
 #include "seccomp/seccomp.hpp"
 
 #include <sys/types.h>
@@ -89,6 +90,10 @@ struct Plan {
     // sandbox, then SIGKILL after kill_grace_s. 0: no limit.
     double timeout_s = 0;
     double kill_grace_s = 5;
+
+    // The resolved [limits]: the cgroup's memory, swap, cpus and pids (the caller of
+    // launch makes the cgroup from these), and what rlimits/timeout_s above came from.
+    limits::Settings limits;
 
     // The compiled system-call filter (null: none), loaded last before execve, and
     // where refused calls are logged as JSON lines (empty: counted only).

@@ -12,6 +12,14 @@
 
 namespace agentjail::policy::detail {
 
+// One [limits] key as written, in its text form; set_limit() parses it when the
+// layers merge (the parser already checked it, so that cannot fail there).
+struct LimitSetting {
+    std::string key;
+    std::string value;
+    Origin origin;
+};
+
 // One policy file as written: lists hold what this file adds, scalars are set
 // only when the file names them (so a layer can leave its base's value alone).
 struct Layer {
@@ -40,7 +48,13 @@ struct Layer {
     std::optional<Located<bool>> ns_ipc;
     std::optional<Located<bool>> ns_uts;
     std::optional<Located<bool>> ns_cgroup;
+
+    std::vector<LimitSetting> limits;  // [limits], in file order
 };
+
+// The keys of [limits] and whether each takes a boolean (limits.cc).
+const std::vector<std::string_view>& limits_keys();
+bool limit_is_boolean(std::string_view key);
 
 // Parses one file's text (parse.cc). `file` is used in every message.
 Result<Layer> parse_layer(std::string_view text, const std::string& file);

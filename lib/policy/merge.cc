@@ -34,6 +34,17 @@ Policy default_policy() {
     p.ns_ipc.origin = def("namespaces.ipc");
     p.ns_uts.origin = def("namespaces.uts");
     p.ns_cgroup.origin = def("namespaces.cgroup");
+    p.limits.memory.origin = def("limits.memory");
+    p.limits.swap.origin = def("limits.swap");
+    p.limits.cpus.origin = def("limits.cpus");
+    p.limits.pids.origin = def("limits.pids");
+    p.limits.timeout.origin = def("limits.timeout");
+    p.limits.cpu_time.origin = def("limits.cpu_time");
+    p.limits.nofile.origin = def("limits.nofile");
+    p.limits.fsize.origin = def("limits.fsize");
+    p.limits.tmpfs_size.origin = def("limits.tmpfs_size");
+    p.limits.kill_grace.origin = def("limits.kill_grace");
+    p.limits.allow_degraded.origin = def("limits.allow_degraded");
     return p;
 }
 
@@ -61,6 +72,9 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.ns_ipc, l.ns_ipc);
     override_with(p.ns_uts, l.ns_uts);
     override_with(p.ns_cgroup, l.ns_cgroup);
+
+    // Checked by the parser already; a later layer's key wins.
+    for (const auto& s : l.limits) (void)set_limit(p, s.key, s.value, s.origin);
 }
 
 }  // namespace agentjail::policy::detail

@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 namespace agentjail::policy::detail {
@@ -14,7 +15,7 @@ namespace {
 // Reserved for later versions: accepted when empty so that a policy can already
 // carry the section header, refused with a clear message as soon as it says
 // anything, because silently ignoring e.g. a seccomp rule would be a hole.
-constexpr std::string_view reserved_sections[] = {"seccomp", "limits", "network", "workspace"};
+constexpr std::string_view reserved_sections[] = {"seccomp", "network", "workspace"};
 
 const std::vector<std::string_view> filesystem_keys = {"ro",        "rw",   "tmpfs", "hide",
                                                        "workspace", "home", "proc",  "dev"};
@@ -150,6 +151,7 @@ private:
                   std::vector<Located<std::string>>& out);
     bool process(const toml::table& t);
     bool namespaces(const toml::table& t);
+    bool limits(const toml::table& t);
     bool reserved(const toml::node& n, const std::string& section);
 
     const std::string& file_;
@@ -178,6 +180,8 @@ bool Parser::root(const toml::table& t) {
             if (!table_of(*e.node, "process", sub) || !process(*sub)) return false;
         } else if (k == "namespaces") {
             if (!table_of(*e.node, "namespaces", sub) || !namespaces(*sub)) return false;
+        } else if (k == "limits") {
+            if (!table_of(*e.node, "limits", sub) || !limits(*sub)) return false;
         } else if (std::find(std::begin(reserved_sections), std::end(reserved_sections), k) !=
                    std::end(reserved_sections)) {
             if (!reserved(*e.node, std::string(k))) return false;
@@ -453,6 +457,44 @@ bool Parser::namespaces(const toml::table& t) {
         } else {
             return unknown_key(e, key, known);
         }
+    }
+    return true;
+}
+
+// [limits]: sizes and durations as strings with units ("2G", "30m") or plain numbers
+// (bytes, seconds), "max" to lift a limit of a base layer; set_limit() checks them.
+bool Parser::limits(const toml::table& t) {
+    for (const auto& e : entries(t)) {
+        std::string k(e.key->str());
+        std::string key = "limits." + k;
+        const toml::node& n = *e.node;
+        const auto& known = limits_keys();
+        if (std::find(known.begin(), known.end(), k) == known.end()) return unknown_key(e, key, known);
+        std::string text;
+        if (limit_is_boolean(k)) {
+            const auto* b = n.as_boolean();
+            if (!b) return expected(n, key, "true or false");
+            text = b->get() ? "true" : "false";
+        } else if (const auto* s = n.as_string()) {
+            text = s->get();
+        } else if (const auto* i = n.as_integer()) {
+            if (i->get() < 0) return fail(n.source(), key, "expected a value of 0 or more");
+            text = std::to_string(i->get());
+        } else if (const auto* f = n.as_floating_point()) {
+            if (!(f->get() >= 0)) return fail(n.source(), key, "expected a value of 0 or more");
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.9g", f->get());
+            text = buf;
+        } else {
+            return expected(n, key, "a string such as \"2G\" or \"30m\", a number, or \"max\"");
+        }
+        Origin o = origin(n.source(), key);
+        Policy scratch;
+        if (auto r = set_limit(scratch, k, text, o); !r) {
+            if (!error_) error_ = std::move(r).error();
+            return false;
+        }
+        out_.limits.push_back({k, text, o});
     }
     return true;
 }

@@ -57,6 +57,22 @@ struct EnvSet {
 
 enum class WorkspaceAccess { rw, ro, none };
 
+// [limits] as merged: an empty optional is "no limit" (also what "max" writes, so a
+// layer can lift its base's limit). The values are checked when set (set_limit).
+struct LimitsPolicy {
+    Located<std::optional<std::uint64_t>> memory;  // bytes
+    Located<std::optional<std::uint64_t>> swap;    // bytes; with memory: default 0
+    Located<std::optional<double>> cpus;
+    Located<std::optional<std::uint64_t>> pids;
+    Located<std::optional<double>> timeout;   // seconds of wall clock
+    Located<std::optional<double>> cpu_time;  // seconds, RLIMIT_CPU
+    Located<std::optional<std::uint64_t>> nofile;
+    Located<std::optional<std::uint64_t>> fsize;       // bytes, RLIMIT_FSIZE
+    Located<std::optional<std::uint64_t>> tmpfs_size;  // default size of a tmpfs without one
+    Located<double> kill_grace{5, {}};                 // seconds between SIGTERM and SIGKILL
+    Located<bool> allow_degraded{false, {}};           // no cgroup possible: rlimits only
+};
+
 struct Policy {
     std::string name;                 // what the user asked for: "default" or a path
     std::vector<std::string> layers;  // the resolved extends chain, base first
@@ -87,6 +103,9 @@ struct Policy {
     Located<bool> ns_ipc{true, {}};
     Located<bool> ns_uts{true, {}};
     Located<bool> ns_cgroup{true, {}};
+
+    // [limits]
+    LimitsPolicy limits;
 
     // Run parameters, set by -C / the API. workspace_explicit: named by the user,
     // which is what allows a workspace that is / or the home directory.
@@ -123,6 +142,11 @@ void add_hide(Policy& p, std::string pattern, Origin origin);
 void add_tmpfs(Policy& p, std::string path, std::uint64_t size, Origin origin);
 void set_env(Policy& p, std::string name, std::string value, Origin origin);
 void pass_env(Policy& p, std::string name, Origin origin);
+// Sets one [limits] key from its text form ("2G", "90s", "1.5", "max", "true"), as
+// the parser, the CLI flags and the APIs do; the error names origin and key.
+// Keys: memory swap cpus pids timeout cpu_time nofile fsize tmpfs_size kill_grace
+// allow_degraded.
+Result<void> set_limit(Policy& p, const std::string& key, const std::string& value, Origin origin);
 // Reads NAME=VALUE lines (# comments, blank lines); errors name file:line.
 Result<void> load_env_file(Policy& p, const std::string& path);
 

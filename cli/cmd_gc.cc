@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// `agentjail gc`: removes the cgroups of agentjail runs that were killed before
+// they could remove their own, and says which.
+#include "commands.hpp"
+#include "options.hpp"
+
+#include "cgroup/cgroup.hpp"
+
+#include <cstdio>
+
+namespace agentjail::cli {
+
+int cmd_gc(const std::vector<std::string>& args) {
+    std::vector<std::string> operands;
+    auto help = parse_simple("gc", args, "", operands);
+    if (!help) return report(help.error());
+    if (*help) {
+        std::fputs(gc_help().c_str(), stdout);
+        return 0;
+    }
+    auto r = cgroup::gc();
+    for (const auto& p : r.removed) std::printf("removed %s\n", p.c_str());
+    for (const auto& f : r.failed) std::fprintf(stderr, "agentjail: gc: cannot remove %s\n", f.c_str());
+    return r.failed.empty() ? 0 : 1;
+}
+
+}  // namespace agentjail::cli

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to lib/cgroup: file access to cgroupfs, the parsers of its flat-keyed
+// files, group names, and the entry points of the v2 and v1 drivers and of gc.
+#pragma once
+
+#include "cgroup/cgroup.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentjail::cgroup::detail {
+
+// ---- files (cgroup.cc) ----
+std::optional<std::string> read_text(const std::string& path);
+// Writes text in one write(2), as cgroupfs wants; the error names the file.
+Result<void> write_text(const std::string& path, const std::string& text);
+bool exists(const std::string& path);
+// access(W_OK) on the directory and on each named file inside it.
+bool writable(const std::string& dir, const std::vector<std::string>& files);
+// The pids listed in a cgroup.procs file (empty when unreadable).
+std::vector<pid_t> read_procs(const std::string& dir);
+// Sleeps ms milliseconds.
+void pause_ms(int ms);
+
+// ---- parsers (stats.cc), pure ----
+// The value of `key` in a "key value" per line file (memory.events, cpu.stat...).
+std::optional<std::uint64_t> flat_value(std::string_view text, std::string_view key);
+// A single number; "max" reads as nullopt.
+std::optional<std::uint64_t> single_value(std::string_view text);
+// The words of a space-separated list (cgroup.controllers, cgroup.subtree_control).
+std::vector<std::string> words(std::string_view text);
+// Reads dir/file and applies flat_value / single_value (0 when missing).
+std::uint64_t read_flat(const std::string& dir, const char* file, const char* key);
+std::uint64_t read_single(const std::string& dir, const char* file);
+
+// ---- names (cgroup.cc) ----
+// "agentjail-<our pid>-<n>", n counting up in this process.
+std::string next_name();
+// The leaf a delegated v2 caller moves itself into: "agentjail-<our pid>-self".
+std::string self_leaf_name();
+
+// The controllers the settings need ("memory", "cpu", "pids").
+std::vector<std::string> required_controllers(const limits::Settings& s);
+
+// ---- drivers ----
+// Each returns a group, or nullptr with why_not set when it cannot serve this host or
+// caller (so the next driver is tried), or an Error once it has started and failed.
+Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Settings& s,
+                                         std::string& why_not);
+Result<std::unique_ptr<Group>> create_v1(const Host& host, const limits::Settings& s,
+                                         std::string& why_not);
+
+// ---- stale groups (gc.cc) ----
+// Removes the stale agentjail groups directly under dir.
+void gc_dir(const std::string& dir, bool v2, GcResult& out);
+// The directories create() would put groups in for this caller.
+std::vector<std::pair<std::string, bool>> gc_locations(const Host& host);
+// The v2 parent used when running as root.
+inline constexpr const char* v2_root_parent = "agentjail.slice";
+
+}  // namespace agentjail::cgroup::detail

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Enforcer: cgroup creation or the degraded fallback, the launch hooks, and the
+// statistics that go into RunResult (getrusage of the reaped children when there
+// is no cgroup to ask).
+#include "limits/enforce.hpp"
+
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+
+namespace agentjail::limits {
+
+RunLimits run_limits(const Settings& s) {
+    RunLimits l;
+    l.memory_bytes = s.memory_bytes.value_or(0);
+    l.swap_bytes = s.swap_bytes.value_or(0);
+    l.cpus = s.cpus.value_or(0);
+    l.pids = s.pids.value_or(0);
+    l.timeout_s = s.timeout_s.value_or(0);
+    l.kill_grace_s = s.kill_grace_s;
+    l.cpu_time_s = s.cpu_time_s.value_or(0);
+    l.nofile = s.nofile.value_or(0);
+    l.fsize_bytes = s.fsize_bytes.value_or(0);
+    return l;
+}
+
+Result<Enforcer> Enforcer::prepare(const plan::Plan& plan) {
+    Enforcer e;
+    e.limits_ = run_limits(plan.limits);
+    static const std::pair<std::uint64_t, const char*> ns[] = {
+        {CLONE_NEWUSER, "user-ns"}, {CLONE_NEWNS, "mount-ns"}, {CLONE_NEWPID, "pid-ns"},
+        {CLONE_NEWNET, "net-ns"},   {CLONE_NEWIPC, "ipc-ns"},  {CLONE_NEWUTS, "uts-ns"},
+        {CLONE_NEWCGROUP, "cgroup-ns"}};
+    for (const auto& [flag, name] : ns)
+        if (plan.clone_flags & flag) e.layers_.emplace_back(name);
+    if (!plan.rlimits.empty()) e.layers_.emplace_back("rlimits");
+    if (plan.seccomp) e.layers_.emplace_back("seccomp");
+    if (plan.timeout_s > 0) e.layers_.emplace_back("wall-clock");
+
+    if (plan.limits.needs_cgroup()) {
+        auto g = cgroup::create(plan.limits);
+        if (g) {
+            e.group_ = std::move(*g);
+            e.layers_.emplace_back(std::string("cgroup-") + cgroup::kind_name(e.group_->kind()));
+            for (auto& n : e.group_->notes()) e.degraded_.push_back(n);
+        } else if (plan.limits.allow_degraded) {
+            // The policy chose to run anyway: say so in the result, loudly.
+            e.degraded_.push_back("cgroup: " + g.error().message());
+        } else {
+            return std::move(g).error();
+        }
+    }
+    ::getrusage(RUSAGE_CHILDREN, &e.before_);
+    return e;
+}
+
+launch::Hooks Enforcer::hooks() const {
+    launch::Hooks h;
+    if (!group_) return h;
+    cgroup::Group* g = group_.get();
+    h.cgroup_fd = g->clone_fd();
+    if (h.cgroup_fd < 0) h.before_release = [g](pid_t pid) { return g->attach(pid); };
+    h.on_kill = [g] { g->kill_all(); };
+    return h;
+}
+
+namespace {
+double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; }
+}  // namespace
+
+void Enforcer::finish(RunResult& r) {
+    r.limits = limits_;
+    r.layers = layers_;
+    r.degraded = degraded_;
+    if (group_) {
+        cgroup::Stats s = group_->stats();
+        r.cgroup = cgroup::kind_name(group_->kind());
+        r.memory_peak_bytes = s.memory_peak_bytes;
+        r.oom_kill_count = s.oom_kill_count;
+        r.pids_peak = s.pids_peak;
+        r.pids_max_hits = s.pids_max_hits;
+        r.cpu_user_s = s.cpu_user_s;
+        r.cpu_system_s = s.cpu_system_s;
+        r.cpu_throttled_us = s.cpu_throttled_us;
+        r.cpu_nr_throttled = s.cpu_nr_throttled;
+        if (auto rm = group_->remove(); !rm) r.degraded.push_back("cgroup cleanup: " + rm.error().message());
+        group_.reset();
+        return;
+    }
+    // No cgroup: the children we reaped since prepare() (the init, and through it
+    // everything it reaped). In a host with other children this over-counts; the
+    // cgroup numbers are the exact ones.
+    rusage after{};
+    ::getrusage(RUSAGE_CHILDREN, &after);
+    r.cgroup = "none";
+    r.cpu_user_s = std::max(0.0, seconds(after.ru_utime) - seconds(before_.ru_utime));
+    r.cpu_system_s = std::max(0.0, seconds(after.ru_stime) - seconds(before_.ru_stime));
+    r.memory_peak_bytes = static_cast<std::uint64_t>(after.ru_maxrss) * 1024;  // the largest one
+}
+
+}  // namespace agentjail::limits

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// The result record: classifying a RunResult into a status, and writing it as JSON
+// with nlohmann-json (never by hand: a message holding a quote must stay valid).
+#include "limits/record.hpp"
+
+#include "limits/limits.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+
+#include <cstdio>
+#include <ctime>
+
+namespace agentjail::limits {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+bool succeeded(const RunResult& r) { return r.exited && r.exit_code == 0; }
+
+std::string signal_name(int sig) {
+    const char* abbrev = ::sigabbrev_np(sig);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// A limit of 0 is "none": null in the record, so a reader never mistakes it for a cap of 0.
+json opt_u64(std::uint64_t v) { return v ? json(v) : json(nullptr); }
+json opt_num(double v) { return v > 0 ? json(v) : json(nullptr); }
+
+json limits_json(const RunLimits& l) {
+    json j;
+    j["memory_bytes"] = opt_u64(l.memory_bytes);
+    // With a memory limit, swap 0 is a real limit (none at all).
+    j["swap_bytes"] = l.memory_bytes ? json(l.swap_bytes) : opt_u64(l.swap_bytes);
+    j["cpus"] = opt_num(l.cpus);
+    j["pids"] = opt_u64(l.pids);
+    j["timeout_s"] = opt_num(l.timeout_s);
+    j["kill_grace_s"] = l.timeout_s > 0 ? json(l.kill_grace_s) : json(nullptr);
+    j["cpu_time_s"] = opt_num(l.cpu_time_s);
+    j["nofile"] = opt_u64(l.nofile);
+    j["fsize_bytes"] = opt_u64(l.fsize_bytes);
+    return j;
+}
+
+// Rounded to microseconds: the record is for people and CI, not for float noise.
+double round_us(double s) { return static_cast<double>(static_cast<long long>(s * 1e6 + 0.5)) / 1e6; }
+
+std::string dump(const json& j, int indent) {
+    // Invalid UTF-8 in a message (a path, a command name) is replaced, not thrown on.
+    return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+const char* status_code(Status s) {
+    switch (s) {
+        case Status::ok: return "OK";
+        case Status::re: return "RE";
+        case Status::sg: return "SG";
+        case Status::to: return "TO";
+        case Status::ml: return "ML";
+        case Status::pl: return "PL";
+        case Status::xx: return "XX";
+    }
+    return "XX";
+}
+
+Outcome classify(const RunResult& r) {
+    Outcome o;
+    std::string ended = r.exited ? "exited with code " + std::to_string(r.exit_code)
+                                 : "was killed by " + signal_name(r.term_signal);
+    if (r.timed_out) {
+        o.status = Status::to;
+        o.reason = "timeout";
+        o.message = "the wall-clock limit of " + format_duration(r.limits.timeout_s) +
+                    " ran out; the sandbox got SIGTERM (and SIGKILL if still running " +
+                    format_duration(r.limits.kill_grace_s) + " later); the command " + ended;
+    } else if (r.oom_kill_count > 0 && !succeeded(r)) {
+        o.status = Status::ml;
+        o.reason = "memory limit";
+        o.message = "the memory limit" +
+                    (r.limits.memory_bytes ? " of " + format_size(r.limits.memory_bytes) : std::string()) +
+                    " was reached and the kernel's OOM killer ended " + std::to_string(r.oom_kill_count) +
+                    " process" + (r.oom_kill_count == 1 ? "" : "es") + "; the command " + ended;
+    } else if (r.pids_max_hits > 0 && !succeeded(r)) {
+        o.status = Status::pl;
+        o.reason = "process limit";
+        o.message = "the process limit" + (r.limits.pids ? " of " + std::to_string(r.limits.pids) : std::string()) +
+                    " refused " + std::to_string(r.pids_max_hits) + " fork" + (r.pids_max_hits == 1 ? "" : "s") +
+                    "; the command " + ended;
+    } else if (!r.exited) {
+        o.status = Status::sg;
+        o.reason = "signal";
+        o.message = "the command " + ended;
+    } else if (r.exit_code != 0) {
+        o.status = Status::re;
+        o.reason = "nonzero exit";
+        o.message = "the command " + ended;
+    } else {
+        o.status = Status::ok;
+        o.reason = "exited";
+        o.message = "the command exited with code 0";
+    }
+    return o;
+}
+
+int exit_status(const RunResult& r) {
+    Outcome o = classify(r);
+    if (o.status == Status::to) return 124;
+    if (o.status == Status::ml) return 137;
+    return r.exited ? r.exit_code : 128 + r.term_signal;
+}
+
+std::string iso8601_utc(std::chrono::system_clock::time_point t) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+    std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+    return buf;
+}
+
+std::string record_json(const RunResult& r, std::chrono::system_clock::time_point start, int indent) {
+    Outcome o = classify(r);
+    json j;
+    j["schema_version"] = record_schema_version;
+    j["status"] = status_code(o.status);
+    j["reason"] = o.reason;
+    j["message"] = o.message;
+    j["exit_code"] = r.exited ? json(r.exit_code) : json(nullptr);
+    j["signal"] = r.exited ? json(nullptr) : json(r.term_signal);
+    j["exit_status"] = exit_status(r);
+    j["wall_time_s"] = round_us(r.wall_time_s);
+    j["cpu_user_s"] = round_us(r.cpu_user_s);
+    j["cpu_system_s"] = round_us(r.cpu_system_s);
+    j["memory_peak_bytes"] = r.memory_peak_bytes;
+    j["oom_kill_count"] = r.oom_kill_count;
+    j["pids_peak"] = r.pids_peak;
+    j["pids_max_hits"] = r.pids_max_hits;
+    j["cpu_throttled_us"] = r.cpu_throttled_us;
+    j["cpu_nr_throttled"] = r.cpu_nr_throttled;
+    j["limits"] = limits_json(r.limits);
+    j["layers"] = {{"cgroup", r.cgroup}, {"active", r.layers}, {"degraded", r.degraded}};
+    // Network denials count once the network proxy lands (its issue); 0 until then.
+    j["denials"] = {{"network", 0}, {"syscalls", r.seccomp_denials}};
+    j["start_time"] = iso8601_utc(start);
+    j["agentjail_version"] = agentjail::version();
+    return dump(j, indent);
+}
+
+std::string error_record_json(const Error& e, std::chrono::system_clock::time_point start, double wall_time_s,
+                              const std::optional<RunLimits>& limits, int indent) {
+    json j;
+    j["schema_version"] = record_schema_version;
+    j["status"] = status_code(Status::xx);
+    j["reason"] = "agentjail error";
+    j["message"] = e.message();
+    j["exit_code"] = nullptr;
+    j["signal"] = nullptr;
+    int status = 125;
+    if (e.kind() == ErrorKind::command_not_found) status = 127;
+    if (e.kind() == ErrorKind::command_not_executable) status = 126;
+    j["exit_status"] = status;
+    j["wall_time_s"] = round_us(wall_time_s);
+    j["cpu_user_s"] = 0;
+    j["cpu_system_s"] = 0;
+    j["memory_peak_bytes"] = 0;
+    j["oom_kill_count"] = 0;
+    j["pids_peak"] = 0;
+    j["pids_max_hits"] = 0;
+    j["cpu_throttled_us"] = 0;
+    j["cpu_nr_throttled"] = 0;
+    j["limits"] = limits ? limits_json(*limits) : json(nullptr);
+    j["layers"] = {{"cgroup", "none"}, {"active", json::array()}, {"degraded", json::array()}};
+    j["denials"] = {{"network", 0}, {"syscalls", 0}};
+    j["start_time"] = iso8601_utc(start);
+    j["agentjail_version"] = agentjail::version();
+    return dump(j, indent);
+}
+
+}  // namespace agentjail::limits

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// The result record: what happened to a run (status OK/RE/SG/TO/ML/PL/XX, times,
+// memory, pids, cpu throttling, the limits and layers in force) as one JSON object
+// for CI, modelled on isolate's meta file with explicit units.
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace agentjail::limits {
+
+inline constexpr int record_schema_version = 1;
+
+enum class Status { ok, re, sg, to, ml, pl, xx };
+// "OK", "RE", "SG", "TO", "ML", "PL", "XX".
+const char* status_code(Status s);
+
+struct Outcome {
+    Status status = Status::ok;
+    std::string reason;   // short, stable: "exited", "nonzero exit", "signal", "timeout", ...
+    std::string message;  // one sentence for people
+};
+
+// What a finished run amounts to. Precedence: the wall clock (TO) over an OOM kill
+// (ML) over a refused fork (PL) over a signal (SG) over a non-zero exit (RE). ML and
+// PL need the command to have failed: a build that survived one refused fork and
+// still succeeded is OK.
+Outcome classify(const RunResult& r);
+
+// The CLI's exit status for a run: 124 on timeout, 137 on an OOM kill, otherwise the
+// command's code or 128+N for signal N.
+int exit_status(const RunResult& r);
+
+// The record of a run that ended, and of one agentjail could not run (XX). start is
+// when agentjail started the run; limits are those asked for (known for XX when the
+// policy loaded). indent < 0: one line.
+std::string record_json(const RunResult& r, std::chrono::system_clock::time_point start, int indent = 2);
+std::string error_record_json(const Error& e, std::chrono::system_clock::time_point start, double wall_time_s,
+                              const std::optional<RunLimits>& limits, int indent = 2);
+
+// "2026-11-29T10:11:12.345Z".
+std::string iso8601_utc(std::chrono::system_clock::time_point t);
+
+}  // namespace agentjail::limits

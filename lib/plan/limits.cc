@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// The limits part of the plan: [limits] resolved into the cgroup settings, the
+// rlimits the command gets before execve, and the wall clock.
+#include "plan/internal.hpp"
+
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cmath>
+
+namespace agentjail::plan::detail {
+
+Result<void> build_limits(const policy::Policy& policy, Plan& plan) {
+    const auto& l = policy.limits;
+    limits::Settings s;
+    s.memory_bytes = l.memory.value;
+    s.cpus = l.cpus.value;
+    s.pids = l.pids.value;
+    if (l.swap.value && !l.memory.value)
+        return Error(ErrorKind::invalid_input, EINVAL,
+                     with_origin(describe(l.swap.origin),
+                                 "a swap limit needs a memory limit (limits.memory or -m): swap is "
+                                 "counted on top of it"));
+    // With a memory limit, no swap unless asked: swapping would only stretch the limit.
+    if (s.memory_bytes) s.swap_bytes = l.swap.value.value_or(0);
+    s.timeout_s = l.timeout.value;
+    s.kill_grace_s = l.kill_grace.value;
+    s.cpu_time_s = l.cpu_time.value;
+    s.nofile = l.nofile.value;
+    s.fsize_bytes = l.fsize.value;
+    s.tmpfs_bytes = l.tmpfs_size.value;
+    s.allow_degraded = l.allow_degraded.value;
+    plan.limits = s;
+
+    plan.timeout_s = s.timeout_s.value_or(0);
+    plan.kill_grace_s = s.kill_grace_s;
+
+    auto add = [&](int resource, std::uint64_t soft, std::uint64_t hard, const policy::Origin& o) {
+        for (auto& r : plan.rlimits)
+            if (r.resource == resource) {
+                r = Rlimit{resource, soft, hard, describe(o)};
+                return;
+            }
+        plan.rlimits.push_back(Rlimit{resource, soft, hard, describe(o)});
+    };
+    // Core dumps off, always: a dump of an agent's memory is a file full of its
+    // tokens, written where the command runs (and core_pattern may pipe it to a host
+    // program).
+    add(RLIMIT_CORE, 0, 0, policy::Origin{"built-in", 0, 0, "core dumps off"});
+    if (s.nofile) add(RLIMIT_NOFILE, *s.nofile, *s.nofile, l.nofile.origin);
+    // One file grows to fsize at most (EFBIG, SIGXFSZ): a backstop against filling
+    // the disk through the workspace (RES-04); totals need a quota.
+    if (s.fsize_bytes) add(RLIMIT_FSIZE, *s.fsize_bytes, *s.fsize_bytes, l.fsize.origin);
+    if (s.cpu_time_s) {
+        // SIGXCPU at the soft limit (catchable: a chance to clean up), SIGKILL 1 s later.
+        auto soft = static_cast<std::uint64_t>(std::ceil(*s.cpu_time_s));
+        add(RLIMIT_CPU, soft, soft + 1, l.cpu_time.origin);
+    }
+    return {};
+}
+
+}  // namespace agentjail::plan::detail
