@@ -161,6 +161,7 @@ std::string to_text(const Plan& plan) {
     row("cwd", plan.cwd);
     row("hostname", plan.hostname.empty() ? "(the host's: no uts namespace)" : plan.hostname);
     row("lifetime", plan.die_with_parent ? "dies with agentjail" : "may outlive agentjail");
+    row("limits", detail::limits_summary(plan));
 
     out += "\nmounts (in order):\n";
     for (const auto& op : plan.mounts) out += mount_line(op) + "\n";
@@ -196,6 +197,19 @@ std::string to_json(const Plan& plan) {
     j["home"] = plan.home;
     j["cwd"] = plan.cwd;
     j["die_with_parent"] = plan.die_with_parent;
+    {
+        const auto& l = plan.limits;
+        auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+        j["limits"] = {{"memory_bytes", opt(l.memory_bytes)}, {"swap_bytes", opt(l.swap_bytes)},
+                       {"cpus", opt(l.cpus)},                 {"pids", opt(l.pids)},
+                       {"timeout_s", opt(l.timeout_s)},       {"kill_grace_s", l.kill_grace_s},
+                       {"cpu_time_s", opt(l.cpu_time_s)},     {"nofile", opt(l.nofile)},
+                       {"fsize_bytes", opt(l.fsize_bytes)},   {"allow_degraded", l.allow_degraded}};
+        json rl = json::array();
+        for (const auto& r : plan.rlimits)
+            rl.push_back({{"resource", detail::rlimit_name(r.resource)}, {"soft", r.soft}, {"hard", r.hard}, {"why", r.why}});
+        j["rlimits"] = std::move(rl);
+    }
     json mounts = json::array();
     for (const auto& op : plan.mounts) {
         json m;

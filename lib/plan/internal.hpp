@@ -74,7 +74,11 @@ Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx
 Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan& plan);
 Result<void> build_exec(const std::vector<std::string>& argv, Plan& plan);
 // [limits] -> plan.limits, plan.rlimits, plan.timeout_s, plan.kill_grace_s (limits.cc).
-Result<void> build_limits(const policy::Policy& policy, Plan& plan);
+Result<void> build_limits(const policy::Policy& policy, const HostFacts& host, Plan& plan);
+// One line for explain: "memory 2G (no swap), cpus 1.5, pids 256, timeout 30m ..." (limits.cc).
+std::string limits_summary(const Plan& plan);
+// "RLIMIT_NOFILE" (limits.cc).
+std::string rlimit_name(int resource);
 
 // Name of a mount kind, as in the JSON ("bind", "mask_dir", ...).
 const char* kind_name(MountKind kind);

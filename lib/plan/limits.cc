@@ -5,12 +5,13 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 
 namespace agentjail::plan::detail {
 
-Result<void> build_limits(const policy::Policy& policy, Plan& plan) {
+Result<void> build_limits(const policy::Policy& policy, const HostFacts& host, Plan& plan) {
     const auto& l = policy.limits;
     limits::Settings s;
     s.memory_bytes = l.memory.value;
@@ -36,6 +37,13 @@ Result<void> build_limits(const policy::Policy& policy, Plan& plan) {
     plan.kill_grace_s = s.kill_grace_s;
 
     auto add = [&](int resource, std::uint64_t soft, std::uint64_t hard, const policy::Origin& o) {
+        // A limit only ever lowers: where the caller's own hard limit is lower, that
+        // one holds (raising it would fail with EPERM in the sandbox anyway).
+        for (const auto& [res, max] : host.rlimit_hard)
+            if (res == resource && max != RLIM_INFINITY) {
+                hard = std::min(hard, max);
+                soft = std::min(soft, hard);
+            }
         for (auto& r : plan.rlimits)
             if (r.resource == resource) {
                 r = Rlimit{resource, soft, hard, describe(o)};
@@ -57,6 +65,41 @@ Result<void> build_limits(const policy::Policy& policy, Plan& plan) {
         add(RLIMIT_CPU, soft, soft + 1, l.cpu_time.origin);
     }
     return {};
+}
+
+std::string rlimit_name(int resource) {
+    switch (resource) {
+        case RLIMIT_CORE: return "RLIMIT_CORE";
+        case RLIMIT_NOFILE: return "RLIMIT_NOFILE";
+        case RLIMIT_FSIZE: return "RLIMIT_FSIZE";
+        case RLIMIT_CPU: return "RLIMIT_CPU";
+        case RLIMIT_NPROC: return "RLIMIT_NPROC";
+        case RLIMIT_AS: return "RLIMIT_AS";
+        case RLIMIT_STACK: return "RLIMIT_STACK";
+        case RLIMIT_MEMLOCK: return "RLIMIT_MEMLOCK";
+        default: return "RLIMIT_" + std::to_string(resource);
+    }
+}
+
+std::string limits_summary(const Plan& plan) {
+    const auto& l = plan.limits;
+    std::string out;
+    auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+    if (l.memory_bytes)
+        add("memory " + limits::format_size(*l.memory_bytes) +
+            (l.swap_bytes.value_or(0) ? " + swap " + limits::format_size(*l.swap_bytes) : " (no swap)"));
+    if (l.cpus) add("cpus " + limits::format_number(*l.cpus));
+    if (l.pids) add("pids " + std::to_string(*l.pids));
+    if (l.timeout_s)
+        add("timeout " + limits::format_duration(*l.timeout_s) + " (then SIGTERM, SIGKILL after " +
+            limits::format_duration(l.kill_grace_s) + ")");
+    if (l.cpu_time_s) add("cpu time " + limits::format_duration(*l.cpu_time_s));
+    if (l.nofile) add("nofile " + std::to_string(*l.nofile));
+    if (l.fsize_bytes) add("fsize " + limits::format_size(*l.fsize_bytes));
+    if (out.empty()) out = "none";
+    if (l.needs_cgroup()) out += l.allow_degraded ? "; cgroup, or rlimits only if none can be made" : "; cgroup required";
+    out += "; core dumps off";
+    return out;
 }
 
 }  // namespace agentjail::plan::detail

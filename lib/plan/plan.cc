@@ -8,6 +8,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -166,6 +167,10 @@ Result<HostFacts> HostFacts::current() {
     h.cwd = canon ? *canon : std::string(cwd.data());
 
     for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) h.environ.emplace_back(*e);
+    for (int res : {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU}) {
+        struct rlimit rl {};
+        if (::getrlimit(res, &rl) == 0) h.rlimit_hard.emplace_back(res, static_cast<std::uint64_t>(rl.rlim_max));
+    }
     return h;
 }
 
@@ -206,7 +211,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (auto r = detail::build_env(policy, host, plan); !r) return std::move(r).error();
     if (auto r = detail::build_exec(argv, plan); !r) return std::move(r).error();
 
-    if (auto r = detail::build_limits(policy, plan); !r) return std::move(r).error();
+    if (auto r = detail::build_limits(policy, host, plan); !r) return std::move(r).error();
 
     plan.uid = host.uid;
     plan.gid = host.gid;

@@ -24,6 +24,9 @@ struct HostFacts {
     std::string home;                  // the caller's home directory, canonical
     std::string cwd;                   // the caller's working directory, canonical
     std::vector<std::string> environ;  // NAME=VALUE of the caller
+    // The caller's hard rlimits (RLIMIT_NOFILE, _FSIZE, _CPU), by resource; a limit
+    // is capped at these, since nobody in the sandbox may raise them. Empty in tests.
+    std::vector<std::pair<int, std::uint64_t>> rlimit_hard;
 
     static Result<HostFacts> current();
 };
