@@ -103,6 +103,48 @@ std::string errno_of_action(const std::string& action) {
     return action.rfind("errno:", 0) == 0 ? action.substr(6) : "";
 }
 
+// Compares a sweep with the policy as `explain --json` prints it: per native call
+// the unconditional action (calls not listed get the default; calls whose verdict
+// depends on the arguments are skipped: the sweep passes -1 everywhere). allow and
+// log reach the kernel (the control's result; log also leaves a record), errno:X
+// answers X with a record, kill is SIGSYS.
+void compare_with_explain(const nlohmann::json& sc, const SweepRun& s, const SweepRun& control,
+                          std::vector<std::string>& problems) {
+    std::map<long, std::pair<std::string, bool>> table;  // nr -> {action, conditional}
+    if (sc.contains("syscalls") && sc["syscalls"].is_object()) {
+        for (const auto& [name, e] : sc["syscalls"].items()) {
+            long nr = e.value("nr", -1L);
+            bool cond = e.value("conditional", false);
+            table[nr] = {cond ? e.value("otherwise", std::string()) : e.value("action", std::string()), cond};
+        }
+    } else {
+        problems.push_back("explain --json: the seccomp section has no \"syscalls\" table");
+        return;
+    }
+    const std::string deflt = sc.value("default", std::string());
+    for (const auto& [nr, v] : s.by_nr) {
+        if (v.rfind("skip:", 0) == 0) continue;
+        auto it = table.find(nr);
+        if (it != table.end() && it->second.second) continue;
+        std::string want = it == table.end() ? deflt : it->second.first;
+        std::string label = std::to_string(nr) + " (" + ajsc::syscall_name(kX8664, static_cast<int>(nr)) + ")";
+        bool rec = !records_of(s.p, "x86_64", nr).empty();
+        std::string cv = control.by_nr.count(nr) ? control.by_nr.at(nr) : "<missing>";
+        if (want == "allow" || want == "log") {
+            if (v != cv && !(ajsc::is_signal(v) && v == cv))
+                problems.push_back(label + ": explain says " + want + ", got " + v + " (without a filter: " + cv + ")");
+            if (rec != (want == "log")) problems.push_back(label + ": explain says " + want + (rec ? ", but it was logged" : ", but no record"));
+        } else if (want.rfind("errno:", 0) == 0) {
+            if (v != want.substr(6) || !rec)
+                problems.push_back(label + ": explain says " + want + ", got " + v + (rec ? "" : " (not logged)"));
+        } else if (want == "kill") {
+            if (v != "SIGSYS") problems.push_back(label + ": explain says kill, got " + v);
+        } else {
+            problems.push_back(label + ": explain gives an action this test does not know: " + want);
+        }
+    }
+}
+
 bool have_ia32(ajtest::Jail& jail, std::string* why) {
     // /proc/config.gz is not always there; a real int $0x80 in a child says for sure.
     auto c = run_in(jail, Mode::minimal, probe({"call", "i386_getpid"}));
@@ -177,12 +219,16 @@ TEST_F(Escape, SYS01_NativeSweepMatchesThePolicy) {
                   << SCMP_VER_MINOR << " cannot name (above " << hi << "), reachable under default: "
                   << join(beyond_table) << "\n";
 
-    // Against the policy as explain prints it, when it prints one.
+    // Against the policy as explain prints it.
     auto sc = explain_seccomp(jail, {});
     if (sc.is_null()) {
         ADD_FAILURE() << "`agentjail explain --json` has no \"seccomp\" section to compare the sweep with";
     } else {
-        std::cout << "[   NOTE   ] explain --json seccomp: " << sc.dump().substr(0, 400) << "...\n";
+        std::vector<std::string> vs_explain;
+        compare_with_explain(sc, d, c, vs_explain);
+        EXPECT_TRUE(vs_explain.empty()) << vs_explain.size() << " differences from explain --json:\n  "
+                                        << join(vs_explain, "\n  ");
+        EXPECT_EQ(sc.value("default", std::string()), "allow") << "default is a deny-list over default-allow";
     }
 
     // Positive control: without a filter nothing is refused, so the comparison above
@@ -225,6 +271,16 @@ TEST_F(Escape, SYS01_StrictSweepIsDefaultDeny) {
         }
     }
     EXPECT_TRUE(problems.empty()) << problems.size() << " problems:\n  " << join(problems, "\n  ");
+    auto sc = explain_seccomp(jail, {"-p", "strict"});
+    if (sc.is_null()) {
+        ADD_FAILURE() << "`agentjail explain --json -p strict` has no \"seccomp\" section";
+    } else {
+        std::vector<std::string> vs_explain;
+        compare_with_explain(sc, s, c, vs_explain);
+        EXPECT_TRUE(vs_explain.empty()) << vs_explain.size() << " differences from explain --json:\n  "
+                                        << join(vs_explain, "\n  ");
+        EXPECT_EQ(sc.value("default", std::string()), "errno:EPERM") << "strict is default-deny";
+    }
     EXPECT_EQ(s.by_nr[SYS_acct], "EPERM");
     EXPECT_LT(allowed.size(), static_cast<size_t>(hi)) << "strict allows nearly everything";
     std::cout << "[   NOTE   ] strict allows " << allowed.size() << " of " << to + 1 << " numbers\n";
@@ -314,6 +370,15 @@ TEST_F(Escape, SYS02_CompatSweeps) {
         if (v.rfind("skip:", 0) == 0 || v == "SIGSYS") continue;
         if (records_of(x.p, "x86_64", kX32Bit | nr).empty())
             problems.push_back("x32 " + std::to_string(nr) + ": " + v + ", neither killed nor refused by the filter");
+    }
+    // explain says what a foreign arch gets; "kill" means every number, no exception.
+    auto sc = explain_seccomp(jail, {});
+    if (!sc.is_null() && sc.value("bad_arch_action", std::string()) == "kill") {
+        for (const auto* sw : {&d, &x})
+            for (const auto& [nr, v] : sw->by_nr)
+                if (v.rfind("skip:", 0) != 0 && v != "SIGSYS")
+                    problems.push_back(std::string(sw == &d ? "i386 " : "x32 ") + std::to_string(nr) + ": " + v +
+                                       ", but explain says bad_arch_action kill");
     }
     EXPECT_TRUE(problems.empty()) << problems.size() << " problems:\n  " << join(problems, "\n  ");
     // Control: without a filter the i386 numbers reach the kernel.
@@ -735,6 +800,13 @@ TEST_F(Escape, TTY01_TiocstiInjectionRefused) {
         << "control: TIOCSTI on the probe's own controlling pty fails without a filter\n"
         << c.out;
     EXPECT_EQ(value_or(cres, "fd0_TIOCGWINSZ"), "ok") << "control: fd 0 is not the caller's terminal\n" << c.out;
+    if (value_or(cres, "fd0_TIOCSTI") == "ok") {
+        // Then the bytes are in our terminal's input queue: the harness must see them,
+        // which is what makes the empty queue of the filtered run mean something.
+        EXPECT_NE(c.injected.find('#'), std::string::npos)
+            << "control: TIOCSTI worked but the harness read nothing back\n"
+            << c.out;
+    }
     std::cout << "[   NOTE   ] control, fd 0 of the caller's terminal without a filter: TIOCSTI "
               << value_or(cres, "fd0_TIOCSTI") << ", TIOCLINUX " << value_or(cres, "fd0_TIOCLINUX")
               << (c.injected.empty() ? "" : ", injected: " + c.injected) << "\n";
