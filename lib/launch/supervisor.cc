@@ -42,7 +42,7 @@ std::string now_iso8601() {
     clock_gettime(CLOCK_REALTIME, &ts);
     tm t{};
     gmtime_r(&ts.tv_sec, &t);
-    char buf[40];
+    char buf[64];  // room for any int fields: GCC -O2 -Wformat-truncation counts their widest
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900, t.tm_mon + 1,
                   t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
     return buf;
