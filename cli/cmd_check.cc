@@ -4,6 +4,7 @@
 #include "options.hpp"
 
 #include "policy/policy.hpp"
+#include "seccomp/seccomp.hpp"
 #include "util/strings.hpp"
 
 #include <sys/stat.h>
@@ -43,12 +44,16 @@ int cmd_check(const std::vector<std::string>& args) {
             continue;
         }
         auto p = policy::load(path);
-        if (p) {
+        // The [seccomp] rules are resolved and compiled too: unknown syscalls, bad
+        // actions and conditions are errors here, not only when a sandbox starts.
+        Result<std::shared_ptr<const seccomp::Program>> filter{std::shared_ptr<const seccomp::Program>()};
+        if (p) filter = seccomp::compile(*p);
+        if (p && filter) {
             std::printf("%s: ok\n", f.c_str());
             continue;
         }
         all_ok = false;
-        const std::string& msg = p.error().message();
+        const std::string& msg = p ? filter.error().message() : p.error().message();
         // Parse errors already start with the file name; others get it in front.
         if (util::starts_with(msg, f) || util::starts_with(msg, path))
             std::fprintf(stderr, "%s\n", msg.c_str());

@@ -170,6 +170,13 @@ std::string to_text(const Plan& plan) {
     for (const auto& kv : plan.env)
         out += "  " + split_env(kv).first + "=" + shown_value(plan, kv) + "\n";
 
+    if (plan.seccomp) {
+        out += "\nsystem calls (seccomp):\n" + plan.seccomp->to_text();
+        if (!plan.seccomp_log.empty()) out += "  log        " + plan.seccomp_log + "\n";
+    } else {
+        out += "\nsystem calls (seccomp): no filter (the policy has no [seccomp] section)\n";
+    }
+
     if (!plan.notes.empty()) {
         out += "\nnotes:\n";
         for (const auto& n : plan.notes) out += "  " + n + "\n";
@@ -224,6 +231,14 @@ std::string to_json(const Plan& plan) {
         mounts.push_back(std::move(m));
     }
     j["mounts"] = std::move(mounts);
+    if (plan.seccomp) {
+        // The program's own JSON, embedded; a parse failure (a bug) leaves null.
+        j["seccomp"] = json::parse(seccomp::to_json(*plan.seccomp), nullptr, false);
+        if (j["seccomp"].is_discarded()) j["seccomp"] = nullptr;
+        if (!plan.seccomp_log.empty()) j["seccomp"]["log"] = plan.seccomp_log;
+    } else {
+        j["seccomp"] = nullptr;
+    }
     j["notes"] = plan.notes;
     // Paths and values need not be UTF-8: replace bad bytes instead of throwing
     // (no exception leaves the library).

@@ -213,6 +213,20 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
 
     if (auto r = detail::build_limits(policy, host, plan); !r) return std::move(r).error();
 
+    // The system-call filter, compiled here so that a bad [seccomp] rule fails before
+    // anything is cloned; the child only loads the finished program.
+    auto filter = seccomp::compile(policy);
+    if (!filter) return std::move(filter).error();
+    plan.seccomp = std::move(*filter);
+    if (plan.seccomp && !policy.seccomp_log.value.empty()) {
+        std::string raw = policy.seccomp_log.value;
+        // A relative --seccomp-log FILE means what it means in the caller's shell.
+        if (raw[0] != '/' && raw[0] != '~' && raw[0] != '{') raw = host.cwd + "/" + raw;
+        auto log = detail::expand(raw, ctx, policy.seccomp_log.origin);
+        if (!log) return std::move(log).error();
+        plan.seccomp_log = *log;
+    }
+
     plan.uid = host.uid;
     plan.gid = host.gid;
     plan.uid_map = std::to_string(host.uid) + " " + std::to_string(host.uid) + " 1\n";

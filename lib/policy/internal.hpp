@@ -50,6 +50,12 @@ struct Layer {
     std::optional<Located<bool>> ns_cgroup;
 
     std::vector<LimitSetting> limits;  // [limits], in file order
+
+    bool has_seccomp = false;
+    std::optional<Located<std::string>> seccomp_default;
+    std::optional<Located<bool>> seccomp_nested;
+    std::optional<Located<std::string>> seccomp_log;
+    std::vector<SeccompRule> seccomp_rules;
 };
 
 // The keys of [limits] and whether each takes a boolean (limits.cc).

@@ -34,6 +34,9 @@ Policy default_policy() {
     p.ns_ipc.origin = def("namespaces.ipc");
     p.ns_uts.origin = def("namespaces.uts");
     p.ns_cgroup.origin = def("namespaces.cgroup");
+    p.seccomp_default.origin = def("seccomp.default");
+    p.seccomp_nested.origin = def("seccomp.nested_sandboxes");
+    p.seccomp_log.origin = def("seccomp.log");
     p.limits.memory.origin = def("limits.memory");
     p.limits.swap.origin = def("limits.swap");
     p.limits.cpus.origin = def("limits.cpus");
@@ -75,6 +78,15 @@ void apply_layer(Policy& p, const Layer& l) {
 
     // Checked by the parser already; a later layer's key wins.
     for (const auto& s : l.limits) (void)set_limit(p, s.key, s.value, s.origin);
+
+    p.has_seccomp = p.has_seccomp || l.has_seccomp;
+    override_with(p.seccomp_default, l.seccomp_default);
+    override_with(p.seccomp_nested, l.seccomp_nested);
+    override_with(p.seccomp_log, l.seccomp_log);
+    for (auto rule : l.seccomp_rules) {
+        rule.declared_default = p.seccomp_default;  // this layer's default already applied
+        p.seccomp_rules.push_back(std::move(rule));
+    }
 }
 
 }  // namespace agentjail::policy::detail

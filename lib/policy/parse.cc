@@ -15,18 +15,22 @@ namespace {
 // Reserved for later versions: accepted when empty so that a policy can already
 // carry the section header, refused with a clear message as soon as it says
 // anything, because silently ignoring e.g. a seccomp rule would be a hole.
-constexpr std::string_view reserved_sections[] = {"seccomp", "network", "workspace"};
+constexpr std::string_view reserved_sections[] = {"network", "workspace"};
 
 const std::vector<std::string_view> filesystem_keys = {"ro",        "rw",   "tmpfs", "hide",
                                                        "workspace", "home", "proc",  "dev"};
 const std::vector<std::string_view> environment_keys = {"allow", "deny", "set"};
 const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with_parent"};
 const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};
+const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};
+const std::vector<std::string_view> seccomp_rule_keys = {"syscalls", "action", "args", "why",
+                                                         "unless"};
 const std::pair<std::string_view, const std::vector<std::string_view>&> section_keys[] = {
     {"filesystem", filesystem_keys},
     {"environment", environment_keys},
     {"process", process_keys},
-    {"namespaces", namespaces_keys}};
+    {"namespaces", namespaces_keys},
+    {"seccomp", seccomp_keys}};
 
 std::string type_name(const toml::node& n) {
     switch (n.type()) {
@@ -151,6 +155,8 @@ private:
                   std::vector<Located<std::string>>& out);
     bool process(const toml::table& t);
     bool namespaces(const toml::table& t);
+    bool seccomp(const toml::table& t);
+    bool seccomp_rule(const toml::node& n, const std::string& key);
     bool limits(const toml::table& t);
     bool reserved(const toml::node& n, const std::string& section);
 
@@ -180,6 +186,8 @@ bool Parser::root(const toml::table& t) {
             if (!table_of(*e.node, "process", sub) || !process(*sub)) return false;
         } else if (k == "namespaces") {
             if (!table_of(*e.node, "namespaces", sub) || !namespaces(*sub)) return false;
+        } else if (k == "seccomp") {
+            if (!table_of(*e.node, "seccomp", sub) || !seccomp(*sub)) return false;
         } else if (k == "limits") {
             if (!table_of(*e.node, "limits", sub) || !limits(*sub)) return false;
         } else if (std::find(std::begin(reserved_sections), std::end(reserved_sections), k) !=
@@ -458,6 +466,90 @@ bool Parser::namespaces(const toml::table& t) {
             return unknown_key(e, key, known);
         }
     }
+    return true;
+}
+
+// [seccomp]: only the shape is checked here; lib/seccomp resolves names, actions and
+// conditions when it compiles the filter, and reports errors at the origins kept here.
+bool Parser::seccomp(const toml::table& t) {
+    out_.has_seccomp = true;
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "seccomp." + std::string(k);
+        const toml::node& n = *e.node;
+        std::string s;
+        if (k == "default") {
+            if (!string(n, key, s)) return false;
+            out_.seccomp_default = Located<std::string>{s, origin(n.source(), key)};
+        } else if (k == "nested_sandboxes") {
+            if (!boolean(n, key, out_.seccomp_nested)) return false;
+        } else if (k == "log") {
+            // "" is meaningful: no log file (refused calls are still counted).
+            const auto* str = n.as_string();
+            if (!str) return expected(n, key, "a path string");
+            if (!str->get().empty()) {
+                std::string problem = check_path(str->get());
+                if (!problem.empty()) return fail(n.source(), key, problem);
+            }
+            out_.seccomp_log = Located<std::string>{str->get(), origin(n.source(), key)};
+        } else if (k == "rule") {
+            const toml::array* a = nullptr;
+            if (!array_of(n, key, a)) return false;
+            for (size_t i = 0; i < a->size(); ++i)
+                if (!seccomp_rule(*a->get(i), key + "[" + std::to_string(i) + "]")) return false;
+        } else {
+            return unknown_key(e, key, seccomp_keys);
+        }
+    }
+    return true;
+}
+
+bool Parser::seccomp_rule(const toml::node& n, const std::string& key) {
+    const toml::table* t = nullptr;
+    if (!table_of(n, key, t)) return false;
+    SeccompRule rule;
+    rule.origin = origin(t->source(), key);
+    bool have_syscalls = false, have_action = false;
+    auto strings = [&](const toml::node& v, const std::string& sub,
+                       std::vector<Located<std::string>>& out, bool need_one) {
+        const toml::array* a = nullptr;
+        if (!array_of(v, sub, a)) return false;
+        if (need_one && a->empty()) return fail(v.source(), sub, "expected at least one system call");
+        for (size_t i = 0; i < a->size(); ++i) {
+            std::string item_key = sub + "[" + std::to_string(i) + "]";
+            std::string s;
+            if (!string(*a->get(i), item_key, s)) return false;
+            out.push_back({s, origin(a->get(i)->source(), item_key)});
+        }
+        return true;
+    };
+    for (const auto& e : entries(*t)) {
+        std::string_view k = e.key->str();
+        std::string sub = key + "." + std::string(k);
+        const toml::node& v = *e.node;
+        std::string s;
+        if (k == "syscalls") {
+            if (!strings(v, sub, rule.syscalls, true)) return false;
+            have_syscalls = true;
+        } else if (k == "action") {
+            if (!string(v, sub, s)) return false;
+            rule.action = Located<std::string>{s, origin(v.source(), sub)};
+            have_action = true;
+        } else if (k == "args") {
+            if (!strings(v, sub, rule.args, false)) return false;
+        } else if (k == "why") {
+            if (!string(v, sub, rule.why)) return false;
+        } else if (k == "unless") {
+            size_t which = 0;
+            if (!choice(v, sub, {"nested_sandboxes"}, which)) return false;
+            rule.unless_nested = true;
+        } else {
+            return unknown_key(e, sub, seccomp_rule_keys);
+        }
+    }
+    if (!have_syscalls) return fail(t->source(), key, "expected a rule with 'syscalls' and 'action'");
+    if (!have_action) return fail(t->source(), key, "expected a rule with 'syscalls' and 'action'");
+    out_.seccomp_rules.push_back(std::move(rule));
     return true;
 }
 

@@ -57,6 +57,21 @@ struct EnvSet {
 
 enum class WorkspaceAccess { rw, ro, none };
 
+// One [[seccomp.rule]] as written. lib/seccomp resolves the names, the action and
+// the conditions, and reports their errors at these origins (docs/seccomp.md).
+struct SeccompRule {
+    std::vector<Located<std::string>> syscalls;  // names or @groups
+    Located<std::string> action;                 // allow | errno:NAME | kill | log | notify
+    std::vector<Located<std::string>> args;      // conditions ("arg1 == TIOCSTI"), ANDed
+    std::string why;
+    // unless = "nested_sandboxes": the rule is left out when seccomp.nested_sandboxes is true.
+    bool unless_nested = false;
+    Origin origin;  // the rule's table
+    // The seccomp.default in effect in the layer that declared the rule (set when the
+    // layers merge): a rule that only repeats it does nothing, which is an error there.
+    Located<std::string> declared_default;
+};
+
 // [limits] as merged: an empty optional is "no limit" (also what "max" writes, so a
 // layer can lift its base's limit). The values are checked when set (set_limit).
 struct LimitsPolicy {
@@ -103,6 +118,14 @@ struct Policy {
     Located<bool> ns_ipc{true, {}};
     Located<bool> ns_uts{true, {}};
     Located<bool> ns_cgroup{true, {}};
+
+    // [seccomp]  Rules accumulate base first; default, nested_sandboxes and log are
+    // scalars. has_seccomp: some layer has a [seccomp] section, so a filter is built.
+    bool has_seccomp = false;
+    Located<std::string> seccomp_default{"allow", {}};
+    Located<bool> seccomp_nested{false, {}};
+    Located<std::string> seccomp_log{"", {}};  // "": refused calls are counted only
+    std::vector<SeccompRule> seccomp_rules;
 
     // [limits]
     LimitsPolicy limits;

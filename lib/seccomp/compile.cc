@@ -1,16 +1,379 @@
 // SPDX-License-Identifier: Apache-2.0
-// Placeholder until the [seccomp] compiler lands: no policy has a filter yet.
-#include "seccomp/seccomp.hpp"
+// The compiler: the resolved [seccomp] table turned into one libseccomp filter for
+// x86_64 (i386 and x32 killed as bad architectures), exported as classic BPF, and the
+// same table evaluated in userspace by decide().
+#include "seccomp/internal.hpp"
 
 #include <linux/audit.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
 
 namespace agentjail::seccomp {
 
-Result<std::shared_ptr<const Program>> compile(const policy::Policy&) {
-    return std::shared_ptr<const Program>();
+std::uint32_t bpf_action(const Action& a) {
+    switch (a.kind) {
+        case ActionKind::allow: return SECCOMP_RET_ALLOW;
+        case ActionKind::kill: return SECCOMP_RET_KILL_PROCESS;
+        // Refusals go through the supervisor so that every one is recorded and
+        // answered with the errno decide() picks; log and notify likewise.
+        case ActionKind::errno_ret:
+        case ActionKind::log:
+        case ActionKind::notify: return SECCOMP_RET_USER_NOTIF;
+    }
+    return SECCOMP_RET_KILL_PROCESS;
+}
+
+namespace {
+
+using detail::Cmp;
+using detail::CmpOp;
+using detail::Entry;
+
+constexpr std::uint64_t all_ones = ~std::uint64_t{0};
+// x32 calls carry this bit in the syscall number on the x86_64 arch.
+constexpr std::uint32_t x32_syscall_bit = 0x40000000;
+// Cubes an exception may cost (see complement()): bounded so a policy cannot make the
+// filter exceed the kernel's 4096 instructions by accident.
+constexpr size_t max_exception_cubes = 256;
+
+struct Cube {
+    std::uint64_t m, v;  // x & m == v
+};
+
+// The values of one argument NOT in any of `cut`, as disjoint cubes (the "sharp"
+// product). Used to compile "allow ioctl, except arg1 & 0xffffffff == TIOCSTI" when
+// the allow is not the default: libseccomp has no per-syscall else branch.
+std::vector<Cube> complement(const std::vector<Cube>& cut) {
+    std::vector<Cube> out{{0, 0}};
+    for (const auto& b : cut) {
+        std::vector<Cube> next;
+        for (const auto& a : out) {
+            if (((a.v ^ b.v) & a.m & b.m) != 0) {  // disjoint: untouched
+                next.push_back(a);
+                continue;
+            }
+            std::uint64_t free = b.m & ~a.m;  // bits b fixes and a does not
+            std::uint64_t fixed_m = a.m, fixed_v = a.v;
+            for (int i = 0; i < 64; ++i) {
+                std::uint64_t bit = std::uint64_t{1} << i;
+                if (!(free & bit)) continue;
+                next.push_back({fixed_m | bit, fixed_v | (~b.v & bit)});
+                fixed_m |= bit;
+                fixed_v |= (b.v & bit);
+            }
+        }
+        out = std::move(next);
+        if (out.size() > max_exception_cubes) break;
+    }
+    return out;
+}
+
+scmp_compare to_scmp(CmpOp op) {
+    switch (op) {
+        case CmpOp::eq: return SCMP_CMP_EQ;
+        case CmpOp::ne: return SCMP_CMP_NE;
+        case CmpOp::lt: return SCMP_CMP_LT;
+        case CmpOp::le: return SCMP_CMP_LE;
+        case CmpOp::gt: return SCMP_CMP_GT;
+        case CmpOp::ge: return SCMP_CMP_GE;
+        case CmpOp::masked_eq: return SCMP_CMP_MASKED_EQ;
+    }
+    return SCMP_CMP_EQ;
+}
+
+struct CtxDeleter {
+    void operator()(void* c) const { seccomp_release(c); }
+};
+using Ctx = std::unique_ptr<void, CtxDeleter>;
+
+Error lib_error(const std::string& what, int rc) {
+    return Error{ErrorKind::internal, -rc, "libseccomp: " + what + ": " + std::strerror(-rc)};
+}
+
+class CompiledProgram final : public Program {
+public:
+    explicit CompiledProgram(detail::Resolved r) : r_(std::move(r)) {
+        int max_nr = r_.table.empty() ? 0 : r_.table.back().nr;
+        index_.assign(static_cast<size_t>(max_nr) + 1, -1);
+        for (size_t i = 0; i < r_.table.size(); ++i) index_[static_cast<size_t>(r_.table[i].nr)] = static_cast<int>(i);
+        for (const auto& rr : r_.rules) infos_.push_back(rr.info);
+    }
+
+    Result<void> build();
+
+    const std::vector<sock_filter>& bpf() const override { return bpf_; }
+    const std::vector<RuleInfo>& rules() const override { return infos_; }
+    Action default_action() const override { return r_.default_action; }
+    bool needs_listener() const override { return listener_; }
+
+    Decision decide(std::uint32_t arch, int nr, const std::uint64_t args[6]) const override {
+        const auto unr = static_cast<std::uint32_t>(nr);
+        // The filter's first tests: a foreign arch, or an x32 number (-1 passes: the
+        // kernel answers ENOSYS for it, as the BPF lets it through to the default).
+        if (arch != AUDIT_ARCH_X86_64 || (unr >= x32_syscall_bit && unr != 0xffffffffu))
+            return Decision{Action{ActionKind::kill, 0}, -1};
+        if (nr < 0 || static_cast<size_t>(nr) >= index_.size() || index_[static_cast<size_t>(nr)] < 0)
+            return Decision{r_.default_action, -1};
+        const auto& t = r_.table[static_cast<size_t>(index_[static_cast<size_t>(nr)])];
+        // Conditional entries are the exceptions to an unconditional one (which can only
+        // come first in the table, having replaced everything before it).
+        const Entry* hit = nullptr;
+        for (const auto& e : t.entries) {
+            if (e.cmps.empty()) continue;
+            if (std::all_of(e.cmps.begin(), e.cmps.end(), [&](const Cmp& c) { return detail::matches(c, args); })) {
+                hit = &e;
+                break;
+            }
+        }
+        if (hit == nullptr)
+            for (const auto& e : t.entries)
+                if (e.cmps.empty()) hit = &e;
+        if (hit == nullptr) return Decision{r_.default_action, -1};
+        return Decision{decided(*hit, args), hit->rule};
+    }
+
+    std::string to_text() const override;
+
+    const detail::Resolved& resolved() const { return r_; }
+
+private:
+    // A notify rule's answer comes from its built-in decider.
+    static Action decided(const Entry& e, const std::uint64_t args[6]) {
+        if (e.action.kind != ActionKind::notify) return e.action;
+        switch (e.decider) {
+            case detail::Decider::personality:
+                // personality(0xffffffff) only reads the current persona; the kernel takes
+                // an unsigned int, so only the low 32 bits count.
+                if ((args[0] & 0xffffffffu) == 0xffffffffu) return Action{ActionKind::allow, 0};
+                return Action{ActionKind::errno_ret, EPERM};
+            case detail::Decider::none: break;
+        }
+        return Action{ActionKind::errno_ret, EPERM};
+    }
+
+    Result<void> add(scmp_filter_ctx ctx, const Entry& e, int nr, const std::vector<Cmp>& cmps,
+                     std::uint32_t act);
+
+    detail::Resolved r_;
+    std::vector<int> index_;
+    std::vector<RuleInfo> infos_;
+    std::vector<sock_filter> bpf_;
+    bool listener_ = false;
+};
+
+Result<void> CompiledProgram::add(scmp_filter_ctx ctx, const Entry& e, int nr,
+                                  const std::vector<Cmp>& cmps, std::uint32_t act) {
+    std::vector<scmp_arg_cmp> c;
+    for (const auto& x : cmps) c.push_back(scmp_arg_cmp{x.arg, to_scmp(x.op), x.a, x.b});
+    int rc = seccomp_rule_add_exact_array(ctx, act, nr, static_cast<unsigned>(c.size()), c.data());
+    if (rc != 0)
+        return lib_error("adding the rule at " + r_.rules[static_cast<size_t>(e.rule)].info.where +
+                             " for syscall " + std::to_string(nr),
+                         rc);
+    if (act == SECCOMP_RET_USER_NOTIF) listener_ = true;
+    return {};
+}
+
+Result<void> CompiledProgram::build() {
+    const std::uint32_t def = bpf_action(r_.default_action);
+    Ctx ctx(seccomp_init(def));
+    if (!ctx) return Error{ErrorKind::internal, 0, "libseccomp: cannot create a filter"};
+    listener_ = def == SECCOMP_RET_USER_NOTIF;
+    // i386 (int 0x80) and x32 numbers mean other syscall tables: an x86_64 filter
+    // that also let them through would be bypassed by them (SYS-02). Only the native
+    // arch is in the filter, so both reach the bad-arch action.
+    int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    if (rc == 0) rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2);
+    if (rc != 0) return lib_error("setting filter attributes", rc);
+
+    for (const auto& t : r_.table) {
+        const Entry* uncond = nullptr;
+        for (const auto& e : t.entries)
+            if (e.cmps.empty()) uncond = &e;
+        // Entries that compile to the default action need no BPF: the fall-through
+        // gives it. decide() still names them.
+        if (uncond == nullptr || bpf_action(uncond->action) == def) {
+            for (const auto& e : t.entries) {
+                std::uint32_t act = bpf_action(e.action);
+                if (act == def || e.cmps.empty()) continue;
+                if (auto ok = add(ctx.get(), e, t.nr, e.cmps, act); !ok) return ok;
+            }
+            continue;
+        }
+        // An unconditional action other than the default, with exceptions of another
+        // BPF action: the exceptions as rules, the unconditional action over the rest.
+        const std::uint32_t u = bpf_action(uncond->action);
+        std::vector<const Entry*> exceptions;
+        for (const auto& e : t.entries)
+            if (!e.cmps.empty() && bpf_action(e.action) != u) exceptions.push_back(&e);
+        if (exceptions.empty()) {
+            if (auto ok = add(ctx.get(), *uncond, t.nr, {}, u); !ok) return ok;
+            continue;
+        }
+        std::vector<Cube> cut;
+        const unsigned arg = exceptions.front()->cmps.front().arg;
+        for (const Entry* e : exceptions) {
+            const auto& rr = r_.rules[static_cast<size_t>(e->rule)].info;
+            const auto& c = e->cmps.front();
+            if (e->cmps.size() != 1 || c.arg != arg || (c.op != CmpOp::eq && c.op != CmpOp::masked_eq))
+                return Error{ErrorKind::invalid_input, 0,
+                             rr.where + ": seccomp: " + t.name + ": an exception to the rule at " +
+                                 r_.rules[static_cast<size_t>(uncond->rule)].info.where +
+                                 " must compare one argument with == or '& MASK ==' (the same "
+                                 "argument in every exception)"};
+            cut.push_back(c.op == CmpOp::eq ? Cube{all_ones, c.a} : Cube{c.a, c.b});
+        }
+        auto rest = complement(cut);
+        if (rest.size() > max_exception_cubes)
+            return Error{ErrorKind::invalid_input, 0,
+                         r_.rules[static_cast<size_t>(exceptions.front()->rule)].info.where +
+                             ": seccomp: " + t.name + ": the exceptions are too complex to compile"};
+        for (const Entry* e : exceptions)
+            if (bpf_action(e->action) != def)
+                if (auto ok = add(ctx.get(), *e, t.nr, e->cmps, bpf_action(e->action)); !ok) return ok;
+        for (const auto& cube : rest) {
+            std::vector<Cmp> cmps;
+            if (cube.m != 0) cmps.push_back(Cmp{arg, CmpOp::masked_eq, cube.m, cube.v});
+            if (auto ok = add(ctx.get(), *uncond, t.nr, cmps, u); !ok) return ok;
+        }
+    }
+
+    // seccomp_export_bpf_mem arrived in libseccomp 2.6; a memfd works with 2.5 too.
+    int fd = ::memfd_create("agentjail-seccomp", MFD_CLOEXEC);
+    if (fd < 0) return Error{ErrorKind::internal, errno, std::string("memfd_create: ") + std::strerror(errno)};
+    rc = seccomp_export_bpf(ctx.get(), fd);
+    if (rc != 0) {
+        ::close(fd);
+        return lib_error("exporting the filter", rc);
+    }
+    off_t size = ::lseek(fd, 0, SEEK_END);
+    if (size < 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0) {
+        ::close(fd);
+        return Error{ErrorKind::internal, 0, "libseccomp: exported a malformed filter"};
+    }
+    bpf_.resize(static_cast<size_t>(size) / sizeof(sock_filter));
+    ssize_t got = ::pread(fd, bpf_.data(), static_cast<size_t>(size), 0);
+    ::close(fd);
+    if (got != size) return Error{ErrorKind::internal, 0, "libseccomp: short read of the exported filter"};
+    return {};
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep = " ") {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+    return s;
+}
+
+std::string CompiledProgram::to_text() const {
+    std::string out;
+    out += "  arch       x86_64 only; i386 (int 0x80) and x32 calls: kill the process\n";
+    out += "  default    " + detail::action_text(r_.default_action) + "  (" + r_.default_where + ")\n";
+    out += std::string("  nested     ") +
+           (r_.nested ? "allowed (nested_sandboxes = true: namespace and mount rules left out)"
+                      : "refused (nested_sandboxes = false)") +
+           "\n";
+    std::string forced;
+    for (auto n : detail::forced_allow()) forced += (forced.empty() ? "" : " ") + std::string(n);
+    out += "  always     " + forced +
+           " (the launcher calls them after loading the filter, before execve)\n";
+    out += "  filter     " + std::to_string(bpf_.size()) + " BPF instructions; " +
+           (listener_ ? "refused calls go to the supervisor, which records them and answers "
+                        "with the rule's errno"
+                      : "no supervisor needed") +
+           "\n";
+    out += "  rules (base first; a later unconditional rule replaces earlier ones):\n";
+    for (const auto& rr : r_.rules) {
+        out += "    " + rr.info.where + "  " + rr.info.text + "\n";
+        bool group = rr.info.text.find('@') != std::string::npos;
+        if (group) out += "        = " + join(rr.members) + "\n";
+        if (!rr.not_native.empty()) out += "        (not on x86_64: " + join(rr.not_native) + ")\n";
+        if (!rr.replaced.empty()) out += "        replaced for: " + join(rr.replaced, ", ") + "\n";
+        if (!rr.info.why.empty()) out += "        why: " + rr.info.why + "\n";
+    }
+    if (!r_.left_out.empty()) {
+        out += "  left out (nested_sandboxes = true):\n";
+        for (const auto& l : r_.left_out) out += "    " + l + "\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Program>> compile(const policy::Policy& policy) {
+    if (!policy.has_seccomp) return std::shared_ptr<const Program>();
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64)
+        return Error{ErrorKind::unsupported, 0,
+                     "seccomp: the [seccomp] section is compiled for x86_64 only"};
+    auto resolved = detail::resolve(policy);
+    if (!resolved) return std::move(resolved).error();
+    auto program = std::make_shared<CompiledProgram>(std::move(*resolved));
+    if (auto ok = program->build(); !ok) return std::move(ok).error();
+    return std::shared_ptr<const Program>(std::move(program));
+}
+
+std::string to_json(const Program& program) {
+    using json = nlohmann::ordered_json;
+    const auto* compiled = dynamic_cast<const CompiledProgram*>(&program);
+    json j;
+    j["arch"] = "x86_64";
+    j["bad_arch_action"] = "kill";  // i386 and x32
+    j["default"] = detail::action_text(program.default_action());
+    j["bpf_instructions"] = program.bpf().size();
+    j["needs_listener"] = program.needs_listener();
+    json forced = json::array();
+    for (auto n : detail::forced_allow()) forced.push_back(std::string(n));
+    j["always_allowed"] = forced;
+    json rules = json::array();
+    for (const auto& r : program.rules())
+        rules.push_back({{"where", r.where}, {"text", r.text}, {"why", r.why},
+                         {"action", detail::action_text(r.action)}});
+    if (compiled != nullptr) {
+        const auto& res = compiled->resolved();
+        j["default_where"] = res.default_where;
+        j["nested_sandboxes"] = res.nested;
+        for (size_t i = 0; i < res.rules.size() && i < rules.size(); ++i) {
+            rules[i]["syscalls"] = res.rules[i].members;
+            rules[i]["replaced"] = res.rules[i].replaced;
+        }
+        j["rules"] = std::move(rules);
+        j["left_out"] = res.left_out;
+        // Per native call: the unconditional action, or that it depends on arguments
+        // and what applies otherwise. Calls not listed get the default.
+        json calls = json::object();
+        for (const auto& t : res.table) {
+            json c;
+            c["nr"] = t.nr;
+            const Entry* uncond = nullptr;
+            bool conditional = false;
+            for (const auto& e : t.entries) {
+                if (e.cmps.empty())
+                    uncond = &e;
+                else
+                    conditional = true;
+            }
+            Action otherwise = uncond ? uncond->action : program.default_action();
+            if (conditional) {
+                c["conditional"] = true;
+                c["otherwise"] = detail::action_text(otherwise);
+            } else {
+                c["action"] = detail::action_text(otherwise);
+            }
+            calls[t.name] = std::move(c);
+        }
+        j["syscalls"] = std::move(calls);
+    } else {
+        j["rules"] = std::move(rules);
+    }
+    return j.dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 std::string arch_name(std::uint32_t arch) {
@@ -22,7 +385,15 @@ std::string arch_name(std::uint32_t arch) {
 }
 
 std::string syscall_name(std::uint32_t arch, int nr) {
-    char* name = seccomp_syscall_resolve_num_arch(arch, nr);
+    char* name = nullptr;
+    if (arch == AUDIT_ARCH_X86_64 && static_cast<std::uint32_t>(nr) >= x32_syscall_bit &&
+        nr != -1) {
+        name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X32, nr);
+    } else if (arch == AUDIT_ARCH_X86_64) {
+        name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+    } else if (arch == AUDIT_ARCH_I386) {
+        name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86, nr);
+    }
     if (name == nullptr) return "syscall " + std::to_string(nr);
     std::string s = name;
     std::free(name);

@@ -22,6 +22,8 @@ enum class ActionKind {
     log,        // allowed, but recorded (notification answered with CONTINUE)
     notify,     // the supervisor decides (built-in deciders, e.g. personality queries)
 };
+// decide() never returns notify: a notify rule's decider answers allow (the supervisor
+// lets the call run: SECCOMP_USER_NOTIF_FLAG_CONTINUE, not recorded) or errno_ret.
 
 struct Action {
     ActionKind kind = ActionKind::allow;
@@ -67,6 +69,14 @@ public:
 // Compiles the policy's [seccomp] section; nullptr when the policy has none.
 // Errors carry the rule's file:line:column.
 Result<std::shared_ptr<const Program>> compile(const policy::Policy& policy);
+
+// The SECCOMP_RET_* value an action compiles to: allow -> ALLOW, kill -> KILL_PROCESS,
+// errno_ret, log and notify -> USER_NOTIF (the supervisor answers them).
+std::uint32_t bpf_action(const Action& a);
+
+// The program as JSON text for `agentjail explain --json`: default, rules, forced
+// calls, instruction count, and per native syscall what the policy says.
+std::string to_json(const Program& program);
 
 // "openat" for (AUDIT_ARCH_X86_64, 257); "syscall 999" when unknown.
 std::string syscall_name(std::uint32_t arch, int nr);

@@ -54,14 +54,16 @@ std::string load_err(const std::string& name) {
 
 TEST(PolicyBuiltins, ListsDefaultAndMinimalWithDescriptions) {
     const auto& all = builtins();
-    ASSERT_EQ(all.size(), 2u);
-    EXPECT_EQ(all[0].name, "default");
-    EXPECT_EQ(all[1].name, "minimal");
+    ASSERT_EQ(all.size(), 4u);
+    EXPECT_EQ(all[0].name, "ci");
+    EXPECT_EQ(all[1].name, "default");
+    EXPECT_EQ(all[2].name, "minimal");
+    EXPECT_EQ(all[3].name, "strict");
     for (const auto& b : all) {
         EXPECT_FALSE(b.description.empty()) << b.name;
         EXPECT_NE(b.text.find("description = "), std::string::npos) << b.name;
     }
-    EXPECT_NE(all[1].description.find("Bare isolation"), std::string::npos);
+    EXPECT_NE(all[2].description.find("Bare isolation"), std::string::npos);
 }
 
 TEST(PolicyBuiltins, EveryBuiltinLoadsAndValidates) {
@@ -144,11 +146,11 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
 
 TEST(PolicyBuiltins, UnknownNameListsTheBuiltins) {
     EXPECT_EQ(load_err("defualt"),
-              "unknown policy 'defualt' (built-in policies: default, minimal; or give a path to "
-              "a .toml file)");
+              "unknown policy 'defualt' (built-in policies: ci, default, minimal, strict; or give "
+              "a path to a .toml file)");
     EXPECT_EQ(load_err("/nonexistent/x.toml"),
-              "unknown policy '/nonexistent/x.toml' (built-in policies: default, minimal; or "
-              "give a path to a .toml file)");
+              "unknown policy '/nonexistent/x.toml' (built-in policies: ci, default, minimal, "
+              "strict; or give a path to a .toml file)");
     EXPECT_EQ(load(std::string()).error().kind(), ErrorKind::invalid_input);
 }
 
@@ -255,7 +257,7 @@ TEST(PolicyLoad, UnknownBuiltinInExtends) {
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().message(),
               "t.toml:1:11: extends: unknown built-in policy 'defualt' (built-in policies: "
-              "default, minimal; a file path must contain '/' or end in .toml)");
+              "ci, default, minimal, strict; a file path must contain '/' or end in .toml)");
 }
 
 TEST(PolicyLoad, ErrorsInABaseNameTheBaseFile) {

@@ -355,12 +355,7 @@ TEST(PolicyParseError, MountTablesNeedPathOrSrc) {
 }
 
 TEST(PolicyParseError, ReservedSectionsRefuseAnyKey) {
-    EXPECT_EQ(parse_err("[seccomp]\nfoo = 1\n"),
-              "t.toml:2:1: seccomp.foo: not supported yet (the [seccomp] section is reserved "
-              "for a later version)");
-    EXPECT_EQ(parse_err("[limits]\nmemory = '1G'\n"),
-              "t.toml:2:1: limits.memory: not supported yet (the [limits] section is reserved "
-              "for a later version)");
+    // [limits] is no longer reserved (issue 4): tests/unit/test_limits_parse.cc.
     EXPECT_EQ(parse_err("[network]\n\n  allow = ['example.com']\n"),
               "t.toml:3:3: network.allow: not supported yet (the [network] section is reserved "
               "for a later version)");

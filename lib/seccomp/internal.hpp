@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to lib/seccomp: named constants, syscall groups, the parsed form of rule
+// conditions and the per-syscall decision table that both the BPF and decide() use.
+#pragma once
+
+#include "seccomp/seccomp.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentjail::seccomp::detail {
+
+// ---- constants.cc ----
+
+// A named constant usable in conditions (CLONE_NEWUSER, TIOCSTI, AF_VSOCK...).
+std::optional<std::uint64_t> constant(std::string_view name);
+// The errno value of "EPERM", "ENOSYS", ... (any name glibc knows).
+std::optional<int> errno_value(std::string_view name);
+// "EPERM" for 1; "errno 4000" when unknown.
+std::string errno_text(int err);
+
+// ---- groups.cc ----
+
+struct Group {
+    std::string_view name;  // "@mount"
+    std::string_view what;  // one line, for docs and explain
+    std::vector<std::string_view> members;  // may name calls that x86_64 lacks
+};
+const std::vector<Group>& groups();
+const Group* find_group(std::string_view name);
+
+// ---- rules.cc ----
+
+enum class CmpOp { eq, ne, lt, le, gt, ge, masked_eq };
+
+// One comparison of one argument, as libseccomp takes it: masked_eq compares
+// (arg & a) == b; the others compare arg with a. All comparisons are unsigned 64-bit.
+struct Cmp {
+    unsigned arg = 0;
+    CmpOp op = CmpOp::eq;
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+};
+bool matches(const Cmp& c, const std::uint64_t args[6]);
+
+// What answers a `notify` rule: the supervisor's built-in deciders.
+enum class Decider { none, personality };
+
+// One alternative for one syscall: a rule's action when all comparisons hold.
+struct Entry {
+    int rule = -1;          // index into the program's rules
+    std::vector<Cmp> cmps;  // ANDed, at most one per argument; empty: unconditional
+    Action action;
+    Decider decider = Decider::none;
+};
+
+// Everything said about one native syscall number, in policy order.
+struct SyscallTable {
+    int nr = 0;
+    std::string name;
+    std::vector<Entry> entries;
+};
+
+// A rule the way explain shows it, plus what later rules took away from it.
+struct ResolvedRule {
+    RuleInfo info;
+    std::vector<std::string> members;      // the native syscalls it names (groups expanded)
+    std::vector<std::string> not_native;   // group members x86_64 does not have
+    std::vector<std::string> replaced;     // "ptrace (by p.toml:3:1)"
+};
+
+// The policy's [seccomp] section with names, actions and conditions resolved and
+// the layering applied. Errors carry the offending value's file:line:column.
+struct Resolved {
+    Action default_action;
+    std::string default_where;
+    bool nested = false;
+    std::vector<ResolvedRule> rules;
+    std::vector<std::string> left_out;  // rules dropped by nested_sandboxes = true
+    std::vector<SyscallTable> table;    // sorted by nr
+};
+Result<Resolved> resolve(const policy::Policy& policy);
+
+// Parses an action ("allow", "errno:EPERM", "kill", "log", "notify").
+std::optional<Action> parse_action(std::string_view text);
+std::string action_text(const Action& a);
+
+// The syscalls the launcher makes after loading the filter and before execve: always
+// allowed, or it would wait forever on its own listener.
+const std::vector<std::string_view>& forced_allow();
+
+}  // namespace agentjail::seccomp::detail

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: Apache-2.0
+// Resolving [seccomp]: actions, syscall names and groups, argument conditions, and
+// the layering (a later unconditional rule replaces earlier ones for its syscalls;
+// overlapping rules with different actions are errors) into one decision table.
+#include "seccomp/internal.hpp"
+
+#include <seccomp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+namespace agentjail::seccomp::detail {
+namespace {
+
+using policy::Located;
+using policy::Origin;
+
+constexpr std::uint64_t all_ones = ~std::uint64_t{0};
+// One rule's "argN & MASK" conditions multiply into one libseccomp rule per bit
+// combination; beyond this the filter would grow without reason.
+constexpr size_t max_alternatives = 64;
+
+// "FILE:LINE:COL: KEY: message", the form every policy error takes.
+Error error_at(const Origin& o, const std::string& message) {
+    std::string where;
+    if (o.line > 0)
+        where = o.file + ":" + std::to_string(o.line) + ":" + std::to_string(o.column);
+    else
+        where = o.file.empty() ? "command line" : o.file;
+    if (!o.key.empty()) where += ": " + o.key;
+    return Error{ErrorKind::invalid_input, 0, where + ": " + message};
+}
+
+std::string where_of(const Origin& o) {
+    if (o.line > 0) return o.file + ":" + std::to_string(o.line) + ":" + std::to_string(o.column);
+    return o.file.empty() ? "built-in" : o.file;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t cur = row[j];
+            size_t sub = prev + (std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                                         std::tolower(static_cast<unsigned char>(b[j - 1]))
+                                     ? 0
+                                     : 1);
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, sub});
+            prev = cur;
+        }
+    }
+    return row[b.size()];
+}
+
+// The closest known syscall name within distance 2 (for "did you mean").
+std::string closest_syscall(std::string_view name) {
+    std::string best;
+    size_t best_d = 3;
+    for (int nr = 0; nr < 1024; ++nr) {
+        char* s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+        if (s == nullptr) continue;
+        size_t d = edit_distance(name, s);
+        if (d < best_d) {
+            best_d = d;
+            best = s;
+        }
+        std::free(s);
+    }
+    return best;
+}
+
+std::string did_you_mean(const std::string& near) {
+    return near.empty() ? std::string() : "; did you mean '" + near + "'?";
+}
+
+// ---- actions ----
+
+std::string action_choices() { return "expected allow, errno:NAME (e.g. errno:EPERM), kill, log or notify"; }
+
+// ---- conditions ----
+
+struct Cond {
+    unsigned arg = 0;
+    bool any_bit = false;  // "argN & MASK": true when any bit of a is set
+    Cmp cmp;               // otherwise the one comparison
+    std::string text;      // normalised, for explain
+};
+
+class CondParser {
+public:
+    explicit CondParser(std::string_view s) : s_(s) {}
+
+    // Returns an error message ("" on success).
+    std::string parse(Cond& out) {
+        skip();
+        if (!eat("arg")) return shape();
+        if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) return shape();
+        unsigned n = static_cast<unsigned>(s_[i_++] - '0');
+        if (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_])))
+            return "argument index out of range (arg0 .. arg5)";
+        if (n > 5) return "argument index out of range (arg0 .. arg5)";
+        out.arg = n;
+        out.cmp.arg = n;
+        skip();
+        std::string err;
+        if (peek("&") && !peek("&&")) {
+            ++i_;
+            std::uint64_t mask = 0;
+            if (!(err = value(mask)).empty()) return err;
+            if (mask == 0) return "the mask is 0: the condition can never be true";
+            skip();
+            if (eat("==")) {
+                std::uint64_t v = 0;
+                if (!(err = value(v)).empty()) return err;
+                if ((v & ~mask) != 0)
+                    return "the value has bits outside the mask: the condition can never be true";
+                out.cmp.op = CmpOp::masked_eq;
+                out.cmp.a = mask;
+                out.cmp.b = v;
+                out.text = "arg" + std::to_string(n) + " & " + mask_text_ + " == " + value_text_;
+            } else {
+                if (i_ < s_.size()) return shape();
+                out.any_bit = true;
+                out.cmp.op = CmpOp::masked_eq;
+                out.cmp.a = mask;
+                out.text = "arg" + std::to_string(n) + " & " + mask_text_;
+            }
+        } else {
+            static const std::pair<const char*, CmpOp> ops[] = {
+                {"==", CmpOp::eq}, {"!=", CmpOp::ne}, {"<=", CmpOp::le},
+                {">=", CmpOp::ge}, {"<", CmpOp::lt},  {">", CmpOp::gt}};
+            const char* op_text = nullptr;
+            for (const auto& [t, op] : ops) {
+                if (eat(t)) {
+                    out.cmp.op = op;
+                    op_text = t;
+                    break;
+                }
+            }
+            if (op_text == nullptr) return shape();
+            std::uint64_t v = 0;
+            if (!(err = value(v)).empty()) return err;
+            out.cmp.a = v;
+            if ((out.cmp.op == CmpOp::lt && v == 0) || (out.cmp.op == CmpOp::gt && v == all_ones))
+                return "the condition can never be true";
+            if ((out.cmp.op == CmpOp::ge && v == 0) || (out.cmp.op == CmpOp::le && v == all_ones))
+                return "the condition is always true (leave it out)";
+            out.text = "arg" + std::to_string(n) + " " + op_text + " " + mask_text_;
+        }
+        skip();
+        if (i_ < s_.size()) return shape();
+        return {};
+    }
+
+private:
+    static std::string shape() {
+        return "expected 'argN OP VALUE' (OP: == != < <= > >=), 'argN & MASK' or "
+               "'argN & MASK == VALUE', with N in 0..5";
+    }
+    void skip() {
+        while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+    }
+    bool peek(std::string_view t) const { return s_.substr(i_, t.size()) == t; }
+    bool eat(std::string_view t) {
+        if (!peek(t)) return false;
+        i_ += t.size();
+        return true;
+    }
+    // VALUE := TERM ('|' TERM)*; TERM := decimal | 0xHEX | NAME. Sets the last text seen
+    // into mask_text_ the first time and value_text_ the second time.
+    std::string value(std::uint64_t& out) {
+        out = 0;
+        std::string text;
+        for (;;) {
+            skip();
+            size_t start = i_;
+            while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) ||
+                                      s_[i_] == '_' || s_[i_] == '-'))
+                ++i_;
+            std::string term(s_.substr(start, i_ - start));
+            if (term.empty()) return "expected a number or a constant name";
+            std::uint64_t v = 0;
+            if (term[0] == '-')
+                return "negative numbers are not supported (an int argument may arrive "
+                       "zero- or sign-extended; compare the low 32 bits: argN & 0xffffffff == "
+                       "VALUE)";
+            if (std::isdigit(static_cast<unsigned char>(term[0]))) {
+                bool hex = term.size() > 2 && term[0] == '0' && (term[1] == 'x' || term[1] == 'X');
+                std::string digits = hex ? term.substr(2) : term;
+                if (digits.empty() || digits.size() > (hex ? 16u : 20u)) return "bad number '" + term + "'";
+                for (char c : digits) {
+                    int d;
+                    if (c >= '0' && c <= '9')
+                        d = c - '0';
+                    else if (hex && c >= 'a' && c <= 'f')
+                        d = c - 'a' + 10;
+                    else if (hex && c >= 'A' && c <= 'F')
+                        d = c - 'A' + 10;
+                    else
+                        return "bad number '" + term + "'";
+                    std::uint64_t base = hex ? 16 : 10;
+                    if (v > (all_ones - static_cast<std::uint64_t>(d)) / base)
+                        return "number '" + term + "' does not fit in 64 bits";
+                    v = v * base + static_cast<std::uint64_t>(d);
+                }
+            } else {
+                auto c = constant(term);
+                if (!c) return "unknown constant '" + term + "'" + did_you_mean(closest_constant(term));
+                v = *c;
+            }
+            out |= v;
+            text += (text.empty() ? "" : "|") + term;
+            skip();
+            if (!eat("|")) break;
+        }
+        (seen_++ == 0 ? mask_text_ : value_text_) = text;
+        return {};
+    }
+    static std::string closest_constant(std::string_view term);
+
+    std::string_view s_;
+    size_t i_ = 0;
+    int seen_ = 0;
+    std::string mask_text_;
+    std::string value_text_;
+};
+
+// Only for the message: the constants are few enough to scan.
+std::string CondParser::closest_constant(std::string_view term) {
+    static const char* const candidates[] = {
+        "TIOCSTI", "TIOCLINUX", "FIONREAD", "CLONE_NEWUSER", "CLONE_NEWNS", "CLONE_NEWPID",
+        "CLONE_NEWNET", "CLONE_NEWUTS", "CLONE_NEWIPC", "CLONE_NEWCGROUP", "CLONE_NEWTIME",
+        "AF_VSOCK", "AF_ALG", "AF_PACKET", "AF_NETLINK", "AF_INET", "AF_INET6", "AF_UNIX",
+        "AF_KEY", "AF_CAN", "AF_BLUETOOTH", "NETLINK_AUDIT", "NETLINK_ROUTE", "PER_LINUX",
+        "PER_LINUX32", "UNAME26", "ADDR_NO_RANDOMIZE", "READ_IMPLIES_EXEC", "SOCK_RAW",
+        "SOCK_STREAM", "SOCK_DGRAM"};
+    std::string best;
+    size_t best_d = 3;
+    for (const char* c : candidates) {
+        size_t d = edit_distance(term, c);
+        if (d < best_d) {
+            best_d = d;
+            best = c;
+        }
+    }
+    return best;
+}
+
+// ---- satisfiability of two comparisons of one argument (for contradictions) ----
+
+// A comparison as a set of 64-bit values.
+struct ValueSet {
+    enum { cube, interval, not_one } kind = cube;
+    std::uint64_t m = 0, v = 0;    // cube: x & m == v
+    std::uint64_t lo = 0, hi = 0;  // interval [lo, hi]; not_one: x != lo
+};
+
+ValueSet as_set(const Cmp& c) {
+    ValueSet s;
+    switch (c.op) {
+        case CmpOp::eq: s.m = all_ones; s.v = c.a; break;
+        case CmpOp::masked_eq: s.m = c.a; s.v = c.b; break;
+        case CmpOp::ne: s.kind = ValueSet::not_one; s.lo = c.a; break;
+        case CmpOp::lt: s.kind = ValueSet::interval; s.lo = 0; s.hi = c.a - 1; break;
+        case CmpOp::le: s.kind = ValueSet::interval; s.lo = 0; s.hi = c.a; break;
+        case CmpOp::gt: s.kind = ValueSet::interval; s.lo = c.a + 1; s.hi = all_ones; break;
+        case CmpOp::ge: s.kind = ValueSet::interval; s.lo = c.a; s.hi = all_ones; break;
+    }
+    return s;
+}
+
+// The smallest x >= lo with x & m == v (v within m), if any.
+std::optional<std::uint64_t> cube_min_at_least(std::uint64_t m, std::uint64_t v, std::uint64_t lo) {
+    if (v >= lo) return v;
+    // Members are v + s for s a submask of the free bits F; find the smallest s >= t.
+    const std::uint64_t f = ~m;
+    const std::uint64_t t = lo - v;
+    if ((t & ~f) == 0) return v + t;
+    int h = 63 - __builtin_clzll(t & ~f);
+    for (int p = h + 1; p < 64; ++p) {
+        std::uint64_t bit = std::uint64_t{1} << p;
+        if ((f & bit) && !(t & bit)) {
+            std::uint64_t above = p == 63 ? 0 : t & ~((bit << 1) - 1);
+            return v + (above | bit);
+        }
+    }
+    return std::nullopt;
+}
+
+bool intersects(const ValueSet& a, const ValueSet& b) {
+    if (a.kind > b.kind) return intersects(b, a);  // cube < interval < not_one
+    if (a.kind == ValueSet::cube && b.kind == ValueSet::cube)
+        return ((a.v ^ b.v) & a.m & b.m) == 0;
+    if (a.kind == ValueSet::cube && b.kind == ValueSet::interval) {
+        auto x = cube_min_at_least(a.m, a.v, b.lo);
+        return x && *x <= b.hi;
+    }
+    if (a.kind == ValueSet::cube) return !(a.m == all_ones && a.v == b.lo);
+    if (a.kind == ValueSet::interval && b.kind == ValueSet::interval)
+        return std::max(a.lo, b.lo) <= std::min(a.hi, b.hi);
+    if (a.kind == ValueSet::interval) return !(a.lo == a.hi && a.lo == b.lo);
+    return true;  // two "!=": 2^64 - 2 values remain
+}
+
+bool overlap(const std::vector<Cmp>& x, const std::vector<Cmp>& y) {
+    for (const auto& cx : x)
+        for (const auto& cy : y)
+            if (cx.arg == cy.arg && !intersects(as_set(cx), as_set(cy))) return false;
+    return true;
+}
+
+bool same_action(const Action& a, const Action& b) {
+    return a.kind == b.kind && (a.kind != ActionKind::errno_ret || a.err == b.err);
+}
+
+Decider decider_for(std::string_view name) {
+    return name == "personality" ? Decider::personality : Decider::none;
+}
+
+struct NamedCall {
+    int nr;
+    std::string name;
+    const Located<std::string>* from;  // the syscalls element that named it
+};
+
+}  // namespace
+
+bool matches(const Cmp& c, const std::uint64_t args[6]) {
+    std::uint64_t x = args[c.arg];
+    switch (c.op) {
+        case CmpOp::eq: return x == c.a;
+        case CmpOp::ne: return x != c.a;
+        case CmpOp::lt: return x < c.a;
+        case CmpOp::le: return x <= c.a;
+        case CmpOp::gt: return x > c.a;
+        case CmpOp::ge: return x >= c.a;
+        case CmpOp::masked_eq: return (x & c.a) == c.b;
+    }
+    return false;
+}
+
+std::optional<Action> parse_action(std::string_view text) {
+    if (text == "allow") return Action{ActionKind::allow, 0};
+    if (text == "kill") return Action{ActionKind::kill, 0};
+    if (text == "log") return Action{ActionKind::log, 0};
+    if (text == "notify") return Action{ActionKind::notify, 0};
+    if (text.substr(0, 6) == "errno:") {
+        auto e = errno_value(text.substr(6));
+        if (e) return Action{ActionKind::errno_ret, *e};
+    }
+    return std::nullopt;
+}
+
+std::string action_text(const Action& a) {
+    switch (a.kind) {
+        case ActionKind::allow: return "allow";
+        case ActionKind::errno_ret: return "errno:" + errno_text(a.err);
+        case ActionKind::kill: return "kill";
+        case ActionKind::log: return "log";
+        case ActionKind::notify: return "notify";
+    }
+    return "?";
+}
+
+const std::vector<std::string_view>& forced_allow() {
+    static const std::vector<std::string_view> names = {"execve", "sendmsg", "close",
+                                                        "write",  "exit",    "exit_group"};
+    return names;
+}
+
+Result<Resolved> resolve(const policy::Policy& p) {
+    Resolved r;
+    auto bad_action = [](const Located<std::string>& a) {
+        std::string msg = action_choices() + ", got \"" + a.value + "\"";
+        if (a.value.substr(0, 6) == "errno:")
+            msg = "unknown errno name '" + a.value.substr(6) + "' (expected e.g. errno:EPERM)";
+        return error_at(a.origin, msg);
+    };
+    auto def = parse_action(p.seccomp_default.value);
+    if (!def) return bad_action(p.seccomp_default);
+    if (def->kind == ActionKind::notify)
+        return error_at(p.seccomp_default.origin,
+                        "notify is for rules whose syscall has a built-in decider, not a default");
+    r.default_action = *def;
+    r.default_where = where_of(p.seccomp_default.origin);
+    r.nested = p.seccomp_nested.value;
+
+    std::map<int, SyscallTable> table;
+    std::set<std::string_view> forced(forced_allow().begin(), forced_allow().end());
+
+    for (const auto& rule : p.seccomp_rules) {
+        std::string key = rule.origin.key;
+        auto action = parse_action(rule.action.value);
+        if (!action) return bad_action(rule.action);
+        auto declared = parse_action(rule.declared_default.value);
+        if (!declared) return bad_action(rule.declared_default);
+
+        // Names and groups, in order, each native call once.
+        ResolvedRule rr;
+        std::vector<NamedCall> calls;
+        std::string names_text;
+        for (const auto& s : rule.syscalls) {
+            names_text += (names_text.empty() ? "" : " ") + s.value;
+            std::vector<std::string_view> names;
+            if (s.value[0] == '@') {
+                const Group* g = find_group(s.value);
+                if (g == nullptr) {
+                    std::string list;
+                    for (const auto& gg : groups()) list += (list.empty() ? "" : " ") + std::string(gg.name);
+                    return error_at(s.origin, "unknown group '" + s.value + "' (groups: " + list + ")");
+                }
+                for (auto m : g->members) {
+                    int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, std::string(m).c_str());
+                    if (nr < 0) {
+                        if (std::find(rr.not_native.begin(), rr.not_native.end(), m) == rr.not_native.end())
+                            rr.not_native.emplace_back(m);
+                        continue;
+                    }
+                    names.push_back(m);
+                }
+            } else {
+                int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, s.value.c_str());
+                if (nr == __NR_SCMP_ERROR)
+                    return error_at(s.origin, "unknown system call '" + s.value + "'" +
+                                                  did_you_mean(closest_syscall(s.value)));
+                if (nr < 0)
+                    return error_at(s.origin, "'" + s.value +
+                                                  "' is not a system call on x86_64 (only other "
+                                                  "architectures have it)");
+                names.emplace_back(s.value);
+            }
+            for (auto n : names) {
+                int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, std::string(n).c_str());
+                bool dup = std::any_of(calls.begin(), calls.end(), [&](const NamedCall& c) { return c.nr == nr; });
+                if (!dup) calls.push_back({nr, std::string(n), &s});
+            }
+        }
+
+        // Conditions: one per argument (libseccomp's rule), then the "any bit" ones
+        // multiplied out into alternatives.
+        std::vector<Cond> conds;
+        std::string cond_text;
+        for (size_t i = 0; i < rule.args.size(); ++i) {
+            const auto& a = rule.args[i];
+            Cond c;
+            std::string err = CondParser(a.value).parse(c);
+            if (!err.empty()) return error_at(a.origin, err);
+            for (size_t j = 0; j < conds.size(); ++j)
+                if (conds[j].arg == c.arg)
+                    return error_at(a.origin, "arg" + std::to_string(c.arg) +
+                                                  " is already compared by " + key + ".args[" +
+                                                  std::to_string(j) +
+                                                  "] (one comparison per argument in a rule; "
+                                                  "write a second rule)");
+            cond_text += (cond_text.empty() ? "" : " && ") + c.text;
+            conds.push_back(std::move(c));
+        }
+        std::vector<std::vector<Cmp>> alternatives{{}};
+        for (const auto& c : conds) {
+            std::vector<Cmp> options;
+            if (c.any_bit) {
+                for (int b = 0; b < 64; ++b) {
+                    std::uint64_t bit = std::uint64_t{1} << b;
+                    if (c.cmp.a & bit) options.push_back(Cmp{c.arg, CmpOp::masked_eq, bit, bit});
+                }
+            } else {
+                options.push_back(c.cmp);
+            }
+            std::vector<std::vector<Cmp>> next;
+            for (const auto& alt : alternatives)
+                for (const auto& o : options) {
+                    auto x = alt;
+                    x.push_back(o);
+                    next.push_back(std::move(x));
+                }
+            alternatives = std::move(next);
+            if (alternatives.size() > max_alternatives)
+                return error_at(rule.origin, "the conditions expand to more than " +
+                                                 std::to_string(max_alternatives) +
+                                                 " alternatives ('argN & MASK' makes one per bit)");
+        }
+        const bool conditional = !conds.empty();
+
+        rr.info.text = names_text + (conditional ? " if " + cond_text : "") + " -> " +
+                       action_text(*action);
+        rr.info.why = rule.why;
+        rr.info.where = where_of(rule.origin);
+        rr.info.action = *action;
+        for (const auto& c : calls) rr.members.push_back(c.name);
+        if (calls.empty())
+            return error_at(rule.syscalls.front().origin,
+                            "names no system call that exists on x86_64");
+
+        // Actions that only some calls can take.
+        for (const auto& c : calls) {
+            if (action->kind == ActionKind::notify && decider_for(c.name) == Decider::none)
+                return error_at(c.from->origin,
+                                "notify needs a built-in decider, and " + c.name +
+                                    " has none (deciders exist for: personality)");
+            if (action->kind != ActionKind::allow && forced.count(c.name))
+                return error_at(c.from->origin,
+                                c.name + " is always allowed: the launcher calls it after "
+                                         "loading the filter and before execve");
+        }
+
+        // Checked like every rule (a typo must not hide here), then left out.
+        if (rule.unless_nested && r.nested) {
+            r.left_out.push_back(rr.info.text + "  (" + rr.info.where + ")");
+            continue;
+        }
+
+        // A rule that only repeats the default does nothing, unless it resets calls that
+        // earlier rules refused (the way a project re-allows ptrace), or carves an
+        // exception out of an earlier unconditional rule ("allow ioctl, but not TIOCSTI").
+        if (same_action(*action, *declared)) {
+            bool effect = std::any_of(calls.begin(), calls.end(), [&](const NamedCall& c) {
+                auto it = table.find(c.nr);
+                if (it == table.end()) return false;
+                if (!conditional) return !it->second.entries.empty();
+                return std::any_of(it->second.entries.begin(), it->second.entries.end(), [&](const Entry& e) {
+                    return e.cmps.empty() && !same_action(e.action, *action);
+                });
+            });
+            if (!effect)
+                return error_at(rule.action.origin,
+                                "the rule does nothing: " + action_text(*action) +
+                                    " is already the default (" +
+                                    where_of(rule.declared_default.origin) + ")");
+        }
+
+        const int index = static_cast<int>(r.rules.size());
+        for (const auto& c : calls) {
+            SyscallTable& t = table[c.nr];
+            t.nr = c.nr;
+            t.name = c.name;
+            if (!conditional) {
+                for (const auto& old : t.entries) {
+                    auto& replaced = r.rules[static_cast<size_t>(old.rule)].replaced;
+                    std::string note = c.name + " (by " + rr.info.where + ")";
+                    if (std::find(replaced.begin(), replaced.end(), note) == replaced.end())
+                        replaced.push_back(note);
+                }
+                t.entries.clear();
+            } else {
+                for (const auto& old : t.entries) {
+                    if (same_action(old.action, *action)) continue;
+                    const auto& other = r.rules[static_cast<size_t>(old.rule)].info;
+                    if (old.cmps.empty()) continue;  // an exception to an unconditional rule
+                    for (const auto& alt : alternatives)
+                        if (overlap(old.cmps, alt))
+                            return error_at(rule.origin,
+                                            "contradicts the rule at " + other.where + " (" +
+                                                other.text + "): both match some " + c.name +
+                                                " calls but their actions differ");
+                }
+            }
+            for (const auto& alt : alternatives)
+                t.entries.push_back(Entry{index, alt, *action, decider_for(c.name)});
+        }
+        r.rules.push_back(std::move(rr));
+    }
+
+    // The launcher's own calls between loading the filter and execve.
+    {
+        ResolvedRule rr;
+        std::string names;
+        for (auto n : forced_allow()) names += (names.empty() ? "" : " ") + std::string(n);
+        rr.info.text = names + " -> allow";
+        rr.info.why =
+            "always allowed: the launcher makes these calls after loading the filter and "
+            "before execve, and refusing one would leave it waiting on its own listener";
+        rr.info.where = "built-in";
+        rr.info.action = Action{ActionKind::allow, 0};
+        const int index = static_cast<int>(r.rules.size());
+        for (auto n : forced_allow()) {
+            int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, std::string(n).c_str());
+            rr.members.emplace_back(n);
+            SyscallTable& t = table[nr];
+            t.nr = nr;
+            t.name = std::string(n);
+            bool has_unconditional_allow = std::any_of(t.entries.begin(), t.entries.end(), [](const Entry& e) {
+                return e.cmps.empty() && e.action.kind == ActionKind::allow;
+            });
+            // Only allow rules can name these (checked above), so nothing is overridden.
+            if (!has_unconditional_allow) {
+                t.entries.clear();
+                t.entries.push_back(Entry{index, {}, rr.info.action, Decider::none});
+            }
+        }
+        r.rules.push_back(std::move(rr));
+    }
+
+    for (auto& [nr, t] : table)
+        if (!t.entries.empty()) r.table.push_back(std::move(t));
+    return r;
+}
+
+}  // namespace agentjail::seccomp::detail

@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit tests of the compiled seccomp programs: the exported BPF run in a small
+// classic-BPF interpreter (struct seccomp_data in, action out), a table of
+// (arch, syscall, args) -> action for the built-in policies, and decide() checked
+// against the BPF for every x86_64 syscall number.
+#include "policy/policy.hpp"
+#include "seccomp/seccomp.hpp"
+
+#include <gtest/gtest.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace agentjail::seccomp {
+namespace {
+
+constexpr std::uint32_t bad_program = 0xdeadbeef;  // the interpreter's "cannot run this"
+
+// Runs a classic BPF program the way the kernel's seccomp does (no loops: jumps only
+// go forward), on one struct seccomp_data. Returns the SECCOMP_RET_* value.
+std::uint32_t run_bpf(const std::vector<sock_filter>& prog, const seccomp_data& data) {
+    std::uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
+    unsigned char bytes[sizeof(seccomp_data)];
+    std::memcpy(bytes, &data, sizeof bytes);
+    for (size_t pc = 0; pc < prog.size(); ++pc) {
+        const sock_filter& f = prog[pc];
+        const std::uint32_t k = f.k;
+        switch (BPF_CLASS(f.code)) {
+            case BPF_LD:
+            case BPF_LDX: {
+                std::uint32_t v = 0;
+                switch (BPF_MODE(f.code)) {
+                    case BPF_ABS:
+                        if (BPF_SIZE(f.code) != BPF_W || k % 4 != 0 || k + 4 > sizeof bytes)
+                            return bad_program;
+                        std::memcpy(&v, bytes + k, 4);
+                        break;
+                    case BPF_IMM: v = k; break;
+                    case BPF_MEM:
+                        if (k >= BPF_MEMWORDS) return bad_program;
+                        v = mem[k];
+                        break;
+                    case BPF_LEN: v = sizeof bytes; break;
+                    default: return bad_program;
+                }
+                (BPF_CLASS(f.code) == BPF_LD ? a : x) = v;
+                break;
+            }
+            case BPF_ST:
+            case BPF_STX:
+                if (k >= BPF_MEMWORDS) return bad_program;
+                mem[k] = BPF_CLASS(f.code) == BPF_ST ? a : x;
+                break;
+            case BPF_ALU: {
+                std::uint32_t src = BPF_SRC(f.code) == BPF_X ? x : k;
+                switch (BPF_OP(f.code)) {
+                    case BPF_ADD: a += src; break;
+                    case BPF_SUB: a -= src; break;
+                    case BPF_MUL: a *= src; break;
+                    case BPF_DIV:
+                        if (src == 0) return bad_program;
+                        a /= src;
+                        break;
+                    case BPF_MOD:
+                        if (src == 0) return bad_program;
+                        a %= src;
+                        break;
+                    case BPF_OR: a |= src; break;
+                    case BPF_AND: a &= src; break;
+                    case BPF_XOR: a ^= src; break;
+                    case BPF_LSH: a = src < 32 ? a << src : 0; break;
+                    case BPF_RSH: a = src < 32 ? a >> src : 0; break;
+                    case BPF_NEG: a = -a; break;
+                    default: return bad_program;
+                }
+                break;
+            }
+            case BPF_JMP: {
+                std::uint32_t src = BPF_SRC(f.code) == BPF_X ? x : k;
+                bool taken;
+                switch (BPF_OP(f.code)) {
+                    case BPF_JA: pc += k; continue;
+                    case BPF_JEQ: taken = a == src; break;
+                    case BPF_JGT: taken = a > src; break;
+                    case BPF_JGE: taken = a >= src; break;
+                    case BPF_JSET: taken = (a & src) != 0; break;
+                    default: return bad_program;
+                }
+                pc += taken ? f.jt : f.jf;
+                break;
+            }
+            case BPF_RET: return BPF_RVAL(f.code) == BPF_A ? a : k;
+            case BPF_MISC:
+                if (BPF_MISCOP(f.code) == BPF_TAX)
+                    x = a;
+                else
+                    a = x;
+                break;
+            default: return bad_program;
+        }
+    }
+    return bad_program;  // fell off the end: the kernel rejects such a program
+}
+
+std::uint32_t run(const Program& p, std::uint32_t arch, int nr, std::vector<std::uint64_t> args = {}) {
+    seccomp_data d{};
+    d.nr = nr;
+    d.arch = arch;
+    d.instruction_pointer = 0x401000;
+    for (size_t i = 0; i < args.size() && i < 6; ++i) d.args[i] = args[i];
+    return run_bpf(p.bpf(), d);
+}
+
+// What decide() implies the BPF returns: the matched rule's compiled action (a
+// notify rule is a notification whatever its decider then answers), else its own.
+std::uint32_t implied(const Program& p, const Decision& d) {
+    if (d.rule >= 0) return bpf_action(p.rules().at(static_cast<size_t>(d.rule)).action);
+    return bpf_action(d.action);
+}
+
+std::shared_ptr<const Program> compiled(const std::string& name) {
+    auto pol = policy::load(name);
+    EXPECT_TRUE(pol.has_value()) << (pol ? "" : pol.error().message());
+    if (!pol) return nullptr;
+    auto prog = compile(*pol);
+    EXPECT_TRUE(prog.has_value()) << (prog ? "" : prog.error().message());
+    if (!prog) return nullptr;
+    return *prog;
+}
+
+std::shared_ptr<const Program> compiled_text(const std::string& text) {
+    auto pol = policy::load_text(text, "t.toml");
+    EXPECT_TRUE(pol.has_value()) << (pol ? "" : pol.error().message());
+    if (!pol) return nullptr;
+    auto prog = compile(*pol);
+    EXPECT_TRUE(prog.has_value()) << (prog ? "" : prog.error().message());
+    if (!prog) return nullptr;
+    return *prog;
+}
+
+constexpr std::uint32_t X86_64 = AUDIT_ARCH_X86_64;
+constexpr std::uint32_t I386 = AUDIT_ARCH_I386;
+constexpr std::uint32_t ALLOW = SECCOMP_RET_ALLOW;
+constexpr std::uint32_t NOTIFY = SECCOMP_RET_USER_NOTIF;
+constexpr std::uint32_t KILL = SECCOMP_RET_KILL_PROCESS;
+constexpr std::uint32_t x32_bit = 0x40000000;
+
+Decision decide(const Program& p, int nr, std::vector<std::uint64_t> args = {},
+                std::uint32_t arch = X86_64) {
+    std::uint64_t a[6] = {};
+    for (size_t i = 0; i < args.size() && i < 6; ++i) a[i] = args[i];
+    return p.decide(arch, nr, a);
+}
+
+TEST(SeccompInterpreter, RunsAHandWrittenProgram) {
+    // A program the interpreter must get right for the rest to mean anything.
+    std::vector<sock_filter> prog = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, KILL),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1])),
+        BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x10, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, NOTIFY),
+        BPF_STMT(BPF_RET | BPF_K, ALLOW),
+    };
+    seccomp_data d{};
+    d.arch = X86_64;
+    d.args[1] = 0x110;
+    EXPECT_EQ(run_bpf(prog, d), NOTIFY);
+    d.args[1] = 0x100;
+    EXPECT_EQ(run_bpf(prog, d), ALLOW);
+    d.arch = I386;
+    EXPECT_EQ(run_bpf(prog, d), KILL);
+    prog.pop_back();
+    d.arch = X86_64;
+    EXPECT_EQ(run_bpf(prog, d), bad_program);
+}
+
+TEST(SeccompBpf, MinimalHasNoFilter) {
+    auto pol = policy::load("minimal");
+    ASSERT_TRUE(pol.has_value());
+    auto prog = compile(*pol);
+    ASSERT_TRUE(prog.has_value());
+    EXPECT_EQ(*prog, nullptr);
+}
+
+TEST(SeccompBpf, DefaultPolicyDecisions) {
+    auto p = compiled("default");
+    ASSERT_TRUE(p);
+    const Program& d = *p;
+    EXPECT_TRUE(d.needs_listener());
+    EXPECT_EQ(d.default_action().kind, ActionKind::allow);
+    EXPECT_LE(d.bpf().size(), static_cast<size_t>(BPF_MAXINSNS));
+
+    struct Case {
+        const char* what;
+        std::uint32_t arch;
+        int nr;
+        std::vector<std::uint64_t> args;
+        std::uint32_t expect;
+    };
+    const std::uint64_t tiocsti = TIOCSTI;
+    const std::vector<Case> cases = {
+        {"ptrace", X86_64, SYS_ptrace, {}, NOTIFY},
+        {"read", X86_64, SYS_read, {}, ALLOW},
+        {"openat", X86_64, SYS_openat, {}, ALLOW},
+        {"ioctl TIOCSTI", X86_64, SYS_ioctl, {0, tiocsti}, NOTIFY},
+        {"ioctl TIOCSTI high bits", X86_64, SYS_ioctl, {0, tiocsti | (1ull << 32)}, NOTIFY},
+        {"ioctl TIOCSTI 0x123<<32", X86_64, SYS_ioctl, {1, tiocsti | (0x123ull << 32)}, NOTIFY},
+        {"ioctl TIOCLINUX", X86_64, SYS_ioctl, {0, TIOCLINUX}, NOTIFY},
+        {"ioctl FIONREAD", X86_64, SYS_ioctl, {0, FIONREAD}, ALLOW},
+        {"ioctl TCGETS", X86_64, SYS_ioctl, {0, TCGETS}, ALLOW},
+        {"clone NEWUSER", X86_64, SYS_clone, {CLONE_NEWUSER | SIGCHLD}, NOTIFY},
+        {"clone NEWNET", X86_64, SYS_clone, {CLONE_NEWNET}, NOTIFY},
+        {"clone NEWNS", X86_64, SYS_clone, {CLONE_NEWNS | SIGCHLD}, NOTIFY},
+        {"clone SIGCHLD (fork)", X86_64, SYS_clone, {SIGCHLD}, ALLOW},
+        {"clone thread", X86_64, SYS_clone,
+         {CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+          CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID},
+         ALLOW},
+        {"clone3", X86_64, SYS_clone3, {}, NOTIFY},
+        {"unshare", X86_64, SYS_unshare, {CLONE_NEWUSER}, NOTIFY},
+        {"unshare bit 40", X86_64, SYS_unshare, {1ull << 40}, NOTIFY},
+        {"setns", X86_64, SYS_setns, {}, NOTIFY},
+        {"mount", X86_64, SYS_mount, {}, NOTIFY},
+        {"umount2", X86_64, SYS_umount2, {}, NOTIFY},
+        {"pivot_root", X86_64, SYS_pivot_root, {}, NOTIFY},
+        {"open_tree", X86_64, SYS_open_tree, {}, NOTIFY},
+        {"fsopen", X86_64, SYS_fsopen, {}, NOTIFY},
+        {"mount_setattr", X86_64, SYS_mount_setattr, {}, NOTIFY},
+        {"bpf", X86_64, SYS_bpf, {}, NOTIFY},
+        {"io_uring_setup", X86_64, SYS_io_uring_setup, {}, NOTIFY},
+        {"userfaultfd", X86_64, SYS_userfaultfd, {}, NOTIFY},
+        {"keyctl", X86_64, SYS_keyctl, {}, NOTIFY},
+        {"open_by_handle_at", X86_64, SYS_open_by_handle_at, {}, NOTIFY},
+        {"kexec_load", X86_64, SYS_kexec_load, {}, NOTIFY},
+        {"init_module", X86_64, SYS_init_module, {}, NOTIFY},
+        {"iopl", X86_64, SYS_iopl, {}, NOTIFY},
+        {"settimeofday", X86_64, SYS_settimeofday, {}, NOTIFY},
+        {"uselib", X86_64, SYS_uselib, {}, NOTIFY},
+        {"socket AF_INET", X86_64, SYS_socket, {AF_INET, SOCK_STREAM}, ALLOW},
+        {"socket AF_UNIX", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM}, ALLOW},
+        {"socket AF_NETLINK route", X86_64, SYS_socket, {AF_NETLINK, SOCK_RAW, 0}, ALLOW},
+        {"socket AF_NETLINK audit", X86_64, SYS_socket, {AF_NETLINK, SOCK_RAW, 9}, NOTIFY},
+        {"socket AF_VSOCK", X86_64, SYS_socket, {AF_VSOCK, SOCK_STREAM}, NOTIFY},
+        {"socket AF_ALG", X86_64, SYS_socket, {AF_ALG, SOCK_SEQPACKET}, NOTIFY},
+        {"socket AF_PACKET", X86_64, SYS_socket, {AF_PACKET, SOCK_RAW}, NOTIFY},
+        {"socket AF_KEY", X86_64, SYS_socket, {AF_KEY, SOCK_RAW}, NOTIFY},
+        {"socket AF_INET|1<<32", X86_64, SYS_socket, {AF_INET | (1ull << 32)}, NOTIFY},
+        {"personality 0", X86_64, SYS_personality, {0}, ALLOW},
+        {"personality PER_LINUX32", X86_64, SYS_personality, {0x8}, ALLOW},
+        {"personality UNAME26|PER_LINUX32", X86_64, SYS_personality, {0x20008}, ALLOW},
+        {"personality READ_IMPLIES_EXEC", X86_64, SYS_personality, {0x0400000}, NOTIFY},
+        {"personality query", X86_64, SYS_personality, {0xffffffff}, NOTIFY},
+        {"i386 read", I386, 3, {}, KILL},
+        {"i386 unshare", I386, 310, {CLONE_NEWUSER}, KILL},
+        {"i386 socketcall", I386, 102, {}, KILL},
+        {"x32 read", X86_64, static_cast<int>(x32_bit | 0), {}, KILL},
+        {"x32 unshare", X86_64, static_cast<int>(x32_bit | 272), {CLONE_NEWUSER}, KILL},
+        {"x32 ioctl", X86_64, static_cast<int>(x32_bit | 514), {}, KILL},
+        {"nr -1", X86_64, -1, {}, ALLOW},
+        {"nr 999", X86_64, 999, {}, ALLOW},
+    };
+    for (const auto& c : cases) {
+        EXPECT_EQ(run(d, c.arch, c.nr, c.args), c.expect) << c.what;
+        EXPECT_EQ(implied(d, decide(d, c.nr, c.args, c.arch)), c.expect) << c.what << " (decide)";
+    }
+
+    // What the supervisor answers for the notified ones.
+    auto ptrace = decide(d, SYS_ptrace);
+    EXPECT_EQ(ptrace.action.kind, ActionKind::errno_ret);
+    EXPECT_EQ(ptrace.action.err, EPERM);
+    ASSERT_GE(ptrace.rule, 0);
+    EXPECT_EQ(d.rules()[static_cast<size_t>(ptrace.rule)].text.rfind("@debug ", 0), 0u);
+    EXPECT_EQ(d.rules()[static_cast<size_t>(ptrace.rule)].where.rfind("default.toml:", 0), 0u);
+    EXPECT_EQ(decide(d, SYS_clone3).action.err, ENOSYS);
+    EXPECT_EQ(decide(d, SYS_fsopen).action.err, ENOSYS);
+    EXPECT_EQ(decide(d, SYS_mount).action.err, EPERM);
+    EXPECT_EQ(decide(d, SYS_socket, {AF_VSOCK, SOCK_STREAM}).action.err, EAFNOSUPPORT);
+    EXPECT_EQ(decide(d, SYS_ioctl, {0, tiocsti | (1ull << 32)}).action.err, EPERM);
+    auto query = decide(d, SYS_personality, {0xffffffff});
+    EXPECT_EQ(query.action.kind, ActionKind::allow);
+    EXPECT_GE(query.rule, 0);
+    EXPECT_EQ(decide(d, SYS_personality, {0x0040000}).action.err, EPERM);
+    EXPECT_EQ(decide(d, SYS_read).rule, -1);
+    EXPECT_EQ(decide(d, SYS_read).action.kind, ActionKind::allow);
+    EXPECT_EQ(decide(d, 3, {}, I386).action.kind, ActionKind::kill);
+}
+
+TEST(SeccompBpf, StrictPolicyDecisions) {
+    auto p = compiled("strict");
+    ASSERT_TRUE(p);
+    const Program& s = *p;
+    EXPECT_EQ(s.default_action().kind, ActionKind::errno_ret);
+    EXPECT_TRUE(s.needs_listener());
+    EXPECT_LE(s.bpf().size(), static_cast<size_t>(BPF_MAXINSNS));
+    const std::uint64_t tiocsti = TIOCSTI;
+    struct Case {
+        const char* what;
+        std::uint32_t arch;
+        int nr;
+        std::vector<std::uint64_t> args;
+        std::uint32_t expect;
+    };
+    const std::vector<Case> cases = {
+        {"read", X86_64, SYS_read, {}, ALLOW},
+        {"execve", X86_64, SYS_execve, {}, ALLOW},
+        {"sendmsg", X86_64, SYS_sendmsg, {}, ALLOW},
+        {"exit_group", X86_64, SYS_exit_group, {}, ALLOW},
+        {"unknown nr 999", X86_64, 999, {}, NOTIFY},
+        {"ptrace", X86_64, SYS_ptrace, {}, NOTIFY},
+        {"ioctl FIONREAD", X86_64, SYS_ioctl, {0, FIONREAD}, ALLOW},
+        {"ioctl TCGETS", X86_64, SYS_ioctl, {0, TCGETS}, ALLOW},
+        {"ioctl TIOCSTI", X86_64, SYS_ioctl, {0, tiocsti}, NOTIFY},
+        {"ioctl TIOCSTI high", X86_64, SYS_ioctl, {0, tiocsti | (1ull << 32)}, NOTIFY},
+        {"ioctl TIOCLINUX", X86_64, SYS_ioctl, {0, TIOCLINUX}, NOTIFY},
+        {"ioctl TIOCSTI+1", X86_64, SYS_ioctl, {0, tiocsti + 1}, ALLOW},
+        {"clone SIGCHLD", X86_64, SYS_clone, {SIGCHLD}, ALLOW},
+        {"clone NEWUSER", X86_64, SYS_clone, {CLONE_NEWUSER | SIGCHLD}, NOTIFY},
+        {"clone3", X86_64, SYS_clone3, {}, NOTIFY},
+        {"socket AF_INET", X86_64, SYS_socket, {AF_INET, SOCK_STREAM}, ALLOW},
+        {"socket AF_VSOCK", X86_64, SYS_socket, {AF_VSOCK, SOCK_STREAM}, NOTIFY},
+        {"personality 0", X86_64, SYS_personality, {0}, ALLOW},
+        {"personality 0x400000", X86_64, SYS_personality, {0x400000}, NOTIFY},
+        {"i386", I386, 3, {}, KILL},
+        {"x32", X86_64, static_cast<int>(x32_bit | 1), {}, KILL},
+    };
+    for (const auto& c : cases) {
+        EXPECT_EQ(run(s, c.arch, c.nr, c.args), c.expect) << c.what;
+        EXPECT_EQ(implied(s, decide(s, c.nr, c.args, c.arch)), c.expect) << c.what << " (decide)";
+    }
+    auto unknown = decide(s, 999);
+    EXPECT_EQ(unknown.rule, -1);
+    EXPECT_EQ(unknown.action.kind, ActionKind::errno_ret);
+    EXPECT_EQ(unknown.action.err, EPERM);
+    EXPECT_EQ(decide(s, SYS_clone3).action.err, ENOSYS);
+    EXPECT_EQ(decide(s, SYS_ioctl, {0, tiocsti}).action.err, EPERM);
+    EXPECT_EQ(decide(s, SYS_personality, {0xffffffff}).action.kind, ActionKind::allow);
+}
+
+// Argument sets that exercise the comparisons: zero, the interesting constants, high
+// bits (what the kernel truncates), every flag, and values just around them.
+std::vector<std::vector<std::uint64_t>> argument_sets() {
+    std::vector<std::vector<std::uint64_t>> sets = {
+        {},
+        {SIGCHLD},
+        {CLONE_NEWUSER | SIGCHLD},
+        {CLONE_NEWNS, 0, 0},
+        {0, TIOCSTI},
+        {0, TIOCSTI | (1ull << 32)},
+        {0, TIOCLINUX},
+        {0, FIONREAD},
+        {0, TIOCSTI + 1},
+        {0, TIOCSTI - 1},
+        {AF_INET, SOCK_STREAM, 0},
+        {AF_NETLINK, SOCK_RAW, 9},
+        {AF_NETLINK, SOCK_RAW, 15},
+        {AF_NETLINK, SOCK_RAW, 0},
+        {AF_NETLINK + 1},
+        {AF_VSOCK},
+        {AF_KEY},
+        {AF_KEY | (1ull << 32)},
+        {0xffffffff},
+        {0x1ffffffff},
+        {0x20008},
+        {0x400000},
+        {~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull},
+        {0x8000000000000000ull, 0x80000000ull, 0x7fffffffull},
+    };
+    for (int b = 0; b < 64; b += 3) sets.push_back({1ull << b, 1ull << b, 1ull << b});
+    return sets;
+}
+
+void sweep(const Program& p, const std::string& name) {
+    const auto sets = argument_sets();
+    for (std::uint32_t arch : {X86_64, I386}) {
+        for (int nr = 0; nr <= 470; ++nr) {
+            for (std::uint32_t bits : {0u, x32_bit}) {
+                const int n = static_cast<int>(static_cast<std::uint32_t>(nr) | bits);
+                for (const auto& args : sets) {
+                    std::uint32_t bpf = run(p, arch, n, args);
+                    ASSERT_NE(bpf, bad_program) << name << " nr " << n;
+                    Decision d = decide(p, n, args, arch);
+                    ASSERT_EQ(implied(p, d), bpf)
+                        << name << ": arch " << arch_name(arch) << " nr " << n << " ("
+                        << syscall_name(arch, n) << ") args[0]=" << (args.empty() ? 0 : args[0])
+                        << " args[1]=" << (args.size() > 1 ? args[1] : 0);
+                    // Nothing but an allowed call is let run without the supervisor.
+                    if (d.action.kind == ActionKind::allow && d.rule < 0) ASSERT_EQ(bpf, ALLOW);
+                }
+            }
+        }
+    }
+}
+
+TEST(SeccompBpf, DecideAgreesWithTheBpfForEverySyscallDefault) {
+    auto p = compiled("default");
+    ASSERT_TRUE(p);
+    sweep(*p, "default");
+}
+
+TEST(SeccompBpf, DecideAgreesWithTheBpfForEverySyscallStrict) {
+    auto p = compiled("strict");
+    ASSERT_TRUE(p);
+    sweep(*p, "strict");
+}
+
+TEST(SeccompBpf, NestedSandboxesLeaveTheNamespaceRulesOut) {
+    auto p = compiled_text("extends = 'default'\n[seccomp]\nnested_sandboxes = true\n");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(run(*p, X86_64, SYS_unshare, {CLONE_NEWUSER}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_clone, {CLONE_NEWUSER | SIGCHLD}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_clone3), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_mount), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_pivot_root), ALLOW);
+    // The rest of the baseline stays.
+    EXPECT_EQ(run(*p, X86_64, SYS_ptrace), NOTIFY);
+    EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, TIOCSTI}), NOTIFY);
+    EXPECT_EQ(run(*p, I386, 3), KILL);
+    EXPECT_NE(p->to_text().find("left out (nested_sandboxes = true)"), std::string::npos);
+    sweep(*p, "nested");
+}
+
+TEST(SeccompBpf, AProjectCanReallowACall) {
+    auto p = compiled_text(
+        "extends = 'default'\n[[seccomp.rule]]\nsyscalls = ['ptrace']\naction = 'allow'\n"
+        "why = 'the project debugs its tests with gdb'\n");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(run(*p, X86_64, SYS_ptrace), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_process_vm_readv), NOTIFY);  // the rest of @debug stays
+    auto d = decide(*p, SYS_ptrace);
+    ASSERT_GE(d.rule, 0);
+    EXPECT_EQ(p->rules()[static_cast<size_t>(d.rule)].where, "t.toml:2:1");
+    EXPECT_NE(p->to_text().find("replaced for: ptrace (by t.toml:2:1)"), std::string::npos)
+        << p->to_text();
+}
+
+TEST(SeccompBpf, KillAndLogAndErrnoRules) {
+    auto p = compiled_text(R"([seccomp]
+[[seccomp.rule]]
+syscalls = ["ptrace"]
+action = "kill"
+[[seccomp.rule]]
+syscalls = ["getpid"]
+action = "log"
+[[seccomp.rule]]
+syscalls = ["mkdir"]
+action = "errno:EROFS"
+[[seccomp.rule]]
+syscalls = ["kill"]
+args = ["arg0 <= 1", "arg1 != 0"]
+action = "errno:EPERM"
+[[seccomp.rule]]
+syscalls = ["mmap"]
+args = ["arg2 & PROT_WRITE|PROT_EXEC == PROT_WRITE|PROT_EXEC"]
+action = "errno:EACCES"
+[[seccomp.rule]]
+syscalls = ["lseek"]
+args = ["arg2 >= 3"]
+action = "errno:EINVAL"
+[[seccomp.rule]]
+syscalls = ["dup2"]
+args = ["arg1 > 1000", "arg0 < 3"]
+action = "errno:EBADF"
+)");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(run(*p, X86_64, SYS_ptrace), KILL);
+    EXPECT_EQ(decide(*p, SYS_ptrace).action.kind, ActionKind::kill);
+    EXPECT_EQ(run(*p, X86_64, SYS_getpid), NOTIFY);
+    EXPECT_EQ(decide(*p, SYS_getpid).action.kind, ActionKind::log);
+    EXPECT_EQ(decide(*p, SYS_mkdir).action.err, EROFS);
+    EXPECT_EQ(run(*p, X86_64, SYS_kill, {1, 9}), NOTIFY);
+    EXPECT_EQ(run(*p, X86_64, SYS_kill, {1, 0}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_kill, {2, 9}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_mmap, {0, 4096, 7}), NOTIFY);
+    EXPECT_EQ(run(*p, X86_64, SYS_mmap, {0, 4096, 3}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_lseek, {0, 0, 3}), NOTIFY);
+    EXPECT_EQ(run(*p, X86_64, SYS_lseek, {0, 0, 2}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_lseek, {0, 0, 1ull << 33}), NOTIFY);
+    EXPECT_EQ(run(*p, X86_64, SYS_dup2, {2, 1001}), NOTIFY);
+    EXPECT_EQ(run(*p, X86_64, SYS_dup2, {3, 1001}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_dup2, {2, 1000}), ALLOW);
+    sweep(*p, "kinds");
+}
+
+TEST(SeccompBpf, ExceptionsToAnUnconditionalRule) {
+    // In a default-deny policy, "allow ioctl except TIOCSTI": libseccomp has no else
+    // branch, so the allow is compiled over the complement of the exceptions.
+    auto p = compiled_text(R"([seccomp]
+default = "errno:EPERM"
+[[seccomp.rule]]
+syscalls = ["ioctl"]
+action = "allow"
+[[seccomp.rule]]
+syscalls = ["ioctl"]
+args = ["arg1 & 0xffffffff == TIOCSTI"]
+action = "errno:EIO"
+[[seccomp.rule]]
+syscalls = ["ioctl"]
+args = ["arg1 == 0x1234"]
+action = "kill"
+)");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, FIONREAD}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, TIOCSTI}), NOTIFY);
+    EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, TIOCSTI | (7ull << 32)}), NOTIFY);
+    EXPECT_EQ(decide(*p, SYS_ioctl, {0, TIOCSTI}).action.err, EIO);
+    EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, 0x1234}), KILL);
+    EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, 0x1234 | (1ull << 40)}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_read), NOTIFY);
+    sweep(*p, "exceptions");
+}
+
+TEST(SeccompBpf, TextAndJsonNameTheRules) {
+    auto p = compiled("default");
+    ASSERT_TRUE(p);
+    std::string text = p->to_text();
+    EXPECT_NE(text.find("i386 (int 0x80) and x32 calls: kill the process"), std::string::npos);
+    EXPECT_NE(text.find("execve sendmsg close write exit exit_group"), std::string::npos);
+    EXPECT_NE(text.find("ioctl if arg1 & 0xffffffff == TIOCSTI -> errno:EPERM"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("(not on x86_64: umount)"), std::string::npos) << text;
+    EXPECT_NE(text.find("BPF instructions"), std::string::npos);
+    std::string json = to_json(*p);
+    EXPECT_NE(json.find("\"ptrace\": {\n      \"nr\": 101,\n      \"action\": \"errno:EPERM\""),
+              std::string::npos)
+        << json.substr(0, 2000);
+    EXPECT_NE(json.find("\"bpf_instructions\": " + std::to_string(p->bpf().size())),
+              std::string::npos);
+    std::printf("[ info ] default: %zu BPF instructions\n", p->bpf().size());
+    auto s = compiled("strict");
+    ASSERT_TRUE(s);
+    std::printf("[ info ] strict: %zu BPF instructions\n", s->bpf().size());
+}
+
+TEST(SeccompBpf, NamesForTheLog) {
+    EXPECT_EQ(syscall_name(X86_64, 257), "openat");
+    EXPECT_EQ(syscall_name(I386, 310), "unshare");
+    EXPECT_EQ(syscall_name(X86_64, 999), "syscall 999");
+    EXPECT_EQ(arch_name(X86_64), "x86_64");
+    EXPECT_EQ(arch_name(I386), "i386");
+}
+
+}  // namespace
+}  // namespace agentjail::seccomp
