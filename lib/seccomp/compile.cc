@@ -296,7 +296,16 @@ std::string CompiledProgram::to_text() const {
         bool group = rr.info.text.find('@') != std::string::npos;
         if (group) out += "        = " + join(rr.members) + "\n";
         if (!rr.not_native.empty()) out += "        (not on x86_64: " + join(rr.not_native) + ")\n";
-        if (!rr.replaced.empty()) out += "        replaced for: " + join(rr.replaced, ", ") + "\n";
+        // "replaced: open_tree move_mount ... by default.toml:89:1", one line per rule.
+        std::vector<std::string> by;
+        for (const auto& [call, where] : rr.replaced)
+            if (std::find(by.begin(), by.end(), where) == by.end()) by.push_back(where);
+        for (const auto& w : by) {
+            std::vector<std::string> calls;
+            for (const auto& [call, where] : rr.replaced)
+                if (where == w) calls.push_back(call);
+            out += "        replaced: " + join(calls) + " by " + w + "\n";
+        }
         if (!rr.info.why.empty()) out += "        why: " + rr.info.why + "\n";
     }
     if (!r_.left_out.empty()) {
@@ -342,7 +351,10 @@ std::string to_json(const Program& program) {
         j["nested_sandboxes"] = res.nested;
         for (size_t i = 0; i < res.rules.size() && i < rules.size(); ++i) {
             rules[i]["syscalls"] = res.rules[i].members;
-            rules[i]["replaced"] = res.rules[i].replaced;
+            json replaced = json::array();
+            for (const auto& [call, where] : res.rules[i].replaced)
+                replaced.push_back({{"syscall", call}, {"by", where}});
+            rules[i]["replaced"] = std::move(replaced);
         }
         j["rules"] = std::move(rules);
         j["left_out"] = res.left_out;

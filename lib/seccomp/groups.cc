@@ -40,7 +40,7 @@ const std::vector<Group>& groups() {
         {"@cpu-emulation", "changing the local descriptor table and vm86 mode",
          {"modify_ldt", "vm86", "vm86old"}},
         {"@numa", "NUMA memory placement",
-         {"get_mempolicy", "mbind", "set_mempolicy", "set_mempolicy_home_node",
+         {"mbind", "set_mempolicy", "set_mempolicy_home_node",
           "migrate_pages", "move_pages"}},
         {"@userfaultfd", "user-space page fault handling (a classic exploit primitive)",
          {"userfaultfd"}},

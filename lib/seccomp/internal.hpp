@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace agentjail::seccomp::detail {
@@ -69,7 +70,8 @@ struct ResolvedRule {
     RuleInfo info;
     std::vector<std::string> members;      // the native syscalls it names (groups expanded)
     std::vector<std::string> not_native;   // group members x86_64 does not have
-    std::vector<std::string> replaced;     // "ptrace (by p.toml:3:1)"
+    // Calls later unconditional rules took over: (syscall, that rule's position).
+    std::vector<std::pair<std::string, std::string>> replaced;
 };
 
 // The policy's [seccomp] section with names, actions and conditions resolved and

@@ -542,9 +542,9 @@ Result<Resolved> resolve(const policy::Policy& p) {
             if (!conditional) {
                 for (const auto& old : t.entries) {
                     auto& replaced = r.rules[static_cast<size_t>(old.rule)].replaced;
-                    std::string note = c.name + " (by " + rr.info.where + ")";
+                    std::pair<std::string, std::string> note{c.name, rr.info.where};
                     if (std::find(replaced.begin(), replaced.end(), note) == replaced.end())
-                        replaced.push_back(note);
+                        replaced.push_back(std::move(note));
                 }
                 t.entries.clear();
             } else {

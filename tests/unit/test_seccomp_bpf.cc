@@ -442,7 +442,7 @@ TEST(SeccompBpf, AProjectCanReallowACall) {
     auto d = decide(*p, SYS_ptrace);
     ASSERT_GE(d.rule, 0);
     EXPECT_EQ(p->rules()[static_cast<size_t>(d.rule)].where, "t.toml:2:1");
-    EXPECT_NE(p->to_text().find("replaced for: ptrace (by t.toml:2:1)"), std::string::npos)
+    EXPECT_NE(p->to_text().find("replaced: ptrace by t.toml:2:1"), std::string::npos)
         << p->to_text();
 }
 

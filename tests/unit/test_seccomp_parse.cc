@@ -456,6 +456,27 @@ TEST(SeccompConstants, Tables) {
     EXPECT_EQ(bpf_action({ActionKind::log, 0}), 0x7fc00000u);
 }
 
+// The first ```toml block of a document in docs/.
+std::string doc_example(const std::string& name) {
+    std::string doc = ajtest::read_file(std::string(AJ_SOURCE_DIR) + "/docs/" + name);
+    auto start = doc.find("```toml\n");
+    EXPECT_NE(start, std::string::npos) << name;
+    if (start == std::string::npos) return "";
+    start += 8;
+    return doc.substr(start, doc.find("```", start) - start);
+}
+
+TEST(SeccompDocs, TheExamplesCompile) {
+    for (const char* name : {"seccomp.md", "policy-format.md"}) {
+        auto p = policy::load_text(doc_example(name), name);
+        ASSERT_TRUE(p.has_value()) << name << ": " << p.error().message();
+        auto c = compile(*p);
+        ASSERT_TRUE(c.has_value()) << name << ": " << c.error().message();
+        ASSERT_TRUE(*c) << name;
+        EXPECT_EQ(decide(**c, SYS_mount, {0x10000000}).action.err, EPERM) << name;
+    }
+}
+
 TEST(SeccompCheck, CheckReportsSeccompErrorsWithTheirPosition) {
     ajtest::TempDir dir("aj-seccomp-check");
     std::string bad = dir.write("bad.toml", "extends = 'default'\n[[seccomp.rule]]\n"
