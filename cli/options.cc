@@ -465,7 +465,11 @@ std::string gc_help() {
            "Usage:\n"
            "  agentjail gc\n"
            "\n"
-           "Prints one line per group removed; exit status 1 when one could not be removed.\n";
+           "Prints one line per group removed; exit status 1 when one could not be removed.\n"
+           "\n"
+           "Examples:\n"
+           "  agentjail gc\n"
+           "  sudo agentjail gc      # the groups of runs made as root\n";
 }
 
 int report(const Error& e) {
