@@ -218,6 +218,9 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     auto filter = seccomp::compile(policy);
     if (!filter) return std::move(filter).error();
     plan.seccomp = std::move(*filter);
+    // The second lock on nested user namespaces goes with the filter's: a policy
+    // without [seccomp] (minimal) or one that opts into nested sandboxes keeps them.
+    plan.allow_nested_userns = !policy.has_seccomp || policy.seccomp_nested.value;
     if (plan.seccomp && !policy.seccomp_log.value.empty()) {
         std::string raw = policy.seccomp_log.value;
         // A relative --seccomp-log FILE means what it means in the caller's shell.
@@ -225,6 +228,9 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         auto log = detail::expand(raw, ctx, policy.seccomp_log.origin);
         if (!log) return std::move(log).error();
         plan.seccomp_log = *log;
+    } else if (!policy.seccomp_log.value.empty()) {
+        plan.notes.push_back("seccomp log " + policy.seccomp_log.value +
+                             ": the policy has no [seccomp] section, so no call is filtered or logged");
     }
 
     plan.uid = host.uid;
