@@ -83,6 +83,8 @@ po::options_description run_options() {
          "size of tmpfs mounts that give none (default 1G)")
         ("allow-degraded",
          "run with rlimits only when no cgroup can be made for the limits (reported in the result)")
+        ("seccomp-log", po::value<std::string>()->value_name("FILE"),
+         "write one JSON line per refused system call (time, pid, syscall, arch, args, rule, action)")
         ("verbose,v", "print the plan's summary and notes to stderr before running");
     // clang-format on
     return d;
@@ -183,6 +185,8 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
             policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--workspace")};
         // Named by the user: the only way a workspace may be / or the home directory.
         p.workspace_explicit = true;
+    } else if (key == "seccomp-log") {
+        p.seccomp_log = policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--seccomp-log")};
     } else if (key == "hostname") {
         p.hostname = policy::Located<std::string>{value, flag_origin("--hostname")};
     } else if (key == "cwd") {
