@@ -54,6 +54,13 @@ const std::set<std::string> kRefusedEperm = {
 const std::set<std::string> kRefusedEnosys = {"clone3", "open_tree", "move_mount", "fsopen",
                                               "fsconfig", "fsmount", "fspick", "mount_setattr"};
 
+// Numbers the kernel runs without consulting seccomp at all: uretprobe (335, Linux
+// 6.11) and uprobe (336, 6.17) are passed through so that probed binaries work in
+// sandboxes; called from anywhere but the kernel's trampoline they only raise SIGILL
+// or fail (ENXIO). No filter can refuse them, so they must get what they get
+// without one.
+const std::set<long> kSeccompBypass = {335, 336};
+
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
@@ -130,6 +137,10 @@ void compare_with_explain(const nlohmann::json& sc, const SweepRun& s, const Swe
         std::string label = std::to_string(nr) + " (" + ajsc::syscall_name(kX8664, static_cast<int>(nr)) + ")";
         bool rec = !records_of(s.p, "x86_64", nr).empty();
         std::string cv = control.by_nr.count(nr) ? control.by_nr.at(nr) : "<missing>";
+        if (kSeccompBypass.count(nr)) {
+            if (v != cv || rec) problems.push_back(label + ": seccomp never sees it, yet " + v + " vs " + cv);
+            continue;
+        }
         if (want == "allow" || want == "log") {
             if (v != cv && !(ajsc::is_signal(v) && v == cv))
                 problems.push_back(label + ": explain says " + want + ", got " + v + " (without a filter: " + cv + ")");
@@ -580,8 +591,8 @@ TEST_F(Escape, CAP04_NestedUserNamespacesRefused) {
 // user + mount namespace would detach every bind and let the rename reach the host
 // directory. The chain must stop at unshare (EPERM; also with bit 40 set and through
 // clone) and the host file stays byte-identical. The positive control runs the whole
-// chain in a sandbox that allows nested namespaces (no filter, no userns limit) and
-// must get past unshare (and, on kernels that allow the detach, replace the file).
+// chain under the minimal policy (no filter, nested namespaces kept) and must replace
+// the file.
 TEST_F(Escape, FS02_NestedUserNamespaceCannotDetachBinds) {
     std::string victim_dir = jail.ws() + "/.git";
     std::string content = "[core]\n\tbare = false\n# " + unique_name("victim") + "\n";
@@ -600,24 +611,21 @@ TEST_F(Escape, FS02_NestedUserNamespaceCannotDetachBinds) {
         EXPECT_FALSE(ajtest::exists(victim + ".aside")) << how;
     }
 
-    // Positive control: a policy that opts in to nested sandboxes, on the minimal base.
-    ajtest::TempDir pol("aj-pol");
-    std::string polfile = pol.write("nested.toml",
-                                    "# FS-02 control: no filter, nested user namespaces allowed\n"
-                                    "extends = \"minimal\"\n\n[seccomp]\nnested_sandboxes = true\n");
+    // Positive control: the minimal policy has no filter and keeps nested namespaces
+    // (it is bare isolation), so the same chain runs to the end there and replaces a
+    // file bound read-only the same way (in a directory of this test's own).
     std::string control_dir = jail.ws() + "/control";
     std::string control_victim = jail.ws_dir().write("control/config", content);
-    auto c = jail.control({"-p", polfile, "--rw", control_dir, "--ro", control_victim, "--ro", AJ_HELPERS_DIR,
+    auto c = jail.control({"-p", "minimal", "--rw", control_dir, "--ro", control_victim, "--ro", AJ_HELPERS_DIR,
                            "--", nestns, control_dir, "config", "unshare"});
+    EXPECT_TRUE(ajtest::contains(c.out, "stage=direct-rename:EBUSY")) << ajit::describe(c);
     EXPECT_TRUE(ajtest::contains(c.out, "stage=maps"))
-        << "control: the chain does not get past unshare even with nested namespaces allowed\n"
+        << "control: the chain does not get past unshare even without a filter\n"
         << ajit::describe(c);
-    if (ajtest::contains(c.out, "result=replaced")) {
-        EXPECT_NE(ajtest::read_file(control_victim), content) << "control reported replaced, file unchanged";
-        std::cout << "[   NOTE   ] control: the whole chain replaced the read-only-bound file\n";
-    } else {
-        std::cout << "[   NOTE   ] control stopped after unshare: " << c.out << "\n";
-    }
+    EXPECT_TRUE(ajtest::contains(c.out, "result=replaced")) << "control: the chain did not finish\n"
+                                                            << ajit::describe(c);
+    EXPECT_EQ(ajtest::read_file(control_victim), "replaced by nestns\n") << "control: the host file is unchanged";
+    EXPECT_EQ(ajtest::read_file(control_victim + ".aside"), content) << "control: the original was not moved aside";
 }
 
 // FS-11: open_by_handle_at ("shocker") and name_to_handle_at are refused by the

@@ -79,6 +79,24 @@ TEST_F(Sandbox, SeccompLogHasOneRecordPerRefusedCall) {
         EXPECT_NE(ajtest::trim(line).rfind('#', 0), 0u) << d.rule << " points at a comment: " << line;
         std::cout << "[   NOTE   ] " << d.syscall << " <- " << d.rule << ": " << ajtest::trim(line) << "\n";
     }
+    // The rule named is the one that covers the call, as explain lists the rules.
+    auto e = jail.run({"explain", "--json", "-C", jail.ws(), "--", "true"});
+    ASSERT_EQ(e.status, 0) << describe(e);
+    nlohmann::json rules;
+    try {
+        rules = nlohmann::json::parse(e.out).at("seccomp").at("rules");
+    } catch (const std::exception& ex) {
+        FAIL() << "explain --json has no seccomp.rules: " << ex.what();
+    }
+    for (const auto& d : r.denials) {
+        bool covered = false;
+        for (const auto& rule : rules) {
+            if (rule.value("where", std::string()) != d.rule || !rule.contains("syscalls")) continue;
+            for (const auto& s : rule["syscalls"]) covered = covered || s == d.syscall;
+            EXPECT_EQ(rule.value("why", std::string()), d.why) << d.line;
+        }
+        EXPECT_TRUE(covered) << d.rule << " is not a rule that lists " << d.syscall << "\n" << e.out;
+    }
 }
 
 // A run without any refused call writes the log file, empty; the filter's allowed
