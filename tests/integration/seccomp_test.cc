@@ -37,15 +37,28 @@ std::string policy_line(const std::string& rule, std::string* why) {
     *why = "the file has only " + std::to_string(n) + " lines";
     return "";
 }
+// denials.syscalls of a --result-file record, -1 when it is not there.
+long long syscall_denials(const std::string& path) {
+    try {
+        return nlohmann::json::parse(ajtest::read_file(path)).at("denials").at("syscalls").get<long long>();
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
 }  // namespace
 
 // A probe that makes exactly three refused calls (ptrace, bpf, unshare), directly,
 // writes exactly three records: each names its syscall, the x86-64 arch, its number
 // and arguments, the action, and the rule as default.toml:LINE:COL pointing at a
-// line of the policy that exists.
+// line of the policy that exists and at a rule explain lists for that syscall; the
+// run's result record counts three denials.
 TEST_F(Sandbox, SeccompLogHasOneRecordPerRefusedCall) {
-    auto r = run_in(jail, Mode::default_policy, probe({"three"}));
+    ajtest::TempDir out("aj-result");
+    std::string result = out.path() + "/result.json";
+    auto r = run_in(jail, Mode::default_policy, probe({"three"}), {"--result-file", result});
     ASSERT_EQ(r.run.status, 0) << ajsc::describe(r);
+    // The run's result counts them too.
+    EXPECT_EQ(syscall_denials(result), 3) << ajtest::read_file(result);
     EXPECT_EQ(value_or(r.res, "ptrace"), "EPERM") << r.run.out;
     EXPECT_EQ(value_or(r.res, "bpf"), "EPERM") << r.run.out;
     EXPECT_EQ(value_or(r.res, "unshare"), "EPERM") << r.run.out;
@@ -102,8 +115,12 @@ TEST_F(Sandbox, SeccompLogHasOneRecordPerRefusedCall) {
 // A run without any refused call writes the log file, empty; the filter's allowed
 // path (an ordinary shell pipeline) never produces a record.
 TEST_F(Sandbox, SeccompLogIsEmptyWithoutRefusals) {
-    auto r = run_in(jail, Mode::default_policy, {"/bin/sh", "-c", "ls / | wc -l >/dev/null; echo done"});
+    ajtest::TempDir out("aj-result");
+    std::string result = out.path() + "/result.json";
+    auto r = run_in(jail, Mode::default_policy, {"/bin/sh", "-c", "ls / | wc -l >/dev/null; echo done"},
+                    {"--result-file", result});
     ASSERT_EQ(r.run.status, 0) << ajsc::describe(r);
+    EXPECT_EQ(syscall_denials(result), 0) << ajtest::read_file(result);
     EXPECT_EQ(ajtest::trim(r.run.out), "done");
     EXPECT_EQ(r.log_error, "") << ajsc::describe(r);
     EXPECT_EQ(r.log_text, "") << "records for a run that made no refused call";
