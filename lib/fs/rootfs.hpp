@@ -57,7 +57,9 @@ enum class Stage : int {
     rlimits,
     seccomp,
     userns_limit,
+    proxy_socket,
     listener = 100,  // not a failure: the message carries the seccomp listener fd
+    proxy_fd = 101,  // not a failure: the message carries the proxy's listening socket
 };
 
 const char* stage_name(Stage s);

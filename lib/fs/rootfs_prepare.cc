@@ -107,6 +107,8 @@ const char* stage_name(Stage s) {
         case Stage::seccomp: return "loading the seccomp filter";
         case Stage::userns_limit: return "disabling nested user namespaces";
         case Stage::listener: return "passing the seccomp listener";
+        case Stage::proxy_socket: return "opening the proxy's socket inside the sandbox";
+        case Stage::proxy_fd: return "passing the proxy's socket";
     }
     return "unknown stage";
 }

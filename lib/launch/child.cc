@@ -8,6 +8,8 @@
 #include "sys/syscalls.hpp"
 
 #include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -30,9 +32,50 @@ void report(int fd, fs::Stage stage, int err, int index) {
     } while (n < 0 && errno == EINTR);
 }
 
+int send_fd(int sock, fs::Stage what, int fd) {
+    Report r{static_cast<std::int32_t>(what), 0, -1};
+    iovec iov{&r, sizeof r};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    std::memset(control, 0, sizeof control);
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ssize_t n;
+    do {
+        n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 ? -errno : 0;
+}
+
 namespace {
 
 void noop_handler(int) {}
+
+// The proxy's socket is created here, in the sandbox's network namespace, so it
+// stays bound to it; the supervisor accepts on it from the host's network.
+int open_proxy_socket(std::uint16_t port) {
+    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return -errno;
+    int one = 1;
+    ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 || ::listen(s, 256) < 0) {
+        int e = errno;
+        ::close(s);
+        return -e;
+    }
+    return s;
+}
 
 int loopback_up() {
     int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -127,6 +170,13 @@ void child_main(ChildSpec& s) {
     if (s.loopback) {
         int r = loopback_up();
         if (r < 0) fail(s, fs::Stage::loopback, -r);
+    }
+    if (s.proxy_port != 0) {
+        int ps = open_proxy_socket(s.proxy_port);
+        if (ps < 0) fail(s, fs::Stage::proxy_socket, -ps);
+        int r = send_fd(s.err_fd, fs::Stage::proxy_fd, ps);
+        if (r < 0) fail(s, fs::Stage::proxy_fd, -r);
+        ::close(ps);  // neither the init nor the command keeps it
     }
     if (::chdir(s.cwd) < 0) fail(s, fs::Stage::chdir, errno);
 

@@ -43,6 +43,7 @@ struct ChildSpec {
     bool die_with_parent = true;
     bool limit_userns = true;  // write user.max_user_namespaces = 0 in our namespace
     int broadcast_sig = 0;     // from outside: the init sends SIGTERM to every process
+    std::uint16_t proxy_port = 0;  // >0: listen on 127.0.0.1:port, pass the socket out
 
     struct Limit {
         int resource;

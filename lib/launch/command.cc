@@ -25,29 +25,6 @@ namespace {
     ::_exit(125);
 }
 
-// Hands the seccomp listener to the supervisor as SCM_RIGHTS, with a Report
-// header so the parent can tell it from a failure.
-int send_listener(int sock, int fd) {
-    Report r{static_cast<std::int32_t>(fs::Stage::listener), 0, -1};
-    iovec iov{&r, sizeof r};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    std::memset(control, 0, sizeof control);
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    ssize_t n;
-    do {
-        n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
-    } while (n < 0 && errno == EINTR);
-    return n < 0 ? -errno : 0;
-}
 }  // namespace
 
 void run_command(const ChildSpec& s, mode_t caller_umask) {
@@ -100,7 +77,7 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
         long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
         if (fd < 0) fail(s, fs::Stage::seccomp, errno);
         if (s.want_listener) {
-            int r = send_listener(s.err_fd, static_cast<int>(fd));
+            int r = send_fd(s.err_fd, fs::Stage::listener, static_cast<int>(fd));
             if (r < 0) fail(s, fs::Stage::listener, -r);
             ::close(static_cast<int>(fd));
         }

@@ -93,6 +93,7 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.die_with_parent = plan.die_with_parent;
     s.limit_userns = !plan.allow_nested_userns;
     s.broadcast_sig = SIGRTMIN + 2;
+    s.proxy_port = plan.proxy_port;
     for (const auto& r : plan.rlimits) {
         ChildSpec::Limit l{};
         l.resource = r.resource;
@@ -215,14 +216,23 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         if (n != static_cast<ssize_t>(sizeof r)) continue;
-        if (r.stage == static_cast<std::int32_t>(fs::Stage::listener)) {
+        auto passed_fd = [&msg]() {
+            sys::UniqueFd out;
             for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
                     int fd = -1;
                     std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-                    listener.reset(fd);
+                    out.reset(fd);
                 }
             }
+            return out;
+        };
+        if (r.stage == static_cast<std::int32_t>(fs::Stage::proxy_fd)) {
+            p.set_proxy_socket(passed_fd());
+            continue;
+        }
+        if (r.stage == static_cast<std::int32_t>(fs::Stage::listener)) {
+            listener = passed_fd();
             // From now on the command may block on a refused call until we answer:
             // start serving before waiting for its execve.
             Supervisor::Config sc;
@@ -261,7 +271,8 @@ Process::Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd)
 
 Process::Process(Process&& o) noexcept
     : pid_(o.pid_), pidfd_(std::move(o.pidfd_)), status_fd_(std::move(o.status_fd_)),
-      started_(o.started_), reaped_(o.reaped_), supervisor_(std::move(o.supervisor_)) {
+      started_(o.started_), reaped_(o.reaped_), supervisor_(std::move(o.supervisor_)),
+      proxy_socket_(std::move(o.proxy_socket_)) {
     o.reaped_ = true;
 }
 
@@ -274,6 +285,7 @@ Process& Process::operator=(Process&& o) noexcept {
         started_ = o.started_;
         reaped_ = o.reaped_;
         supervisor_ = std::move(o.supervisor_);
+        proxy_socket_ = std::move(o.proxy_socket_);
         o.reaped_ = true;
     }
     return *this;

@@ -56,6 +56,11 @@ public:
     void supervise(std::unique_ptr<Supervisor> s);
     bool supervised() const noexcept { return supervisor_ != nullptr; }
 
+    // The listening socket inside the sandbox's network namespace (Plan::proxy_port),
+    // for the network proxy to serve; taken once.
+    sys::UniqueFd take_proxy_socket() { return std::move(proxy_socket_); }
+    void set_proxy_socket(sys::UniqueFd fd) { proxy_socket_ = std::move(fd); }
+
 private:
     void kill_and_reap() noexcept;
     pid_t pid_ = -1;
@@ -64,6 +69,7 @@ private:
     std::chrono::steady_clock::time_point started_;
     bool reaped_ = false;
     std::unique_ptr<Supervisor> supervisor_;
+    sys::UniqueFd proxy_socket_;
 };
 
 // Clones the sandbox and runs every setup step; returns once the command has

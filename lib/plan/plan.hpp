@@ -106,6 +106,11 @@ struct Plan {
     // lock (besides the filter) on nested user namespaces (CAP-04).
     bool allow_nested_userns = false;
 
+    // Network proxy mode: the init opens a listening TCP socket on 127.0.0.1:proxy_port
+    // inside the sandbox's network namespace and hands it to the supervisor, which
+    // serves it from the host's network. 0: no proxy socket.
+    std::uint16_t proxy_port = 0;
+
     // Name patterns (the policy's environment deny list) whose values explain
     // shows as <set> instead of printing them.
     std::vector<std::string> env_redact;

@@ -220,3 +220,66 @@ TEST(Library, SandboxFromALiveThreadKeepsRunning) {
 }
 
 }  // namespace
+
+// The network proxy's plumbing: a socket opened inside the sandbox's network
+// namespace and served from outside. A client inside reaches it on loopback;
+// the listening side lives in our process.
+#include "launch/launch.hpp"
+#include "plan/plan.hpp"
+#include "policy/policy.hpp"
+
+#include <sys/socket.h>
+
+namespace {
+
+TEST(Library, ProxySocketIsServedFromOutsideTheSandbox) {
+    ajtest::TempDir ws;
+    auto pol = agentjail::policy::load("default");
+    ASSERT_TRUE(pol) << pol.error().message();
+    pol->workspace_path = agentjail::policy::Located<std::string>{ws.path(), {}};
+    pol->workspace_explicit = true;
+    auto host = agentjail::plan::HostFacts::current();
+    ASSERT_TRUE(host);
+    auto plan = agentjail::plan::build(
+        *pol, {"/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/3128; echo hello >&3; read -r reply <&3; echo \"$reply\""},
+        *host);
+    ASSERT_TRUE(plan) << plan.error().message();
+    plan->proxy_port = 3128;
+    Pipe out;
+    agentjail::launch::Stdio stdio;
+    stdio.out = out.w;
+    auto proc = agentjail::launch::spawn(*plan, stdio);
+    ASSERT_TRUE(proc) << proc.error().message();
+    out.close_write();
+    agentjail::sys::UniqueFd lsock = proc->take_proxy_socket();
+    ASSERT_TRUE(lsock.valid());
+    pollfd pfd{lsock.get(), POLLIN, 0};
+    ASSERT_EQ(poll(&pfd, 1, 10000), 1);
+    int c = accept4(lsock.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    ASSERT_GE(c, 0);
+    char buf[16] = {};
+    ASSERT_EQ(read(c, buf, 6), 6);
+    EXPECT_EQ(std::string(buf, 6), "hello\n");
+    ASSERT_EQ(write(c, "world\n", 6), 6);
+    close(c);
+    EXPECT_EQ(out.read_all(), "world\n");
+    auto r = proc->wait();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->exit_code, 0);
+}
+
+// Control: without a proxy socket, the same client finds nothing listening inside.
+TEST(Library, WithoutAProxySocketLoopbackHasNoListener) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    Pipe out;
+    agentjail::SpawnOptions o;
+    o.stdout_fd = out.w;
+    auto sb = Sandbox::spawn(p, {"/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/3128 && echo connected || echo refused"}, o);
+    ASSERT_TRUE(sb) << sb.error().message();
+    out.close_write();
+    EXPECT_EQ(out.read_all(), "refused\n");
+    (void)sb->wait();
+}
+
+}  // namespace
