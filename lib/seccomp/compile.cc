@@ -402,7 +402,8 @@ std::string syscall_name(std::uint32_t arch, int nr) {
         nr != -1) {
         name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X32, nr);
     } else if (arch == AUDIT_ARCH_X86_64) {
-        name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+        std::string n = detail::native_name(nr);
+        if (!n.empty()) return n;
     } else if (arch == AUDIT_ARCH_I386) {
         name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86, nr);
     }

@@ -10,7 +10,7 @@ const std::vector<Group>& groups() {
     static const std::vector<Group> all = {
         {"@mount", "mounting, unmounting, changing the root, and the fd-based mount API",
          {"mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen",
-          "fsconfig", "fsmount", "fspick", "mount_setattr"}},
+          "fsconfig", "fsmount", "fspick", "mount_setattr", "open_tree_attr"}},
         {"@namespaces", "entering or creating namespaces (clone and clone3 take flags: see docs)",
          {"unshare", "setns"}},
         {"@debug", "tracing and reading other processes' memory, performance counters",

@@ -23,6 +23,16 @@ std::optional<int> errno_value(std::string_view name);
 // "EPERM" for 1; "errno 4000" when unknown.
 std::string errno_text(int err);
 
+// ---- syscalls.cc ----
+
+// The x86_64 number of a syscall name: libseccomp's table, then the calls added to
+// the kernel after the libseccomp we build with (open_tree_attr, mseal, ...).
+// __NR_SCMP_ERROR when unknown; another negative number when only other
+// architectures have it.
+int native_nr(std::string_view name);
+// The name of an x86_64 number, or "" when neither table knows it.
+std::string native_name(int nr);
+
 // ---- groups.cc ----
 
 struct Group {

@@ -63,14 +63,13 @@ std::string closest_syscall(std::string_view name) {
     std::string best;
     size_t best_d = 3;
     for (int nr = 0; nr < 1024; ++nr) {
-        char* s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
-        if (s == nullptr) continue;
+        std::string s = native_name(nr);
+        if (s.empty()) continue;
         size_t d = edit_distance(name, s);
         if (d < best_d) {
             best_d = d;
             best = s;
         }
-        std::free(s);
     }
     return best;
 }
@@ -416,7 +415,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                     return error_at(s.origin, "unknown group '" + s.value + "' (groups: " + list + ")");
                 }
                 for (auto m : g->members) {
-                    int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, std::string(m).c_str());
+                    int nr = native_nr(m);
                     if (nr < 0) {
                         if (std::find(rr.not_native.begin(), rr.not_native.end(), m) == rr.not_native.end())
                             rr.not_native.emplace_back(m);
@@ -425,7 +424,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                     names.push_back(m);
                 }
             } else {
-                int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, s.value.c_str());
+                int nr = native_nr(s.value);
                 if (nr == __NR_SCMP_ERROR)
                     return error_at(s.origin, "unknown system call '" + s.value + "'" +
                                                   did_you_mean(closest_syscall(s.value)));
@@ -436,7 +435,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                 names.emplace_back(s.value);
             }
             for (auto n : names) {
-                int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, std::string(n).c_str());
+                int nr = native_nr(n);
                 bool dup = std::any_of(calls.begin(), calls.end(), [&](const NamedCall& c) { return c.nr == nr; });
                 if (!dup) calls.push_back({nr, std::string(n), &s});
             }
@@ -579,7 +578,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
         rr.info.action = Action{ActionKind::allow, 0};
         const int index = static_cast<int>(r.rules.size());
         for (auto n : forced_allow()) {
-            int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, std::string(n).c_str());
+            int nr = native_nr(n);
             rr.members.emplace_back(n);
             SyscallTable& t = table[nr];
             t.nr = nr;

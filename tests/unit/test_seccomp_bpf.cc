@@ -28,13 +28,16 @@ constexpr std::uint32_t bad_program = 0xdeadbeef;  // the interpreter's "cannot 
 
 // Runs a classic BPF program the way the kernel's seccomp does (no loops: jumps only
 // go forward), on one struct seccomp_data. Returns the SECCOMP_RET_* value.
-std::uint32_t run_bpf(const std::vector<sock_filter>& prog, const seccomp_data& data) {
+std::uint32_t run_bpf(const std::vector<sock_filter>& prog, const seccomp_data& data,
+                      size_t* steps = nullptr) {
     std::uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
+    if (steps) *steps = 0;
     unsigned char bytes[sizeof(seccomp_data)];
     std::memcpy(bytes, &data, sizeof bytes);
     for (size_t pc = 0; pc < prog.size(); ++pc) {
         const sock_filter& f = prog[pc];
         const std::uint32_t k = f.k;
+        if (steps) ++*steps;
         switch (BPF_CLASS(f.code)) {
             case BPF_LD:
             case BPF_LDX: {
@@ -112,13 +115,14 @@ std::uint32_t run_bpf(const std::vector<sock_filter>& prog, const seccomp_data& 
     return bad_program;  // fell off the end: the kernel rejects such a program
 }
 
-std::uint32_t run(const Program& p, std::uint32_t arch, int nr, std::vector<std::uint64_t> args = {}) {
+std::uint32_t run(const Program& p, std::uint32_t arch, int nr, std::vector<std::uint64_t> args = {},
+                  size_t* steps = nullptr) {
     seccomp_data d{};
     d.nr = nr;
     d.arch = arch;
     d.instruction_pointer = 0x401000;
     for (size_t i = 0; i < args.size() && i < 6; ++i) d.args[i] = args[i];
-    return run_bpf(p.bpf(), d);
+    return run_bpf(p.bpf(), d, steps);
 }
 
 // What decide() implies the BPF returns: the matched rule's compiled action (a
@@ -239,6 +243,7 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
         {"open_tree", X86_64, SYS_open_tree, {}, NOTIFY},
         {"fsopen", X86_64, SYS_fsopen, {}, NOTIFY},
         {"mount_setattr", X86_64, SYS_mount_setattr, {}, NOTIFY},
+        {"open_tree_attr (467, newer than libseccomp)", X86_64, 467, {}, NOTIFY},
         {"bpf", X86_64, SYS_bpf, {}, NOTIFY},
         {"io_uring_setup", X86_64, SYS_io_uring_setup, {}, NOTIFY},
         {"userfaultfd", X86_64, SYS_userfaultfd, {}, NOTIFY},
@@ -286,6 +291,7 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
     EXPECT_EQ(d.rules()[static_cast<size_t>(ptrace.rule)].where.rfind("default.toml:", 0), 0u);
     EXPECT_EQ(decide(d, SYS_clone3).action.err, ENOSYS);
     EXPECT_EQ(decide(d, SYS_fsopen).action.err, ENOSYS);
+    EXPECT_EQ(decide(d, 467).action.err, ENOSYS);
     EXPECT_EQ(decide(d, SYS_mount).action.err, EPERM);
     EXPECT_EQ(decide(d, SYS_socket, {AF_VSOCK, SOCK_STREAM}).action.err, EAFNOSUPPORT);
     EXPECT_EQ(decide(d, SYS_ioctl, {0, tiocsti | (1ull << 32)}).action.err, EPERM);
@@ -538,10 +544,28 @@ TEST(SeccompBpf, TextAndJsonNameTheRules) {
         << json.substr(0, 2000);
     EXPECT_NE(json.find("\"bpf_instructions\": " + std::to_string(p->bpf().size())),
               std::string::npos);
-    std::printf("[ info ] default: %zu BPF instructions\n", p->bpf().size());
-    auto s = compiled("strict");
-    ASSERT_TRUE(s);
-    std::printf("[ info ] strict: %zu BPF instructions\n", s->bpf().size());
+}
+
+// The binary tree keeps the instructions run per call low: what the benchmark's
+// argument-filtered ioctl and plain calls cost in the filter.
+TEST(SeccompBpf, InstructionsRunPerCall) {
+    for (const char* name : {"default", "strict"}) {
+        auto p = compiled(name);
+        ASSERT_TRUE(p);
+        size_t read = 0, ioctl = 0, tiocsti = 0, openat = 0, unknown = 0;
+        run(*p, X86_64, SYS_read, {}, &read);
+        run(*p, X86_64, SYS_openat, {}, &openat);
+        run(*p, X86_64, SYS_ioctl, {0, FIONREAD}, &ioctl);
+        run(*p, X86_64, SYS_ioctl, {0, TIOCSTI}, &tiocsti);
+        run(*p, X86_64, 999, {}, &unknown);
+        std::printf("[ info ] %s: %zu BPF instructions; run per call: read %zu, openat %zu, "
+                    "ioctl FIONREAD %zu, ioctl TIOCSTI %zu, nr 999 %zu\n",
+                    name, p->bpf().size(), read, openat, ioctl, tiocsti, unknown);
+        // A linear layout would run hundreds; the tree stays within a few dozen.
+        EXPECT_LE(read, 24u) << name;
+        EXPECT_LE(openat, 24u) << name;
+        EXPECT_LE(ioctl, std::string(name) == "default" ? 32u : 160u) << name;
+    }
 }
 
 TEST(SeccompBpf, NamesForTheLog) {

@@ -400,7 +400,7 @@ TEST(SeccompGroups, EveryGroupExpandsToNativeCalls) {
         ASSERT_TRUE(p) << g.name;
         size_t native = 0;
         for (auto m : g.members) {
-            int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, std::string(m).c_str());
+            int nr = detail::native_nr(m);
             // Every member is a name libseccomp knows, on some architecture.
             EXPECT_NE(nr, __NR_SCMP_ERROR) << g.name << ": " << m;
             if (nr < 0) continue;
@@ -423,6 +423,26 @@ TEST(SeccompGroups, EveryGroupExpandsToNativeCalls) {
         EXPECT_EQ(decide(*mount, nr).action.err, EPERM) << nr;
     EXPECT_EQ(decide(*mount, SYS_read).rule, -1);
     EXPECT_NE(mount->to_text().find("(not on x86_64: umount)"), std::string::npos);
+}
+
+TEST(SeccompConstants, SyscallsNewerThanLibseccomp) {
+    EXPECT_EQ(detail::native_nr("openat"), SYS_openat);
+    EXPECT_EQ(detail::native_nr("open_tree_attr"), 467);
+    EXPECT_EQ(detail::native_nr("mseal"), 462);
+    EXPECT_EQ(detail::native_nr("statmount"), 457);
+    EXPECT_EQ(detail::native_nr("uretprobe"), __NR_SCMP_ERROR);  // not filterable: not offered
+    EXPECT_LT(detail::native_nr("stime"), 0);
+    EXPECT_EQ(detail::native_name(467), "open_tree_attr");
+    EXPECT_EQ(detail::native_name(SYS_openat), "openat");
+    EXPECT_EQ(detail::native_name(999), "");
+    EXPECT_EQ(syscall_name(AUDIT_ARCH_X86_64, 467), "open_tree_attr");
+    auto p = ok(rule("['open_tree_attr', 'mseal']", "'errno:ENOSYS'"));
+    ASSERT_TRUE(p);
+    EXPECT_EQ(decide(*p, 467).action.err, ENOSYS);
+    EXPECT_EQ(decide(*p, 462).action.err, ENOSYS);
+    EXPECT_EQ(err(rule("['open_tree_atr']", "'kill'")),
+              "t.toml:3:13: seccomp.rule[0].syscalls[0]: unknown system call 'open_tree_atr'; did "
+              "you mean 'open_tree_attr'?");
 }
 
 TEST(SeccompConstants, Tables) {
