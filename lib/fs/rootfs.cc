@@ -123,6 +123,17 @@ int attach(int tree_fd, int target_fd) {
     return sys::move_mount(tree_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 }
 
+// Clones dirfd/path, makes the clone read-only (and nosuid, nodev, noexec) while it
+// is still detached, and attaches it on target: never writable for an instant.
+int attach_sealed_clone(int dirfd, const char* path, unsigned flags, int target) {
+    int tree = sys::open_tree(dirfd, path, flags);
+    if (tree < 0) return tree;
+    int r = set_tree_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (r >= 0) r = attach(tree, target);
+    ::close(tree);
+    return r;
+}
+
 int fail_with(Failure* f, Stage s, int e, int index) {
     f->stage = s;
     f->err = -e;
@@ -186,18 +197,10 @@ int build_root(RootPlan& rp, Failure* fail) {
                 ::close(m.tree_fd);
                 m.tree_fd = -1;
                 break;
-            case MountKind::mask_file: {
+            case MountKind::mask_file:
                 stage = Stage::mask;
-                int tree = sys::open_tree(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-                r = tree;
-                if (tree >= 0) {
-                    r = set_tree_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                MOUNT_ATTR_NOEXEC);
-                    if (r >= 0) r = attach(tree, target);
-                    ::close(tree);
-                }
+                r = attach_sealed_clone(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC, target);
                 break;
-            }
             case MountKind::tmpfs:
             case MountKind::mask_dir:
                 stage = m.kind == MountKind::mask_dir ? Stage::mask : Stage::mount_fs;
@@ -212,21 +215,13 @@ int build_root(RootPlan& rp, Failure* fail) {
                 fd_path(path, target);
                 r = ::mount("devpts", path, "devpts", m.flags, m.data) < 0 ? err() : 0;
                 break;
-            case MountKind::readonly: {
-                // A clone of what is mounted there now, read-only, stacked on top: the
-                // writable mount underneath is unreachable from inside.
+            case MountKind::readonly:
+                // A clone of what is mounted there now, stacked on top: the writable
+                // mount underneath is unreachable from inside.
                 stage = Stage::set_attr;
-                int tree = sys::open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                                          AT_RECURSIVE);
-                r = tree;
-                if (tree >= 0) {
-                    r = set_tree_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                MOUNT_ATTR_NOEXEC);
-                    if (r >= 0) r = attach(tree, target);
-                    ::close(tree);
-                }
+                r = attach_sealed_clone(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE,
+                                        target);
                 break;
-            }
             case MountKind::symlink:
                 break;
         }
