@@ -7,6 +7,8 @@
 // libseccomp's binary-tree layout. Used by bench/syscalls.sh as the bubblewrap peer.
 //
 //   bwrap_filter > filter.bpf
+//   bwrap_filter --allow-all > floor.bpf   a filter that allows everything: what any
+//                                          filter costs, before it decides anything
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/sched.h>
@@ -26,9 +28,13 @@ static int failed(const char* what, int rc) {
     return 1;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx) return failed("seccomp_init", -ENOMEM);
+    if (argc == 2 && strcmp(argv[1], "--allow-all") == 0) {
+        int rc = seccomp_export_bpf(ctx, STDOUT_FILENO);
+        return rc < 0 ? failed("export", rc) : 0;
+    }
     int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);  // binary tree
     if (rc < 0) return failed("optimize", rc);
     rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);

@@ -3,8 +3,9 @@
 # Syscall cost under each sandbox's seccomp filter, side by side in one run: ns per
 # call of getppid (allowed whatever the arguments) and ioctl(FIONREAD) on a pipe
 # (argument-filtered: TIOCSTI is refused), plain, under agentjail's minimal (no
-# filter), default and strict policies, and under bubblewrap without a filter and
-# with an equivalent libseccomp filter (bench/bwrap_filter.c).
+# filter), default and strict policies, and under bubblewrap without a filter, with
+# an allow-all filter (the floor: what any filter costs) and with an equivalent
+# libseccomp filter (bench/bwrap_filter.c).
 #
 # Usage: bench/syscalls.sh [--rounds N] [--iterations N] [--out DIR]
 #   AGENTJAIL_BIN        the binary to measure (default: build/bin/agentjail)
@@ -51,10 +52,11 @@ cd "$work"
 cc -O2 -static -o "$work/syscalls" "$repo/bench/syscalls.c"
 cc -O2 -o "$work/bwrap_filter" "$repo/bench/bwrap_filter.c" -lseccomp
 "$work/bwrap_filter" >"$work/filter.bpf"
+"$work/bwrap_filter" --allow-all >"$work/floor.bpf"
 
 bw=(bwrap --unshare-all --die-with-parent --ro-bind / / --proc /proc --dev /dev)
 probe=("$work/syscalls" "$iterations" 5)
-names=(plain agentjail-minimal agentjail-default agentjail-strict bwrap bwrap-seccomp)
+names=(plain agentjail-minimal agentjail-default agentjail-strict bwrap bwrap-allow-all bwrap-seccomp)
 run_mode() {
     case "$1" in
         plain) "${probe[@]}" ;;
@@ -62,6 +64,7 @@ run_mode() {
         agentjail-default) "$aj" -- "${probe[@]}" ;;
         agentjail-strict) "$aj" --policy strict -- "${probe[@]}" ;;
         bwrap) "${bw[@]}" "${probe[@]}" ;;
+        bwrap-allow-all) "${bw[@]}" --seccomp 3 "${probe[@]}" 3<"$work/floor.bpf" ;;
         bwrap-seccomp) "${bw[@]}" --seccomp 3 "${probe[@]}" 3<"$work/filter.bpf" ;;
     esac
 }
@@ -127,7 +130,7 @@ for m in order + [m for m in refused if m not in order]:
             continue
         lo, med = min(v), statistics.median(v)
         # agentjail modes against minimal (same sandbox, no filter), others against plain
-        b = ref[c] if m.startswith("agentjail") else (min(rows["bwrap"][c]) if m == "bwrap-seccomp" and rows["bwrap"][c] else base[c])
+        b = ref[c] if m.startswith("agentjail") else (min(rows["bwrap"][c]) if m.startswith("bwrap-") and rows["bwrap"][c] else base[c])
         rel = f"{(lo / b - 1) * 100:+.1f}%" if b else "-"
         line += f"{lo:>20.1f}{med:>9.1f}{rel:>13}"
     print(line)
