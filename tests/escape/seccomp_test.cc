@@ -7,6 +7,8 @@
 #include "../integration/seccomp_support.hpp"
 #include "common.hpp"
 
+#include <agentjail/agentjail.hpp>
+
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <poll.h>
@@ -19,9 +21,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <set>
+#include <thread>
 
 using namespace ajesc;
 using ajsc::Mode;
@@ -552,6 +557,68 @@ TEST_F(Escape, SYS05_EveryThreadFilteredAndNotLoosenedByStacking) {
     EXPECT_EQ(value_or(cs.res, "stack_listener"), "ok") << cs.run.out;
     EXPECT_EQ(value_or(cs.res, "after_listener"), "ok") << cs.run.out;
     EXPECT_EQ(value_or(cs.res, "before"), "ok") << cs.run.out;
+}
+
+// SYS-05, the embedded case: libagentjail in a host process that runs 8 threads.
+// The command's every thread is filtered and refused calls are counted in the
+// result, while the host process itself stays unfiltered (no TSYNC onto the caller:
+// the filter is loaded in the single-threaded child after clone).
+TEST_F(Escape, SYS05_EmbeddedInAMultithreadedHost) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::vector<std::thread> busy;
+    for (int i = 0; i < 8; ++i)
+        busy.emplace_back([&] {
+            std::unique_lock<std::mutex> lock(mu);
+            cv.wait(lock, [&] { return done; });
+        });
+    auto stop = [&] {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            done = true;
+        }
+        cv.notify_all();
+        for (auto& t : busy) t.join();
+    };
+
+    auto policy = agentjail::Policy::load("default");
+    ASSERT_TRUE(policy) << policy.error().message();
+    ASSERT_TRUE(policy->set_workspace(jail.ws()));
+    ASSERT_TRUE(policy->add_ro(AJ_HELPERS_DIR));
+    int p[2];
+    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+    agentjail::SpawnOptions o;
+    o.stdout_fd = p[1];
+    auto sb = agentjail::Sandbox::spawn(*policy, {ajtest::helper("sysprobe"), "threads"}, o);
+    close(p[1]);
+    if (!sb) {
+        close(p[0]);
+        stop();
+        FAIL() << sb.error().message();
+    }
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(p[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    close(p[0]);
+    auto r = sb->wait();
+    std::string host_status = ajtest::read_file("/proc/self/status");
+    stop();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_TRUE(r->exited && r->exit_code == 0) << out;
+    int tasks = 0;
+    for (const auto& l : ajtest::lines(out)) {
+        if (l.rfind("task", 0) != 0 || l.rfind("tasks=", 0) == 0) continue;
+        ++tasks;
+        EXPECT_TRUE(ajtest::contains(l, " seccomp=2 ") && ajtest::contains(l, " nnp=1")) << l;
+    }
+    EXPECT_EQ(tasks, 5) << out;
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(ajsc::value_or(ajsc::results(out), "thread" + std::to_string(i) + "_ptrace"), "EPERM") << out;
+    EXPECT_EQ(r->seccomp_denials, 4u) << out;
+    // Positive control of the other side: the host process itself is not filtered.
+    EXPECT_TRUE(ajtest::contains(host_status, "Seccomp:\t0\n")) << "the launcher filtered its own process\n"
+                                                                 << host_status;
 }
 
 // CAP-04: nested user namespaces are refused by the filter (EPERM, logged), and

@@ -668,8 +668,9 @@ static void* thread_probe(void* arg) {
     long idx = (long)arg;
     long r = syscall(SYS_ptrace, PTRACE_ATTACH, NO_SUCH_PID, 0, 0);
     struct outcome o = from_ret(r, errno);
+    printf("thread%ld_ptrace=%s\n", idx, o.text);  // before main starts its own lines
+    fflush(stdout);
     pthread_barrier_wait(&g_started);
-    printf("thread%ld_ptrace=%s\n", idx, o.text);
     pthread_barrier_wait(&g_read);  // stay alive until main has read every status
     return NULL;
 }
@@ -701,14 +702,16 @@ static int op_threads(void) {
         ++tasks;
         const char* keys[] = {"Seccomp:", "Seccomp_filters:", "NoNewPrivs:"};
         const char* out[] = {"seccomp", "filters", "nnp"};
-        printf("task%d", tasks);
+        char line[256];
+        int len = snprintf(line, sizeof line, "task%d", tasks);
         for (int k = 0; k < 3; ++k) {
             char* p = strstr(buf, keys[k]);
             // "Seccomp:" also matches the start of "Seccomp_filters:": require the tab.
             while (p && p[strlen(keys[k])] != '\t') p = strstr(p + 1, keys[k]);
-            printf(" %s=%ld", out[k], p ? strtol(p + strlen(keys[k]), NULL, 10) : -1L);
+            len += snprintf(line + len, sizeof line - (size_t)len, " %s=%ld", out[k],
+                            p ? strtol(p + strlen(keys[k]), NULL, 10) : -1L);
         }
-        printf("\n");
+        printf("%s\n", line);
     }
     if (d) closedir(d);
     printf("tasks=%d\n", tasks);
