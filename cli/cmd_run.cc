@@ -68,6 +68,9 @@ int cmd_run(const std::vector<std::string>& args) {
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
     if (sfd < 0) return report(Error(ErrorKind::setup, errno, "signalfd failed"));
 
+    if (inv->policy->raw().network.mode.value == policy::NetMode::host)
+        std::fprintf(stderr, "agentjail: warning: the sandbox shares the host's network (%s)\n",
+                     inv->policy->raw().network.mode.origin.describe().c_str());
     auto sb = Sandbox::spawn(*inv->policy, inv->command);
     if (!sb) {
         ::close(sfd);

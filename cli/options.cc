@@ -85,6 +85,20 @@ po::options_description run_options() {
          "run with rlimits only when no cgroup can be made for the limits (reported in the result)")
         ("seccomp-log", po::value<std::string>()->value_name("FILE"),
          "write one JSON line per refused system call (time, pid, syscall, arch, args, rule, action)")
+        ("net", po::value<std::string>()->value_name("none|proxy|host"),
+         "the network: none (loopback only, the default), proxy (only the hosts allowed, through "
+         "agentjail's proxy), host (the host's network, unfiltered)")
+        ("allow-host", po::value<std::vector<std::string>>()->value_name("PATTERN"),
+         "allow NAME, *.DOMAIN or * through the proxy, on ports 80 and 443 or NAME:PORT "
+         "(NAME:* any port); implies --net proxy; repeatable")
+        ("deny-host", po::value<std::vector<std::string>>()->value_name("PATTERN"),
+         "deny a host pattern (every port unless :PORT); deny wins over allow; repeatable")
+        ("net-preset", po::value<std::vector<std::string>>()->value_name("NAME"),
+         "add a network preset on top of the policy: balanced (package registries, GitHub, "
+         "model APIs), open (any public host), locked (nothing); repeatable")
+        ("net-log", po::value<std::string>()->value_name("FILE"),
+         "write one JSON line per connection attempt (time, host, port, method, decision, "
+         "rule, bytes)")
         ("verbose,v", "print the plan's summary and notes to stderr before running");
     // clang-format on
     return d;
@@ -185,6 +199,16 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
             policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--workspace")};
         // Named by the user: the only way a workspace may be / or the home directory.
         p.workspace_explicit = true;
+    } else if (key == "net") {
+        if (auto r = policy::set_net_mode(p, value, flag_origin("--net")); !r) return r;
+    } else if (key == "allow-host") {
+        if (auto r = policy::add_allow_host(p, value, flag_origin("--allow-host")); !r) return r;
+    } else if (key == "deny-host") {
+        if (auto r = policy::add_deny_host(p, value, flag_origin("--deny-host")); !r) return r;
+    } else if (key == "net-preset") {
+        if (auto r = policy::apply_net_preset(p, value, flag_origin("--net-preset")); !r) return r;
+    } else if (key == "net-log") {
+        p.network.log = policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--net-log")};
     } else if (key == "seccomp-log") {
         p.seccomp_log = policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--seccomp-log")};
     } else if (key == "hostname") {
@@ -395,6 +419,14 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
     count(p.limits.nofile);
     size(p.limits.fsize);
     size(p.limits.tmpfs_size);
+    if (from_cli(p.network.mode.origin))
+        out.push_back(p.network.mode.origin.key + " (network mode " +
+                      policy::net_mode_name(p.network.mode.value) + ")");
+    for (const auto& r : p.network.allow)
+        if (from_cli(r.origin)) out.push_back("--allow-host " + r.pattern);
+    for (const auto& r : p.network.deny)
+        if (from_cli(r.origin)) out.push_back("--deny-host " + r.pattern);
+    if (from_cli(p.network.log.origin)) out.push_back("--net-log " + p.network.log.value);
     if (from_cli(p.hostname.origin)) out.push_back("--hostname " + p.hostname.value);
     if (from_cli(p.cwd.origin)) out.push_back("--cwd " + p.cwd.value);
     return out;

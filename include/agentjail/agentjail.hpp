@@ -172,6 +172,10 @@ struct RunResult {
     std::vector<std::string> layers;     // isolation layers in force ("user-ns", "rlimits"...)
     std::vector<std::string> degraded;   // layers asked for but not in force, with why
     RunLimits limits;
+    // Connections through the network proxy: refused (403, SOCKS5 refusal, over the
+    // connection limit, malformed) and allowed, as in the --net-log lines.
+    std::uint64_t network_denials = 0;
+    std::uint64_t network_allowed = 0;
 };
 
 class Launched;

@@ -5,6 +5,7 @@
 
 #include "limits/enforce.hpp"
 #include "launch/launch.hpp"
+#include "net/proxy.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 
@@ -25,6 +26,10 @@ public:
     limits::Enforcer enforcer;
     launch::Process proc;
     std::optional<RunResult> result;
+    // The network proxy serving the sandbox (proxy mode only); declared last, so
+    // it stops first when a sandbox is dropped without wait().
+    std::unique_ptr<net::Proxy> proxy;
+    bool shares_host_network = false;
 };
 
 namespace {
@@ -176,9 +181,25 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     // The cgroup exists before clone, so the init is inside it from its first instruction.
     auto enforcer = limits::Enforcer::prepare(*plan);
     if (!enforcer) return std::move(enforcer).error();
+    // The proxy's log opens before clone, so a bad --net-log fails before anything runs.
+    std::unique_ptr<net::Proxy> proxy;
+    if (plan->net) {
+        auto p = net::Proxy::create(*plan->net);
+        if (!p) return std::move(p).error();
+        proxy = std::move(*p);
+    }
     auto proc = launch::spawn(*plan, stdio, enforcer->hooks());
     if (!proc) return std::move(proc).error();
-    return Sandbox(std::make_unique<Launched>(std::move(*enforcer), std::move(*proc)));
+    if (proxy) {
+        // Without the proxy the sandbox would run with no way out and no word why:
+        // a failure here ends the launch (the Process's destructor kills it).
+        auto served = proxy->serve(proc->take_proxy_socket());
+        if (!served) return std::move(served).error();
+    }
+    auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*proc));
+    launched->proxy = std::move(proxy);
+    launched->shares_host_network = plan->net_mode == policy::NetMode::host;
+    return Sandbox(std::move(launched));
 }
 
 pid_t Sandbox::pid() const noexcept { return l_ ? l_->proc.pid() : -1; }
@@ -200,6 +221,14 @@ Result<RunResult> Sandbox::wait() {
     auto r = l_->proc.wait();
     if (!r) return std::move(r).error();
     l_->enforcer.finish(*r);
+    if (l_->proxy) {
+        // The command is gone: end its connections (each is logged) and count them.
+        net::Counters c = l_->proxy->stop();
+        r->network_denials = c.denied;
+        r->network_allowed = c.allowed;
+    }
+    if (l_->shares_host_network)
+        r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
     l_->result = *r;
     return *r;
 }

@@ -145,8 +145,9 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
     j["cpu_nr_throttled"] = r.cpu_nr_throttled;
     j["limits"] = limits_json(r.limits);
     j["layers"] = {{"cgroup", r.cgroup}, {"active", r.layers}, {"degraded", r.degraded}};
-    // Network denials count once the network proxy lands (its issue); 0 until then.
-    j["denials"] = {{"network", 0}, {"syscalls", r.seccomp_denials}};
+    // Connections the network proxy refused, and (under "network") those it allowed.
+    j["denials"] = {{"network", r.network_denials}, {"syscalls", r.seccomp_denials}};
+    j["network"] = {{"allowed", r.network_allowed}, {"denied", r.network_denials}};
     j["start_time"] = iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
     return dump(j, indent);
@@ -177,6 +178,7 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
     j["limits"] = limits ? limits_json(*limits) : json(nullptr);
     j["layers"] = {{"cgroup", "none"}, {"active", json::array()}, {"degraded", json::array()}};
     j["denials"] = {{"network", 0}, {"syscalls", 0}};
+    j["network"] = {{"allowed", 0}, {"denied", 0}};
     j["start_time"] = iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
     return dump(j, indent);

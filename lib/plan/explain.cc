@@ -177,6 +177,8 @@ std::string to_text(const Plan& plan) {
         out += "\nsystem calls (seccomp): no filter (the policy has no [seccomp] section)\n";
     }
 
+    out += detail::network_text(plan);
+
     if (!plan.notes.empty()) {
         out += "\nnotes:\n";
         for (const auto& n : plan.notes) out += "  " + n + "\n";
@@ -239,6 +241,7 @@ std::string to_json(const Plan& plan) {
     } else {
         j["seccomp"] = nullptr;
     }
+    j["network"] = json::parse(detail::network_json(plan), nullptr, false);
     j["notes"] = plan.notes;
     // Paths and values need not be UTF-8: replace bad bytes instead of throwing
     // (no exception leaves the library).

@@ -80,6 +80,14 @@ std::string limits_summary(const Plan& plan);
 // "RLIMIT_NOFILE" (limits.cc).
 std::string rlimit_name(int resource);
 
+// [network] -> plan.net_mode, plan.net, plan.proxy_port, the proxy variables in
+// plan.env and CLONE_NEWNET (network.cc); after clone_flags and env are set.
+Result<void> build_network(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx,
+                           Plan& plan);
+// The network part of explain, as text lines and as a JSON object text (network.cc).
+std::string network_text(const Plan& plan);
+std::string network_json(const Plan& plan);
+
 // Name of a mount kind, as in the JSON ("bind", "mask_dir", ...).
 const char* kind_name(MountKind kind);
 

@@ -248,6 +248,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (policy.ns_uts.value) plan.hostname = policy.hostname.value;
     plan.die_with_parent = policy.die_with_parent.value;
     for (const auto& d : policy.env_deny) plan.env_redact.push_back(d.value);
+    if (auto r = detail::build_network(policy, host, ctx, plan); !r) return std::move(r).error();
     return plan;
 }
 

@@ -6,6 +6,7 @@
 #include "policy/policy.hpp"
 #include "limits/limits.hpp"
 #include "seccomp/seccomp.hpp"
+#include "net/proxy.hpp"
 
 #include <sys/types.h>
 
@@ -110,6 +111,11 @@ struct Plan {
     // inside the sandbox's network namespace and hands it to the supervisor, which
     // serves it from the host's network. 0: no proxy socket.
     std::uint16_t proxy_port = 0;
+
+    // [network] as planned (lib/plan/network.cc): the mode, and in proxy mode what
+    // the proxy enforces (null otherwise). Host mode leaves CLONE_NEWNET out.
+    policy::NetMode net_mode = policy::NetMode::none;
+    std::shared_ptr<const net::Settings> net;
 
     // Name patterns (the policy's environment deny list) whose values explain
     // shows as <set> instead of printing them.

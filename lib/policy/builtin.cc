@@ -13,6 +13,8 @@ const std::vector<Builtin>& builtins() {
     static const std::vector<Builtin> all = [] {
         std::vector<Builtin> out;
         for (const auto& e : embedded_policies()) {
+            // policies/net-*.toml are network presets (--net-preset), not policies.
+            if (std::string_view(e.name).substr(0, 4) == "net-") continue;
             Builtin b{e.name, {}, e.text};
             auto layer = detail::parse_layer(b.text, b.name + ".toml");
             if (layer && layer->description) b.description = layer->description->value;

@@ -56,7 +56,22 @@ struct Layer {
     std::optional<Located<bool>> seccomp_nested;
     std::optional<Located<std::string>> seccomp_log;
     std::vector<SeccompRule> seccomp_rules;
+
+    // [network] as written; apply_network() merges it (network.cc).
+    std::optional<Located<NetMode>> net_mode;
+    std::vector<HostRule> net_allow;
+    std::vector<HostRule> net_deny;
+    std::vector<HostPin> net_hosts;
+    std::optional<Located<std::string>> net_log;
+    std::optional<Located<std::uint64_t>> net_max_connections;
 };
+
+// [network] of a layer on top of p (network.cc), and the value checks its parser
+// and validate() share: "" when fine, else what is wrong.
+void apply_network(Policy& p, const Layer& layer);
+std::string check_host_pattern(std::string_view s);
+std::string check_pin_name(std::string_view s);
+std::string check_pin_address(std::string_view s);
 
 // The keys of [limits] and whether each takes a boolean (limits.cc).
 const std::vector<std::string_view>& limits_keys();

@@ -83,6 +83,7 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.seccomp_default, l.seccomp_default);
     override_with(p.seccomp_nested, l.seccomp_nested);
     override_with(p.seccomp_log, l.seccomp_log);
+    apply_network(p, l);
     for (auto rule : l.seccomp_rules) {
         rule.declared_default = p.seccomp_default;  // this layer's default already applied
         p.seccomp_rules.push_back(std::move(rule));

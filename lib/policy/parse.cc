@@ -15,7 +15,7 @@ namespace {
 // Reserved for later versions: accepted when empty so that a policy can already
 // carry the section header, refused with a clear message as soon as it says
 // anything, because silently ignoring e.g. a seccomp rule would be a hole.
-constexpr std::string_view reserved_sections[] = {"network", "workspace"};
+constexpr std::string_view reserved_sections[] = {"workspace"};
 
 const std::vector<std::string_view> filesystem_keys = {"ro",        "rw",   "tmpfs", "hide",
                                                        "workspace", "home", "proc",  "dev"};
@@ -159,6 +159,7 @@ private:
     bool seccomp_rule(const toml::node& n, const std::string& key);
     bool limits(const toml::table& t);
     bool reserved(const toml::node& n, const std::string& section);
+    bool network(const toml::table& t);
 
     const std::string& file_;
     Layer& out_;
@@ -190,6 +191,8 @@ bool Parser::root(const toml::table& t) {
             if (!table_of(*e.node, "seccomp", sub) || !seccomp(*sub)) return false;
         } else if (k == "limits") {
             if (!table_of(*e.node, "limits", sub) || !limits(*sub)) return false;
+        } else if (k == "network") {
+            if (!table_of(*e.node, "network", sub) || !network(*sub)) return false;
         } else if (std::find(std::begin(reserved_sections), std::end(reserved_sections), k) !=
                    std::end(reserved_sections)) {
             if (!reserved(*e.node, std::string(k))) return false;
@@ -587,6 +590,65 @@ bool Parser::limits(const toml::table& t) {
             return false;
         }
         out_.limits.push_back({k, text, o});
+    }
+    return true;
+}
+
+// [network]: the mode, host patterns (checked here, so `agentjail check` finds a
+// bad one), pins, the log and the connection limit (docs/network.md).
+bool Parser::network(const toml::table& t) {
+    static const std::vector<std::string_view> known = {"mode", "allow", "deny", "hosts", "log",
+                                                        "max_connections"};
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "network." + std::string(k);
+        const toml::node& n = *e.node;
+        if (k == "mode") {
+            size_t which = 0;
+            if (!choice(n, key, {"none", "proxy", "host"}, which)) return false;
+            static constexpr NetMode modes[] = {NetMode::none, NetMode::proxy, NetMode::host};
+            out_.net_mode = Located<NetMode>{modes[which], origin(n.source(), key)};
+        } else if (k == "allow" || k == "deny") {
+            const toml::array* a = nullptr;
+            if (!array_of(n, key, a)) return false;
+            for (size_t i = 0; i < a->size(); ++i) {
+                std::string item_key = key + "[" + std::to_string(i) + "]";
+                std::string s;
+                if (!checked(*a->get(i), item_key, s, check_host_pattern)) return false;
+                (k == "allow" ? out_.net_allow : out_.net_deny)
+                    .push_back({s, origin(a->get(i)->source(), item_key)});
+            }
+        } else if (k == "hosts") {
+            const toml::table* hosts = nullptr;
+            if (!table_of(n, key, hosts)) return false;
+            for (const auto& h : entries(*hosts)) {
+                std::string name(h.key->str());
+                std::string sub = key + "." + name;
+                std::string problem = check_pin_name(name);
+                if (!problem.empty()) return fail(h.key->source(), sub, problem);
+                std::string address;
+                if (!checked(*h.node, sub, address, check_pin_address)) return false;
+                out_.net_hosts.push_back({name, address, origin(h.node->source(), sub)});
+            }
+        } else if (k == "log") {
+            // "" is meaningful: no log file (attempts are still counted).
+            const auto* str = n.as_string();
+            if (!str) return expected(n, key, "a path string");
+            if (!str->get().empty()) {
+                std::string problem = check_path(str->get());
+                if (!problem.empty()) return fail(n.source(), key, problem);
+            }
+            out_.net_log = Located<std::string>{str->get(), origin(n.source(), key)};
+        } else if (k == "max_connections") {
+            const auto* i = n.as_integer();
+            if (!i) return expected(n, key, "a number of connections");
+            if (i->get() < 1 || i->get() > 65536)
+                return fail(n.source(), key, "expected a number from 1 to 65536");
+            out_.net_max_connections = Located<std::uint64_t>{static_cast<std::uint64_t>(i->get()),
+                                                              origin(n.source(), key)};
+        } else {
+            return unknown_key(e, key, known);
+        }
     }
     return true;
 }

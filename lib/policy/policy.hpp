@@ -88,6 +88,35 @@ struct LimitsPolicy {
     Located<bool> allow_degraded{false, {}};           // no cgroup possible: rlimits only
 };
 
+// [network]: the mode, the host rules and the proxy's settings (docs/network.md).
+enum class NetMode {
+    none,   // a network namespace with only loopback
+    proxy,  // the same, plus agentjail's proxy on 127.0.0.1:port inside
+    host,   // no network namespace: the host's network (degraded isolation)
+};
+
+// An allow or deny entry: "api.example.com", "*.npmjs.org", "github.com:22", "*".
+struct HostRule {
+    std::string pattern;
+    Origin origin;
+};
+
+// [network.hosts] "example.test" = "127.0.0.1": the proxy connects there for that name.
+struct HostPin {
+    std::string host;
+    std::string address;
+    Origin origin;
+};
+
+struct NetworkPolicy {
+    Located<NetMode> mode{NetMode::none, {"built-in default", 0, 0, "network.mode"}};
+    std::vector<HostRule> allow;  // accumulate over layers
+    std::vector<HostRule> deny;   // deny wins over allow
+    std::vector<HostPin> hosts;   // a later pin of one name replaces the earlier
+    Located<std::string> log{"", {}};  // one JSON line per attempt; "": none
+    Located<std::uint64_t> max_connections{256, {}};
+};
+
 struct Policy {
     std::string name;                 // what the user asked for: "default" or a path
     std::vector<std::string> layers;  // the resolved extends chain, base first
@@ -130,6 +159,9 @@ struct Policy {
     // [limits]
     LimitsPolicy limits;
 
+    // [network]
+    NetworkPolicy network;
+
     // Run parameters, set by -C / the API. workspace_explicit: named by the user,
     // which is what allows a workspace that is / or the home directory.
     std::optional<Located<std::string>> workspace_path;
@@ -170,6 +202,14 @@ void pass_env(Policy& p, std::string name, Origin origin);
 // Keys: memory swap cpus pids timeout cpu_time nofile fsize tmpfs_size kill_grace
 // allow_degraded.
 Result<void> set_limit(Policy& p, const std::string& key, const std::string& value, Origin origin);
+// [network] overrides (lib/policy/network.cc): the mode ("none", "proxy", "host"),
+// allow/deny entries (checked: errors name origin), and a built-in preset such as
+// "balanced" (policies/net-balanced.toml) whose [network] is merged on top.
+Result<void> set_net_mode(Policy& p, const std::string& mode, Origin origin);
+Result<void> add_allow_host(Policy& p, const std::string& pattern, Origin origin);
+Result<void> add_deny_host(Policy& p, const std::string& pattern, Origin origin);
+Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin);
+const char* net_mode_name(NetMode m);
 // Reads NAME=VALUE lines (# comments, blank lines); errors name file:line.
 Result<void> load_env_file(Policy& p, const std::string& path);
 

@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: Apache-2.0
+// The proxy's event loop: one io_context thread per sandbox accepting on the
+// socket inside the sandbox's network namespace, checking each destination
+// (name, then every resolved address), connecting to exactly the checked address
+// and relaying both ways with back-pressure. Boost.Asio stays inside this file.
+#include "net/proxy.hpp"
+
+#include "net/http.hpp"
+#include "limits/record.hpp"
+#include "util/strings.hpp"
+
+#include <boost/asio.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+namespace agentjail::net {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+constexpr size_t relay_buffer_size = 64 * 1024;
+constexpr auto head_timeout = std::chrono::seconds(30);
+constexpr auto connect_timeout = std::chrono::seconds(15);
+// A SOCKS5 request is at most 4 + 1 + 255 + 2 bytes; the greeting 2 + 255.
+constexpr size_t max_socks_bytes = 600;
+
+Address from_asio(const asio::ip::address& a) {
+    Address r;
+    if (a.is_v4()) {
+        auto b = a.to_v4().to_bytes();
+        std::copy(b.begin(), b.end(), r.bytes.begin());
+    } else {
+        r.v6 = true;
+        auto b = a.to_v6().to_bytes();
+        std::copy(b.begin(), b.end(), r.bytes.begin());
+    }
+    return r;
+}
+
+asio::ip::address to_asio(const Address& a) {
+    if (!a.v6) {
+        asio::ip::address_v4::bytes_type b;
+        std::copy(a.bytes.begin(), a.bytes.begin() + 4, b.begin());
+        return asio::ip::address_v4(b);
+    }
+    asio::ip::address_v6::bytes_type b;
+    std::copy(a.bytes.begin(), a.bytes.end(), b.begin());
+    return asio::ip::address_v6(b);
+}
+
+}  // namespace
+
+class Session;
+
+struct Proxy::Impl {
+    Settings settings;
+    std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
+    std::optional<tcp::acceptor> acceptor;
+    std::thread thread;
+    std::promise<void> done;
+    sys::UniqueFd log_fd;
+    std::mutex log_mu;
+    std::atomic<std::uint64_t> allowed{0}, denied{0};
+    std::unordered_set<Session*> sessions;  // io thread only
+    bool stopping = false;                  // io thread only
+    bool stopped = false;
+
+    void accept();
+    void write_log(const nlohmann::ordered_json& j) {
+        if (!log_fd) return;
+        std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+        std::lock_guard lock(log_mu);
+        // One write per line on an O_APPEND file: lines of concurrent runs do not interleave.
+        const char* p = line.data();
+        size_t left = line.size();
+        while (left > 0) {
+            ssize_t n = ::write(log_fd.get(), p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return;
+            p += n;
+            left -= static_cast<size_t>(n);
+        }
+    }
+};
+
+// One client connection, from its first byte to the end of its relay.
+class Session : public std::enable_shared_from_this<Session> {
+public:
+    Session(Proxy::Impl& px, tcp::socket client)
+        : px_(px), client_(std::move(client)), upstream_(*px.io), resolver_(*px.io), timer_(*px.io),
+          started_(std::chrono::system_clock::now()) {
+        px_.sessions.insert(this);
+    }
+    ~Session() {
+        px_.sessions.erase(this);
+        if (!logged_) log();
+    }
+
+    void start() {
+        error_code ec;
+        client_.set_option(tcp::no_delay(true), ec);
+        arm_timer(head_timeout);
+        read_head();
+    }
+
+    // Ends the connection now (the proxy is stopping): every pending operation
+    // completes with operation_aborted and the session goes away, logging itself.
+    void abort() {
+        error_code ec;
+        timer_.cancel();
+        resolver_.cancel();
+        client_.close(ec);
+        upstream_.close(ec);
+    }
+
+private:
+    enum class Proto { unknown, http, socks };
+
+    void arm_timer(std::chrono::seconds d) {
+        timer_.expires_after(d);
+        timer_.async_wait([self = shared_from_this()](const error_code& ec) {
+            if (ec) return;
+            if (self->connecting_) {
+                // The destination does not answer: the client hears why.
+                self->timed_out_ = true;
+                error_code ignore;
+                self->upstream_.close(ignore);
+                return;
+            }
+            // Too slow to send a request: a slowloris client must not hold one of
+            // the sandbox's connection slots forever.
+            self->abort();
+        });
+    }
+
+    void read_head() {
+        if (!head_buf_) head_buf_ = std::make_unique<std::array<char, 4096>>();
+        client_.async_read_some(asio::buffer(*head_buf_), [self = shared_from_this()](const error_code& ec, size_t n) {
+            if (ec) return;  // the client went away before saying anything useful
+            self->inbuf_.append(self->head_buf_->data(), n);
+            self->on_head_data();
+        });
+    }
+
+    void on_head_data() {
+        if (proto_ == Proto::unknown)
+            proto_ = static_cast<unsigned char>(inbuf_[0]) == 0x05 ? Proto::socks : Proto::http;
+        if (proto_ == Proto::socks) return on_socks_data();
+        ParseResult r = parse_request_head(inbuf_);
+        switch (r.status) {
+            case ParseStatus::incomplete: return read_head();
+            case ParseStatus::bad:
+            case ParseStatus::too_large:
+                method_ = "?";
+                return refuse(400, "Bad Request", r.error, "malformed request: " + r.error);
+            case ParseStatus::ok: break;
+        }
+        req_ = std::move(r.request);
+        leftover_ = inbuf_.substr(r.head_size);
+        inbuf_.clear();
+        method_ = req_.method;
+        decide(req_.host, req_.port);
+    }
+
+    // SOCKS5 (RFC 1928): no authentication, CONNECT only, names resolved here
+    // (socks5h), so the sandbox needs no resolver.
+    void on_socks_data() {
+        const auto* b = reinterpret_cast<const unsigned char*>(inbuf_.data());
+        size_t n = inbuf_.size();
+        if (n > max_socks_bytes) return socks_fail(1, "malformed SOCKS5 request");
+        if (socks_stage_ == 0) {
+            if (n < 2 || n < 2u + b[1]) return read_head();
+            bool no_auth = false;
+            for (size_t i = 0; i < b[1]; ++i) no_auth = no_auth || b[2 + i] == 0x00;
+            size_t used = 2u + b[1];
+            inbuf_.erase(0, used);
+            if (!no_auth) {
+                method_ = "SOCKS5";
+                reply_and_close(std::string("\x05\xff", 2), "SOCKS5 client offered no 'no authentication' method");
+                return;
+            }
+            socks_stage_ = 1;
+            auto self = shared_from_this();
+            auto msg = std::make_shared<std::string>("\x05\x00", 2);
+            asio::async_write(client_, asio::buffer(*msg), [self, msg](const error_code& ec, size_t) {
+                if (ec) return;
+                if (!self->inbuf_.empty())
+                    self->on_socks_data();
+                else
+                    self->read_head();
+            });
+            return;
+        }
+        method_ = "SOCKS5";
+        if (n < 5) return read_head();
+        if (b[0] != 0x05) return socks_fail(1, "malformed SOCKS5 request");
+        size_t need = 0;
+        switch (b[3]) {
+            case 0x01: need = 4 + 4 + 2; break;
+            case 0x03: need = 4 + 1 + b[4] + 2; break;
+            case 0x04: need = 4 + 16 + 2; break;
+            default: return socks_fail(8, "SOCKS5 address type not supported");
+        }
+        if (n < need) return read_head();
+        if (b[1] != 0x01) return socks_fail(7, "only the SOCKS5 CONNECT command is supported");
+        std::string host;
+        if (b[3] == 0x01) {
+            Address a;
+            std::copy(b + 4, b + 8, a.bytes.begin());
+            host = a.to_string();
+        } else if (b[3] == 0x04) {
+            Address a;
+            a.v6 = true;
+            std::copy(b + 4, b + 20, a.bytes.begin());
+            host = a.to_string();
+        } else {
+            host.assign(reinterpret_cast<const char*>(b + 5), b[4]);
+            if (host.empty() || host.find('\0') != std::string::npos)
+                return socks_fail(1, "malformed SOCKS5 host name");
+        }
+        std::uint16_t port = static_cast<std::uint16_t>((b[need - 2] << 8) | b[need - 1]);
+        leftover_ = inbuf_.substr(need);
+        inbuf_.clear();
+        if (port == 0) return socks_fail(1, "port 0");
+        decide(host, port);
+    }
+
+    void socks_fail(unsigned char code, const std::string& why) {
+        std::string reply = std::string("\x05", 1) + static_cast<char>(code) + std::string("\x00\x01\0\0\0\0\0\0", 8);
+        reply_and_close(reply, why);
+    }
+
+    // The two checks, in order: the name against the rules (before any DNS query,
+    // so a name that is not allowed never reaches a resolver: NET-02), then each
+    // address the name stands for (NET-03).
+    void decide(const std::string& raw_host, std::uint16_t port) {
+        port_ = port;
+        host_ = normalize_host(raw_host);
+        if (host_.empty() || host_.size() > 253) return deny("the host name is empty or too long", "default");
+        NameDecision d = check_name(px_.settings.rules, host_, port);
+        rule_ = d.rule;
+        if (!d.allowed) return deny(d.reason, d.rule);
+        if (d.named_address) {
+            // Named by the policy itself (a pin or an exact address rule): no range check.
+            endpoints_.emplace_back(to_asio(*d.named_address), port);
+            return allow_and_connect();
+        }
+        if (auto numeric = parse_numeric_host(host_)) {
+            std::string bad = check_address(host_, *numeric);
+            if (!bad.empty()) return deny(bad, rule_);
+            endpoints_.emplace_back(to_asio(*numeric), port);
+            return allow_and_connect();
+        }
+        auto self = shared_from_this();
+        resolver_.async_resolve(host_, std::to_string(port), tcp::resolver::numeric_service,
+                                [self](const error_code& ec, tcp::resolver::results_type results) {
+                                    self->on_resolved(ec, std::move(results));
+                                });
+    }
+
+    void on_resolved(const error_code& ec, tcp::resolver::results_type results) {
+        if (ec == asio::error::operation_aborted) return;
+        if (ec || results.empty()) {
+            allowed_ = true;
+            px_.allowed++;
+            reason_ = "cannot resolve " + host_ + ": " + (ec ? ec.message() : "no address");
+            return reply_error(502, "Bad Gateway", reason_, 4);
+        }
+        // Every answer is checked, and only checked answers are connected to: a
+        // resolver that mixes a public and a private answer (or a rebinding one)
+        // gets the whole name refused.
+        for (const auto& entry : results) {
+            asio::ip::address a = entry.endpoint().address();
+            if (a.is_v6() && a.to_v6().scope_id() != 0) return deny(host_ + " resolved to a scoped IPv6 address", rule_);
+            std::string bad = check_address(host_, from_asio(a));
+            if (!bad.empty()) return deny(bad, rule_);
+            endpoints_.push_back(entry.endpoint());
+        }
+        allow_and_connect();
+    }
+
+    void allow_and_connect() {
+        allowed_ = true;
+        px_.allowed++;
+        reason_ = "allowed";
+        connecting_ = true;
+        arm_timer(connect_timeout);
+        connect_next();
+    }
+
+    void connect_next() {
+        if (next_endpoint_ >= endpoints_.size()) {
+            connecting_ = false;
+            reason_ = "cannot connect to " + host_ + ":" + std::to_string(port_) + ": " + last_error_;
+            return reply_error(502, "Bad Gateway", reason_, 5);
+        }
+        tcp::endpoint ep = endpoints_[next_endpoint_++];
+        error_code ignore;
+        upstream_.close(ignore);
+        upstream_.async_connect(ep, [self = shared_from_this()](const error_code& ec) {
+            if (ec == asio::error::operation_aborted || self->timed_out_) {
+                if (!self->timed_out_) return;  // the proxy is stopping
+                self->connecting_ = false;
+                self->reason_ = "cannot connect to " + self->host_ + ":" + std::to_string(self->port_) + ": timed out";
+                return self->reply_error(504, "Gateway Timeout", self->reason_, 4);
+            }
+            if (ec) {
+                self->last_error_ = ec.message();
+                return self->connect_next();
+            }
+            self->on_connected();
+        });
+    }
+
+    void on_connected() {
+        connecting_ = false;
+        timer_.cancel();
+        error_code ignore;
+        upstream_.set_option(tcp::no_delay(true), ignore);
+        auto self = shared_from_this();
+        std::string to_client, to_upstream;
+        if (proto_ == Proto::socks) {
+            to_client = std::string("\x05\x00\x00\x01\0\0\0\0\0\0", 10);
+            to_upstream = leftover_;
+        } else if (req_.connect) {
+            to_client = "HTTP/1.1 200 Connection established\r\n\r\n";
+            to_upstream = leftover_;  // a client may send its TLS hello without waiting
+        } else {
+            to_upstream = origin_form_head(req_) + leftover_;
+        }
+        leftover_.clear();
+        bytes_up_ += to_upstream.size();
+        auto up = std::make_shared<std::string>(std::move(to_upstream));
+        auto down = std::make_shared<std::string>(std::move(to_client));
+        auto start_relay = [self, up]() {
+            if (up->empty()) return self->relay_both();
+            asio::async_write(self->upstream_, asio::buffer(*up), [self, up](const error_code& ec, size_t) {
+                if (ec) return self->abort();
+                self->relay_both();
+            });
+        };
+        if (down->empty()) return start_relay();
+        asio::async_write(client_, asio::buffer(*down), [self, down, start_relay](const error_code& ec, size_t) {
+            if (ec) return self->abort();
+            start_relay();
+        });
+    }
+
+    void relay_both() {
+        up_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
+        down_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
+        relay(client_, upstream_, *up_buf_, bytes_up_);
+        relay(upstream_, client_, *down_buf_, bytes_down_);
+    }
+
+    // One direction: read, write all of it, read again. The next read waits for
+    // the write, so a slow reader holds back a fast writer (back-pressure) and
+    // a connection never holds more than one buffer per direction.
+    void relay(tcp::socket& from, tcp::socket& to, std::array<char, relay_buffer_size>& buf, std::uint64_t& count) {
+        auto self = shared_from_this();
+        from.async_read_some(asio::buffer(buf), [self, &from, &to, &buf, &count](const error_code& ec, size_t n) {
+            if (ec) {
+                error_code ignore;
+                if (ec == asio::error::eof) {
+                    // Half-close: pass the end of this direction on, keep the other open.
+                    to.shutdown(tcp::socket::shutdown_send, ignore);
+                    if (++self->closed_dirs_ == 2) self->abort();
+                } else {
+                    self->abort();
+                }
+                return;
+            }
+            count += n;
+            asio::async_write(to, asio::buffer(buf.data(), n), [self, &from, &to, &buf, &count](const error_code& wec, size_t) {
+                if (wec) return self->abort();
+                self->relay(from, to, buf, count);
+            });
+        });
+    }
+
+    void deny(const std::string& reason, const std::string& rule) {
+        allowed_ = false;
+        reason_ = reason;
+        rule_ = rule;
+        px_.denied++;
+        log();  // deny lines are written at once
+        if (proto_ == Proto::socks) {
+            std::string reply = std::string("\x05\x02\x00\x01\0\0\0\0\0\0", 10);
+            return write_and_close(reply);
+        }
+        write_and_close(simple_response(403, "Forbidden", "agentjail: " + reason));
+    }
+
+    // A refusal before any destination was known (garbage, unknown method).
+    void refuse(int code, const char* status, const std::string& body, const std::string& reason) {
+        allowed_ = false;
+        reason_ = reason;
+        rule_ = "default";
+        px_.denied++;
+        log();
+        write_and_close(simple_response(code, status, "agentjail: " + body));
+    }
+
+    void reply_and_close(const std::string& bytes, const std::string& reason) {
+        allowed_ = false;
+        reason_ = reason;
+        rule_ = "default";
+        px_.denied++;
+        log();
+        write_and_close(bytes);
+    }
+
+    void reply_error(int code, const char* status, const std::string& body, unsigned char socks_code) {
+        if (proto_ == Proto::socks) {
+            std::string reply =
+                std::string("\x05", 1) + static_cast<char>(socks_code) + std::string("\x00\x01\0\0\0\0\0\0", 8);
+            return write_and_close(reply);
+        }
+        write_and_close(simple_response(code, status, "agentjail: " + body));
+    }
+
+    void write_and_close(std::string bytes) {
+        timer_.cancel();
+        auto msg = std::make_shared<std::string>(std::move(bytes));
+        asio::async_write(client_, asio::buffer(*msg), [self = shared_from_this(), msg](const error_code&, size_t) {
+            error_code ec;
+            self->client_.shutdown(tcp::socket::shutdown_both, ec);
+            self->client_.close(ec);
+        });
+    }
+
+    void log() {
+        logged_ = true;
+        nlohmann::ordered_json j;
+        j["time"] = limits::iso8601_utc(started_);
+        j["host"] = host_;
+        j["port"] = port_;
+        j["method"] = method_.empty() ? "?" : method_;
+        j["decision"] = allowed_ ? "allow" : "deny";
+        j["reason"] = reason_;
+        j["rule"] = rule_.empty() ? "default" : rule_;
+        j["bytes_up"] = bytes_up_;
+        j["bytes_down"] = bytes_down_;
+        px_.write_log(j);
+    }
+
+    Proxy::Impl& px_;
+    tcp::socket client_;
+    tcp::socket upstream_;
+    tcp::resolver resolver_;
+    asio::steady_timer timer_;
+    std::chrono::system_clock::time_point started_;
+    Proto proto_ = Proto::unknown;
+    int socks_stage_ = 0;
+    std::unique_ptr<std::array<char, 4096>> head_buf_;
+    std::string inbuf_;
+    std::string leftover_;
+    Request req_;
+    std::string host_, method_, reason_, rule_, last_error_;
+    std::uint16_t port_ = 0;
+    bool allowed_ = false;
+    bool logged_ = false;
+    bool connecting_ = false;
+    bool timed_out_ = false;
+    std::vector<tcp::endpoint> endpoints_;
+    size_t next_endpoint_ = 0;
+    int closed_dirs_ = 0;
+    std::uint64_t bytes_up_ = 0, bytes_down_ = 0;
+    std::unique_ptr<std::array<char, relay_buffer_size>> up_buf_, down_buf_;
+};
+
+void Proxy::Impl::accept() {
+    acceptor->async_accept([this](const error_code& ec, tcp::socket s) {
+        if (stopping) return;
+        if (ec) {
+            // EMFILE and friends: back off briefly instead of spinning.
+            if (ec == asio::error::operation_aborted) return;
+            auto t = std::make_shared<asio::steady_timer>(*io, std::chrono::milliseconds(50));
+            t->async_wait([this, t](const error_code&) {
+                if (!stopping) accept();
+            });
+            return;
+        }
+        if (sessions.size() >= settings.max_connections) {
+            // Over the per-sandbox limit: answered and closed, never queued.
+            denied++;
+            nlohmann::ordered_json j;
+            j["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
+            j["host"] = "";
+            j["port"] = 0;
+            j["method"] = "?";
+            j["decision"] = "deny";
+            j["reason"] = "more than " + std::to_string(settings.max_connections) + " connections at once";
+            j["rule"] = "default";
+            j["bytes_up"] = 0;
+            j["bytes_down"] = 0;
+            write_log(j);
+            auto sock = std::make_shared<tcp::socket>(std::move(s));
+            auto msg = std::make_shared<std::string>(simple_response(
+                503, "Service Unavailable",
+                "agentjail: more than " + std::to_string(settings.max_connections) + " connections at once"));
+            asio::async_write(*sock, asio::buffer(*msg), [sock, msg](const error_code&, size_t) {
+                error_code e;
+                sock->close(e);
+            });
+        } else {
+            std::make_shared<Session>(*this, std::move(s))->start();
+        }
+        accept();
+    });
+}
+
+Proxy::Proxy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Proxy::~Proxy() {
+    stop();
+    // Sessions still queued in the io_context log from their destructors: the log
+    // stays open until they are gone.
+    impl_->acceptor.reset();
+    impl_->io.reset();
+}
+
+Result<std::unique_ptr<Proxy>> Proxy::create(const Settings& settings) {
+    auto impl = std::make_unique<Impl>();
+    impl->settings = settings;
+    if (impl->settings.max_connections == 0) impl->settings.max_connections = 1;
+    if (!settings.log_path.empty()) {
+        int fd = ::open(settings.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+        if (fd < 0) {
+            int err = errno;
+            return Error(ErrorKind::invalid_input, err,
+                         "network log " + settings.log_path + ": " + util::errno_text(err));
+        }
+        impl->log_fd.reset(fd);
+    }
+    return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
+}
+
+Result<void> Proxy::serve(sys::UniqueFd listener) {
+    if (!listener) return Error(ErrorKind::internal, EBADF, "network proxy: no listening socket");
+    if (impl_->thread.joinable() || impl_->stopped)
+        return Error(ErrorKind::internal, EINVAL, "network proxy: already serving");
+    try {
+        sockaddr_storage ss{};
+        socklen_t len = sizeof ss;
+        if (::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+            int err = errno;
+            return Error(ErrorKind::setup, err, "network proxy: getsockname: " + util::errno_text(err));
+        }
+        tcp protocol = ss.ss_family == AF_INET6 ? tcp::v6() : tcp::v4();
+        impl_->acceptor.emplace(*impl_->io);
+        impl_->acceptor->assign(protocol, listener.release());
+        impl_->accept();
+    } catch (const std::exception& e) {
+        return Error(ErrorKind::setup, 0, std::string("network proxy: ") + e.what());
+    }
+    Impl* impl = impl_.get();
+    impl_->thread = std::thread([impl] {
+        for (;;) {
+            try {
+                impl->io->run();
+                break;
+            } catch (...) {
+                // A handler threw (bad_alloc): keep serving the other connections.
+            }
+        }
+        impl->done.set_value();
+    });
+    return {};
+}
+
+Counters Proxy::stop() {
+    Impl& m = *impl_;
+    if (!m.stopped) {
+        m.stopped = true;
+        if (m.thread.joinable()) {
+            auto finished = m.done.get_future();
+            asio::post(*m.io, [&m] {
+                m.stopping = true;
+                error_code ec;
+                if (m.acceptor) m.acceptor->close(ec);
+                std::vector<Session*> all(m.sessions.begin(), m.sessions.end());
+                for (Session* s : all) s->abort();
+            });
+            // Aborted sessions finish in a moment; a stuck handler must not hang the
+            // caller's wait(), so the loop is stopped after a grace period.
+            if (finished.wait_for(std::chrono::seconds(2)) != std::future_status::ready) m.io->stop();
+            m.thread.join();
+        }
+    }
+    return counters();
+}
+
+Counters Proxy::counters() const { return {impl_->allowed.load(), impl_->denied.load()}; }
+
+}  // namespace agentjail::net

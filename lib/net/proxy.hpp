@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The network proxy: serves the listening socket the sandbox's init opened inside
+// the sandbox's network namespace, from one Boost.Asio thread in the host's
+// network (HTTP CONNECT, absolute-form HTTP, SOCKS5), enforcing the host rules.
+#pragma once
+
+#include "net/rules.hpp"
+#include "sys/fd.hpp"
+
+#include <agentjail/agentjail.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace agentjail::net {
+
+// What the proxy enforces, as the plan carries it (plain data, no Asio).
+struct Settings {
+    Rules rules;
+    std::string log_path;              // one JSON line per attempt; "" for none
+    std::size_t max_connections = 256;  // concurrent connections per sandbox
+    std::uint16_t port = 3128;         // where the proxy listens inside the sandbox
+};
+
+struct Counters {
+    std::uint64_t allowed = 0;
+    std::uint64_t denied = 0;
+};
+
+class Proxy {
+public:
+    // Opens the log (so a bad --net-log fails before anything is cloned).
+    static Result<std::unique_ptr<Proxy>> create(const Settings& settings);
+    ~Proxy();
+    Proxy(const Proxy&) = delete;
+    Proxy& operator=(const Proxy&) = delete;
+
+    // Starts serving `listener` (a listening TCP socket) on the proxy's thread.
+    Result<void> serve(sys::UniqueFd listener);
+    // Stops accepting, ends every connection (each one logged), joins the thread.
+    // Idempotent; returns the final counts.
+    Counters stop();
+    Counters counters() const;
+
+    struct Impl;
+
+private:
+    explicit Proxy(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentjail::net

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host pattern parsing and matching, and the two checks of every destination:
+// the name against the rules, then each resolved address against the ranges the
+// host-side proxy must never reach (it runs in the host's network, NET-03).
+#include "net/rules.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace agentjail::net {
+
+namespace {
+
+bool valid_label_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
+
+// DNS-ish names: dot-separated labels of letters, digits, '-' and '_', 1-63 each,
+// 253 in all. Underscores occur in real service names, so they are accepted.
+std::string check_name_syntax(std::string_view s) {
+    if (s.empty()) return "empty host name";
+    if (s.size() > 253) return "host name longer than 253 characters";
+    size_t start = 0;
+    while (start <= s.size()) {
+        size_t dot = s.find('.', start);
+        size_t end = dot == std::string_view::npos ? s.size() : dot;
+        std::string_view label = s.substr(start, end - start);
+        if (label.empty()) return "empty label in host name '" + std::string(s) + "'";
+        if (label.size() > 63) return "label longer than 63 characters in '" + std::string(s) + "'";
+        for (char c : label)
+            if (!valid_label_char(c))
+                return "'" + std::string(1, c) + "' is not allowed in a host name ('" + std::string(s) +
+                       "'; patterns are NAME, *.DOMAIN or *, with an optional :PORT)";
+        if (dot == std::string_view::npos) break;
+        start = dot + 1;
+    }
+    return {};
+}
+
+}  // namespace
+
+std::optional<HostPattern> parse_host_pattern(std::string_view text, std::string* why) {
+    auto fail = [&](std::string msg) -> std::optional<HostPattern> {
+        if (why) *why = std::move(msg);
+        return std::nullopt;
+    };
+    if (text.empty()) return fail("empty host pattern");
+    HostPattern p;
+    std::string_view host = text;
+    std::string_view port;
+    bool has_port = false;
+    if (text.front() == '[') {
+        size_t close = text.find(']');
+        if (close == std::string_view::npos) return fail("'" + std::string(text) + "': missing ']'");
+        host = text.substr(0, close + 1);
+        std::string_view rest = text.substr(close + 1);
+        if (!rest.empty()) {
+            if (rest.front() != ':') return fail("'" + std::string(text) + "': expected ':PORT' after ']'");
+            port = rest.substr(1);
+            has_port = true;
+        }
+    } else {
+        size_t colon = text.find(':');
+        if (colon != std::string_view::npos) {
+            if (text.find(':', colon + 1) != std::string_view::npos)
+                return fail("'" + std::string(text) + "': write an IPv6 address in brackets, as [::1]:443");
+            host = text.substr(0, colon);
+            port = text.substr(colon + 1);
+            has_port = true;
+        }
+    }
+    if (has_port) {
+        if (port == "*") {
+            p.port = 0;
+        } else {
+            if (port.empty() || port.size() > 5 ||
+                !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                return fail("'" + std::string(text) + "': the port must be a number from 1 to 65535 or *");
+            unsigned long v = std::stoul(std::string(port));
+            if (v == 0 || v > 65535)
+                return fail("'" + std::string(text) + "': the port must be a number from 1 to 65535 or *");
+            p.port = static_cast<std::uint16_t>(v);
+        }
+    }
+    if (host.empty()) return fail("'" + std::string(text) + "': no host before the port");
+    if (host == "*") {
+        p.kind = HostPattern::Kind::any;
+        return p;
+    }
+    if (host.size() > 2 && host.substr(0, 2) == "*.") {
+        std::string domain = normalize_host(host.substr(2));
+        if (parse_numeric_host(host.substr(2)))
+            return fail("'" + std::string(text) + "': *. goes with a domain name, not an address");
+        std::string problem = check_name_syntax(domain);
+        if (!problem.empty()) return fail(problem);
+        p.kind = HostPattern::Kind::subdomains;
+        p.host = domain;
+        return p;
+    }
+    if (host.find('*') != std::string_view::npos)
+        return fail("'" + std::string(text) +
+                    "': '*' is allowed only as the whole host or as a leading '*.' (*.example.com)");
+    if (auto a = parse_numeric_host(host)) {
+        p.numeric = true;
+        p.host = a->to_string();
+        return p;
+    }
+    if (host.front() == '[') return fail("'" + std::string(text) + "': not an IPv6 address");
+    std::string name = normalize_host(host);
+    std::string problem = check_name_syntax(name);
+    if (!problem.empty()) return fail(problem);
+    p.host = name;
+    return p;
+}
+
+bool matches(const HostPattern& p, std::string_view host, std::uint16_t port, bool deny_rule) {
+    if (p.port) {
+        if (*p.port != 0 && *p.port != port) return false;
+    } else if (!deny_rule && port != 80 && port != 443) {
+        return false;
+    }
+    switch (p.kind) {
+        case HostPattern::Kind::any: return true;
+        case HostPattern::Kind::exact: return host == p.host;
+        case HostPattern::Kind::subdomains:
+            // "*.example.com" matches a.example.com and a.b.example.com, not
+            // example.com itself nor badexample.com; never an address.
+            if (parse_numeric_host(host)) return false;
+            return host.size() > p.host.size() + 1 && host.substr(host.size() - p.host.size()) == p.host &&
+                   host[host.size() - p.host.size() - 1] == '.';
+    }
+    return false;
+}
+
+NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t port) {
+    NameDecision d;
+    std::string hp = std::string(host) + ":" + std::to_string(port);
+    for (const auto& r : rules.deny) {
+        if (matches(r.pattern, host, port, true)) {
+            d.rule = r.origin;
+            d.reason = hp + " is denied by the rule \"" + r.text + "\" (" + r.origin + ")";
+            return d;
+        }
+    }
+    const Rule* allow = nullptr;
+    const Rule* other_port = nullptr;
+    for (const auto& r : rules.allow) {
+        if (matches(r.pattern, host, port, false)) {
+            allow = &r;
+            break;
+        }
+        if (!other_port) {
+            HostPattern any = r.pattern;
+            any.port = 0;
+            if (matches(any, host, port, false)) other_port = &r;
+        }
+    }
+    if (!allow) {
+        d.rule = "default";
+        if (other_port)
+            d.reason = hp + " is not in the allowlist: \"" + other_port->text + "\" (" + other_port->origin +
+                       ") allows other ports only (an entry without a port allows 80 and 443; add --allow-host " +
+                       std::string(host) + ":" + std::to_string(port) + ")";
+        else
+            d.reason = std::string(host) + " is not in the allowlist (default: nothing is allowed; add --allow-host " +
+                       std::string(host) + " or [network] allow)";
+        return d;
+    }
+    d.allowed = true;
+    d.rule = allow->origin;
+    d.reason = "allowed by \"" + allow->text + "\"";
+    for (const auto& pin : rules.pins) {
+        if (pin.host == host) {
+            d.named_address = pin.address;
+            d.reason += ", pinned to " + pin.address.to_string() + " (" + pin.origin + ")";
+            return d;
+        }
+    }
+    if (allow->pattern.kind == HostPattern::Kind::exact && allow->pattern.numeric)
+        d.named_address = parse_numeric_host(allow->pattern.host);
+    return d;
+}
+
+std::string check_address(std::string_view host, const Address& a) {
+    AddressKind k = classify(a);
+    if (k == AddressKind::global) return {};
+    std::string s = std::string(host);
+    std::string text = a.to_string();
+    if (s == text) return s + " is " + describe(k) + " (the proxy never connects there unless the policy names it)";
+    return s + " resolved to " + text + ", " + describe(k) + " (DNS rebinding?)";
+}
+
+}  // namespace agentjail::net

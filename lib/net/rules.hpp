@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host rules: the allow/deny patterns of [network] ("api.example.com",
+// "*.npmjs.org", "github.com:22", "*"), the [network.hosts] pins, and the
+// decision for one destination (deny wins; nothing is allowed by default).
+#pragma once
+
+#include "net/address.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentjail::net {
+
+// One parsed host pattern.
+struct HostPattern {
+    enum class Kind { exact, subdomains, any };
+    Kind kind = Kind::exact;
+    std::string host;  // normalised; for subdomains the domain without "*."
+    // nullopt: the default ports, 80 and 443, for allow entries; every port for deny
+    // entries. 0 ("host:*"): any port.
+    std::optional<std::uint16_t> port;
+    bool numeric = false;  // host is an IP address literal
+};
+
+// Parses a pattern; on error returns nullopt and sets `why` (no location).
+// Grammar: "*" | "*." DOMAIN | NAME | IPV4 | "[" IPV6 "]", then optionally ":" PORT or ":*".
+std::optional<HostPattern> parse_host_pattern(std::string_view text, std::string* why);
+
+// True when `host` (already normalize_host()d) and port match the pattern.
+bool matches(const HostPattern& p, std::string_view host, std::uint16_t port, bool deny_rule);
+
+// A rule and where it was written ("net-balanced.toml:12:5", "command line (--allow-host)").
+struct Rule {
+    HostPattern pattern;
+    std::string text;    // as written
+    std::string origin;  // file:line:col, or "command line (--allow-host)"
+};
+
+struct Pin {
+    std::string host;  // normalised name
+    Address address;
+    std::string origin;
+};
+
+struct Rules {
+    std::vector<Rule> allow;
+    std::vector<Rule> deny;
+    std::vector<Pin> pins;
+};
+
+// The name check (before any resolution): allowed or not, why, and which rule.
+struct NameDecision {
+    bool allowed = false;
+    std::string reason;  // for a refusal, the sentence for the 403 body and the log
+    std::string rule;    // the origin of the deciding rule, or "default"
+    // The policy named this exact destination address (an exact numeric allow rule
+    // or a pin): the private-range check does not apply to it.
+    std::optional<Address> named_address;
+};
+
+NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t port);
+
+// The address check after resolution: "" when the address may be reached,
+// else why not (names the host and the kind of address).
+std::string check_address(std::string_view host, const Address& a);
+
+}  // namespace agentjail::net

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// The network part of the plan: the mode (none, proxy, host) turned into clone
+// flags, the proxy's settings (compiled host rules, pins, log path), the proxy
+// variables of the command's environment, and explain's network section.
+#include "plan/internal.hpp"
+
+#include "net/address.hpp"
+#include "net/rules.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+namespace agentjail::plan::detail {
+
+namespace {
+
+Error invalid_at(const policy::Origin& o, const std::string& message) {
+    return Error(ErrorKind::invalid_input, EINVAL, with_origin(describe(o), message));
+}
+
+Result<net::Rule> compile_rule(const policy::HostRule& r) {
+    std::string why;
+    auto p = net::parse_host_pattern(r.pattern, &why);
+    if (!p) return invalid_at(r.origin, why);
+    net::Rule out;
+    out.pattern = *p;
+    out.text = r.pattern;
+    // The log's "rule": file:line:col for a policy entry, the flag for a command-line one.
+    out.origin = r.origin.line > 0 ? r.origin.file + ":" + std::to_string(r.origin.line) + ":" +
+                                         std::to_string(r.origin.column)
+                                   : describe(r.origin);
+    return out;
+}
+
+// Sets NAME=VALUE in plan.env (sorted, as build_env leaves it), replacing a value
+// the caller or the policy gave: a proxy variable pointing elsewhere would only
+// make programs fail in a confusing way.
+void set_env(Plan& plan, const std::string& name, const std::string& value) {
+    std::string prefix = name + "=";
+    plan.env.erase(std::remove_if(plan.env.begin(), plan.env.end(),
+                                  [&](const std::string& kv) { return kv.compare(0, prefix.size(), prefix) == 0; }),
+                   plan.env.end());
+    plan.env.push_back(prefix + value);
+    std::sort(plan.env.begin(), plan.env.end(), [](const std::string& a, const std::string& b) {
+        return a.substr(0, a.find('=')) < b.substr(0, b.find('='));
+    });
+}
+
+}  // namespace
+
+Result<void> build_network(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx,
+                           Plan& plan) {
+    const policy::NetworkPolicy& n = policy.network;
+    plan.net_mode = n.mode.value;
+    plan.net.reset();
+    plan.proxy_port = 0;
+    std::string where = describe(n.mode.origin);
+
+    if (n.mode.value == policy::NetMode::host) {
+        // An explicit opt-in: the command sees and reaches everything the host does.
+        plan.clone_flags &= ~static_cast<std::uint64_t>(CLONE_NEWNET);
+        plan.notes.push_back("network: the sandbox shares the host's network (" + where +
+                             "); nothing is filtered or logged");
+        if (!n.log.value.empty())
+            plan.notes.push_back("network log " + n.log.value + ": not written in host mode (there is no proxy)");
+        return {};
+    }
+    if (n.mode.value == policy::NetMode::none) {
+        if (!policy.ns_net.value)
+            plan.notes.push_back("network: namespaces.net = false (" + describe(policy.ns_net.origin) +
+                                 "): the sandbox shares the host's network");
+        if (!n.log.value.empty())
+            plan.notes.push_back("network log " + n.log.value +
+                                 ": nothing to log, the network mode is none (use --net proxy)");
+        return {};
+    }
+
+    // Proxy mode: the proxy's socket lives in the sandbox's own network namespace.
+    if (!policy.ns_net.value)
+        return invalid_at(policy.ns_net.origin,
+                          "network mode \"proxy\" (" + where +
+                              ") needs a network namespace, but namespaces.net = false");
+    auto s = std::make_shared<net::Settings>();
+    for (const auto& r : n.allow) {
+        auto c = compile_rule(r);
+        if (!c) return std::move(c).error();
+        s->rules.allow.push_back(std::move(*c));
+    }
+    for (const auto& r : n.deny) {
+        auto c = compile_rule(r);
+        if (!c) return std::move(c).error();
+        s->rules.deny.push_back(std::move(*c));
+    }
+    for (const auto& pin : n.hosts) {
+        auto a = net::parse_numeric_host(pin.address);
+        if (!a) return invalid_at(pin.origin, "'" + pin.address + "' is not an IP address");
+        s->rules.pins.push_back({net::normalize_host(pin.host), *a, describe(pin.origin)});
+    }
+    s->max_connections = static_cast<std::size_t>(n.max_connections.value);
+    if (!n.log.value.empty()) {
+        std::string raw = n.log.value;
+        // A relative log path means what it means in the caller's shell.
+        if (raw[0] != '/' && raw[0] != '~' && raw[0] != '{') raw = host.cwd + "/" + raw;
+        auto log = expand(raw, ctx, n.log.origin);
+        if (!log) return std::move(log).error();
+        s->log_path = *log;
+    }
+    plan.proxy_port = s->port;
+    std::string url = "http://127.0.0.1:" + std::to_string(s->port);
+    // Upper and lower case: curl reads only http_proxy in lower case, most others
+    // read either. ALL_PROXY is socks5h (names resolved by the proxy, never inside).
+    for (const auto& [name, value] :
+         std::vector<std::pair<std::string, std::string>>{{"HTTP_PROXY", url},
+                                                          {"HTTPS_PROXY", url},
+                                                          {"ALL_PROXY", "socks5h://127.0.0.1:" + std::to_string(s->port)},
+                                                          {"NO_PROXY", "localhost,127.0.0.1,::1"}}) {
+        set_env(plan, name, value);
+        std::string lower = name;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+        set_env(plan, lower, value);
+    }
+    if (s->rules.allow.empty())
+        plan.notes.push_back("network: the proxy allows no host yet (" + where +
+                             "); add --allow-host NAME or [network] allow");
+    plan.net = std::move(s);
+    return {};
+}
+
+std::string network_text(const Plan& plan) {
+    std::string out = "\nnetwork:\n";
+    switch (plan.net_mode) {
+        case policy::NetMode::none:
+            out += (plan.clone_flags & CLONE_NEWNET) ? "  mode       none (loopback only)\n"
+                                                     : "  mode       none, but no network namespace (the host's network)\n";
+            return out;
+        case policy::NetMode::host: out += "  mode       host (the host's network, unfiltered)\n"; return out;
+        case policy::NetMode::proxy: break;
+    }
+    if (!plan.net) return out;
+    const net::Settings& s = *plan.net;
+    out += "  mode       proxy on 127.0.0.1:" + std::to_string(s.port) + " inside (HTTP CONNECT, HTTP, SOCKS5)\n";
+    for (const auto& r : s.rules.deny) out += "  deny       " + r.text + "  (" + r.origin + ")\n";
+    for (const auto& r : s.rules.allow) out += "  allow      " + r.text + "  (" + r.origin + ")\n";
+    if (s.rules.allow.empty()) out += "  allow      (nothing)\n";
+    for (const auto& p : s.rules.pins) out += "  pin        " + p.host + " -> " + p.address.to_string() + "  (" + p.origin + ")\n";
+    out += "  refused    loopback, private, link-local, metadata, multicast and unspecified addresses"
+           " (unless pinned)\n";
+    out += "  limit      " + std::to_string(s.max_connections) + " connections at once\n";
+    if (!s.log_path.empty()) out += "  log        " + s.log_path + "\n";
+    return out;
+}
+
+std::string network_json(const Plan& plan) {
+    using json = nlohmann::ordered_json;
+    json j;
+    j["mode"] = policy::net_mode_name(plan.net_mode);
+    j["namespace"] = (plan.clone_flags & CLONE_NEWNET) != 0;
+    if (plan.net) {
+        const net::Settings& s = *plan.net;
+        j["proxy"] = "127.0.0.1:" + std::to_string(s.port);
+        auto rules = [](const std::vector<net::Rule>& v) {
+            json a = json::array();
+            for (const auto& r : v) a.push_back({{"pattern", r.text}, {"origin", r.origin}});
+            return a;
+        };
+        j["allow"] = rules(s.rules.allow);
+        j["deny"] = rules(s.rules.deny);
+        json pins = json::object();
+        for (const auto& p : s.rules.pins) pins[p.host] = p.address.to_string();
+        j["hosts"] = std::move(pins);
+        j["max_connections"] = s.max_connections;
+        j["log"] = s.log_path.empty() ? json(nullptr) : json(s.log_path);
+    }
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace agentjail::plan::detail

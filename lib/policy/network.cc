@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// [network] in the policy: merging a layer's section, the checks of host
+// patterns and pins, and the overrides the CLI and the APIs share (--net,
+// --allow-host, --deny-host, --net-preset).
+#include "policy/embedded.hpp"
+#include "policy/internal.hpp"
+
+#include "net/address.hpp"
+#include "net/rules.hpp"
+#include "util/strings.hpp"
+
+#include <cerrno>
+
+namespace agentjail::policy {
+
+namespace detail {
+
+void apply_network(Policy& p, const Layer& l) {
+    NetworkPolicy& n = p.network;
+    if (l.net_mode) n.mode = *l.net_mode;
+    n.allow.insert(n.allow.end(), l.net_allow.begin(), l.net_allow.end());
+    n.deny.insert(n.deny.end(), l.net_deny.begin(), l.net_deny.end());
+    for (const auto& pin : l.net_hosts) {
+        // A later layer re-pinning a name moves it; two addresses for one name
+        // would leave it unclear where the proxy connects.
+        std::string key = net::normalize_host(pin.host);
+        bool replaced = false;
+        for (auto& old : n.hosts) {
+            if (net::normalize_host(old.host) == key) {
+                old = pin;
+                replaced = true;
+            }
+        }
+        if (!replaced) n.hosts.push_back(pin);
+    }
+    if (l.net_log) n.log = *l.net_log;
+    if (l.net_max_connections) n.max_connections = *l.net_max_connections;
+}
+
+std::string check_host_pattern(std::string_view s) {
+    std::string why;
+    if (!net::parse_host_pattern(s, &why)) return why;
+    return {};
+}
+
+std::string check_pin_name(std::string_view s) {
+    std::string why;
+    auto p = net::parse_host_pattern(s, &why);
+    if (!p) return why;
+    if (p->kind != net::HostPattern::Kind::exact || p->port || p->numeric)
+        return "'" + std::string(s) + "': a pinned host is one exact name, without '*' or a port";
+    return {};
+}
+
+std::string check_pin_address(std::string_view s) {
+    // Only the plain forms: a pin is written by a person, and "0x7f.1" there would
+    // only hide what it means.
+    auto a = net::parse_numeric_host(s);
+    if (!a || (a->to_string() != s && "[" + a->to_string() + "]" != s))
+        return "'" + std::string(s) + "' is not an IP address (write e.g. \"127.0.0.1\" or \"::1\")";
+    return {};
+}
+
+}  // namespace detail
+
+const char* net_mode_name(NetMode m) {
+    switch (m) {
+        case NetMode::none: return "none";
+        case NetMode::proxy: return "proxy";
+        case NetMode::host: return "host";
+    }
+    return "none";
+}
+
+Result<void> set_net_mode(Policy& p, const std::string& mode, Origin origin) {
+    NetMode m;
+    if (mode == "none")
+        m = NetMode::none;
+    else if (mode == "proxy")
+        m = NetMode::proxy;
+    else if (mode == "host")
+        m = NetMode::host;
+    else
+        return detail::error_at(origin, "expected \"none\", \"proxy\" or \"host\", got \"" + mode + "\"");
+    p.network.mode = Located<NetMode>{m, std::move(origin)};
+    return {};
+}
+
+namespace {
+
+Result<void> add_rule(Policy& p, std::vector<HostRule>& to, const std::string& pattern, Origin origin) {
+    std::string problem = detail::check_host_pattern(pattern);
+    if (!problem.empty()) return detail::error_at(origin, problem);
+    // An allow entry is a request for the network: with no mode chosen yet it means
+    // the proxy (what else could "allow this host" mean).
+    if (&to == &p.network.allow && p.network.mode.value == NetMode::none)
+        p.network.mode = Located<NetMode>{NetMode::proxy, origin};
+    to.push_back({pattern, std::move(origin)});
+    return {};
+}
+
+}  // namespace
+
+Result<void> add_allow_host(Policy& p, const std::string& pattern, Origin origin) {
+    return add_rule(p, p.network.allow, pattern, std::move(origin));
+}
+
+Result<void> add_deny_host(Policy& p, const std::string& pattern, Origin origin) {
+    return add_rule(p, p.network.deny, pattern, std::move(origin));
+}
+
+Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin) {
+    std::string text, file;
+    bool is_path = name.find('/') != std::string::npos ||
+                   (name.size() >= 5 && name.substr(name.size() - 5) == ".toml");
+    if (is_path) {
+        auto r = detail::read_small_file(name);
+        if (r.err != 0) return detail::error_at(origin, "cannot read network preset '" + name + "': " + r.why);
+        text = std::move(r.text);
+        file = name;
+    } else {
+        std::string builtin = util::starts_with(name, "net-") ? name : "net-" + name;
+        const EmbeddedPolicy* b = nullptr;
+        std::string names;
+        for (const auto& e : embedded_policies()) {
+            std::string_view n = e.name;
+            if (n.substr(0, 4) != "net-") continue;
+            names += (names.empty() ? "" : ", ") + std::string(n.substr(4));
+            if (n == builtin) b = &e;
+        }
+        if (!b)
+            return detail::error_at(origin, "unknown network preset '" + name + "' (built-in presets: " + names +
+                                                "; or give a path to a .toml file)");
+        text = b->text;
+        file = std::string(b->name) + ".toml";
+    }
+    auto layer = detail::parse_layer(text, file);
+    if (!layer) return std::move(layer).error();
+    // Only the preset's [network] is taken: a preset adds network rules on top of
+    // whatever policy is in force, it never changes the filesystem or the rest.
+    detail::apply_network(p, *layer);
+    p.layers.push_back((is_path ? file : file.substr(0, file.size() - 5)) + " (net preset)");
+    return {};
+}
+
+}  // namespace agentjail::policy
