@@ -103,8 +103,10 @@ trap 'on_signal 143' TERM
 ctest_args=(--output-on-failure --no-tests=error --timeout "$timeout" -j "$jobs")
 
 # Counts a CTest JUnit file as "passed failed skipped". CTest writes status="notrun"
-# both for a GTEST_SKIP() (message SKIP_REGULAR_EXPRESSION_MATCHED) and for a test
-# whose binary is missing; only the first is a skip, the second is a failure.
+# both for a GTEST_SKIP() (message SKIP_REGULAR_EXPRESSION_MATCHED) or a test that
+# exited with its SKIP_RETURN_CODE (message SKIP_RETURN_CODE=N: the vm tier where no
+# QEMU is installed) and for a test whose binary is missing; only the first two are
+# skips, the last is a failure.
 count_junit() {
     [[ -f "$1" ]] || {
         echo "0 0 0"
@@ -119,13 +121,27 @@ count_junit() {
             else if ($0 ~ /status="notrun"/) pending = 1
             else failed++
         }
-        /<skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/ { if (pending) { skipped++; pending = 0 } }
+        /<skipped message="(SKIP_REGULAR_EXPRESSION_MATCHED|SKIP_RETURN_CODE=[0-9]+)"/ { if (pending) { skipped++; pending = 0 } }
         /<\/testcase>/ { flush() }
         END { flush(); printf "%d %d %d\n", passed, failed, skipped }
     ' "$1"
 }
 
 total_passed=0 total_failed=0 total_skipped=0 status=0
+# Prints why each test that exited with its SKIP_RETURN_CODE skipped (the first lines
+# of its output): ctest --output-on-failure shows a skipped test's output nowhere.
+show_skip_reasons() {
+    [[ -f "$1" ]] || return 0
+    awk '
+        /<testcase / { match($0, /name="[^"]*"/); name = substr($0, RSTART + 6, RLENGTH - 7); skip = 0; n = 0 }
+        /<skipped message="SKIP_RETURN_CODE=/ { skip = 1 }
+        /<system-out>/ { out = skip }
+        out && n < 6 { line = $0; sub(/.*<system-out>/, "", line); sub(/<\/system-out>.*/, "", line)
+            if (line != "") { printf "test.sh: skipped %s: %s\n", name, line; n++ } }
+        /<\/system-out>/ { out = 0 }
+    ' "$1" | sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' >&2
+}
+
 # Adds one pass's results to the totals: record NAME RC JUNIT.
 record() {
     local name=$1 rc=$2 p f s
@@ -150,6 +166,7 @@ start=$SECONDS
 rc=0
 run_child ctest --test-dir "$build" "${ctest_args[@]}" --output-junit "$scratch/pass1.xml" "$@" || rc=$?
 say "pass 1 took $((SECONDS - start))s"
+show_skip_reasons "$scratch/pass1.xml"
 record "pass 1 ($me)" "$rc" "$scratch/pass1.xml"
 
 # Prints the first directory from / down to $1 that $user cannot enter, if any.
