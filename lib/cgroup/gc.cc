@@ -100,6 +100,14 @@ std::vector<std::pair<std::string, bool>> gc_locations(const Host& host) {
         if (!self.empty() && owner_of(self.substr(self.rfind('/') + 1)) > 0)
             self = self.substr(0, self.rfind('/'));
         add(self, true);
+        // A delegated parent holds the groups made beside our own cgroup; only when it is
+        // ours to write (never scan, let alone clean, a parent we were not handed).
+        if (!self.empty() && self != host.v2->mount) {
+            std::string parent = self.substr(0, self.rfind('/'));
+            if (util::path_within(parent, host.v2->mount) && parent != host.v2->mount &&
+                writable(parent, {"cgroup.procs", "cgroup.subtree_control"}))
+                add(parent, true);
+        }
     }
     for (const char* c : {"memory", "pids", "cpu", "cpuacct", "freezer"})
         if (const Hierarchy* h = host.v1_for(c)) add(h->self_dir(), false);

@@ -236,20 +236,48 @@ Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Setting
     }
     // An earlier run of this process already moved it into its leaf.
     if (basename(self) == self_leaf_name()) self = dirname(self);
-    if (!writable(self, {"cgroup.procs", "cgroup.subtree_control"})) {
-        why_not = "your cgroup v2 " + self + " is not delegated to you (not writable by uid " +
-                  std::to_string(::geteuid()) + ")";
+
+    // The second choice: a delegated parent that already passes the controllers down,
+    // with the run's group a sibling of our own cgroup (a user's shell sits in D/leaf of
+    // a delegated D; the common ancestor D's cgroup.procs is then ours to write too).
+    auto delegated_parent = [&](std::string& reason) -> std::string {
+        std::string parent = dirname(self);
+        if (self == h.mount || !util::path_within(parent, h.mount)) {
+            reason = "and it has no parent inside the hierarchy";
+            return {};
+        }
+        if (!writable(parent, {"cgroup.procs", "cgroup.subtree_control"})) {
+            reason = "nor is its parent " + parent;
+            return {};
+        }
+        auto passed = words(read_text(parent + "/cgroup.subtree_control").value_or(""));
+        std::vector<std::string> lacking;
+        for (const auto& c : required)
+            if (!contains(passed, c)) lacking.push_back(c);
+        if (!lacking.empty()) {
+            reason = "and its delegated parent " + parent + " does not pass " + join(lacking) + " down";
+            return {};
+        }
+        return parent;
+    };
+    auto own_failed = [&](const std::string& own) -> Result<std::unique_ptr<Group>> {
+        std::string reason;
+        std::string parent = delegated_parent(reason);
+        if (!parent.empty()) return make_group(Kind::v2_delegated, parent, s);
+        why_not = own + ", " + reason;
         return std::unique_ptr<Group>();
-    }
+    };
+
+    if (!writable(self, {"cgroup.procs", "cgroup.subtree_control"}))
+        return own_failed("your cgroup v2 " + self + " is not delegated to you (not writable by uid " +
+                          std::to_string(::geteuid()) + ")");
     auto avail = words(read_text(self + "/cgroup.controllers").value_or(""));
     missing.clear();
     for (const auto& c : required)
         if (!contains(avail, c)) missing.push_back(c);
-    if (!missing.empty()) {
-        why_not = "your delegated cgroup " + self + " has no " + join(missing) +
-                  " controller (its parent does not pass it down; Delegate=yes in systemd does)";
-        return std::unique_ptr<Group>();
-    }
+    if (!missing.empty())
+        return own_failed("your delegated cgroup " + self + " has no " + join(missing) +
+                          " controller (its parent does not pass it down; Delegate=yes in systemd does)");
     std::vector<std::string> usable;
     for (const auto& c : want)
         if (contains(avail, c)) usable.push_back(c);
@@ -265,12 +293,11 @@ Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Setting
         std::vector<pid_t> others;
         for (pid_t p : procs)
             if (p != me) others.push_back(p);
-        if (!others.empty()) {
-            why_not = "your delegated cgroup " + self + " holds other processes (pid " + std::to_string(others.front()) +
-                      (others.size() > 1 ? " and " + std::to_string(others.size() - 1) + " more" : "") +
-                      "), so it cannot pass controllers down (cgroup v2's no-internal-processes rule)";
-            return std::unique_ptr<Group>();
-        }
+        if (!others.empty())
+            return own_failed("your delegated cgroup " + self + " holds other processes (pid " +
+                              std::to_string(others.front()) +
+                              (others.size() > 1 ? " and " + std::to_string(others.size() - 1) + " more" : "") +
+                              "), so it cannot pass controllers down (cgroup v2's no-internal-processes rule)");
         std::string leaf;
         if (std::find(procs.begin(), procs.end(), me) != procs.end()) {
             leaf = self + "/" + self_leaf_name();

@@ -158,13 +158,21 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
     json j;
     j["schema_version"] = record_schema_version;
     j["status"] = status_code(Status::xx);
-    j["reason"] = "agentjail error";
+    // The command never ran: XX, whether agentjail could not build the sandbox or the
+    // command was not there to execute (the reason and exit status tell them apart).
+    int status = 125;
+    std::string reason = "agentjail error";
+    if (e.kind() == ErrorKind::command_not_found) {
+        status = 127;
+        reason = "command not found";
+    } else if (e.kind() == ErrorKind::command_not_executable) {
+        status = 126;
+        reason = "command not executable";
+    }
+    j["reason"] = reason;
     j["message"] = e.message();
     j["exit_code"] = nullptr;
     j["signal"] = nullptr;
-    int status = 125;
-    if (e.kind() == ErrorKind::command_not_found) status = 127;
-    if (e.kind() == ErrorKind::command_not_executable) status = 126;
     j["exit_status"] = status;
     j["wall_time_s"] = round_us(wall_time_s);
     j["cpu_user_s"] = 0;

@@ -224,12 +224,14 @@ TEST_F(Limits, ShellForkBombFailsAtPidsMaxAndNothingSurvives) {
     std::string marker = ajit::unique_name("aj-bomb-");
     // The classic one, in sh syntax: each call pipes two more into the background.
     std::string bomb = jail.ws_dir().write(marker + ".sh", "b() { b | b & }; b\nwait\n");
-    auto r = run_child({"--pids", "64", "-t", "10s"}, {"/bin/sh", bomb});
+    auto r = run_child({"--pids", "16", "-t", "10s"}, {"/bin/sh", bomb});
     auto j = record_of(r);
     ASSERT_TRUE(j.is_object()) << describe(r);
-    // sh gives up when fork fails ("Cannot fork"), or the wall clock ends it.
-    EXPECT_TRUE(j["status"] == "PL" || j["status"] == "TO") << r.out;
-    EXPECT_LE(j["pids_peak"].get<int>(), 64);
+    // A subshell gives up when its fork fails ("Cannot fork"); the top one may still
+    // exit 0 (OK), fail (PL), or run into the wall clock (TO). What must hold: the
+    // limit was reached and held, and nothing survives.
+    EXPECT_TRUE(j["status"] == "PL" || j["status"] == "TO" || j["status"] == "OK") << r.out;
+    EXPECT_LE(j["pids_peak"].get<int>(), 16);
     EXPECT_GT(j["pids_max_hits"].get<int>(), 0);
     EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 3000)) << "bomb processes survived";
 }
