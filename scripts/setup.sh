@@ -12,11 +12,12 @@ set -euo pipefail
 # What cmake needs to configure and build the library, the CLI and the tests.
 build_pkgs=(build-essential cmake ninja-build pkg-config libseccomp-dev libcap-dev
     libboost-program-options-dev libboost-dev libfmt-dev libtomlplusplus-dev
-    libgtest-dev libgmock-dev nlohmann-json3-dev git ca-certificates)
+    libgtest-dev libgmock-dev nlohmann-json3-dev git ca-certificates libssl-dev)
 # What the test tiers and the benchmark run: hyperfine and bwrap (bench peers),
 # unshare/runuser (util-linux), ps (procps), useradd/userdel (passwd) for the
-# unprivileged pass of scripts/test.sh, capsh (libcap2-bin), python3.
-test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3)
+# unprivileged pass of scripts/test.sh, capsh (libcap2-bin), python3; curl and
+# iproute2 (ip) for the network tests and bench/network.sh.
+test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 curl iproute2)
 lint_pkgs=(clang-format clang-tidy)
 # What tests/vm/run-in-vm.sh boots for the real cgroup v2 tests (label vm): the host's
 # cgroup v2 hierarchy has no controllers, so those tests run in a QEMU guest on Debian's

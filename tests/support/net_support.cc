@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loopback HTTP/HTTPS test servers, a self-signed certificate, the proxy log reader
+// and the pinning policy writer of the network tests.
+#include "net_support.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace ajnet {
+
+namespace {
+
+std::string ssl_error(const char* what) {
+    char buf[256];
+    unsigned long e = ERR_get_error();
+    ERR_error_string_n(e, buf, sizeof buf);
+    return std::string(what) + ": " + buf;
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// A connection, plain or TLS, with blocking I/O bounded by socket timeouts.
+struct Conn {
+    int fd = -1;
+    SSL* ssl = nullptr;
+    ssize_t read(char* buf, size_t n) {
+        if (ssl == nullptr) {
+            ssize_t r;
+            do {
+                r = ::recv(fd, buf, n, 0);
+            } while (r < 0 && errno == EINTR);
+            return r;
+        }
+        int r = SSL_read(ssl, buf, static_cast<int>(n));
+        return r > 0 ? r : (SSL_get_error(ssl, r) == SSL_ERROR_ZERO_RETURN ? 0 : -1);
+    }
+    bool write_all(const char* p, size_t n) {
+        while (n > 0) {
+            ssize_t w;
+            if (ssl == nullptr) {
+                do {
+                    w = ::send(fd, p, n, MSG_NOSIGNAL);
+                } while (w < 0 && errno == EINTR);
+            } else {
+                int chunk = n > (1u << 20) ? (1 << 20) : static_cast<int>(n);
+                w = SSL_write(ssl, p, chunk);
+            }
+            if (w <= 0) return false;
+            p += w;
+            n -= static_cast<size_t>(w);
+        }
+        return true;
+    }
+    bool write_all(const std::string& s) { return write_all(s.data(), s.size()); }
+};
+
+}  // namespace
+
+Cert make_cert(const std::string& cert_path, const std::string& key_path,
+               const std::vector<std::string>& names) {
+    if (names.empty()) throw std::runtime_error("make_cert: no names");
+    EVP_PKEY* key = EVP_EC_gen("P-256");
+    if (key == nullptr) throw std::runtime_error(ssl_error("EVP_EC_gen"));
+    X509* x = X509_new();
+    std::string san;
+    for (const auto& n : names) san += (san.empty() ? "DNS:" : ",DNS:") + n;
+    bool ok = x != nullptr && X509_set_version(x, 2) == 1 &&
+              ASN1_INTEGER_set(X509_get_serialNumber(x), 1) == 1 &&
+              X509_gmtime_adj(X509_getm_notBefore(x), -3600) != nullptr &&
+              X509_gmtime_adj(X509_getm_notAfter(x), 86400) != nullptr && X509_set_pubkey(x, key) == 1;
+    if (ok) {
+        X509_NAME* subject = X509_get_subject_name(x);
+        ok = X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC,
+                                        reinterpret_cast<const unsigned char*>(names[0].c_str()), -1, -1,
+                                        0) == 1 &&
+             X509_set_issuer_name(x, subject) == 1;
+    }
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, x, x, nullptr, nullptr, 0);
+    for (auto [nid, value] : {std::pair<int, std::string>{NID_subject_alt_name, san},
+                              {NID_basic_constraints, "critical,CA:TRUE"}}) {
+        if (!ok) break;
+        X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
+        ok = ext != nullptr && X509_add_ext(x, ext, -1) == 1;
+        X509_EXTENSION_free(ext);
+    }
+    ok = ok && X509_sign(x, key, EVP_sha256()) > 0;
+    std::string why = ok ? "" : ssl_error("making the certificate");
+    if (ok) {
+        FILE* cf = std::fopen(cert_path.c_str(), "w");
+        FILE* kf = std::fopen(key_path.c_str(), "w");
+        ok = cf != nullptr && kf != nullptr && PEM_write_X509(cf, x) == 1 &&
+             PEM_write_PrivateKey(kf, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+        if (cf != nullptr) std::fclose(cf);
+        if (kf != nullptr) std::fclose(kf);
+        if (!ok) why = "writing " + cert_path + " or " + key_path;
+    }
+    X509_free(x);
+    EVP_PKEY_free(key);
+    if (!ok) throw std::runtime_error(why);
+    return {cert_path, key_path};
+}
+
+struct TestServer::Impl {
+    Options opts;
+    int listen_fd = -1;
+    int stop_pipe[2] = {-1, -1};
+    SSL_CTX* ctx = nullptr;
+    std::thread acceptor;
+    mutable std::mutex mu;
+    std::vector<std::thread> workers;
+    std::vector<int> open_fds;
+    std::vector<Request> requests;
+    std::map<std::string, std::string> bodies;
+    std::string root;
+    bool stopped = false;
+};
+
+TestServer::TestServer() : TestServer(Options{}) {}
+
+TestServer::TestServer(const Options& opts) : impl_(std::make_unique<Impl>()) {
+    impl_->opts = opts;
+    if (opts.tls != nullptr) {
+        impl_->ctx = SSL_CTX_new(TLS_server_method());
+        if (impl_->ctx == nullptr ||
+            SSL_CTX_use_certificate_file(impl_->ctx, opts.tls->cert_path.c_str(), SSL_FILETYPE_PEM) != 1 ||
+            SSL_CTX_use_PrivateKey_file(impl_->ctx, opts.tls->key_path.c_str(), SSL_FILETYPE_PEM) != 1)
+            throw std::runtime_error(ssl_error("TLS server context"));
+    }
+    int family = opts.ipv6 ? AF_INET6 : AF_INET;
+    impl_->listen_fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (impl_->listen_fd < 0) throw std::runtime_error("socket failed");
+    sockaddr_storage ss{};
+    socklen_t len;
+    if (opts.ipv6) {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_loopback;
+        len = sizeof *a;
+    } else {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        len = sizeof *a;
+    }
+    if (::bind(impl_->listen_fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
+        ::listen(impl_->listen_fd, 128) != 0)
+        throw std::runtime_error(std::string("bind/listen failed: ") + std::strerror(errno));
+    len = sizeof ss;
+    ::getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&ss), &len);
+    port_ = ntohs(opts.ipv6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                            : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    if (::pipe2(impl_->stop_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    impl_->acceptor = std::thread([this] { accept_loop(); });
+}
+
+TestServer::~TestServer() {
+    stop();
+    if (impl_->ctx != nullptr) SSL_CTX_free(impl_->ctx);
+}
+
+void TestServer::stop() {
+    {
+        std::lock_guard<std::mutex> l(impl_->mu);
+        if (impl_->stopped) return;
+        impl_->stopped = true;
+        for (int fd : impl_->open_fds) ::shutdown(fd, SHUT_RDWR);
+    }
+    char c = 'x';
+    (void)!::write(impl_->stop_pipe[1], &c, 1);
+    if (impl_->acceptor.joinable()) impl_->acceptor.join();
+    std::vector<std::thread> workers;
+    {
+        std::lock_guard<std::mutex> l(impl_->mu);
+        workers.swap(impl_->workers);
+    }
+    for (auto& t : workers) t.join();
+    ::close(impl_->listen_fd);
+    ::close(impl_->stop_pipe[0]);
+    ::close(impl_->stop_pipe[1]);
+}
+
+std::vector<Request> TestServer::requests() const {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    return impl_->requests;
+}
+
+void TestServer::set_body(const std::string& path, const std::string& body) {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    impl_->bodies[path] = body;
+}
+
+void TestServer::serve_dir(const std::string& root) {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    impl_->root = root;
+}
+
+void TestServer::accept_loop() {
+    for (;;) {
+        pollfd p[2] = {{impl_->listen_fd, POLLIN, 0}, {impl_->stop_pipe[0], POLLIN, 0}};
+        int n = ::poll(p, 2, -1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || (p[1].revents != 0)) return;
+        int fd = ::accept4(impl_->listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) continue;
+        ++connections_;
+        std::lock_guard<std::mutex> l(impl_->mu);
+        if (impl_->stopped) {
+            ::close(fd);
+            return;
+        }
+        impl_->open_fds.push_back(fd);
+        impl_->workers.emplace_back([this, fd] { handle(fd); });
+    }
+}
+
+void TestServer::handle(int fd) {
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    Conn c{fd, nullptr};
+    auto finish = [&] {
+        if (c.ssl != nullptr) {
+            SSL_shutdown(c.ssl);
+            SSL_free(c.ssl);
+        }
+        std::lock_guard<std::mutex> l(impl_->mu);
+        for (auto& f : impl_->open_fds)
+            if (f == fd) f = -1;
+        ::close(fd);
+    };
+    if (impl_->ctx != nullptr) {
+        c.ssl = SSL_new(impl_->ctx);
+        SSL_set_fd(c.ssl, fd);
+        if (SSL_accept(c.ssl) != 1) return finish();
+    }
+    std::string in;
+    char buf[65536];
+    size_t end;
+    while ((end = in.find("\r\n\r\n")) == std::string::npos) {
+        if (in.size() > 65536) return finish();
+        ssize_t r = c.read(buf, sizeof buf);
+        if (r <= 0) return finish();
+        in.append(buf, static_cast<size_t>(r));
+    }
+    Request req;
+    std::istringstream head(in.substr(0, end));
+    std::string line;
+    std::getline(head, line);
+    {
+        std::istringstream rl(line);
+        rl >> req.method >> req.target;
+    }
+    std::size_t content_length = 0;
+    while (std::getline(head, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string name = lower(line.substr(0, colon));
+        std::string value = ajtest::trim(line.substr(colon + 1));
+        if (name == "host") req.host = value;
+        if (name == "content-length") content_length = std::strtoull(value.c_str(), nullptr, 10);
+    }
+    std::size_t have = in.size() - end - 4;
+    while (have < content_length) {
+        ssize_t r = c.read(buf, sizeof buf);
+        if (r <= 0) break;
+        have += static_cast<size_t>(r);
+    }
+    req.body_bytes = have;
+
+    std::string path = req.target;
+    if (path.rfind("http://", 0) == 0 || path.rfind("https://", 0) == 0) {
+        auto slash = path.find('/', path.find("//") + 2);
+        path = slash == std::string::npos ? "/" : path.substr(slash);
+    }
+    path = path.substr(0, path.find('?'));
+    {
+        std::lock_guard<std::mutex> l(impl_->mu);
+        impl_->requests.push_back(req);
+    }
+
+    auto respond = [&](int code, const char* status, const std::string& body, std::size_t length) {
+        std::string h = "HTTP/1.1 " + std::to_string(code) + " " + status +
+                        "\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
+                        std::to_string(length) + "\r\nConnection: close\r\n\r\n";
+        if (!c.write_all(h) || req.method == "HEAD") return;
+        c.write_all(body);
+    };
+    std::string body;
+    bool found = false;
+    {
+        std::lock_guard<std::mutex> l(impl_->mu);
+        auto it = impl_->bodies.find(path);
+        if (it != impl_->bodies.end()) {
+            body = it->second;
+            found = true;
+        }
+    }
+    if (req.method == "POST" || req.method == "PUT") {
+        body = "got " + std::to_string(req.body_bytes) + " bytes\n";
+        respond(200, "OK", body, body.size());
+    } else if (found) {
+        respond(200, "OK", body, body.size());
+    } else if (path == "/hello") {
+        body = "hello from " + impl_->opts.name + "\n";
+        respond(200, "OK", body, body.size());
+    } else if (path.rfind("/bytes/", 0) == 0) {
+        std::size_t n = std::strtoull(path.c_str() + 7, nullptr, 10);
+        if (n > (2ULL << 30)) n = 2ULL << 30;
+        std::string h = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
+                        std::to_string(n) + "\r\nConnection: close\r\n\r\n";
+        if (c.write_all(h) && req.method != "HEAD") {
+            std::string chunk(1 << 20, 'x');
+            while (n > 0) {
+                std::size_t k = n < chunk.size() ? n : chunk.size();
+                if (!c.write_all(chunk.data(), k)) break;
+                n -= k;
+            }
+        }
+    } else {
+        std::string root;
+        {
+            std::lock_guard<std::mutex> l(impl_->mu);
+            root = impl_->root;
+        }
+        std::error_code ec;
+        std::filesystem::path file = std::filesystem::path(root) / path.substr(1);
+        if (!root.empty() && path.find("..") == std::string::npos &&
+            std::filesystem::is_regular_file(file, ec)) {
+            body = ajtest::read_file(file.string());
+            respond(200, "OK", body, body.size());
+        } else {
+            body = "not found\n";
+            respond(404, "Not Found", body, body.size());
+        }
+    }
+    finish();
+}
+
+std::vector<nlohmann::json> read_log(const std::string& path) {
+    std::vector<nlohmann::json> out;
+    for (const auto& l : ajtest::lines(ajtest::read_file(path))) {
+        if (ajtest::trim(l).empty()) continue;
+        auto j = nlohmann::json::parse(l, nullptr, false);
+        if (j.is_discarded() || !j.is_object()) j = nlohmann::json{{"unparsed", l}};
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+std::vector<nlohmann::json> log_entries(const std::vector<nlohmann::json>& log, const std::string& host,
+                                        const std::string& decision) {
+    std::vector<nlohmann::json> out;
+    for (const auto& j : log) {
+        if (!j.contains("host") || !j["host"].is_string() || j["host"].get<std::string>() != host) continue;
+        if (!decision.empty() && (!j.contains("decision") || j["decision"] != decision)) continue;
+        out.push_back(j);
+    }
+    return out;
+}
+
+std::string dump(const std::vector<nlohmann::json>& log) {
+    std::string s;
+    for (const auto& j : log) s += j.dump() + "\n";
+    return s.empty() ? "(empty log)\n" : s;
+}
+
+std::string toml(const NetPolicy& p) {
+    auto list = [](const std::vector<std::string>& v) {
+        std::string s = "[";
+        for (size_t i = 0; i < v.size(); ++i) s += (i ? ", \"" : "\"") + v[i] + "\"";
+        return s + "]";
+    };
+    std::string s = "extends = \"" + p.extends + "\"\n\n[network]\n";
+    if (!p.mode.empty()) s += "mode = \"" + p.mode + "\"\n";
+    if (!p.allow.empty()) s += "allow = " + list(p.allow) + "\n";
+    if (!p.deny.empty()) s += "deny = " + list(p.deny) + "\n";
+    if (!p.hosts.empty()) {
+        s += "\n[network.hosts]\n";
+        for (const auto& [name, addr] : p.hosts) s += "\"" + name + "\" = \"" + addr + "\"\n";
+    }
+    return s + p.extra;
+}
+
+}  // namespace ajnet
