@@ -24,7 +24,7 @@ const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with
 const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};
 const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};
 const std::vector<std::string_view> seccomp_rule_keys = {"syscalls", "action", "args", "why",
-                                                         "unless"};
+                                                         "unless",   "record"};
 const std::pair<std::string_view, const std::vector<std::string_view>&> section_keys[] = {
     {"filesystem", filesystem_keys},
     {"environment", environment_keys},
@@ -546,6 +546,11 @@ bool Parser::seccomp_rule(const toml::node& n, const std::string& key) {
             size_t which = 0;
             if (!choice(v, sub, {"nested_sandboxes"}, which)) return false;
             rule.unless_nested = true;
+        } else if (k == "record") {
+            std::optional<Located<bool>> b;
+            if (!boolean(v, sub, b)) return false;
+            rule.record = b->value;
+            rule.record_origin = b->origin;
         } else {
             return unknown_key(e, sub, seccomp_rule_keys);
         }

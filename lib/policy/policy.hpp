@@ -66,6 +66,9 @@ struct SeccompRule {
     std::string why;
     // unless = "nested_sandboxes": the rule is left out when seccomp.nested_sandboxes is true.
     bool unless_nested = false;
+    // record = false: answered by the kernel, not logged or counted (see seccomp::Action).
+    bool record = true;
+    Origin record_origin;
     Origin origin;  // the rule's table
     // The seccomp.default in effect in the layer that declared the rule (set when the
     // layers merge): a rule that only repeats it does nothing, which is an error there.

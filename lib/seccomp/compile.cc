@@ -26,6 +26,8 @@ std::uint32_t bpf_action(const Action& a) {
         // Refusals go through the supervisor so that every one is recorded and
         // answered with the errno decide() picks; log and notify likewise.
         case ActionKind::errno_ret:
+            if (a.quiet) return SECCOMP_RET_ERRNO | (static_cast<std::uint32_t>(a.err) & SECCOMP_RET_DATA);
+            return SECCOMP_RET_USER_NOTIF;
         case ActionKind::log:
         case ActionKind::notify: return SECCOMP_RET_USER_NOTIF;
     }
@@ -379,6 +381,8 @@ std::string to_json(const Program& program) {
             } else {
                 c["action"] = detail::action_text(otherwise);
             }
+            // record = false rules: refused by the kernel itself, never logged.
+            if (otherwise.quiet) c["recorded"] = false;
             calls[t.name] = std::move(c);
         }
         j["syscalls"] = std::move(calls);

@@ -397,6 +397,11 @@ Result<Resolved> resolve(const policy::Policy& p) {
         std::string key = rule.origin.key;
         auto action = parse_action(rule.action.value);
         if (!action) return bad_action(rule.action);
+        if (!rule.record) {
+            if (action->kind != ActionKind::errno_ret)
+                return error_at(rule.record_origin, "record = false goes only with an errno action");
+            action->quiet = true;
+        }
         auto declared = parse_action(rule.declared_default.value);
         if (!declared) return bad_action(rule.declared_default);
 
@@ -487,7 +492,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
         const bool conditional = !conds.empty();
 
         rr.info.text = names_text + (conditional ? " if " + cond_text : "") + " -> " +
-                       action_text(*action);
+                       action_text(*action) + (action->quiet ? " (not recorded)" : "");
         rr.info.why = rule.why;
         rr.info.where = where_of(rule.origin);
         rr.info.action = *action;

@@ -28,6 +28,10 @@ enum class ActionKind {
 struct Action {
     ActionKind kind = ActionKind::allow;
     int err = 0;  // errno for errno_ret
+    // errno_ret only: answered by the kernel itself, not recorded. For refusals that
+    // are an expected probe (glibc tries clone3 before every thread), where a round
+    // trip to the supervisor and a log line per call would be pure noise.
+    bool quiet = false;
 };
 
 // One resolved rule, as explain prints it and the supervisor reports it.
