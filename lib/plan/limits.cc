@@ -17,7 +17,9 @@ Result<void> build_limits(const policy::Policy& policy, const HostFacts& host, P
     s.memory_bytes = l.memory.value;
     s.cpus = l.cpus.value;
     s.pids = l.pids.value;
-    if (l.swap.value && !l.memory.value)
+    // swap = 0 without a memory limit is harmless (a base layer's "no swap" after
+    // -m max); any other swap is counted on top of the memory limit, so needs one.
+    if (l.swap.value && *l.swap.value > 0 && !l.memory.value)
         return Error(ErrorKind::invalid_input, EINVAL,
                      with_origin(describe(l.swap.origin),
                                  "a swap limit needs a memory limit (limits.memory or -m): swap is "
