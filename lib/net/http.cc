@@ -94,6 +94,11 @@ ParseResult parse_request_head(std::string_view buf) {
         else if (buf.find("\n\n") != std::string_view::npos) {
             return bad("lines must end in CRLF");
         }
+        // Neither is one that does not start with a method (TLS sent straight at
+        // the proxy, a binary protocol): refused at its first bytes.
+        size_t i = 0;
+        for (; i < buf.size() && buf[i] != ' '; ++i)
+            if (!is_tchar(buf[i]) || i >= 16) return bad("malformed request line");
         return r;
     }
     if (end + 4 > max_head_size) {

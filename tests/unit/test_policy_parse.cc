@@ -355,10 +355,8 @@ TEST(PolicyParseError, MountTablesNeedPathOrSrc) {
 }
 
 TEST(PolicyParseError, ReservedSectionsRefuseAnyKey) {
-    // [limits] is no longer reserved (issue 4): tests/unit/test_limits_parse.cc.
-    EXPECT_EQ(parse_err("[network]\n\n  allow = ['example.com']\n"),
-              "t.toml:3:3: network.allow: not supported yet (the [network] section is reserved "
-              "for a later version)");
+    // [limits] is no longer reserved (issue 4): tests/unit/test_limits_parse.cc; nor is
+    // [network] (issue 5): tests/unit/test_net_policy.cc.
     EXPECT_EQ(parse_err("[workspace.clone]\n"),
               "t.toml:1:12: workspace.clone: not supported yet (the [workspace] section is "
               "reserved for a later version)");

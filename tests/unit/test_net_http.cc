@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit tests of lib/net/http: CONNECT and absolute-form requests, garbage,
+// oversized heads, and the origin-form rewrite that drops Proxy-* headers.
+#include "net/http.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace agentjail::net {
+namespace {
+
+TEST(NetHttp, Connect) {
+    auto r = parse_request_head("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\nTLS");
+    ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
+    EXPECT_TRUE(r.request.connect);
+    EXPECT_EQ(r.request.host, "example.com");
+    EXPECT_EQ(r.request.port, 443);
+    EXPECT_EQ(r.head_size, std::string("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n").size());
+    r = parse_request_head("CONNECT [::1]:8443 HTTP/1.1\r\n\r\n");
+    ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
+    EXPECT_EQ(r.request.host, "::1");
+    EXPECT_EQ(r.request.port, 8443);
+    EXPECT_EQ(parse_request_head("CONNECT example.com HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("CONNECT example.com:99999 HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("CONNECT ::1:443 HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
+}
+
+TEST(NetHttp, AbsoluteForm) {
+    auto r = parse_request_head("GET http://Example.com:8080/a/b?c=d#frag HTTP/1.1\r\nHost: x\r\n\r\n");
+    ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
+    EXPECT_FALSE(r.request.connect);
+    EXPECT_EQ(r.request.host, "Example.com");
+    EXPECT_EQ(r.request.port, 8080);
+    EXPECT_EQ(r.request.path, "/a/b?c=d");
+    r = parse_request_head("GET http://example.com HTTP/1.0\r\n\r\n");
+    ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
+    EXPECT_EQ(r.request.port, 80);
+    EXPECT_EQ(r.request.path, "/");
+    r = parse_request_head("POST http://example.com?x=1 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc");
+    ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
+    EXPECT_EQ(r.request.path, "/?x=1");
+}
+
+TEST(NetHttp, Incomplete) {
+    EXPECT_EQ(parse_request_head("").status, ParseStatus::incomplete);
+    EXPECT_EQ(parse_request_head("CONNECT example.com:443 HTTP/1.1\r\nHost: e").status, ParseStatus::incomplete);
+}
+
+TEST(NetHttp, GarbageAndUnknownMethods) {
+    for (const char* s :
+         {"hello\r\n\r\n", "GET / HTTP/1.1\r\n\r\n", "BREW http://pot/ HTTP/1.1\r\n\r\n",
+          "GET http://a/ HTTP/2.0\r\n\r\n", "GET  http://a/ HTTP/1.1\r\n\r\n", "GET http://a/ HTTP/1.1\r\n bad\r\n\r\n",
+          "GET http://a/ HTTP/1.1\r\nNo colon\r\n\r\n", "GET http://a/ HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+          "GET http://user@a/ HTTP/1.1\r\n\r\n", "GET https://a/ HTTP/1.1\r\n\r\n", "GET http://a b/ HTTP/1.1\r\n\r\n",
+          "GET http://a/ HTTP/1.1\n\n"}) {
+        auto r = parse_request_head(s);
+        EXPECT_EQ(r.status, ParseStatus::bad) << s;
+        EXPECT_FALSE(r.error.empty()) << s;
+    }
+}
+
+TEST(NetHttp, BinaryIsRefusedAtOnce) {
+    // A TLS ClientHello sent straight at the proxy: no need to wait for a blank line.
+    EXPECT_EQ(parse_request_head(std::string("\x16\x03\x01\x02\x00\x01", 6)).status, ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("GETTHEREALLYLONGMETHOD").status, ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("CONNE").status, ParseStatus::incomplete);
+}
+
+TEST(NetHttp, OversizedHead) {
+    std::string big = "GET http://a/ HTTP/1.1\r\nX: " + std::string(max_head_size, 'x');
+    EXPECT_EQ(parse_request_head(big).status, ParseStatus::too_large);
+    EXPECT_EQ(parse_request_head(big + "\r\n\r\n").status, ParseStatus::too_large);
+}
+
+TEST(NetHttp, OriginFormDropsProxyHeadersAndPinsHost) {
+    auto r = parse_request_head(
+        "GET http://example.com:8080/x HTTP/1.1\r\nHost: other.test\r\nProxy-Authorization: Basic abc\r\n"
+        "Proxy-Connection: keep-alive\r\nConnection: keep-alive, X-Drop\r\nX-Drop: 1\r\nAccept: */*\r\n\r\n");
+    ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
+    std::string head = origin_form_head(r.request);
+    EXPECT_EQ(head, "GET /x HTTP/1.1\r\nAccept: */*\r\nHost: example.com:8080\r\nConnection: close\r\n\r\n");
+}
+
+TEST(NetHttp, SimpleResponse) {
+    EXPECT_EQ(simple_response(403, "Forbidden", "no"),
+              "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 3\r\n"
+              "Connection: close\r\n\r\nno\n");
+}
+
+}  // namespace
+}  // namespace agentjail::net

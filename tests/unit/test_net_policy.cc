@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit tests of [network] in policies and plans: parsing and its errors (with
+// file:line:col), layering, the presets, the CLI/API overrides, and what the plan
+// makes of each mode (clone flags, the proxy variables, the proxy's settings).
+#include "test_plan_fixture.hpp"
+
+#include "policy/policy.hpp"
+
+#include <sched.h>
+
+#include <string>
+
+using namespace ajplantest;
+namespace plan = agentjail::plan;
+namespace policy = agentjail::policy;
+using agentjail::policy::NetMode;
+
+namespace {
+
+Policy parse_ok(const std::string& text) {
+    auto r = policy::load_text(text, "t.toml");
+    EXPECT_TRUE(r.has_value()) << (r ? std::string() : r.error().message());
+    return r ? std::move(r).value() : Policy{};
+}
+
+std::string parse_err(const std::string& text) {
+    auto r = policy::load_text(text, "t.toml");
+    return r ? "(no error)" : r.error().message();
+}
+
+std::string env_of(const Plan& p, const std::string& name) {
+    for (const auto& kv : p.env)
+        if (kv.compare(0, name.size() + 1, name + "=") == 0) return kv.substr(name.size() + 1);
+    return "(unset)";
+}
+
+TEST(NetPolicy, DefaultIsNone) {
+    Policy p = parse_ok("");
+    EXPECT_EQ(p.network.mode.value, NetMode::none);
+    EXPECT_EQ(p.network.mode.origin.file, "built-in default");
+    EXPECT_TRUE(p.network.allow.empty());
+    auto d = policy::load("default");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->network.mode.value, NetMode::none);
+}
+
+TEST(NetPolicy, ParsesEveryKey) {
+    Policy p = parse_ok(
+        "[network]\n"
+        "mode = \"proxy\"\n"
+        "allow = [\"api.anthropic.com\", \"*.npmjs.org\", \"github.com:443\"]\n"
+        "deny = [\"evil.npmjs.org\"]\n"
+        "log = \"/tmp/net.jsonl\"\n"
+        "max_connections = 32\n"
+        "[network.hosts]\n"
+        "\"example.test\" = \"127.0.0.1\"\n");
+    EXPECT_EQ(p.network.mode.value, NetMode::proxy);
+    EXPECT_EQ(p.network.mode.origin.line, 2);
+    ASSERT_EQ(p.network.allow.size(), 3u);
+    EXPECT_EQ(p.network.allow[1].pattern, "*.npmjs.org");
+    EXPECT_EQ(p.network.allow[1].origin.describe(), "t.toml:3:31 (network.allow[1])");
+    ASSERT_EQ(p.network.deny.size(), 1u);
+    EXPECT_EQ(p.network.log.value, "/tmp/net.jsonl");
+    EXPECT_EQ(p.network.max_connections.value, 32u);
+    ASSERT_EQ(p.network.hosts.size(), 1u);
+    EXPECT_EQ(p.network.hosts[0].host, "example.test");
+    EXPECT_EQ(p.network.hosts[0].address, "127.0.0.1");
+}
+
+TEST(NetPolicy, ErrorsNameFileLineColumn) {
+    EXPECT_EQ(parse_err("[network]\nmode = \"open\"\n"),
+              "t.toml:2:8: network.mode: expected \"none\", \"proxy\" or \"host\", got \"open\"");
+    EXPECT_EQ(parse_err("[network]\nallow = [\"ok.test\", \"bad host\"]\n"),
+              "t.toml:2:21: network.allow[1]: ' ' is not allowed in a host name ('bad host'; patterns are NAME, "
+              "*.DOMAIN or *, with an optional :PORT)");
+    EXPECT_EQ(parse_err("[network]\ndeny = [\"x.test:0\"]\n"),
+              "t.toml:2:9: network.deny[0]: 'x.test:0': the port must be a number from 1 to 65535 or *");
+    EXPECT_EQ(parse_err("[network]\nallow = \"x.test\"\n"), "t.toml:2:9: network.allow: expected an array, got a string");
+    EXPECT_EQ(parse_err("[network]\nalow = []\n"), "t.toml:2:1: network.alow: unknown key; did you mean 'allow'?");
+    EXPECT_EQ(parse_err("[network.hosts]\n\"a.test\" = \"localhost\"\n"),
+              "t.toml:2:12: network.hosts.a.test: 'localhost' is not an IP address (write e.g. \"127.0.0.1\" or "
+              "\"::1\")");
+    EXPECT_EQ(parse_err("[network.hosts]\n\"*.test\" = \"127.0.0.1\"\n"),
+              "t.toml:2:1: network.hosts.*.test: '*.test': a pinned host is one exact name, without '*' or a port");
+    EXPECT_EQ(parse_err("[network]\nmax_connections = 0\n"),
+              "t.toml:2:19: network.max_connections: expected a number from 1 to 65536");
+    EXPECT_EQ(parse_err("[network]\nlog = \"rel/net.jsonl\"\n").substr(0, 23), "t.toml:2:7: network.log");
+}
+
+TEST(NetPolicy, LayersAccumulateAndOverride) {
+    ajtest::TempDir d;
+    d.write("base.toml", "[network]\nmode = \"proxy\"\nallow = [\"a.test\"]\n[network.hosts]\n\"a.test\" = \"10.0.0.1\"\n");
+    std::string top = d.write("top.toml",
+                              "extends = \"base.toml\"\n[network]\nallow = [\"b.test\"]\n[network.hosts]\n"
+                              "\"A.test\" = \"127.0.0.1\"\n");
+    auto p = policy::load(top);
+    ASSERT_TRUE(p) << p.error().message();
+    EXPECT_EQ(p->network.mode.value, NetMode::proxy);
+    ASSERT_EQ(p->network.allow.size(), 2u);
+    ASSERT_EQ(p->network.hosts.size(), 1u);  // re-pinned, not pinned twice
+    EXPECT_EQ(p->network.hosts[0].address, "127.0.0.1");
+}
+
+TEST(NetPolicy, PresetsAreNotPoliciesButLayers) {
+    for (const auto& b : policy::builtins()) EXPECT_NE(b.name.substr(0, 4), "net-") << b.name;
+    auto p = policy::load("default");
+    ASSERT_TRUE(p);
+    auto r = policy::apply_net_preset(*p, "balanced", flag("--net-preset"));
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(p->network.mode.value, NetMode::proxy);
+    bool npm = false, anthropic = false;
+    for (const auto& a : p->network.allow) {
+        npm = npm || a.pattern == "registry.npmjs.org";
+        anthropic = anthropic || a.pattern == "api.anthropic.com";
+        EXPECT_EQ(a.origin.file, "net-balanced.toml");
+        EXPECT_GT(a.origin.line, 0);
+    }
+    EXPECT_TRUE(npm);
+    EXPECT_TRUE(anthropic);
+    EXPECT_TRUE(policy::validate(*p));
+    ASSERT_TRUE(policy::apply_net_preset(*p, "locked", flag("--net-preset")));
+    EXPECT_EQ(p->network.mode.value, NetMode::none);
+    ASSERT_TRUE(policy::apply_net_preset(*p, "open", flag("--net-preset")));
+    EXPECT_EQ(p->network.mode.value, NetMode::proxy);
+    auto bad = policy::apply_net_preset(*p, "nope", flag("--net-preset"));
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message().find("unknown network preset 'nope' (built-in presets: balanced, locked, open"),
+              std::string::npos)
+        << bad.error().message();
+}
+
+TEST(NetPolicy, Overrides) {
+    Policy p = parse_ok("");
+    ASSERT_TRUE(policy::add_allow_host(p, "api.test", flag("--allow-host")));
+    EXPECT_EQ(p.network.mode.value, NetMode::proxy);  // --allow-host implies proxy
+    EXPECT_EQ(p.network.mode.origin.key, "--allow-host");
+    ASSERT_TRUE(policy::set_net_mode(p, "host", flag("--net")));
+    ASSERT_TRUE(policy::add_allow_host(p, "b.test", flag("--allow-host")));
+    EXPECT_EQ(p.network.mode.value, NetMode::host);  // an explicit mode stays
+    auto r = policy::add_deny_host(p, "a*b", flag("--deny-host"));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message().substr(0, 26), "command line: --deny-host:");
+    EXPECT_FALSE(policy::set_net_mode(p, "bridge", flag("--net")));
+}
+
+TEST(NetPlan, NoneKeepsTheNamespaceAndNoProxy) {
+    PlanTree t;
+    auto r = plan::build(t.defaults(), {"/x"}, t.host());
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_TRUE(r->clone_flags & CLONE_NEWNET);
+    EXPECT_EQ(r->proxy_port, 0);
+    EXPECT_FALSE(r->net);
+    EXPECT_EQ(env_of(*r, "HTTPS_PROXY"), "(unset)");
+}
+
+TEST(NetPlan, ProxySetsTheEnvironmentAndTheSettings) {
+    PlanTree t;
+    Policy p = t.defaults();
+    ASSERT_TRUE(policy::add_allow_host(p, "example.test:8080", at("n.toml", 3, 10, "network.allow[0]")));
+    ASSERT_TRUE(policy::add_deny_host(p, "bad.test", flag("--deny-host")));
+    p.network.hosts.push_back({"example.test", "127.0.0.1", at("n.toml", 5, 18, "network.hosts.example.test")});
+    p.network.log = policy::Located<std::string>{"net.jsonl", flag("--net-log")};
+    auto host = t.host();
+    host.environ.push_back("HTTPS_PROXY=http://corp-proxy:8080");
+    auto r = plan::build(p, {"/x"}, host);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_TRUE(r->clone_flags & CLONE_NEWNET);
+    EXPECT_EQ(r->proxy_port, 3128);
+    for (const char* n : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+        EXPECT_EQ(env_of(*r, n), "http://127.0.0.1:3128") << n;
+    EXPECT_EQ(env_of(*r, "ALL_PROXY"), "socks5h://127.0.0.1:3128");
+    EXPECT_EQ(env_of(*r, "all_proxy"), "socks5h://127.0.0.1:3128");
+    EXPECT_EQ(env_of(*r, "NO_PROXY"), "localhost,127.0.0.1,::1");
+    EXPECT_EQ(env_of(*r, "no_proxy"), "localhost,127.0.0.1,::1");
+    EXPECT_TRUE(std::is_sorted(r->env.begin(), r->env.end(), [](const std::string& a, const std::string& b) {
+        return a.substr(0, a.find('=')) < b.substr(0, b.find('='));
+    }));
+    ASSERT_TRUE(r->net);
+    ASSERT_EQ(r->net->rules.allow.size(), 1u);
+    EXPECT_EQ(r->net->rules.allow[0].origin, "n.toml:3:10");
+    ASSERT_EQ(r->net->rules.deny.size(), 1u);
+    EXPECT_EQ(r->net->rules.deny[0].origin, "command line (--deny-host)");
+    ASSERT_EQ(r->net->rules.pins.size(), 1u);
+    EXPECT_EQ(r->net->log_path, t.proj() + "/net.jsonl");  // relative to the caller's cwd
+    EXPECT_NE(plan::to_text(*r).find("allow      example.test:8080"), std::string::npos);
+    EXPECT_NE(plan::to_json(*r).find("\"proxy\": \"127.0.0.1:3128\""), std::string::npos);
+}
+
+TEST(NetPlan, HostDropsTheNetworkNamespace) {
+    PlanTree t;
+    Policy p = t.defaults();
+    ASSERT_TRUE(policy::set_net_mode(p, "host", flag("--net")));
+    auto r = plan::build(p, {"/x"}, t.host());
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_FALSE(r->clone_flags & CLONE_NEWNET);
+    EXPECT_TRUE(r->clone_flags & CLONE_NEWUSER);
+    EXPECT_EQ(r->proxy_port, 0);
+    bool noted = false;
+    for (const auto& n : r->notes) noted = noted || n.find("shares the host's network") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
+
+TEST(NetPlan, ProxyNeedsTheNetworkNamespace) {
+    PlanTree t;
+    Policy p = t.defaults();
+    p.ns_net = policy::Located<bool>{false, at("p.toml", 7, 7, "namespaces.net")};
+    ASSERT_TRUE(policy::add_allow_host(p, "a.test", flag("--allow-host")));
+    auto r = plan::build(p, {"/x"}, t.host());
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("p.toml:7:7"), std::string::npos) << r.error().message();
+}
+
+}  // namespace
