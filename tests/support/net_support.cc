@@ -89,12 +89,13 @@ Cert make_cert(const std::string& cert_path, const std::string& key_path,
     bool ok = x != nullptr && X509_set_version(x, 2) == 1 &&
               ASN1_INTEGER_set(X509_get_serialNumber(x), 1) == 1 &&
               X509_gmtime_adj(X509_getm_notBefore(x), -3600) != nullptr &&
-              X509_gmtime_adj(X509_getm_notAfter(x), 86400) != nullptr && X509_set_pubkey(x, key) == 1;
+              X509_gmtime_adj(X509_getm_notAfter(x), 86400) != nullptr &&
+              X509_set_pubkey(x, key) == 1;
     if (ok) {
         X509_NAME* subject = X509_get_subject_name(x);
         ok = X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC,
-                                        reinterpret_cast<const unsigned char*>(names[0].c_str()), -1, -1,
-                                        0) == 1 &&
+                                        reinterpret_cast<const unsigned char*>(names[0].c_str()),
+                                        -1, -1, 0) == 1 &&
              X509_set_issuer_name(x, subject) == 1;
     }
     X509V3_CTX ctx;
@@ -146,8 +147,10 @@ TestServer::TestServer(const Options& opts) : impl_(std::make_unique<Impl>()) {
     if (opts.tls != nullptr) {
         impl_->ctx = SSL_CTX_new(TLS_server_method());
         if (impl_->ctx == nullptr ||
-            SSL_CTX_use_certificate_file(impl_->ctx, opts.tls->cert_path.c_str(), SSL_FILETYPE_PEM) != 1 ||
-            SSL_CTX_use_PrivateKey_file(impl_->ctx, opts.tls->key_path.c_str(), SSL_FILETYPE_PEM) != 1)
+            SSL_CTX_use_certificate_file(impl_->ctx, opts.tls->cert_path.c_str(),
+                                         SSL_FILETYPE_PEM) != 1 ||
+            SSL_CTX_use_PrivateKey_file(impl_->ctx, opts.tls->key_path.c_str(), SSL_FILETYPE_PEM) !=
+                1)
             throw std::runtime_error(ssl_error("TLS server context"));
     }
     int family = opts.ipv6 ? AF_INET6 : AF_INET;
@@ -331,8 +334,9 @@ void TestServer::handle(int fd) {
     } else if (path.rfind("/bytes/", 0) == 0) {
         std::size_t n = std::strtoull(path.c_str() + 7, nullptr, 10);
         if (n > (2ULL << 30)) n = 2ULL << 30;
-        std::string h = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
-                        std::to_string(n) + "\r\nConnection: close\r\n\r\n";
+        std::string h =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
+            std::to_string(n) + "\r\nConnection: close\r\n\r\n";
         if (c.write_all(h) && req.method != "HEAD") {
             std::string chunk(1 << 20, 'x');
             while (n > 0) {
@@ -372,11 +376,12 @@ std::vector<nlohmann::json> read_log(const std::string& path) {
     return out;
 }
 
-std::vector<nlohmann::json> log_entries(const std::vector<nlohmann::json>& log, const std::string& host,
-                                        const std::string& decision) {
+std::vector<nlohmann::json> log_entries(const std::vector<nlohmann::json>& log,
+                                        const std::string& host, const std::string& decision) {
     std::vector<nlohmann::json> out;
     for (const auto& j : log) {
-        if (!j.contains("host") || !j["host"].is_string() || j["host"].get<std::string>() != host) continue;
+        if (!j.contains("host") || !j["host"].is_string() || j["host"].get<std::string>() != host)
+            continue;
         if (!decision.empty() && (!j.contains("decision") || j["decision"] != decision)) continue;
         out.push_back(j);
     }

@@ -80,8 +80,8 @@ private:
 // are returned as {"unparsed": LINE} so a test can show them.
 std::vector<nlohmann::json> read_log(const std::string& path);
 // The entries whose "host" is host (and, when given, whose decision is decision).
-std::vector<nlohmann::json> log_entries(const std::vector<nlohmann::json>& log, const std::string& host,
-                                        const std::string& decision = {});
+std::vector<nlohmann::json> log_entries(const std::vector<nlohmann::json>& log,
+                                        const std::string& host, const std::string& decision = {});
 std::string dump(const std::vector<nlohmann::json>& log);
 
 // A policy file extending `extends`, with [network] mode/allow/deny and

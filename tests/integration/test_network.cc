@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: Apache-2.0
+// Integration tests of the network boundary: the modes (none, proxy, host), the
+// allowlist proxy reached by real clients (curl, Python, Node, git) against loopback
+// HTTP/HTTPS servers pinned with [network.hosts], refusals (403 naming the rule, a log
+// line, the result record's counts) and the presets.
+#include "common.hpp"
+#include "net_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+using ajit::describe;
+using ajit::field;
+using ajit::helper;
+using ajnet::NetPolicy;
+using ajnet::TestServer;
+
+namespace {
+
+bool have(const std::string& path) { return ajtest::exists(path); }
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+class Network : public ajit::Sandbox {
+protected:
+    // Logs, keys and policy files: outside the workspace, so the sandbox never sees them.
+    ajtest::TempDir scratch{"aj-net"};
+
+    std::string log_path() const { return scratch.path() + "/net.jsonl"; }
+
+    std::string policy(const NetPolicy& p, const std::string& name = "net.toml") {
+        return scratch.write(name, ajnet::toml(p));
+    }
+
+    // A policy that allows example.test on the server's port and pins it to the
+    // server's loopback address: the "allowed host on the internet" of these tests.
+    std::string pinned(const TestServer& s, std::vector<std::string> more_allow = {}) {
+        NetPolicy p;
+        p.allow = {"example.test:" + std::to_string(s.port())};
+        p.allow.insert(p.allow.end(), more_allow.begin(), more_allow.end());
+        p.hosts = {{"example.test", "127.0.0.1"}};
+        return policy(p);
+    }
+
+    // agentjail <base> <flags> -- /bin/bash -c script, 60 s at most.
+    ajtest::RunOutput bash(const std::string& script, const std::vector<std::string>& flags) {
+        std::vector<std::string> args = jail.base();
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "/bin/bash", "-c", script});
+        ajtest::RunOptions o;
+        o.timeout_ms = 60000;
+        return jail.run(args, o);
+    }
+
+    // A self-signed certificate for the test names; the CA file in the workspace (the
+    // clients inside read it), the key in scratch.
+    ajnet::Cert cert() {
+        std::string ca = jail.ws() + "/test-ca.pem";
+        return ajnet::make_cert(ca, scratch.path() + "/test-key.pem",
+                                {"example.test", "other.test"});
+    }
+
+    std::vector<nlohmann::json> log() const { return ajnet::read_log(log_path()); }
+};
+
+// curl: body and the status line's code, on separate lines of stdout.
+std::string curl(const std::string& url, const std::string& extra = "") {
+    return "curl -sS --max-time 15 " + extra +
+           " -o body.out -w 'code=%{http_code}\\nconnect=%{http_connect}\\n' '" + url +
+           "'; echo curl_exit=$?; echo body=$(cat body.out 2>/dev/null | head -c 300 | tr '\\n' ' "
+           "'); rm -f body.out";
+}
+
+nlohmann::json last_json_line(const std::string& out) {
+    auto ls = ajtest::lines(out);
+    for (auto it = ls.rbegin(); it != ls.rend(); ++it) {
+        auto j = nlohmann::json::parse(*it, nullptr, false);
+        if (!j.is_discarded() && j.is_object()) return j;
+    }
+    return nlohmann::json();
+}
+
+// ---- modes -------------------------------------------------------------------
+
+// The default: a network namespace with only loopback, up, and no proxy variables
+// (nothing listens on the proxy's port either).
+TEST_F(Network, DefaultModeHasOnlyLoopbackAndNoProxy) {
+    auto p = bash(helper("netprobe") +
+                      " ifaces tcp 127.0.0.1 3128; env | grep -i '_proxy=' || echo no_proxy_vars",
+                  {});
+    ASSERT_EQ(p.status, 0) << describe(p);
+    EXPECT_EQ(field(p.out, "ifaces"), "lo") << describe(p);
+    EXPECT_EQ(field(p.out, "lo"), "UP") << describe(p);
+    EXPECT_EQ(field(p.out, "tcp:127.0.0.1:3128"), "ECONNREFUSED") << describe(p);
+    EXPECT_TRUE(ajtest::contains(p.out, "no_proxy_vars")) << describe(p);
+}
+
+// --net proxy: the same namespace plus the proxy on 127.0.0.1:3128 and the proxy
+// variables (both cases) set for the command.
+TEST_F(Network, ProxyModeSetsProxyVariables) {
+    auto p =
+        bash(helper("netprobe") + " ifaces tcp 127.0.0.1 3128; env | sort", {"--net", "proxy"});
+    ASSERT_EQ(p.status, 0) << describe(p);
+    EXPECT_EQ(field(p.out, "ifaces"), "lo") << describe(p);
+    EXPECT_EQ(field(p.out, "tcp:127.0.0.1:3128"), "OK") << describe(p);
+    for (const char* v : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+        EXPECT_EQ(field(p.out, v), ajnet::kProxy) << v << "\n" << describe(p);
+    for (const char* v : {"ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"})
+        EXPECT_NE(field(p.out, v), "<missing>") << v << "\n" << describe(p);
+    EXPECT_TRUE(ajtest::contains(field(p.out, "NO_PROXY"), "localhost")) << describe(p);
+}
+
+// --net host: no network namespace; the host's interfaces are there and the CLI
+// warns that isolation is degraded.
+TEST_F(Network, HostModeSeesHostInterfacesAndWarns) {
+    std::string host_dev = ajtest::read_file("/proc/net/dev");
+    std::string other;
+    for (const auto& l : ajtest::lines(host_dev)) {
+        auto colon = l.find(':');
+        if (colon == std::string::npos) continue;
+        std::string name = ajtest::trim(l.substr(0, colon));
+        if (name != "lo") other = name;
+    }
+    if (other.empty())
+        GTEST_SKIP() << "the host has no interface but lo: nothing to tell the modes apart";
+    auto h = jail.run(with(jail.base(), {"--net", "host", "--", "cat", "/proc/net/dev"}));
+    ASSERT_EQ(h.status, 0) << describe(h);
+    EXPECT_TRUE(ajtest::contains(h.out, other + ":")) << "host interface " << other << " missing\n"
+                                                      << describe(h);
+    EXPECT_TRUE(ajtest::contains(h.err, "warning")) << describe(h);
+    EXPECT_TRUE(ajtest::contains(h.err, "network")) << describe(h);
+    // Control: the default mode does not show it.
+    auto n = jail.run(with(jail.base(), {"--", "cat", "/proc/net/dev"}));
+    ASSERT_EQ(n.status, 0) << describe(n);
+    EXPECT_FALSE(ajtest::contains(n.out, other + ":")) << describe(n);
+    EXPECT_FALSE(ajtest::contains(n.err, "warning")) << describe(n);
+}
+
+// ---- allowed hosts through the proxy ---------------------------------------------
+
+// Plain HTTP: curl sends the absolute-form request to the proxy, which forwards it
+// to the pinned address; the log records the request.
+TEST_F(Network, CurlHttpReachesAnAllowedHost) {
+    TestServer s({"allowed"});
+    std::string pol = pinned(s);
+    std::string url = "http://example.test:" + std::to_string(s.port()) + "/hello";
+    auto r = bash(curl(url), {"-p", pol, "--net-log", log_path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "code"), "200") << describe(r);
+    EXPECT_EQ(field(r.out, "body"), "hello from allowed") << describe(r);
+    auto reqs = s.requests();
+    ASSERT_EQ(reqs.size(), 1u) << describe(r);
+    EXPECT_EQ(reqs[0].method, "GET");
+    EXPECT_EQ(reqs[0].host, "example.test:" + std::to_string(s.port()));
+
+    auto entries = ajnet::log_entries(log(), "example.test", "allow");
+    ASSERT_EQ(entries.size(), 1u) << ajnet::dump(log());
+    auto& e = entries[0];
+    EXPECT_EQ(e.value("method", ""), "GET") << e.dump();
+    EXPECT_EQ(e.value("port", 0), s.port()) << e.dump();
+    EXPECT_GT(e.value("bytes_down", 0), 18) << e.dump();  // at least the body
+    EXPECT_GT(e.value("bytes_up", 0), 0) << e.dump();
+    for (const char* k : {"time", "reason", "rule"})
+        EXPECT_TRUE(e.contains(k)) << k << " missing: " << e.dump();
+}
+
+// HTTPS: curl opens a CONNECT tunnel and does TLS end to end with the server (the
+// proxy sees only the tunnel); the certificate is checked against the test CA.
+TEST_F(Network, CurlHttpsThroughConnectReachesAnAllowedHost) {
+    auto c = cert();
+    TestServer s({"tls", &c});
+    std::string pol = pinned(s);
+    std::string url = "https://example.test:" + std::to_string(s.port()) + "/hello";
+    auto r = bash(curl(url, "--cacert " + c.cert_path), {"-p", pol, "--net-log", log_path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "code"), "200") << describe(r);
+    EXPECT_EQ(field(r.out, "connect"), "200") << describe(r);
+    EXPECT_EQ(field(r.out, "body"), "hello from tls") << describe(r);
+    EXPECT_EQ(s.requests().size(), 1u);
+    auto entries = ajnet::log_entries(log(), "example.test", "allow");
+    ASSERT_EQ(entries.size(), 1u) << ajnet::dump(log());
+    EXPECT_EQ(entries[0].value("method", ""), "CONNECT") << entries[0].dump();
+    EXPECT_EQ(entries[0].value("port", 0), s.port()) << entries[0].dump();
+    EXPECT_GT(entries[0].value("bytes_down", 0), 100)
+        << entries[0].dump();  // the TLS handshake at least
+}
+
+// Python's urllib takes the proxy from the environment, for http and https.
+TEST_F(Network, PythonUrllibReachesAnAllowedHost) {
+    if (!have("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 on this host";
+    auto c = cert();
+    TestServer plain({"py-http"});
+    TestServer tls({"py-https", &c});
+    NetPolicy p;
+    p.allow = {"example.test:" + std::to_string(plain.port()),
+               "example.test:" + std::to_string(tls.port())};
+    p.hosts = {{"example.test", "127.0.0.1"}};
+    std::string script =
+        "import ssl, urllib.request\n"
+        "ctx = ssl.create_default_context(cafile='" +
+        c.cert_path +
+        "')\n"
+        "for url in ['http://example.test:" +
+        std::to_string(plain.port()) +
+        "/hello',\n"
+        "            'https://example.test:" +
+        std::to_string(tls.port()) +
+        "/hello']:\n"
+        "    with urllib.request.urlopen(url, timeout=15, context=ctx if url.startswith('https') "
+        "else None) as r:\n"
+        "        print(url.split(':')[0] + '=' + r.read().decode().strip())\n";
+    jail.ws_dir().write("fetch.py", script);
+    auto r = bash("/usr/bin/python3 fetch.py", {"-p", policy(p)});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "http"), "hello from py-http") << describe(r);
+    EXPECT_EQ(field(r.out, "https"), "hello from py-https") << describe(r);
+}
+
+// Node's fetch ignores proxy variables, so the script speaks to the proxy itself:
+// an absolute-form GET for http, and CONNECT then TLS over the tunnel for https.
+TEST_F(Network, NodeReachesAnAllowedHostThroughTheProxy) {
+    if (!have("/usr/bin/node")) GTEST_SKIP() << "no /usr/bin/node on this host";
+    auto c = cert();
+    TestServer plain({"node-http"});
+    TestServer tls({"node-https", &c});
+    NetPolicy p;
+    p.allow = {"example.test:" + std::to_string(plain.port()),
+               "example.test:" + std::to_string(tls.port())};
+    p.hosts = {{"example.test", "127.0.0.1"}};
+    std::string hp = std::to_string(plain.port()), tp = std::to_string(tls.port());
+    std::string script =
+        "const http = require('http'), tls = require('tls'), fs = require('fs');\n"
+        "const proxy = new URL(process.env.HTTP_PROXY);\n"
+        "const done = (k, v) => console.log(k + '=' + String(v).trim());\n"
+        "setTimeout(() => { console.log('timeout'); process.exit(3); }, 20000).unref();\n"
+        "http.get({host: proxy.hostname, port: proxy.port, path: 'http://example.test:" +
+        hp +
+        "/hello',\n"
+        "          headers: {Host: 'example.test:" +
+        hp +
+        "'}}, res => {\n"
+        "  let b = ''; res.on('data', d => b += d); res.on('end', () => done('http', b));\n"
+        "}).on('error', e => done('http', 'error ' + e.message));\n"
+        "http.request({host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: "
+        "'example.test:" +
+        tp +
+        "'})\n"
+        "  .on('connect', (res, socket) => {\n"
+        "    if (res.statusCode !== 200) return done('https', 'CONNECT ' + res.statusCode);\n"
+        "    const t = tls.connect({socket, servername: 'example.test', ca: fs.readFileSync('" +
+        c.cert_path +
+        "')},\n"
+        "      () => t.write('GET /hello HTTP/1.1\\r\\nHost: example.test\\r\\nConnection: "
+        "close\\r\\n\\r\\n'));\n"
+        "    let b = ''; t.on('data', d => b += d);\n"
+        "    t.on('end', () => done('https', b.split('\\r\\n\\r\\n')[1] || b));\n"
+        "    t.on('error', e => done('https', 'error ' + e.message));\n"
+        "  }).on('error', e => done('https', 'error ' + e.message)).end();\n";
+    jail.ws_dir().write("fetch.js", script);
+    auto r = bash("/usr/bin/node fetch.js", {"-p", policy(p)});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "http"), "hello from node-http") << describe(r);
+    EXPECT_EQ(field(r.out, "https"), "hello from node-https") << describe(r);
+}
+
+// git over HTTPS (libcurl, https_proxy from the environment) clones a repository
+// that the host serves as static files ("dumb" HTTP: no CGI needed).
+TEST_F(Network, GitClonesOverHttpsThroughTheProxy) {
+    if (!have("/usr/bin/git")) GTEST_SKIP() << "no /usr/bin/git on this host";
+    ajtest::TempDir repo{"aj-net-repo"};
+    std::string marker = ajit::unique_name("git-content-");
+    std::string src = repo.path() + "/src";
+    std::string setup =
+        "set -e; git init -q -b main " + src + " && cd " + src + " && echo " + marker +
+        " > README && git add README && git -c user.name=t -c user.email=t@t commit -qm init && "
+        "git clone -q --bare " +
+        src + " " + repo.path() + "/repo.git && cd " + repo.path() +
+        "/repo.git && git update-server-info";
+    auto h = ajtest::run_with({"/bin/sh", "-c", setup}, {});
+    ASSERT_EQ(h.status, 0) << describe(h);
+    auto c = cert();
+    TestServer s({"git", &c});
+    s.serve_dir(repo.path());
+    std::string url = "https://example.test:" + std::to_string(s.port()) + "/repo.git";
+    auto r = bash(
+        "git -c http.sslCAInfo=" + c.cert_path + " clone -q " + url + " clone && cat clone/README",
+        {"-p", pinned(s), "--net-log", log_path()});
+    EXPECT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, marker)) << describe(r);
+    EXPECT_GE(ajnet::log_entries(log(), "example.test", "allow").size(), 1u) << ajnet::dump(log());
+}
+
+// ---- refusals --------------------------------------------------------------------
+
+// A host the policy does not allow: 403 for plain HTTP with a body that says what
+// refused it, a CONNECT refused with 403, a deny line each, the counts in the result
+// record, and nothing reaches the server (the name is pinned to it, so only the
+// policy stands in the way).
+TEST_F(Network, DeniedHostGets403AndALogLine) {
+    auto c = cert();
+    TestServer s({"denied"});
+    TestServer stls({"denied-tls", &c});
+    NetPolicy p;
+    p.allow = {"example.test:" + std::to_string(s.port())};
+    p.hosts = {{"example.test", "127.0.0.1"}, {"other.test", "127.0.0.1"}};
+    std::string pol = policy(p);
+    std::string res = scratch.path() + "/result.json";
+    std::string script = curl("http://other.test:" + std::to_string(s.port()) + "/hello") + "; " +
+                         curl("https://other.test:" + std::to_string(stls.port()) + "/hello",
+                              "--cacert " + c.cert_path) +
+                         "; " + curl("http://example.test:" + std::to_string(s.port()) + "/hello");
+    auto r = bash(script, {"-p", pol, "--net-log", log_path(), "--result-file", res});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto ls = ajtest::lines(r.out);
+    // First request: plain HTTP, refused by the proxy itself.
+    EXPECT_EQ(field(r.out, "code"), "403") << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "other.test")) << "the 403 body does not name the host\n"
+                                                       << describe(r);
+    // Second: the CONNECT got 403 (curl exits 56, no tunnel).
+    EXPECT_TRUE(ajtest::contains(r.out, "connect=403")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "code=200"))
+        << "the allowed request after the refusals failed\n"
+        << describe(r);
+
+    for (const auto& q : s.requests())
+        EXPECT_NE(q.host.rfind("other.test", 0), 0u) << "other.test reached the server";
+    EXPECT_EQ(stls.connections(), 0) << "the refused CONNECT reached the TLS server";
+
+    auto denied = ajnet::log_entries(log(), "other.test", "deny");
+    ASSERT_EQ(denied.size(), 2u) << ajnet::dump(log());
+    std::set<std::string> methods;
+    for (const auto& e : denied) {
+        methods.insert(e.value("method", ""));
+        EXPECT_FALSE(e.value("reason", "").empty()) << e.dump();
+        EXPECT_FALSE(e.value("rule", "").empty()) << e.dump();
+        EXPECT_EQ(e.value("bytes_down", -1), 0)
+            << "bytes relayed from a refused host: " << e.dump();
+    }
+    EXPECT_EQ(methods, (std::set<std::string>{"GET", "CONNECT"})) << ajnet::dump(log());
+    EXPECT_EQ(ajnet::log_entries(log(), "example.test", "allow").size(), 1u) << ajnet::dump(log());
+
+    auto rec = nlohmann::json::parse(ajtest::read_file(res), nullptr, false);
+    ASSERT_FALSE(rec.is_discarded()) << ajtest::read_file(res);
+    EXPECT_EQ(rec["denials"]["network"], 2) << rec.dump();
+    EXPECT_EQ(rec["network"]["allowed"], 1) << rec.dump();
+    EXPECT_EQ(rec["network"]["denied"], 2) << rec.dump();
+}
+
+// The 403 of a refused CONNECT carries a body naming the rule or reason (curl does
+// not show it, so the request is written by hand).
+TEST_F(Network, RefusedConnectBodyNamesTheReason) {
+    NetPolicy p;
+    p.allow = {"example.test"};
+    p.deny = {"other.test"};
+    std::string script =
+        "exec 3<>/dev/tcp/127.0.0.1/3128 || exit 90; "
+        "printf 'CONNECT other.test:443 HTTP/1.1\\r\\nHost: other.test:443\\r\\n\\r\\n' >&3; "
+        "timeout 10 cat <&3";
+    auto r = bash(script, {"-p", policy(p)});
+    EXPECT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(r.out.rfind("HTTP/1.1 403", 0), 0u) << describe(r);
+    auto body = r.out.substr(std::min(r.out.size(), r.out.find("\r\n\r\n") + 4));
+    EXPECT_TRUE(ajtest::contains(body, "other.test")) << describe(r);
+    // The deny rule's origin: the policy file and line.
+    EXPECT_TRUE(ajtest::contains(body, "net.toml")) << "the body does not say which rule refused\n"
+                                                    << describe(r);
+}
+
+// Deny wins over allow: *.example.test is allowed, bad.example.test denied on the
+// command line; both names are pinned to the same server.
+TEST_F(Network, DenyWinsOverAllow) {
+    TestServer s({"wild"});
+    std::string port = std::to_string(s.port());
+    NetPolicy p;
+    p.mode = "";
+    p.hosts = {{"good.example.test", "127.0.0.1"}, {"bad.example.test", "127.0.0.1"}};
+    std::string script = curl("http://good.example.test:" + port + "/hello") + "; echo ---; " +
+                         curl("http://bad.example.test:" + port + "/hello");
+    auto r = bash(script, {"-p", policy(p), "--allow-host", "*.example.test:" + port, "--deny-host",
+                           "bad.example.test", "--net-log", log_path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto parts = r.out.find("---");
+    ASSERT_NE(parts, std::string::npos) << describe(r);
+    EXPECT_EQ(field(r.out.substr(0, parts), "code"), "200") << describe(r);
+    EXPECT_EQ(field(r.out.substr(parts), "code"), "403") << describe(r);
+    auto d = ajnet::log_entries(log(), "bad.example.test", "deny");
+    ASSERT_EQ(d.size(), 1u) << ajnet::dump(log());
+    EXPECT_TRUE(ajtest::contains(d[0].value("rule", ""), "deny-host")) << d[0].dump();
+    ASSERT_EQ(s.requests().size(), 1u);
+    EXPECT_EQ(s.requests()[0].host, "good.example.test:" + port);
+}
+
+// --allow-host alone turns the proxy on (the policy only pins the name).
+TEST_F(Network, AllowHostImpliesProxyMode) {
+    TestServer s({"implied"});
+    NetPolicy p;
+    p.mode = "";
+    p.hosts = {{"example.test", "127.0.0.1"}};
+    std::string url = "http://example.test:" + std::to_string(s.port()) + "/hello";
+    auto r = bash(curl(url),
+                  {"-p", policy(p), "--allow-host", "example.test:" + std::to_string(s.port())});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "body"), "hello from implied") << describe(r);
+}
+
+// A port is part of the rule: example.test:P1 does not allow example.test:P2.
+TEST_F(Network, OtherPortOfAnAllowedHostIsRefused) {
+    TestServer allowed({"p1"});
+    TestServer other({"p2"});
+    std::string script = curl("http://example.test:" + std::to_string(other.port()) + "/hello") +
+                         "; echo ---; " +
+                         curl("http://example.test:" + std::to_string(allowed.port()) + "/hello");
+    auto r = bash(script, {"-p", pinned(allowed), "--net-log", log_path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto parts = r.out.find("---");
+    ASSERT_NE(parts, std::string::npos) << describe(r);
+    EXPECT_EQ(field(r.out.substr(0, parts), "code"), "403") << describe(r);
+    EXPECT_EQ(field(r.out.substr(parts), "code"), "200") << describe(r);
+    EXPECT_EQ(other.connections(), 0);
+}
+
+// --json prints the result record, whose network counts match the log.
+TEST_F(Network, JsonRecordCountsNetworkAttempts) {
+    TestServer s({"json"});
+    std::string script = curl("http://example.test:" + std::to_string(s.port()) + "/hello") +
+                         " >/dev/null; " + curl("http://nope.test/") + " >/dev/null; " +
+                         curl("http://nope2.test/") + " >/dev/null";
+    auto r = bash(script, {"-p", pinned(s), "--json"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto rec = last_json_line(r.out);
+    ASSERT_TRUE(rec.is_object()) << describe(r);
+    EXPECT_EQ(rec["denials"]["network"], 2) << rec.dump();
+    EXPECT_EQ(rec["network"]["allowed"], 1) << rec.dump();
+}
+
+// ---- presets ---------------------------------------------------------------------
+
+// locked: nothing at all (no proxy to ask, or a proxy that allows nothing).
+TEST_F(Network, LockedPresetReachesNothing) {
+    TestServer s({"locked"});
+    NetPolicy p;
+    p.mode = "";
+    p.hosts = {{"example.test", "127.0.0.1"}};
+    auto r = bash(curl("http://example.test:" + std::to_string(s.port()) + "/hello"),
+                  {"-p", policy(p), "--net-preset", "locked"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_NE(field(r.out, "code"), "200") << describe(r);
+    EXPECT_EQ(s.connections(), 0);
+}
+
+// balanced: the curated registries and model APIs, as explain shows them.
+TEST_F(Network, BalancedPresetListsRegistriesAndModelApis) {
+    auto r = ajtest::agentjail_with({"explain", "--net-preset", "balanced", "--", "true"}, {});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    for (const char* h : {"registry.npmjs.org", "pypi.org", "crates.io", "proxy.golang.org",
+                          "github.com", "api.anthropic.com", "api.openai.com", "deb.debian.org"})
+        EXPECT_TRUE(ajtest::contains(r.out, h)) << h << " is not in the balanced preset\n"
+                                                << describe(r);
+    // Control: the default policy names none of them.
+    auto d = ajtest::agentjail_with({"explain", "--", "true"}, {});
+    ASSERT_EQ(d.status, 0) << describe(d);
+    EXPECT_FALSE(ajtest::contains(d.out, "registry.npmjs.org")) << describe(d);
+}
+
+// open: any name on any port passes the name check (the address checks still apply,
+// so only a pinned name reaches a loopback server); the attempt is still logged.
+TEST_F(Network, OpenPresetAllowsAnyNameStillLogged) {
+    TestServer s({"open"});
+    NetPolicy p;
+    p.mode = "";
+    p.hosts = {{"anything.test", "127.0.0.1"}};
+    auto r = bash(curl("http://anything.test:" + std::to_string(s.port()) + "/hello"),
+                  {"-p", policy(p), "--net-preset", "open", "--net-log", log_path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "body"), "hello from open") << describe(r);
+    auto e = ajnet::log_entries(log(), "anything.test", "allow");
+    ASSERT_EQ(e.size(), 1u) << ajnet::dump(log());
+    EXPECT_TRUE(ajtest::contains(e[0].value("rule", ""), "net-open")) << e[0].dump();
+}
+
+}  // namespace
