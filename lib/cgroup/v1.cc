@@ -87,8 +87,9 @@ public:
             s.cpu_system_s = static_cast<double>(read_single(*d, "cpuacct.usage_sys")) / 1e9;
         }
         if (auto d = dir_for("cpu")) {
-            s.cpu_nr_throttled = read_flat(*d, "cpu.stat", "nr_throttled");
-            s.cpu_throttled_us = read_flat(*d, "cpu.stat", "throttled_time") / 1000;
+            std::string cpu = read_text(*d + "/cpu.stat").value_or("");
+            s.cpu_nr_throttled = flat_value(cpu, "nr_throttled").value_or(0);
+            s.cpu_throttled_us = flat_value(cpu, "throttled_time").value_or(0) / 1000;
         }
         return s;
     }

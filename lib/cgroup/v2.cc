@@ -78,10 +78,12 @@ public:
         s.oom_kill_count = read_flat(dir_, "memory.events", "oom_kill");
         s.pids_peak = read_single(dir_, "pids.peak");
         s.pids_max_hits = read_flat(dir_, "pids.events", "max");
-        s.cpu_user_s = static_cast<double>(read_flat(dir_, "cpu.stat", "user_usec")) / 1e6;
-        s.cpu_system_s = static_cast<double>(read_flat(dir_, "cpu.stat", "system_usec")) / 1e6;
-        s.cpu_nr_throttled = read_flat(dir_, "cpu.stat", "nr_throttled");
-        s.cpu_throttled_us = read_flat(dir_, "cpu.stat", "throttled_usec");
+        // One read of cpu.stat: its numbers then belong to the same moment.
+        std::string cpu = read_text(dir_ + "/cpu.stat").value_or("");
+        s.cpu_user_s = static_cast<double>(flat_value(cpu, "user_usec").value_or(0)) / 1e6;
+        s.cpu_system_s = static_cast<double>(flat_value(cpu, "system_usec").value_or(0)) / 1e6;
+        s.cpu_nr_throttled = flat_value(cpu, "nr_throttled").value_or(0);
+        s.cpu_throttled_us = flat_value(cpu, "throttled_usec").value_or(0);
         return s;
     }
 
