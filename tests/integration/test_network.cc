@@ -440,6 +440,29 @@ TEST_F(Network, JsonRecordCountsNetworkAttempts) {
     EXPECT_EQ(rec["network"]["allowed"], 1) << rec.dump();
 }
 
+// An exact address rule names the destination, so the private-range check does
+// not apply to it (as for a pin): 127.0.0.1:PORT allowed on the command line is
+// reached. Adding an allow-everything preset must not take that away: allow rules
+// only add, so the open preset's "*:*" must not shadow the rule that names the
+// address.
+TEST_F(Network, ExplicitAddressRuleIsReachableAlsoUnderOpenPreset) {
+    TestServer s({"numeric"});
+    std::string t = "127.0.0.1:" + std::to_string(s.port());
+    std::string script = curl("http://" + t + "/hello", "-p --noproxy ''");
+    auto alone = bash(script, {"--allow-host", t});
+    ASSERT_EQ(alone.status, 0) << describe(alone);
+    EXPECT_EQ(field(alone.out, "body"), "hello from numeric") << describe(alone);
+    for (const auto& order :
+         {std::vector<std::string>{"--net-preset", "open", "--allow-host", t},
+          std::vector<std::string>{"--allow-host", t, "--net-preset", "open"}}) {
+        auto r = bash(script, with(order, {"--net-log", log_path()}));
+        ASSERT_EQ(r.status, 0) << describe(r);
+        EXPECT_EQ(field(r.out, "body"), "hello from numeric")
+            << order[0] << " " << order[1] << " " << order[2] << " " << order[3] << "\n"
+            << describe(r) << ajnet::dump(log());
+    }
+}
+
 // ---- presets ---------------------------------------------------------------------
 
 // locked: nothing at all (no proxy to ask, or a proxy that allows nothing).
