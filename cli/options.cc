@@ -96,6 +96,10 @@ po::options_description run_options() {
         ("net-preset", po::value<std::vector<std::string>>()->value_name("NAME"),
          "add a network preset on top of the policy: balanced (package registries, GitHub, "
          "model APIs), open (any public host), locked (nothing); repeatable")
+        ("secret", po::value<std::vector<std::string>>()->value_name("NAME=SOURCE@HOSTS"),
+         "$NAME holds a placeholder; the proxy puts the real value (SOURCE: env:VAR or "
+         "file:PATH) in plain-HTTP requests to HOSTS (comma-separated) and sends them on "
+         "over TLS; implies --net proxy and allows HOSTS; repeatable")
         ("net-log", po::value<std::string>()->value_name("FILE"),
          "write one JSON line per connection attempt (time, host, port, method, decision, "
          "rule, bytes)")
@@ -207,6 +211,14 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
         if (auto r = policy::add_deny_host(p, value, flag_origin("--deny-host")); !r) return r;
     } else if (key == "net-preset") {
         if (auto r = policy::apply_net_preset(p, value, flag_origin("--net-preset")); !r) return r;
+    } else if (key == "secret") {
+        std::string spec = value;
+        // file:PATH relative to the caller's directory, like every other path flag.
+        size_t file = spec.find("=file:");
+        size_t at = spec.rfind('@');
+        if (file != std::string::npos && at != std::string::npos && at > file + 6)
+            spec = spec.substr(0, file + 6) + resolve_path(spec.substr(file + 6, at - file - 6), ctx) + spec.substr(at);
+        if (auto r = policy::add_secret(p, spec, flag_origin("--secret")); !r) return r;
     } else if (key == "net-log") {
         p.network.log = policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--net-log")};
     } else if (key == "seccomp-log") {

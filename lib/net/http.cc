@@ -181,7 +181,7 @@ ParseResult parse_request_head(std::string_view buf) {
     return r;
 }
 
-std::string origin_form_head(const Request& r) {
+std::string origin_form_head(const Request& r, const std::vector<std::pair<std::string, std::string>>& replace) {
     std::string out = r.method + " " + r.path + " " + r.version + "\r\n";
     std::vector<std::string> connection_tokens;
     for (const auto& [n, v] : r.headers) {
@@ -209,7 +209,13 @@ std::string origin_form_head(const Request& r) {
         // The origin gets the URL's authority as Host (RFC 9112 3.2.2): a
         // different Host header would pick another virtual host than the one checked.
         if (iequals(n, "host")) continue;
-        out += n + ": " + v + "\r\n";
+        std::string value = v;
+        for (const auto& [from, to] : replace) {
+            if (from.empty()) continue;
+            for (size_t at = value.find(from); at != std::string::npos; at = value.find(from, at + to.size()))
+                value.replace(at, from.size(), to);
+        }
+        out += n + ": " + value + "\r\n";
     }
     {
         bool v6 = r.host.find(':') != std::string::npos;

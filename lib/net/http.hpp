@@ -46,7 +46,9 @@ bool split_authority(std::string_view authority, std::uint16_t default_port, std
 
 // The head to send upstream for a plain-HTTP request: origin-form request line,
 // Host kept (or added), hop-by-hop and Proxy-* headers dropped, Connection: close.
-std::string origin_form_head(const Request& r);
+// `replace`: (placeholder, value) pairs substituted in header values (secrets).
+std::string origin_form_head(const Request& r,
+                             const std::vector<std::pair<std::string, std::string>>& replace = {});
 
 // A complete response with a short text body.
 std::string simple_response(int code, std::string_view reason, std::string_view body);

@@ -10,9 +10,11 @@
 #include "util/strings.hpp"
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
+#include <openssl/ssl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <unordered_set>
 
 namespace agentjail::net {
@@ -80,6 +83,10 @@ struct Proxy::Impl {
     std::unordered_set<Session*> sessions;  // io thread only
     bool stopping = false;                  // io thread only
     bool stopped = false;
+    // Secrets: their values (read in serve(), index as settings.secrets) and the
+    // TLS client context for the upstream of requests that carry one.
+    std::vector<std::string> secret_values;
+    std::optional<asio::ssl::context> tls_ctx;
 
     void accept();
     void write_log(const nlohmann::ordered_json& j) {
@@ -256,22 +263,39 @@ private:
         NameDecision d = check_name(px_.settings.rules, host_, port);
         rule_ = d.rule;
         if (!d.allowed) return deny(d.reason, d.rule);
+        connect_port_ = port;
+        if (proto_ == Proto::http && !req_.connect) pick_secrets();
         if (d.named_address) {
             // Named by the policy itself (a pin or an exact address rule): no range check.
-            endpoints_.emplace_back(to_asio(*d.named_address), port);
+            endpoints_.emplace_back(to_asio(*d.named_address), connect_port_);
             return allow_and_connect();
         }
         if (auto numeric = parse_numeric_host(host_)) {
             std::string bad = check_address(host_, *numeric);
             if (!bad.empty()) return deny(bad, rule_);
-            endpoints_.emplace_back(to_asio(*numeric), port);
+            endpoints_.emplace_back(to_asio(*numeric), connect_port_);
             return allow_and_connect();
         }
         auto self = shared_from_this();
-        resolver_.async_resolve(host_, std::to_string(port), tcp::resolver::numeric_service,
+        resolver_.async_resolve(host_, std::to_string(connect_port_), tcp::resolver::numeric_service,
                                 [self](const error_code& ec, tcp::resolver::results_type results) {
                                     self->on_resolved(ec, std::move(results));
                                 });
+    }
+
+    // The secrets whose hosts match this plain-HTTP request: their placeholders are
+    // replaced in its headers, and the request goes on over TLS (port 80 becomes
+    // 443), since a real credential must not cross the network in clear.
+    void pick_secrets() {
+        const auto& secrets = px_.settings.secrets;
+        for (size_t i = 0; i < secrets.size() && i < px_.secret_values.size(); ++i) {
+            bool match = false;
+            for (const auto& r : secrets[i].hosts) match = match || matches(r.pattern, host_, port_, false);
+            if (match) replace_.emplace_back(secrets[i].placeholder, px_.secret_values[i]);
+        }
+        if (replace_.empty()) return;
+        tls_upstream_ = true;
+        if (connect_port_ == 80) connect_port_ = 443;
     }
 
     void on_resolved(const error_code& ec, tcp::resolver::results_type results) {
@@ -328,7 +352,27 @@ private:
         });
     }
 
+    void start_tls() {
+        tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(upstream_, *px_.tls_ctx);
+        // SNI (SSL_set_tlsext_host_name, spelled out: the macro casts in C style).
+        if (!parse_numeric_host(host_))
+            ::SSL_ctrl(tls_->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                       const_cast<char*>(host_.c_str()));
+        tls_->set_verify_mode(asio::ssl::verify_peer);
+        tls_->set_verify_callback(asio::ssl::host_name_verification(host_));
+        tls_->async_handshake(asio::ssl::stream_base::client, [self = shared_from_this()](const error_code& ec) {
+            if (ec) {
+                self->connecting_ = false;
+                self->reason_ = "TLS to " + self->host_ + ":" + std::to_string(self->connect_port_) +
+                                " failed: " + ec.message();
+                return self->reply_error(502, "Bad Gateway", self->reason_, 5);
+            }
+            self->on_connected();
+        });
+    }
+
     void on_connected() {
+        if (tls_upstream_ && !tls_) return start_tls();
         connecting_ = false;
         timer_.cancel();
         error_code ignore;
@@ -342,7 +386,7 @@ private:
             to_client = "HTTP/1.1 200 Connection established\r\n\r\n";
             to_upstream = leftover_;  // a client may send its TLS hello without waiting
         } else {
-            to_upstream = origin_form_head(req_) + leftover_;
+            to_upstream = origin_form_head(req_, replace_) + leftover_;
         }
         leftover_.clear();
         bytes_up_ += to_upstream.size();
@@ -350,10 +394,14 @@ private:
         auto down = std::make_shared<std::string>(std::move(to_client));
         auto start_relay = [self, up]() {
             if (up->empty()) return self->relay_both();
-            asio::async_write(self->upstream_, asio::buffer(*up), [self, up](const error_code& ec, size_t) {
+            auto then = [self, up](const error_code& ec, size_t) {
                 if (ec) return self->abort();
                 self->relay_both();
-            });
+            };
+            if (self->tls_)
+                asio::async_write(*self->tls_, asio::buffer(*up), then);
+            else
+                asio::async_write(self->upstream_, asio::buffer(*up), then);
         };
         if (down->empty()) return start_relay();
         asio::async_write(client_, asio::buffer(*down), [self, down, start_relay](const error_code& ec, size_t) {
@@ -365,6 +413,11 @@ private:
     void relay_both() {
         up_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
         down_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
+        if (tls_) {
+            relay(client_, *tls_, *up_buf_, bytes_up_);
+            relay(*tls_, client_, *down_buf_, bytes_down_);
+            return;
+        }
         relay(client_, upstream_, *up_buf_, bytes_up_);
         relay(upstream_, client_, *down_buf_, bytes_down_);
     }
@@ -372,14 +425,17 @@ private:
     // One direction: read, write all of it, read again. The next read waits for
     // the write, so a slow reader holds back a fast writer (back-pressure) and
     // a connection never holds more than one buffer per direction.
-    void relay(tcp::socket& from, tcp::socket& to, std::array<char, relay_buffer_size>& buf, std::uint64_t& count) {
+    template <class From, class To>
+    void relay(From& from, To& to, std::array<char, relay_buffer_size>& buf, std::uint64_t& count) {
         auto self = shared_from_this();
         from.async_read_some(asio::buffer(buf), [self, &from, &to, &buf, &count](const error_code& ec, size_t n) {
             if (ec) {
                 error_code ignore;
-                if (ec == asio::error::eof) {
-                    // Half-close: pass the end of this direction on, keep the other open.
-                    to.shutdown(tcp::socket::shutdown_send, ignore);
+                // A TLS server that closes without close_notify ends its stream all the same.
+                if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+                    // Half-close: pass the end of this direction on, keep the other open
+                    // (towards a TLS upstream there is no half-close: the request is sent).
+                    if constexpr (std::is_same_v<To, tcp::socket>) to.shutdown(tcp::socket::shutdown_send, ignore);
                     if (++self->closed_dirs_ == 2) self->abort();
                 } else {
                     self->abort();
@@ -478,6 +534,10 @@ private:
     bool logged_ = false;
     bool connecting_ = false;
     bool timed_out_ = false;
+    bool tls_upstream_ = false;
+    std::uint16_t connect_port_ = 0;
+    std::vector<std::pair<std::string, std::string>> replace_;
+    std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;
     std::vector<tcp::endpoint> endpoints_;
     size_t next_endpoint_ = 0;
     int closed_dirs_ = 0;
@@ -526,6 +586,45 @@ void Proxy::Impl::accept() {
     });
 }
 
+namespace {
+
+Result<std::string> read_secret(const Secret& sec) {
+    auto fail = [&](const std::string& why) {
+        return Error(ErrorKind::invalid_input, EINVAL, "secret " + sec.name + " (" + sec.source + "): " + why);
+    };
+    if (sec.source.rfind("env:", 0) == 0) {
+        const char* v = ::getenv(sec.source.c_str() + 4);
+        if (v == nullptr || *v == '\0') return fail("the variable is not set");
+        // A header value cannot hold a line break: it would let the value add headers.
+        if (std::string_view(v).find_first_of("\r\n") != std::string_view::npos)
+            return fail("the value holds a line break");
+        return std::string(v);
+    }
+    if (sec.source.rfind("file:", 0) == 0) {
+        sys::UniqueFd fd(::open(sec.source.c_str() + 5, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+        if (!fd) return fail(util::errno_text(errno));
+        std::string v;
+        char buf[4096];
+        for (;;) {
+            ssize_t n = ::read(fd.get(), buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return fail(util::errno_text(errno));
+            if (n == 0) break;
+            v.append(buf, static_cast<size_t>(n));
+            if (v.size() > 64 * 1024) return fail("larger than 64 KiB");
+        }
+        while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+        if (v.empty()) return fail("the file is empty");
+        // A header value cannot hold a line break: it would let the file add headers.
+        if (v.find_first_of("\r\n") != std::string::npos || v.find('\0') != std::string::npos)
+            return fail("the value holds a line break or NUL");
+        return v;
+    }
+    return fail("unknown source");
+}
+
+}  // namespace
+
 Proxy::Proxy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Proxy::~Proxy() {
@@ -556,7 +655,19 @@ Result<void> Proxy::serve(sys::UniqueFd listener) {
     if (!listener) return Error(ErrorKind::internal, EBADF, "network proxy: no listening socket");
     if (impl_->thread.joinable() || impl_->stopped)
         return Error(ErrorKind::internal, EINVAL, "network proxy: already serving");
+    for (const auto& sec : impl_->settings.secrets) {
+        auto v = read_secret(sec);
+        if (!v) return std::move(v).error();
+        impl_->secret_values.push_back(std::move(*v));
+    }
     try {
+        if (!impl_->settings.secrets.empty()) {
+            // The system's CAs (SSL_CERT_FILE / SSL_CERT_DIR are honoured); peers are verified.
+            impl_->tls_ctx.emplace(asio::ssl::context::tls_client);
+            impl_->tls_ctx->set_default_verify_paths();
+            impl_->tls_ctx->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                                        asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+        }
         sockaddr_storage ss{};
         socklen_t len = sizeof ss;
         if (::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {

@@ -13,8 +13,19 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace agentjail::net {
+
+// A secret the proxy adds to plain-HTTP requests for its hosts. The value is read
+// from the source only when the proxy starts serving (after the sandbox exists),
+// so it is never in the memory the sandbox was cloned from through the plan.
+struct Secret {
+    std::string name;
+    std::string source;       // "env:VAR" or "file:/abs/path"
+    std::string placeholder;  // what the command's $NAME holds
+    std::vector<Rule> hosts;
+};
 
 // What the proxy enforces, as the plan carries it (plain data, no Asio).
 struct Settings {
@@ -22,6 +33,7 @@ struct Settings {
     std::string log_path;              // one JSON line per attempt; "" for none
     std::size_t max_connections = 256;  // concurrent connections per sandbox
     std::uint16_t port = 3128;         // where the proxy listens inside the sandbox
+    std::vector<Secret> secrets;
 };
 
 struct Counters {

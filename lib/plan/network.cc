@@ -9,7 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/strings.hpp"
+
 #include <sched.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -51,6 +55,64 @@ void set_env(Plan& plan, const std::string& name, const std::string& value) {
     });
 }
 
+// A placeholder no real credential looks like, unique per run, so the proxy
+// replaces exactly it and nothing else.
+std::string make_placeholder(const std::string& name) {
+    unsigned char raw[16] = {};
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+    }
+    static const char hex[] = "0123456789abcdef";
+    std::string out = "agentjail-secret-placeholder-" + name + "-";
+    for (unsigned char c : raw) {
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    }
+    return out;
+}
+
+Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, const ExpandContext& ctx, Plan& plan,
+                         net::Settings& s) {
+    net::Secret out;
+    out.name = sec.name;
+    // Checked now so a missing source fails before anything runs; the value itself
+    // is read by the proxy once the sandbox exists (proxy.cc).
+    if (sec.source.rfind("env:", 0) == 0) {
+        auto v = env_lookup(host.environ, sec.source.substr(4));
+        if (!v || v->empty())
+            return invalid_at(sec.origin, "secret " + sec.name + ": $" + sec.source.substr(4) +
+                                              " is not set in agentjail's environment");
+        out.source = sec.source;
+    } else {
+        std::string raw = sec.source.substr(5);
+        if (!raw.empty() && raw[0] != '/' && raw[0] != '~' && raw[0] != '{') raw = host.cwd + "/" + raw;
+        auto path = expand(raw, ctx, sec.origin);
+        if (!path) return std::move(path).error();
+        if (::access(path->c_str(), R_OK) != 0) {
+            int err = errno;
+            return invalid_at(sec.origin, "secret " + sec.name + ": " + *path + ": " + util::errno_text(err));
+        }
+        out.source = "file:" + *path;
+    }
+    std::string rule_origin = describe(sec.origin);
+    for (const auto& h : sec.hosts) {
+        std::string why;
+        auto p = net::parse_host_pattern(h, &why);
+        if (!p) return invalid_at(sec.origin, why);
+        out.hosts.push_back({*p, h, rule_origin});
+        // The hosts a secret is for are allowed: the secret is meaningless otherwise.
+        s.rules.allow.push_back({*p, h, rule_origin});
+    }
+    out.placeholder = make_placeholder(sec.name);
+    set_env(plan, sec.name, out.placeholder);
+    s.secrets.push_back(std::move(out));
+    return {};
+}
+
 }  // namespace
 
 Result<void> build_network(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx,
@@ -61,6 +123,10 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
     plan.proxy_port = 0;
     std::string where = describe(n.mode.origin);
 
+    if (n.mode.value != policy::NetMode::proxy && !n.secrets.empty())
+        return invalid_at(n.secrets.front().origin,
+                          "secret " + n.secrets.front().name + " needs network mode \"proxy\" (the mode is \"" +
+                              policy::net_mode_name(n.mode.value) + "\" at " + where + ")");
     if (n.mode.value == policy::NetMode::host) {
         // An explicit opt-in: the command sees and reaches everything the host does.
         plan.clone_flags &= ~static_cast<std::uint64_t>(CLONE_NEWNET);
@@ -100,6 +166,10 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
         auto a = net::parse_numeric_host(pin.address);
         if (!a) return invalid_at(pin.origin, "'" + pin.address + "' is not an IP address");
         s->rules.pins.push_back({net::normalize_host(pin.host), *a, describe(pin.origin)});
+    }
+    for (const auto& sec : n.secrets) {
+        auto r = plan_secret(sec, host, ctx, plan, *s);
+        if (!r) return r;
     }
     s->max_connections = static_cast<std::size_t>(n.max_connections.value);
     if (!n.log.value.empty()) {
@@ -152,6 +222,12 @@ std::string network_text(const Plan& plan) {
            " (unless pinned)\n";
     out += "  limit      " + std::to_string(s.max_connections) + " connections at once\n";
     if (!s.log_path.empty()) out += "  log        " + s.log_path + "\n";
+    for (const auto& sec : s.secrets) {
+        std::string hosts;
+        for (const auto& h : sec.hosts) hosts += (hosts.empty() ? "" : ", ") + h.text;
+        out += "  secret     " + sec.name + " from " + sec.source + " for " + hosts +
+               " (plain-HTTP requests, sent on over TLS)\n";
+    }
     return out;
 }
 
@@ -175,6 +251,13 @@ std::string network_json(const Plan& plan) {
         j["hosts"] = std::move(pins);
         j["max_connections"] = s.max_connections;
         j["log"] = s.log_path.empty() ? json(nullptr) : json(s.log_path);
+        json secrets = json::array();
+        for (const auto& sec : s.secrets) {
+            json hosts = json::array();
+            for (const auto& h : sec.hosts) hosts.push_back(h.text);
+            secrets.push_back({{"name", sec.name}, {"source", sec.source}, {"hosts", hosts}});
+        }
+        j["secrets"] = std::move(secrets);
     }
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }

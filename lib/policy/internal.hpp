@@ -64,6 +64,7 @@ struct Layer {
     std::vector<HostPin> net_hosts;
     std::optional<Located<std::string>> net_log;
     std::optional<Located<std::uint64_t>> net_max_connections;
+    std::vector<SecretRule> secrets;  // [secrets]
 };
 
 // [network] of a layer on top of p (network.cc), and the value checks its parser
@@ -72,6 +73,7 @@ void apply_network(Policy& p, const Layer& layer);
 std::string check_host_pattern(std::string_view s);
 std::string check_pin_name(std::string_view s);
 std::string check_pin_address(std::string_view s);
+std::string check_secret_source(std::string_view s);  // env:NAME or file:PATH
 
 // The keys of [limits] and whether each takes a boolean (limits.cc).
 const std::vector<std::string_view>& limits_keys();

@@ -9,6 +9,7 @@
 #include "net/rules.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace agentjail::policy {
@@ -35,6 +36,26 @@ void apply_network(Policy& p, const Layer& l) {
     }
     if (l.net_log) n.log = *l.net_log;
     if (l.net_max_connections) n.max_connections = *l.net_max_connections;
+    for (const auto& sec : l.secrets) {
+        auto same = std::find_if(n.secrets.begin(), n.secrets.end(),
+                                 [&](const SecretRule& o) { return o.name == sec.name; });
+        if (same != n.secrets.end())
+            *same = sec;
+        else
+            n.secrets.push_back(sec);
+    }
+}
+
+std::string check_secret_source(std::string_view s) {
+    if (s.substr(0, 4) == "env:") {
+        std::string problem = check_env_name(s.substr(4));
+        return problem.empty() ? "" : "'" + std::string(s) + "': " + problem;
+    }
+    if (s.substr(0, 5) == "file:") {
+        std::string problem = check_path(s.substr(5));
+        return problem.empty() ? "" : "'" + std::string(s) + "': " + problem;
+    }
+    return "'" + std::string(s) + "': a secret's source is env:VARIABLE or file:PATH";
 }
 
 std::string check_host_pattern(std::string_view s) {
@@ -107,6 +128,41 @@ Result<void> add_allow_host(Policy& p, const std::string& pattern, Origin origin
 
 Result<void> add_deny_host(Policy& p, const std::string& pattern, Origin origin) {
     return add_rule(p, p.network.deny, pattern, std::move(origin));
+}
+
+Result<void> add_secret(Policy& p, const std::string& spec, Origin origin) {
+    // NAME=SOURCE@HOST[,HOST...]; the last '@' separates the hosts (a file path may hold one).
+    size_t eq = spec.find('=');
+    size_t at = spec.rfind('@');
+    if (eq == std::string::npos || at == std::string::npos || at < eq)
+        return detail::error_at(origin, "'" + spec + "': expected NAME=SOURCE@HOST[,HOST...] (SOURCE: env:VARIABLE "
+                                        "or file:PATH)");
+    SecretRule rule;
+    rule.name = spec.substr(0, eq);
+    rule.source = spec.substr(eq + 1, at - eq - 1);
+    rule.origin = origin;
+    std::string problem = detail::check_env_name(rule.name);
+    if (problem.empty()) problem = detail::check_secret_source(rule.source);
+    std::string hosts = spec.substr(at + 1);
+    size_t i = 0;
+    while (problem.empty() && i <= hosts.size()) {
+        size_t comma = hosts.find(',', i);
+        if (comma == std::string::npos) comma = hosts.size();
+        std::string h = hosts.substr(i, comma - i);
+        problem = detail::check_host_pattern(h);
+        rule.hosts.push_back(h);
+        i = comma + 1;
+    }
+    if (!problem.empty()) return detail::error_at(origin, problem);
+    // A secret is only useful through the proxy, so it asks for it like --allow-host.
+    if (p.network.mode.value == NetMode::none) p.network.mode = Located<NetMode>{NetMode::proxy, origin};
+    auto same = std::find_if(p.network.secrets.begin(), p.network.secrets.end(),
+                             [&](const SecretRule& o) { return o.name == rule.name; });
+    if (same != p.network.secrets.end())
+        *same = std::move(rule);
+    else
+        p.network.secrets.push_back(std::move(rule));
+    return {};
 }
 
 Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin) {

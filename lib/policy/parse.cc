@@ -160,6 +160,7 @@ private:
     bool limits(const toml::table& t);
     bool reserved(const toml::node& n, const std::string& section);
     bool network(const toml::table& t);
+    bool secrets(const toml::table& t);
 
     const std::string& file_;
     Layer& out_;
@@ -169,7 +170,7 @@ private:
 bool Parser::root(const toml::table& t) {
     static const std::vector<std::string_view> known = {
         "description", "extends", "filesystem", "environment", "process",
-        "namespaces",  "seccomp", "limits",     "network",     "workspace"};
+        "namespaces",  "seccomp", "limits",     "network",     "workspace", "secrets"};
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         const toml::table* sub = nullptr;
@@ -193,6 +194,8 @@ bool Parser::root(const toml::table& t) {
             if (!table_of(*e.node, "limits", sub) || !limits(*sub)) return false;
         } else if (k == "network") {
             if (!table_of(*e.node, "network", sub) || !network(*sub)) return false;
+        } else if (k == "secrets") {
+            if (!table_of(*e.node, "secrets", sub) || !secrets(*sub)) return false;
         } else if (std::find(std::begin(reserved_sections), std::end(reserved_sections), k) !=
                    std::end(reserved_sections)) {
             if (!reserved(*e.node, std::string(k))) return false;
@@ -654,6 +657,46 @@ bool Parser::network(const toml::table& t) {
         } else {
             return unknown_key(e, key, known);
         }
+    }
+    return true;
+}
+
+// [secrets]: NAME = { source = "env:VAR" | "file:PATH", hosts = ["api.example.com"] }.
+bool Parser::secrets(const toml::table& t) {
+    for (const auto& e : entries(t)) {
+        std::string name(e.key->str());
+        std::string key = "secrets." + name;
+        std::string problem = check_env_name(name);
+        if (!problem.empty()) return fail(e.key->source(), key, problem);
+        const toml::table* st = nullptr;
+        if (!table_of(*e.node, key, st)) return false;
+        SecretRule rule;
+        rule.name = name;
+        rule.origin = origin(e.node->source(), key);
+        bool have_source = false;
+        for (const auto& f : entries(*st)) {
+            std::string_view k = f.key->str();
+            std::string sub = key + "." + std::string(k);
+            if (k == "source") {
+                if (!checked(*f.node, sub, rule.source, check_secret_source)) return false;
+                have_source = true;
+            } else if (k == "hosts") {
+                const toml::array* a = nullptr;
+                if (!array_of(*f.node, sub, a)) return false;
+                if (a->empty()) return fail(f.node->source(), sub, "expected at least one host");
+                for (size_t i = 0; i < a->size(); ++i) {
+                    std::string h;
+                    if (!checked(*a->get(i), sub + "[" + std::to_string(i) + "]", h, check_host_pattern))
+                        return false;
+                    rule.hosts.push_back(h);
+                }
+            } else {
+                return unknown_key(f, sub, {"source", "hosts"});
+            }
+        }
+        if (!have_source || rule.hosts.empty())
+            return fail(e.node->source(), key, "expected a table with 'source' and 'hosts'");
+        out_.secrets.push_back(std::move(rule));
     }
     return true;
 }

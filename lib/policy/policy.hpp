@@ -111,6 +111,16 @@ struct HostPin {
     Origin origin;
 };
 
+// [secrets] NAME = { source = "env:VAR" | "file:PATH", hosts = [...] } and
+// --secret NAME=SOURCE@HOST,...: the command's NAME holds a placeholder; the proxy
+// puts the real value in place of it in plain-HTTP requests to those hosts only.
+struct SecretRule {
+    std::string name;
+    std::string source;
+    std::vector<std::string> hosts;  // host patterns
+    Origin origin;
+};
+
 struct NetworkPolicy {
     Located<NetMode> mode{NetMode::none, {"built-in default", 0, 0, "network.mode"}};
     std::vector<HostRule> allow;  // accumulate over layers
@@ -118,6 +128,7 @@ struct NetworkPolicy {
     std::vector<HostPin> hosts;   // a later pin of one name replaces the earlier
     Located<std::string> log{"", {}};  // one JSON line per attempt; "": none
     Located<std::uint64_t> max_connections{256, {}};
+    std::vector<SecretRule> secrets;  // a later entry of one name replaces the earlier
 };
 
 struct Policy {
@@ -212,6 +223,8 @@ Result<void> set_net_mode(Policy& p, const std::string& mode, Origin origin);
 Result<void> add_allow_host(Policy& p, const std::string& pattern, Origin origin);
 Result<void> add_deny_host(Policy& p, const std::string& pattern, Origin origin);
 Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin);
+// "NAME=SOURCE@HOST[,HOST...]" (SOURCE: env:VAR or file:PATH); implies proxy mode.
+Result<void> add_secret(Policy& p, const std::string& spec, Origin origin);
 const char* net_mode_name(NetMode m);
 // Reads NAME=VALUE lines (# comments, blank lines); errors name file:line.
 Result<void> load_env_file(Policy& p, const std::string& path);

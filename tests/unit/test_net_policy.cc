@@ -143,6 +143,52 @@ TEST(NetPolicy, Overrides) {
     EXPECT_FALSE(policy::set_net_mode(p, "bridge", flag("--net")));
 }
 
+TEST(NetPolicy, Secrets) {
+    Policy p = parse_ok(
+        "[network]\nmode = \"proxy\"\n[secrets]\nANTHROPIC_API_KEY = { source = \"env:REAL_KEY\", hosts = "
+        "[\"api.anthropic.com\"] }\n");
+    ASSERT_EQ(p.network.secrets.size(), 1u);
+    EXPECT_EQ(p.network.secrets[0].source, "env:REAL_KEY");
+    EXPECT_EQ(parse_err("[secrets]\nK = { source = \"vault:x\", hosts = [\"a.test\"] }\n"),
+              "t.toml:2:16: secrets.K.source: 'vault:x': a secret's source is env:VARIABLE or file:PATH");
+    EXPECT_EQ(parse_err("[secrets]\nK = { source = \"env:X\" }\n"),
+              "t.toml:2:5: secrets.K: expected a table with 'source' and 'hosts'");
+    Policy q = parse_ok("");
+    ASSERT_TRUE(policy::add_secret(q, "KEY=file:/run/key@api.test,*.api.test", flag("--secret")));
+    EXPECT_EQ(q.network.mode.value, NetMode::proxy);
+    ASSERT_EQ(q.network.secrets.size(), 1u);
+    EXPECT_EQ(q.network.secrets[0].source, "file:/run/key");
+    EXPECT_EQ(q.network.secrets[0].hosts, (std::vector<std::string>{"api.test", "*.api.test"}));
+    EXPECT_FALSE(policy::add_secret(q, "KEY=env:X", flag("--secret")));
+    EXPECT_FALSE(policy::add_secret(q, "1KEY=env:X@a.test", flag("--secret")));
+}
+
+TEST(NetPlan, SecretsHoldAPlaceholderInside) {
+    PlanTree t;
+    Policy p = t.defaults();
+    ASSERT_TRUE(policy::add_secret(p, "ANTHROPIC_API_KEY=env:REAL_KEY@api.anthropic.com", flag("--secret")));
+    auto host = t.host();
+    host.environ.push_back("REAL_KEY=sk-ant-real-value");
+    host.environ.push_back("ANTHROPIC_API_KEY=sk-ant-real-value");
+    auto r = plan::build(p, {"/x"}, host);
+    ASSERT_TRUE(r) << r.error().message();
+    std::string v = env_of(*r, "ANTHROPIC_API_KEY");
+    EXPECT_EQ(v.rfind("agentjail-secret-placeholder-ANTHROPIC_API_KEY-", 0), 0u) << v;
+    for (const auto& kv : r->env) EXPECT_EQ(kv.find("sk-ant-real-value"), std::string::npos) << kv;
+    EXPECT_EQ(plan::to_text(*r).find("sk-ant-real-value"), std::string::npos);
+    EXPECT_EQ(plan::to_json(*r).find("sk-ant-real-value"), std::string::npos);
+    ASSERT_TRUE(r->net);
+    ASSERT_EQ(r->net->secrets.size(), 1u);
+    EXPECT_EQ(r->net->secrets[0].placeholder, v);
+    EXPECT_EQ(r->net->rules.allow.size(), 1u);  // the secret's host is allowed
+    // A missing source fails at plan time.
+    Policy q = t.defaults();
+    ASSERT_TRUE(policy::add_secret(q, "K=env:NOT_THERE@a.test", flag("--secret")));
+    auto bad = plan::build(q, {"/x"}, t.host());
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message().find("$NOT_THERE is not set"), std::string::npos) << bad.error().message();
+}
+
 TEST(NetPlan, NoneKeepsTheNamespaceAndNoProxy) {
     PlanTree t;
     auto r = plan::build(t.defaults(), {"/x"}, t.host());

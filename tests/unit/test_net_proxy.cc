@@ -5,7 +5,10 @@
 // never happen (SSRF to host loopback, NET-03).
 #include "net/proxy.hpp"
 
+#include "net_support.hpp"
 #include "test_support.hpp"
+
+#include <openssl/ssl.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -396,6 +399,127 @@ TEST_F(ProxyTest, StopEndsOpenTunnelsAndLogsThem) {
     EXPECT_EQ(read_until(c), "");  // closed by the proxy
     ::close(c);
     EXPECT_EQ(log_lines().size(), 1u);
+}
+
+// A one-connection HTTPS server that answers with the request head it read.
+class TlsEcho {
+public:
+    TlsEcho(const std::string& cert, const std::string& key) {
+        ctx_ = SSL_CTX_new(TLS_server_method());
+        SSL_CTX_use_certificate_chain_file(ctx_, cert.c_str());
+        SSL_CTX_use_PrivateKey_file(ctx_, key.c_str(), SSL_FILETYPE_PEM);
+        fd_ = listen_loopback(port_);
+        thread_ = std::thread([this] {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 10000) <= 0) return;
+            int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0) return;
+            SSL* ssl = SSL_new(ctx_);
+            SSL_set_fd(ssl, c);
+            if (SSL_accept(ssl) == 1) {
+                std::string head;
+                char buf[4096];
+                while (head.find("\r\n\r\n") == std::string::npos) {
+                    int n = SSL_read(ssl, buf, sizeof buf);
+                    if (n <= 0) break;
+                    head.append(buf, static_cast<size_t>(n));
+                }
+                std::string r = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.size()) +
+                                "\r\nConnection: close\r\n\r\n" + head;
+                SSL_write(ssl, r.data(), static_cast<int>(r.size()));
+                SSL_shutdown(ssl);
+            }
+            SSL_free(ssl);
+            ::close(c);
+        });
+    }
+    ~TlsEcho() {
+        thread_.join();
+        ::close(fd_);
+        SSL_CTX_free(ctx_);
+    }
+    std::uint16_t port() const { return port_; }
+
+private:
+    SSL_CTX* ctx_ = nullptr;
+    int fd_ = -1;
+    std::uint16_t port_ = 0;
+    std::thread thread_;
+};
+
+// The secret's placeholder is replaced only in requests to its host, and those go
+// upstream over TLS (verified against the CA in SSL_CERT_FILE).
+TEST_F(ProxyTest, SecretsAreAddedForTheirHostOnlyAndSentOverTls) {
+    auto cert = ajnet::make_cert(dir.path() + "/cert.pem", dir.path() + "/key.pem", {"api.test"});
+    TlsEcho tls(cert.cert_path, cert.key_path);
+    ::setenv("SSL_CERT_FILE", cert.cert_path.c_str(), 1);
+    ::setenv("AJ_TEST_SECRET_VALUE", "sk-real-123", 1);
+    Settings s = pinned();
+    s.rules.pins.push_back({"api.test", *parse_numeric_host("127.0.0.1"), "t.toml:7:1"});
+    Secret sec;
+    sec.name = "KEY";
+    sec.source = "env:AJ_TEST_SECRET_VALUE";
+    sec.placeholder = "agentjail-secret-placeholder-KEY-0123";
+    sec.hosts = {rule("api.test:" + std::to_string(tls.port()), "t.toml:9:1")};
+    s.rules.allow.push_back(sec.hosts[0]);
+    s.secrets = {sec};
+    start(s);
+    int c = connect_to(proxy_port);
+    send_all(c, "GET http://api.test:" + std::to_string(tls.port()) +
+                    "/v1/messages HTTP/1.1\r\nx-api-key: agentjail-secret-placeholder-KEY-0123\r\n\r\n");
+    std::string r = read_until(c);
+    ::close(c);
+    EXPECT_NE(r.find("200 OK"), std::string::npos) << r;
+    EXPECT_NE(r.find("x-api-key: sk-real-123"), std::string::npos) << r;
+    EXPECT_EQ(r.find("placeholder"), std::string::npos) << r;
+    // Another allowed host gets the placeholder as it is, in clear.
+    c = connect_to(proxy_port);
+    send_all(c, "GET http://example.test:" + std::to_string(http.port()) +
+                    "/ HTTP/1.1\r\nx-api-key: agentjail-secret-placeholder-KEY-0123\r\n\r\n");
+    r = read_until(c);
+    ::close(c);
+    EXPECT_NE(r.find("hello"), std::string::npos) << r;
+    std::string seen = http.last_request();
+    EXPECT_NE(seen.find("x-api-key: agentjail-secret-placeholder-KEY-0123"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find("sk-real-123"), std::string::npos) << seen;
+    proxy->stop();
+    EXPECT_EQ(ajtest::read_file(dir.path() + "/net.jsonl").find("sk-real-123"), std::string::npos);
+    ::unsetenv("SSL_CERT_FILE");
+    ::unsetenv("AJ_TEST_SECRET_VALUE");
+}
+
+TEST_F(ProxyTest, AnUnverifiableUpstreamGets502) {
+    auto cert = ajnet::make_cert(dir.path() + "/cert.pem", dir.path() + "/key.pem", {"api.test"});
+    TlsEcho tls(cert.cert_path, cert.key_path);
+    ::unsetenv("SSL_CERT_FILE");  // the system CAs do not know this certificate
+    ::setenv("AJ_TEST_SECRET_VALUE", "sk-real-123", 1);
+    Settings s = pinned();
+    s.rules.pins.push_back({"api.test", *parse_numeric_host("127.0.0.1"), "t.toml:7:1"});
+    Secret sec{"KEY", "env:AJ_TEST_SECRET_VALUE", "ph-KEY", {rule("api.test:" + std::to_string(tls.port()), "x")}};
+    s.rules.allow.push_back(sec.hosts[0]);
+    s.secrets = {sec};
+    start(s);
+    int c = connect_to(proxy_port);
+    send_all(c, "GET http://api.test:" + std::to_string(tls.port()) + "/ HTTP/1.1\r\nx-api-key: ph-KEY\r\n\r\n");
+    std::string r = read_until(c);
+    ::close(c);
+    EXPECT_EQ(r.substr(0, 24), "HTTP/1.1 502 Bad Gateway") << r;
+    EXPECT_NE(r.find("TLS to api.test"), std::string::npos) << r;
+    EXPECT_EQ(r.find("sk-real"), std::string::npos) << r;
+    ::unsetenv("AJ_TEST_SECRET_VALUE");
+}
+
+TEST(Proxy, AMissingSecretFailsAtServe) {
+    Settings s;
+    s.secrets = {Secret{"KEY", "env:AJ_TEST_SURELY_UNSET_VARIABLE", "ph", {}}};
+    auto p = Proxy::create(s);
+    ASSERT_TRUE(p);
+    std::uint16_t port = 0;
+    auto r = (*p)->serve(sys::UniqueFd(listen_loopback(port)));
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message().find("secret KEY (env:AJ_TEST_SURELY_UNSET_VARIABLE): the variable is not set"),
+              std::string::npos)
+        << r.error().message();
 }
 
 TEST(Proxy, ABadLogPathFailsAtCreate) {
