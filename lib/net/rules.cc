@@ -146,8 +146,12 @@ NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t
     const Rule* other_port = nullptr;
     for (const auto& r : rules.allow) {
         if (matches(r.pattern, host, port, false)) {
-            allow = &r;
-            break;
+            // An entry naming this exact address decides over a broader one ("*:*"
+            // first, "127.0.0.1:8080" later): only it lifts the address check.
+            bool names_address = r.pattern.kind == HostPattern::Kind::exact && r.pattern.numeric;
+            if (!allow || names_address) allow = &r;
+            if (names_address) break;
+            continue;
         }
         if (!other_port) {
             HostPattern any = r.pattern;

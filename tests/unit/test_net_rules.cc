@@ -107,6 +107,16 @@ TEST(NetRules, PinsAndExactAddressesAreNamed) {
     d = check_name(r, "10.1.2.3", 443);
     ASSERT_TRUE(d.allowed);
     ASSERT_TRUE(d.named_address);
+    // An exact address entry after a broader one still names the address.
+    Rules wide;
+    wide.allow = {rule("*:*", "a:1:1"), rule("127.0.0.1:8080", "a:2:1")};
+    d = check_name(wide, "127.0.0.1", 8080);
+    ASSERT_TRUE(d.allowed);
+    EXPECT_EQ(d.rule, "a:2:1");
+    EXPECT_TRUE(d.named_address);
+    d = check_name(wide, "127.0.0.1", 8081);
+    EXPECT_EQ(d.rule, "a:1:1");
+    EXPECT_FALSE(d.named_address);
     // "*" allows the name 127.0.0.1 but names no address: the address check refuses it.
     d = check_name(r, "127.0.0.1", 443);
     EXPECT_TRUE(d.allowed);
