@@ -41,26 +41,70 @@ int main(int argc, char** argv) {
     if (rc < 0) return failed("badarch", rc);
 
     static const char* const eperm[] = {
-        "mount", "umount2", "pivot_root", "setns", "ptrace", "process_vm_readv",
-        "process_vm_writev", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-        "delete_module", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
-        "io_uring_enter", "io_uring_register", "keyctl", "add_key", "request_key",
-        "open_by_handle_at", "name_to_handle_at", "acct", "swapon", "swapoff", "reboot",
-        "settimeofday", "clock_settime", "clock_adjtime", "iopl", "ioperm", "modify_ldt",
-        "lookup_dcookie", "fanotify_init", "quotactl", "quotactl_fd", "syslog", "move_pages",
-        "mbind", "set_mempolicy", "migrate_pages", "uselib", "ustat", "sysfs", "vhangup",
-        "_sysctl", "nfsservctl", "create_module", "get_kernel_syms", "query_module",
+        "mount",
+        "umount2",
+        "pivot_root",
+        "setns",
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "kexec_load",
+        "kexec_file_load",
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "bpf",
+        "perf_event_open",
+        "userfaultfd",
+        "io_uring_setup",
+        "io_uring_enter",
+        "io_uring_register",
+        "keyctl",
+        "add_key",
+        "request_key",
+        "open_by_handle_at",
+        "name_to_handle_at",
+        "acct",
+        "swapon",
+        "swapoff",
+        "reboot",
+        "settimeofday",
+        "clock_settime",
+        "clock_adjtime",
+        "iopl",
+        "ioperm",
+        "modify_ldt",
+        "lookup_dcookie",
+        "fanotify_init",
+        "quotactl",
+        "quotactl_fd",
+        "syslog",
+        "move_pages",
+        "mbind",
+        "set_mempolicy",
+        "migrate_pages",
+        "uselib",
+        "ustat",
+        "sysfs",
+        "vhangup",
+        "_sysctl",
+        "nfsservctl",
+        "create_module",
+        "get_kernel_syms",
+        "query_module",
     };
-    static const char* const enosys[] = {"clone3", "open_tree", "move_mount", "fsopen",
-                                         "fsconfig", "fsmount", "fspick", "mount_setattr"};
+    static const char* const enosys[] = {"clone3",   "open_tree", "move_mount", "fsopen",
+                                         "fsconfig", "fsmount",   "fspick",     "mount_setattr"};
     for (size_t i = 0; i < sizeof eperm / sizeof eperm[0]; ++i) {
         int nr = seccomp_syscall_resolve_name(eperm[i]);
         if (nr == __NR_SCMP_ERROR) continue;
-        if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0)) < 0) return failed(eperm[i], rc);
+        if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0)) < 0)
+            return failed(eperm[i], rc);
     }
     for (size_t i = 0; i < sizeof enosys / sizeof enosys[0]; ++i) {
         int nr = seccomp_syscall_resolve_name(enosys[i]);
-        if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0)) < 0) return failed(enosys[i], rc);
+        if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0)) < 0)
+            return failed(enosys[i], rc);
     }
 
     // ioctl: only the low 32 bits of the command count (CVE-2019-10063).
@@ -71,8 +115,8 @@ int main(int argc, char** argv) {
         if (rc < 0) return failed("ioctl", rc);
     }
     // Namespace flags on clone (arg0) and unshare (arg0): any of them refuses.
-    const unsigned long ns[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-                                CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET, CLONE_NEWTIME};
+    const unsigned long ns[] = {CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+                                CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET, CLONE_NEWTIME};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; ++i) {
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                               SCMP_A0(SCMP_CMP_MASKED_EQ, ns[i], ns[i]));
@@ -89,7 +133,8 @@ int main(int argc, char** argv) {
         if (rc < 0) return failed("socket", rc);
     }
     // personality: the two flags that weaken the address space.
-    const unsigned long pers[] = {0x0400000 /* READ_IMPLIES_EXEC */, 0x0040000 /* ADDR_NO_RANDOMIZE */};
+    const unsigned long pers[] = {0x0400000 /* READ_IMPLIES_EXEC */,
+                                  0x0040000 /* ADDR_NO_RANDOMIZE */};
     for (size_t i = 0; i < 2; ++i) {
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
                               SCMP_A0(SCMP_CMP_MASKED_EQ, pers[i], pers[i]));

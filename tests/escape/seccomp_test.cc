@@ -45,19 +45,58 @@ constexpr int kX32Bit = 0x40000000;
 // errno it answers: EPERM, except clone3 and the fd-based mount API, which answer
 // ENOSYS so that glibc falls back to clone (whose flags the filter can read).
 const std::set<std::string> kRefusedEperm = {
-    "unshare", "setns", "mount", "umount2", "pivot_root", "ptrace", "process_vm_readv",
-    "process_vm_writev", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-    "delete_module", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "keyctl", "add_key", "request_key", "open_by_handle_at",
-    "name_to_handle_at", "acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime",
-    "clock_adjtime", "iopl", "ioperm", "modify_ldt", "lookup_dcookie", "fanotify_init", "quotactl",
-    "syslog", "move_pages", "mbind", "set_mempolicy", "migrate_pages", "uselib", "ustat", "sysfs",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "acct",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "iopl",
+    "ioperm",
+    "modify_ldt",
+    "lookup_dcookie",
+    "fanotify_init",
+    "quotactl",
+    "syslog",
+    "move_pages",
+    "mbind",
+    "set_mempolicy",
+    "migrate_pages",
+    "uselib",
+    "ustat",
+    "sysfs",
     "vhangup",
     // clone with every flag set (the sweep's -1) carries CLONE_NEWUSER.
     "clone",
 };
-const std::set<std::string> kRefusedEnosys = {"clone3", "open_tree", "move_mount", "fsopen",
-                                              "fsconfig", "fsmount", "fspick", "mount_setattr"};
+const std::set<std::string> kRefusedEnosys = {"clone3", "open_tree",    "move_mount",
+                                              "fsopen", "fsconfig",     "fsmount",
+                                              "fspick", "mount_setattr"};
 
 // Numbers the kernel runs without consulting seccomp at all: uretprobe (335, Linux
 // 6.11) and uprobe (336, 6.17) are passed through so that probed binaries work in
@@ -104,7 +143,8 @@ SweepRun sweep(ajtest::Jail& jail, Mode mode, const std::string& abi, long from,
 
 // Log records of one number on an ABI ("x86_64" numbers as the kernel reports them,
 // so x32 ones carry the x32 bit).
-std::vector<const ajsc::Denial*> records_of(const ajsc::ProbeRun& p, const std::string& arch, long nr) {
+std::vector<const ajsc::Denial*> records_of(const ajsc::ProbeRun& p, const std::string& arch,
+                                            long nr) {
     std::vector<const ajsc::Denial*> v;
     for (const auto& d : p.denials)
         if (d.arch == arch && d.nr == nr) v.push_back(&d);
@@ -128,7 +168,9 @@ void compare_with_explain(const nlohmann::json& sc, const SweepRun& s, const Swe
         for (const auto& [name, e] : sc["syscalls"].items()) {
             long nr = e.value("nr", -1L);
             bool cond = e.value("conditional", false);
-            table[nr] = {cond ? e.value("otherwise", std::string()) : e.value("action", std::string()), cond};
+            table[nr] = {
+                cond ? e.value("otherwise", std::string()) : e.value("action", std::string()),
+                cond};
             if (!e.value("recorded", true)) unrecorded.insert(nr);
         }
     } else {
@@ -141,24 +183,31 @@ void compare_with_explain(const nlohmann::json& sc, const SweepRun& s, const Swe
         auto it = table.find(nr);
         if (it != table.end() && it->second.second) continue;
         std::string want = it == table.end() ? deflt : it->second.first;
-        std::string label = std::to_string(nr) + " (" + ajsc::syscall_name(kX8664, static_cast<int>(nr)) + ")";
+        std::string label =
+            std::to_string(nr) + " (" + ajsc::syscall_name(kX8664, static_cast<int>(nr)) + ")";
         bool rec = !records_of(s.p, "x86_64", nr).empty();
         std::string cv = control.by_nr.count(nr) ? control.by_nr.at(nr) : "<missing>";
         if (kSeccompBypass.count(nr)) {
-            if (v != cv || rec) problems.push_back(label + ": seccomp never sees it, yet " + v + " vs " + cv);
+            if (v != cv || rec)
+                problems.push_back(label + ": seccomp never sees it, yet " + v + " vs " + cv);
             continue;
         }
         if (want == "allow" || want == "log") {
             if (v != cv && !(ajsc::is_signal(v) && v == cv))
-                problems.push_back(label + ": explain says " + want + ", got " + v + " (without a filter: " + cv + ")");
-            if (rec != (want == "log")) problems.push_back(label + ": explain says " + want + (rec ? ", but it was logged" : ", but no record"));
+                problems.push_back(label + ": explain says " + want + ", got " + v +
+                                   " (without a filter: " + cv + ")");
+            if (rec != (want == "log"))
+                problems.push_back(label + ": explain says " + want +
+                                   (rec ? ", but it was logged" : ", but no record"));
         } else if (want.rfind("errno:", 0) == 0) {
             if (v != want.substr(6) || rec == static_cast<bool>(unrecorded.count(nr)))
-                problems.push_back(label + ": explain says " + want + ", got " + v + (rec ? "" : " (not logged)"));
+                problems.push_back(label + ": explain says " + want + ", got " + v +
+                                   (rec ? "" : " (not logged)"));
         } else if (want == "kill") {
             if (v != "SIGSYS") problems.push_back(label + ": explain says kill, got " + v);
         } else {
-            problems.push_back(label + ": explain gives an action this test does not know: " + want);
+            problems.push_back(label +
+                               ": explain gives an action this test does not know: " + want);
         }
     }
 }
@@ -204,11 +253,13 @@ TEST_F(Escape, SYS01_NativeSweepMatchesThePolicy) {
         auto recs = records_of(d.p, "x86_64", nr);
         if (ajsc::is_signal(dv) && dv != cv)
             problems.push_back(label + ": killed by " + dv + " (without a filter: " + cv + ")");
-        if (dv == "timeout" && cv != "timeout") problems.push_back(label + ": hung under the filter");
+        if (dv == "timeout" && cv != "timeout")
+            problems.push_back(label + ": hung under the filter");
         if (!recs.empty()) {
             refused.push_back(name.empty() ? std::to_string(nr) : name);
             std::string e = errno_of_action(recs.front()->action);
-            if (dv != e) problems.push_back(label + ": logged " + recs.front()->action + " but got " + dv);
+            if (dv != e)
+                problems.push_back(label + ": logged " + recs.front()->action + " but got " + dv);
             for (const auto* r : recs)
                 if (r->syscall != name && !name.empty())
                     problems.push_back(label + ": the record names " + r->syscall);
@@ -232,23 +283,26 @@ TEST_F(Escape, SYS01_NativeSweepMatchesThePolicy) {
         }
     }
     EXPECT_TRUE(problems.empty()) << problems.size() << " problems:\n  " << join(problems, "\n  ");
-    std::cout << "[   NOTE   ] default refuses " << refused.size() << " x86-64 numbers: " << join(refused)
-              << "\n";
+    std::cout << "[   NOTE   ] default refuses " << refused.size()
+              << " x86-64 numbers: " << join(refused) << "\n";
     if (!beyond_table.empty())
-        std::cout << "[   NOTE   ] the kernel implements numbers libseccomp " << SCMP_VER_MAJOR << "."
-                  << SCMP_VER_MINOR << " cannot name (above " << hi << "), reachable under default: "
-                  << join(beyond_table) << "\n";
+        std::cout << "[   NOTE   ] the kernel implements numbers libseccomp " << SCMP_VER_MAJOR
+                  << "." << SCMP_VER_MINOR << " cannot name (above " << hi
+                  << "), reachable under default: " << join(beyond_table) << "\n";
 
     // Against the policy as explain prints it.
     auto sc = explain_seccomp(jail, {});
     if (sc.is_null()) {
-        ADD_FAILURE() << "`agentjail explain --json` has no \"seccomp\" section to compare the sweep with";
+        ADD_FAILURE()
+            << "`agentjail explain --json` has no \"seccomp\" section to compare the sweep with";
     } else {
         std::vector<std::string> vs_explain;
         compare_with_explain(sc, d, c, vs_explain);
-        EXPECT_TRUE(vs_explain.empty()) << vs_explain.size() << " differences from explain --json:\n  "
-                                        << join(vs_explain, "\n  ");
-        EXPECT_EQ(sc.value("default", std::string()), "allow") << "default is a deny-list over default-allow";
+        EXPECT_TRUE(vs_explain.empty())
+            << vs_explain.size() << " differences from explain --json:\n  "
+            << join(vs_explain, "\n  ");
+        EXPECT_EQ(sc.value("default", std::string()), "allow")
+            << "default is a deny-list over default-allow";
     }
 
     // Positive control: without a filter nothing is refused, so the comparison above
@@ -289,7 +343,8 @@ TEST_F(Escape, SYS01_StrictSweepIsDefaultDeny) {
         if (recs.empty() && !quiet) {
             allowed.push_back(name.empty() ? std::to_string(nr) : name);
             if (sv != cv && !ajsc::is_signal(sv))
-                problems.push_back(label + ": " + sv + " under strict, " + cv + " without, no record");
+                problems.push_back(label + ": " + sv + " under strict, " + cv +
+                                   " without, no record");
         } else if (!recs.empty() && sv != errno_of_action(recs.front()->action)) {
             problems.push_back(label + ": logged " + recs.front()->action + " but got " + sv);
         }
@@ -301,13 +356,15 @@ TEST_F(Escape, SYS01_StrictSweepIsDefaultDeny) {
     } else {
         std::vector<std::string> vs_explain;
         compare_with_explain(sc, s, c, vs_explain);
-        EXPECT_TRUE(vs_explain.empty()) << vs_explain.size() << " differences from explain --json:\n  "
-                                        << join(vs_explain, "\n  ");
+        EXPECT_TRUE(vs_explain.empty())
+            << vs_explain.size() << " differences from explain --json:\n  "
+            << join(vs_explain, "\n  ");
         EXPECT_EQ(sc.value("default", std::string()), "errno:EPERM") << "strict is default-deny";
     }
     EXPECT_EQ(s.by_nr[SYS_acct], "EPERM");
     EXPECT_LT(allowed.size(), static_cast<size_t>(hi)) << "strict allows nearly everything";
-    std::cout << "[   NOTE   ] strict allows " << allowed.size() << " of " << to + 1 << " numbers\n";
+    std::cout << "[   NOTE   ] strict allows " << allowed.size() << " of " << to + 1
+              << " numbers\n";
 }
 
 // SYS-02: the same calls through the other ABIs of an x86-64 process: i386 `int
@@ -318,16 +375,18 @@ TEST_F(Escape, SYS01_StrictSweepIsDefaultDeny) {
 TEST_F(Escape, SYS02_CompatAbisAreKilledOrRefused) {
     std::string why;
     if (!have_ia32(jail, &why)) GTEST_SKIP() << why;
-    const std::vector<std::string> calls = {"i386_getpid", "i386_unshare", "i386_socketcall_VSOCK",
-                                            "i386_socketcall_UNIX", "i386_socket_VSOCK", "x32_getpid",
-                                            "x32_unshare"};
+    const std::vector<std::string> calls = {
+        "i386_getpid",          "i386_unshare",      "i386_socketcall_VSOCK",
+        "i386_socketcall_UNIX", "i386_socket_VSOCK", "x32_getpid",
+        "x32_unshare"};
     std::vector<std::string> args{"call"};
     args.insert(args.end(), calls.begin(), calls.end());
     auto d = run_in(jail, Mode::default_policy, probe(args));
     auto c = run_in(jail, Mode::minimal, probe(args));
     ASSERT_EQ(d.run.status, 0) << ajsc::describe(d);
     std::string table;
-    for (const auto& k : calls) table += "  " + k + ": " + value_or(d.res, k) + " / " + value_or(c.res, k) + "\n";
+    for (const auto& k : calls)
+        table += "  " + k + ": " + value_or(d.res, k) + " / " + value_or(c.res, k) + "\n";
 
     auto killed_or_refused = [&](const std::string& k, const std::string& arch, long nr) {
         std::string v = value_or(d.res, k);
@@ -357,8 +416,9 @@ TEST_F(Escape, SYS02_CompatAbisAreKilledOrRefused) {
     EXPECT_EQ(value_or(c.res, "i386_socketcall_UNIX"), "ok") << table;
     EXPECT_NE(value_or(c.res, "i386_unshare"), "SIGSYS") << table;
     if (value_or(c.res, "x32_getpid") == "ENOSYS")
-        std::cout << "[   NOTE   ] this kernel has no x32 ABI (ENOSYS without a filter): the x32 check "
-                     "relies on the filter's SIGSYS or its denial record\n";
+        std::cout
+            << "[   NOTE   ] this kernel has no x32 ABI (ENOSYS without a filter): the x32 check "
+               "relies on the filter's SIGSYS or its denial record\n";
     std::cout << "[   NOTE   ] call: default / minimal\n" << table;
 }
 
@@ -380,12 +440,15 @@ TEST_F(Escape, SYS02_CompatSweeps) {
         if (v == "SIGSYS") ++killed;
         bool refused_twin = kRefusedEperm.count(name) || kRefusedEnosys.count(name) ||
                             name == "socketcall" || name == "ipc";
-        if (refused_twin && v == "ok") problems.push_back("i386 " + std::to_string(nr) + " (" + name + ") succeeded");
-        if (refused_twin && v != "SIGSYS" && records_of(d.p, "i386", nr).empty() && v == c.by_nr[nr])
+        if (refused_twin && v == "ok")
+            problems.push_back("i386 " + std::to_string(nr) + " (" + name + ") succeeded");
+        if (refused_twin && v != "SIGSYS" && records_of(d.p, "i386", nr).empty() &&
+            v == c.by_nr[nr])
             problems.push_back("i386 " + std::to_string(nr) + " (" + name + "): " + v +
                                ", the same as without a filter: reached the kernel");
     }
-    std::cout << "[   NOTE   ] i386: " << killed << " of " << d.by_nr.size() << " numbers killed by SIGSYS\n";
+    std::cout << "[   NOTE   ] i386: " << killed << " of " << d.by_nr.size()
+              << " numbers killed by SIGSYS\n";
 
     const int hix32 = ajsc::highest_known(SCMP_ARCH_X32, kX32Bit);
     auto x = sweep(jail, Mode::default_policy, "x32", 0, hix32 + 64);
@@ -393,7 +456,8 @@ TEST_F(Escape, SYS02_CompatSweeps) {
     for (const auto& [nr, v] : x.by_nr) {
         if (v.rfind("skip:", 0) == 0 || v == "SIGSYS") continue;
         if (records_of(x.p, "x86_64", kX32Bit | nr).empty())
-            problems.push_back("x32 " + std::to_string(nr) + ": " + v + ", neither killed nor refused by the filter");
+            problems.push_back("x32 " + std::to_string(nr) + ": " + v +
+                               ", neither killed nor refused by the filter");
     }
     // explain says what a foreign arch gets; "kill" means every number, no exception.
     auto sc = explain_seccomp(jail, {});
@@ -401,7 +465,8 @@ TEST_F(Escape, SYS02_CompatSweeps) {
         for (const auto* sw : {&d, &x})
             for (const auto& [nr, v] : sw->by_nr)
                 if (v.rfind("skip:", 0) != 0 && v != "SIGSYS")
-                    problems.push_back(std::string(sw == &d ? "i386 " : "x32 ") + std::to_string(nr) + ": " + v +
+                    problems.push_back(std::string(sw == &d ? "i386 " : "x32 ") +
+                                       std::to_string(nr) + ": " + v +
                                        ", but explain says bad_arch_action kill");
     }
     EXPECT_TRUE(problems.empty()) << problems.size() << " problems:\n  " << join(problems, "\n  ");
@@ -515,7 +580,8 @@ TEST_F(Escape, SYS04_KernelAttackSurfaceIsRefused) {
     auto dev = jail.sh("test -e /dev/userfaultfd && echo present || echo absent");
     EXPECT_EQ(ajtest::trim(dev.out), "absent") << ajit::describe(dev);
     // The allowed personalities must not be logged as refusals either.
-    auto d = run_in(jail, Mode::default_policy, probe({"call", "personality_0", "personality_ffffffff"}));
+    auto d = run_in(jail, Mode::default_policy,
+                    probe({"call", "personality_0", "personality_ffffffff"}));
     EXPECT_EQ(value_or(d.res, "personality_0"), "ok") << ajsc::describe(d);
     EXPECT_FALSE(d.logged("personality")) << ajsc::describe(d);
 }
@@ -534,7 +600,8 @@ TEST_F(Escape, SYS05_EveryThreadFilteredAndNotLoosenedByStacking) {
         if (l.rfind("task", 0) != 0 || l.rfind("tasks=", 0) == 0) continue;
         ++tasks;
         EXPECT_TRUE(ajtest::contains(l, " seccomp=2 ")) << l;
-        EXPECT_FALSE(ajtest::contains(l, " filters=0 ") || ajtest::contains(l, " filters=-1 ")) << l;
+        EXPECT_FALSE(ajtest::contains(l, " filters=0 ") || ajtest::contains(l, " filters=-1 "))
+            << l;
         EXPECT_TRUE(ajtest::contains(l, " nnp=1")) << l;
     }
     EXPECT_EQ(tasks, 5) << t.run.out;
@@ -622,11 +689,15 @@ TEST_F(Escape, SYS05_EmbeddedInAMultithreadedHost) {
         EXPECT_TRUE(ajtest::contains(l, " seccomp=2 ") && ajtest::contains(l, " nnp=1")) << l;
     }
     EXPECT_EQ(tasks, 5) << out;
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(ajsc::value_or(ajsc::results(out), "thread" + std::to_string(i) + "_ptrace"), "EPERM") << out;
+    for (int i = 0; i < 4; ++i)
+        EXPECT_EQ(ajsc::value_or(ajsc::results(out), "thread" + std::to_string(i) + "_ptrace"),
+                  "EPERM")
+            << out;
     EXPECT_EQ(r->seccomp_denials, 4u) << out;
     // Positive control of the other side: the host process itself is not filtered.
-    EXPECT_TRUE(ajtest::contains(host_status, "Seccomp:\t0\n")) << "the launcher filtered its own process\n"
-                                                                 << host_status;
+    EXPECT_TRUE(ajtest::contains(host_status, "Seccomp:\t0\n"))
+        << "the launcher filtered its own process\n"
+        << host_status;
 }
 
 // CAP-04: nested user namespaces are refused by the filter (EPERM, logged), and
@@ -674,14 +745,17 @@ TEST_F(Escape, FS02_NestedUserNamespaceCannotDetachBinds) {
     std::string victim = jail.ws_dir().write(".git/config", content);
     std::string nestns = ajtest::helper("nestns");
     for (const char* how : {"unshare", "unshare_hi", "clone"}) {
-        auto r = run_in(jail, Mode::default_policy, {nestns, victim_dir, "config", how}, {"--ro", victim});
+        auto r = run_in(jail, Mode::default_policy, {nestns, victim_dir, "config", how},
+                        {"--ro", victim});
         EXPECT_EQ(r.run.status, 1) << how << "\n" << ajsc::describe(r);
         EXPECT_TRUE(ajtest::contains(r.run.out, "stage=direct-rename:EBUSY"))
             << how << ": the file was not protected by a bind in the first place\n"
             << r.run.out;
-        EXPECT_TRUE(ajtest::contains(r.run.out, "result=failed-at:unshare:EPERM")) << how << "\n" << r.run.out;
-        EXPECT_TRUE(r.logged(std::string(how) == "clone" ? "clone" : "unshare")) << how << "\n"
-                                                                                  << ajsc::describe(r);
+        EXPECT_TRUE(ajtest::contains(r.run.out, "result=failed-at:unshare:EPERM")) << how << "\n"
+                                                                                   << r.run.out;
+        EXPECT_TRUE(r.logged(std::string(how) == "clone" ? "clone" : "unshare"))
+            << how << "\n"
+            << ajsc::describe(r);
         EXPECT_EQ(ajtest::read_file(victim), content) << how;
         EXPECT_FALSE(ajtest::exists(victim + ".aside")) << how;
     }
@@ -691,16 +765,18 @@ TEST_F(Escape, FS02_NestedUserNamespaceCannotDetachBinds) {
     // file bound read-only the same way (in a directory of this test's own).
     std::string control_dir = jail.ws() + "/control";
     std::string control_victim = jail.ws_dir().write("control/config", content);
-    auto c = jail.control({"-p", "minimal", "--rw", control_dir, "--ro", control_victim, "--ro", AJ_HELPERS_DIR,
-                           "--", nestns, control_dir, "config", "unshare"});
+    auto c = jail.control({"-p", "minimal", "--rw", control_dir, "--ro", control_victim, "--ro",
+                           AJ_HELPERS_DIR, "--", nestns, control_dir, "config", "unshare"});
     EXPECT_TRUE(ajtest::contains(c.out, "stage=direct-rename:EBUSY")) << ajit::describe(c);
     EXPECT_TRUE(ajtest::contains(c.out, "stage=maps"))
         << "control: the chain does not get past unshare even without a filter\n"
         << ajit::describe(c);
     EXPECT_TRUE(ajtest::contains(c.out, "result=replaced")) << "control: the chain did not finish\n"
                                                             << ajit::describe(c);
-    EXPECT_EQ(ajtest::read_file(control_victim), "replaced by nestns\n") << "control: the host file is unchanged";
-    EXPECT_EQ(ajtest::read_file(control_victim + ".aside"), content) << "control: the original was not moved aside";
+    EXPECT_EQ(ajtest::read_file(control_victim), "replaced by nestns\n")
+        << "control: the host file is unchanged";
+    EXPECT_EQ(ajtest::read_file(control_victim + ".aside"), content)
+        << "control: the original was not moved aside";
 }
 
 // FS-11: open_by_handle_at ("shocker") and name_to_handle_at are refused by the
@@ -721,33 +797,38 @@ TEST_F(Escape, FS11_FileHandlesAreRefused) {
 // on a VM), the refusal must be the filter's. (moby 0597e05, dec315c; codex seccomp.rs.)
 TEST_F(Escape, NET08_ExoticSocketFamiliesAreRefused) {
     const std::vector<std::string> exotic = {"socket_VSOCK", "socket_ALG", "socket_BLUETOOTH",
-                                             "socket_CAN", "socket_KEY", "socket_PACKET"};
+                                             "socket_CAN",   "socket_KEY", "socket_PACKET"};
     const std::vector<std::string> ordinary = {"socket_UNIX", "socket_INET", "socket_INET6",
                                                "socket_NETLINK_ROUTE"};
     const std::vector<std::string> reported = {"socket_NETLINK_AUDIT", "socket_NETLINK_UEVENT"};
     std::vector<std::string> args{"call", "io_uring_setup"};
-    for (const auto* v : {&exotic, &ordinary, &reported}) args.insert(args.end(), v->begin(), v->end());
+    for (const auto* v : {&exotic, &ordinary, &reported})
+        args.insert(args.end(), v->begin(), v->end());
     auto d = run_in(jail, Mode::default_policy, probe(args));
     auto c = run_in(jail, Mode::minimal, probe(args));
     ASSERT_EQ(d.run.status, 0) << ajsc::describe(d);
     std::string table;
     for (size_t i = 1; i < args.size(); ++i)
-        table += "  " + args[i] + ": " + value_or(d.res, args[i]) + " / " + value_or(c.res, args[i]) + "\n";
+        table += "  " + args[i] + ": " + value_or(d.res, args[i]) + " / " +
+                 value_or(c.res, args[i]) + "\n";
     bool control_tells = false;
     for (const auto& k : exotic) {
         std::string v = value_or(d.res, k), cv = value_or(c.res, k);
         EXPECT_TRUE(v == "EPERM" || v == "EAFNOSUPPORT") << k << ": " << v << "\n" << table;
         if (cv == "ok") {
             control_tells = true;
-            EXPECT_TRUE(d.logged("socket")) << k << ": the kernel has this family, yet no denial record\n"
-                                            << table << d.log_text;
+            EXPECT_TRUE(d.logged("socket"))
+                << k << ": the kernel has this family, yet no denial record\n"
+                << table << d.log_text;
         }
     }
     for (const auto& k : ordinary) EXPECT_EQ(value_or(d.res, k), "ok") << k << "\n" << table;
     EXPECT_EQ(value_or(d.res, "io_uring_setup"), "EPERM") << table;
     EXPECT_TRUE(d.logged("io_uring_setup")) << ajsc::describe(d);
     // Positive control: the kernel has at least one of these families and io_uring.
-    EXPECT_TRUE(control_tells) << "control: no exotic family exists on this kernel, nothing was tested\n" << table;
+    EXPECT_TRUE(control_tells)
+        << "control: no exotic family exists on this kernel, nothing was tested\n"
+        << table;
     EXPECT_EQ(value_or(c.res, "io_uring_setup"), "ok") << table;
     std::cout << "[   NOTE   ] family: default / minimal\n" << table;
 }
@@ -764,7 +845,8 @@ struct PtyRun {
     bool timed_out = false;
 };
 
-PtyRun under_pty(const std::vector<std::string>& args, const std::vector<std::string>& env, int timeout_ms) {
+PtyRun under_pty(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                 int timeout_ms) {
     PtyRun r;
     int m = -1, s = -1;
     if (openpty(&m, &s, nullptr, nullptr, nullptr) != 0) return r;
@@ -823,7 +905,8 @@ PtyRun under_pty(const std::vector<std::string>& args, const std::vector<std::st
     }
     if (reader >= 0) {
         ssize_t n;
-        while ((n = read(reader, buf, sizeof buf)) > 0) r.injected.append(buf, static_cast<size_t>(n));
+        while ((n = read(reader, buf, sizeof buf)) > 0)
+            r.injected.append(buf, static_cast<size_t>(n));
         close(reader);
     }
     close(m);
@@ -854,7 +937,9 @@ TEST_F(Escape, TTY01_TiocstiInjectionRefused) {
     auto res = ajsc::results(r.out);
     std::string err;
     auto denials = ajsc::parse_denials(ajtest::exists(log) ? ajtest::read_file(log) : "", &err);
-    EXPECT_EQ(value_or(res, "fd0_isatty"), "1") << "the harness did not give the command a terminal\n" << r.out;
+    EXPECT_EQ(value_or(res, "fd0_isatty"), "1")
+        << "the harness did not give the command a terminal\n"
+        << r.out;
     for (const char* fd : {"fd0", "fd1", "fd2", "devtty"}) {
         std::string k = fd;
         if (value_or(res, k + "_isatty") == "<missing>") continue;  // /dev/tty absent (no ctty)
@@ -876,13 +961,16 @@ TEST_F(Escape, TTY01_TiocstiInjectionRefused) {
     EXPECT_EQ(r.injected, "") << "bytes were pushed into the caller's terminal";
 
     // Positive control: the same probe without a filter.
-    std::vector<std::string> cargs{"-p", "minimal", "--ro", AJ_HELPERS_DIR, "--", ajtest::helper("sysprobe"), "tty"};
+    std::vector<std::string> cargs{
+        "-p", "minimal", "--ro", AJ_HELPERS_DIR, "--", ajtest::helper("sysprobe"), "tty"};
     auto c = under_pty(cargs, {"HOME=" + jail.home()}, 30000);
     auto cres = ajsc::results(c.out);
     EXPECT_EQ(value_or(cres, "ownpty_TIOCSTI"), "ok")
         << "control: TIOCSTI on the probe's own controlling pty fails without a filter\n"
         << c.out;
-    EXPECT_EQ(value_or(cres, "fd0_TIOCGWINSZ"), "ok") << "control: fd 0 is not the caller's terminal\n" << c.out;
+    EXPECT_EQ(value_or(cres, "fd0_TIOCGWINSZ"), "ok")
+        << "control: fd 0 is not the caller's terminal\n"
+        << c.out;
     if (value_or(cres, "fd0_TIOCSTI") == "ok") {
         // Then the bytes are in our terminal's input queue: the harness must see them,
         // which is what makes the empty queue of the filtered run mean something.

@@ -55,7 +55,8 @@ static int chain(int h, const char* name, unsigned uid, unsigned gid) {
     // creator, not a mapping. (Mapping the parent's uid 0, when the sandbox runs as
     // root, needs CAP_SETFCAP there, which the sandbox does not have.)
     snprintf(map, sizeof map, "0 %u 1", uid);
-    if (write_file("/proc/self/setgroups", "deny") != 0 || write_file("/proc/self/uid_map", map) != 0) {
+    if (write_file("/proc/self/setgroups", "deny") != 0 ||
+        write_file("/proc/self/uid_map", map) != 0) {
         printf("stage=maps-skipped:%s\n", strerrorname_np(errno) ? strerrorname_np(errno) : "?");
     } else {
         snprintf(map, sizeof map, "0 %u 1", gid);

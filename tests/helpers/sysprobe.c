@@ -26,9 +26,9 @@
 //
 // Exit status: 0 when the probe ran (whatever the calls returned), 2 on bad usage.
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <linux/bpf.h>
 #include <linux/filter.h>
 #include <linux/io_uring.h>
@@ -72,92 +72,92 @@
 
 static const char* errno_name(int e) {
     switch (e) {
-        case EPERM: return "EPERM";
-        case ENOENT: return "ENOENT";
-        case ESRCH: return "ESRCH";
-        case EINTR: return "EINTR";
-        case EIO: return "EIO";
-        case ENXIO: return "ENXIO";
-        case E2BIG: return "E2BIG";
-        case EBADF: return "EBADF";
-        case ECHILD: return "ECHILD";
-        case EAGAIN: return "EAGAIN";
-        case ENOMEM: return "ENOMEM";
-        case EACCES: return "EACCES";
-        case EFAULT: return "EFAULT";
-        case EBUSY: return "EBUSY";
-        case EEXIST: return "EEXIST";
-        case ENODEV: return "ENODEV";
-        case ENOTDIR: return "ENOTDIR";
-        case EISDIR: return "EISDIR";
-        case EINVAL: return "EINVAL";
-        case ENFILE: return "ENFILE";
-        case EMFILE: return "EMFILE";
-        case ENOTTY: return "ENOTTY";
-        case EFBIG: return "EFBIG";
-        case ENOSPC: return "ENOSPC";
-        case ESPIPE: return "ESPIPE";
-        case EROFS: return "EROFS";
-        case EMLINK: return "EMLINK";
-        case EPIPE: return "EPIPE";
-        case EDOM: return "EDOM";
-        case ERANGE: return "ERANGE";
-        case ENAMETOOLONG: return "ENAMETOOLONG";
-        case ENOSYS: return "ENOSYS";
-        case ENOTEMPTY: return "ENOTEMPTY";
-        case ELOOP: return "ELOOP";
-        case ENOMSG: return "ENOMSG";
-        case ENODATA: return "ENODATA";
-        case ENOSTR: return "ENOSTR";
-        case EOVERFLOW: return "EOVERFLOW";
-        case EBADFD: return "EBADFD";
-        case EUSERS: return "EUSERS";
-        case ENOTSOCK: return "ENOTSOCK";
-        case EPROTOTYPE: return "EPROTOTYPE";
-        case ENOPROTOOPT: return "ENOPROTOOPT";
-        case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
-        case ESOCKTNOSUPPORT: return "ESOCKTNOSUPPORT";
-        case EOPNOTSUPP: return "EOPNOTSUPP";
-        case EAFNOSUPPORT: return "EAFNOSUPPORT";
-        case EADDRINUSE: return "EADDRINUSE";
-        case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
-        case ENETDOWN: return "ENETDOWN";
-        case ENETUNREACH: return "ENETUNREACH";
-        case ENOTCONN: return "ENOTCONN";
-        case ETIMEDOUT: return "ETIMEDOUT";
-        case ECONNREFUSED: return "ECONNREFUSED";
-        case EALREADY: return "EALREADY";
-        case EINPROGRESS: return "EINPROGRESS";
-        case ESTALE: return "ESTALE";
-        case EDQUOT: return "EDQUOT";
-        case ECANCELED: return "ECANCELED";
-        case ENOKEY: return "ENOKEY";
-        case EKEYREVOKED: return "EKEYREVOKED";
-        case EOWNERDEAD: return "EOWNERDEAD";
-        case ERFKILL: return "ERFKILL";
-        case EHWPOISON: return "EHWPOISON";
-        case 512: return "ERESTARTSYS";
-        case 516: return "ERESTART_RESTARTBLOCK";
-        case 524: return "ENOTSUPP";
-        default: return NULL;
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case ESRCH: return "ESRCH";
+    case EINTR: return "EINTR";
+    case EIO: return "EIO";
+    case ENXIO: return "ENXIO";
+    case E2BIG: return "E2BIG";
+    case EBADF: return "EBADF";
+    case ECHILD: return "ECHILD";
+    case EAGAIN: return "EAGAIN";
+    case ENOMEM: return "ENOMEM";
+    case EACCES: return "EACCES";
+    case EFAULT: return "EFAULT";
+    case EBUSY: return "EBUSY";
+    case EEXIST: return "EEXIST";
+    case ENODEV: return "ENODEV";
+    case ENOTDIR: return "ENOTDIR";
+    case EISDIR: return "EISDIR";
+    case EINVAL: return "EINVAL";
+    case ENFILE: return "ENFILE";
+    case EMFILE: return "EMFILE";
+    case ENOTTY: return "ENOTTY";
+    case EFBIG: return "EFBIG";
+    case ENOSPC: return "ENOSPC";
+    case ESPIPE: return "ESPIPE";
+    case EROFS: return "EROFS";
+    case EMLINK: return "EMLINK";
+    case EPIPE: return "EPIPE";
+    case EDOM: return "EDOM";
+    case ERANGE: return "ERANGE";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    case ENOSYS: return "ENOSYS";
+    case ENOTEMPTY: return "ENOTEMPTY";
+    case ELOOP: return "ELOOP";
+    case ENOMSG: return "ENOMSG";
+    case ENODATA: return "ENODATA";
+    case ENOSTR: return "ENOSTR";
+    case EOVERFLOW: return "EOVERFLOW";
+    case EBADFD: return "EBADFD";
+    case EUSERS: return "EUSERS";
+    case ENOTSOCK: return "ENOTSOCK";
+    case EPROTOTYPE: return "EPROTOTYPE";
+    case ENOPROTOOPT: return "ENOPROTOOPT";
+    case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
+    case ESOCKTNOSUPPORT: return "ESOCKTNOSUPPORT";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
+    case EAFNOSUPPORT: return "EAFNOSUPPORT";
+    case EADDRINUSE: return "EADDRINUSE";
+    case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
+    case ENETDOWN: return "ENETDOWN";
+    case ENETUNREACH: return "ENETUNREACH";
+    case ENOTCONN: return "ENOTCONN";
+    case ETIMEDOUT: return "ETIMEDOUT";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case EALREADY: return "EALREADY";
+    case EINPROGRESS: return "EINPROGRESS";
+    case ESTALE: return "ESTALE";
+    case EDQUOT: return "EDQUOT";
+    case ECANCELED: return "ECANCELED";
+    case ENOKEY: return "ENOKEY";
+    case EKEYREVOKED: return "EKEYREVOKED";
+    case EOWNERDEAD: return "EOWNERDEAD";
+    case ERFKILL: return "ERFKILL";
+    case EHWPOISON: return "EHWPOISON";
+    case 512: return "ERESTARTSYS";
+    case 516: return "ERESTART_RESTARTBLOCK";
+    case 524: return "ENOTSUPP";
+    default: return NULL;
     }
 }
 
 static const char* signal_name(int s) {
     switch (s) {
-        case SIGSYS: return "SIGSYS";
-        case SIGSEGV: return "SIGSEGV";
-        case SIGILL: return "SIGILL";
-        case SIGBUS: return "SIGBUS";
-        case SIGKILL: return "SIGKILL";
-        case SIGABRT: return "SIGABRT";
-        case SIGTRAP: return "SIGTRAP";
-        case SIGFPE: return "SIGFPE";
-        case SIGXFSZ: return "SIGXFSZ";
-        case SIGXCPU: return "SIGXCPU";
-        case SIGPIPE: return "SIGPIPE";
-        case SIGTERM: return "SIGTERM";
-        default: return NULL;
+    case SIGSYS: return "SIGSYS";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGILL: return "SIGILL";
+    case SIGBUS: return "SIGBUS";
+    case SIGKILL: return "SIGKILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGFPE: return "SIGFPE";
+    case SIGXFSZ: return "SIGXFSZ";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGTERM: return "SIGTERM";
+    default: return NULL;
     }
 }
 
@@ -249,7 +249,8 @@ static struct report R(long ret) {
     return r;
 }
 
-static struct report setup_failed(void) {
+static struct report
+setup_failed(void) {
     struct report r = {SETUP_FAILED, errno};
     return r;
 }
@@ -288,7 +289,8 @@ static long int80(long nr, long a, long b, long c, long d, long e) {
 
 // Memory below 4 GiB, addressable from the i386 ABI.
 static unsigned long* low_page(void) {
-    void* p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    void* p =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
     return p == MAP_FAILED ? NULL : (unsigned long*)p;
 }
 
@@ -308,7 +310,9 @@ static struct report p_unshare_NEWNET(void) { return unshare_flags(CLONE_NEWNET)
 static struct report p_unshare_NEWTIME(void) { return unshare_flags(CLONE_NEWTIME); }
 // A filter that compares only the low 32 bits, or compares the whole word for
 // equality, misses this one; the kernel itself answers EINVAL (unknown flag).
-static struct report p_unshare_NEWUSER_bit40(void) { return unshare_flags(CLONE_NEWUSER | (1UL << 40)); }
+static struct report p_unshare_NEWUSER_bit40(void) {
+    return unshare_flags(CLONE_NEWUSER | (1UL << 40));
+}
 static struct report p_unshare_bit40(void) { return unshare_flags(1UL << 40); }
 static struct report p_clone_NEWUSER(void) {
     return R_child(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0));
@@ -339,7 +343,9 @@ static struct report p_move_mount(void) {
     return R(syscall(SYS_move_mount, -1, "", -1, "/aj-no-such-dir", 0));
 }
 static struct report p_fsopen(void) { return R_fd(syscall(SYS_fsopen, "tmpfs", 0)); }
-static struct report p_fsconfig(void) { return R(syscall(SYS_fsconfig, -1, 6 /* CMD_CREATE */, NULL, NULL, 0)); }
+static struct report p_fsconfig(void) {
+    return R(syscall(SYS_fsconfig, -1, 6 /* CMD_CREATE */, NULL, NULL, 0));
+}
 static struct report p_fsmount(void) { return R_fd(syscall(SYS_fsmount, -1, 0, 0)); }
 static struct report p_fspick(void) { return R_fd(syscall(SYS_fspick, AT_FDCWD, "/", 0)); }
 static struct report p_mount_setattr(void) {
@@ -374,8 +380,12 @@ static struct report p_io_uring_setup(void) {
     memset(&params, 0, sizeof params);
     return R_fd(syscall(SYS_io_uring_setup, 1, &params));
 }
-static struct report p_io_uring_enter(void) { return R(syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0)); }
-static struct report p_io_uring_register(void) { return R(syscall(SYS_io_uring_register, -1, 0, NULL, 0)); }
+static struct report p_io_uring_enter(void) {
+    return R(syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0));
+}
+static struct report p_io_uring_register(void) {
+    return R(syscall(SYS_io_uring_register, -1, 0, NULL, 0));
+}
 // UFFD_USER_MODE_ONLY needs no privilege: the kernel, when reached, says yes.
 static struct report p_userfaultfd(void) {
     return R_fd(syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY));
@@ -402,10 +412,14 @@ static struct report p_perf_event_open(void) {
     return R_fd(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
 }
 static struct report p_kexec_load(void) { return R(syscall(SYS_kexec_load, 0UL, 0UL, NULL, 0UL)); }
-static struct report p_kexec_file_load(void) { return R(syscall(SYS_kexec_file_load, -1, -1, 0UL, "", 0UL)); }
+static struct report p_kexec_file_load(void) {
+    return R(syscall(SYS_kexec_file_load, -1, -1, 0UL, "", 0UL));
+}
 static struct report p_init_module(void) { return R(syscall(SYS_init_module, NULL, 0UL, "")); }
 static struct report p_finit_module(void) { return R(syscall(SYS_finit_module, -1, "", 0)); }
-static struct report p_delete_module(void) { return R(syscall(SYS_delete_module, "aj_no_such_module", O_NONBLOCK)); }
+static struct report p_delete_module(void) {
+    return R(syscall(SYS_delete_module, "aj_no_such_module", O_NONBLOCK));
+}
 static struct report p_iopl(void) { return R(syscall(SYS_iopl, 3)); }
 static struct report p_ioperm(void) { return R(syscall(SYS_ioperm, 0x80UL, 1UL, 1)); }
 // Reading the LDT is unprivileged: the kernel, when reached, returns a byte count.
@@ -419,7 +433,8 @@ static struct report p_lookup_dcookie(void) {
 }
 // FAN_REPORT_FID makes an unprivileged fanotify group possible (Linux 5.13).
 static struct report p_fanotify_init(void) {
-    return R_fd(syscall(SYS_fanotify_init, 0x00000000 /* FAN_CLASS_NOTIF */ | 0x00000200 /* FAN_REPORT_FID */,
+    return R_fd(syscall(SYS_fanotify_init,
+                        0x00000000 /* FAN_CLASS_NOTIF */ | 0x00000200 /* FAN_REPORT_FID */,
                         O_RDONLY));
 }
 static struct report p_quotactl(void) {
@@ -455,10 +470,18 @@ static struct report p_adjtimex(void) {
     memset(&tx, 0, sizeof tx);
     return R(syscall(SYS_adjtimex, &tx));
 }
-static struct report p_move_pages(void) { return R(syscall(SYS_move_pages, 0, 0UL, NULL, NULL, NULL, 0)); }
-static struct report p_mbind(void) { return R(syscall(SYS_mbind, NULL, 0UL, 0 /* MPOL_DEFAULT */, NULL, 0UL, 0U)); }
-static struct report p_set_mempolicy(void) { return R(syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL)); }
-static struct report p_migrate_pages(void) { return R(syscall(SYS_migrate_pages, 0, 0UL, NULL, NULL)); }
+static struct report p_move_pages(void) {
+    return R(syscall(SYS_move_pages, 0, 0UL, NULL, NULL, NULL, 0));
+}
+static struct report p_mbind(void) {
+    return R(syscall(SYS_mbind, NULL, 0UL, 0 /* MPOL_DEFAULT */, NULL, 0UL, 0U));
+}
+static struct report p_set_mempolicy(void) {
+    return R(syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL));
+}
+static struct report p_migrate_pages(void) {
+    return R(syscall(SYS_migrate_pages, 0, 0UL, NULL, NULL));
+}
 static struct report p_uselib(void) { return R(syscall(SYS_uselib, "/aj-no-such-lib")); }
 static struct report p_ustat(void) {
     char buf[64];
@@ -466,13 +489,21 @@ static struct report p_ustat(void) {
 }
 static struct report p_sysfs(void) { return R(syscall(SYS_sysfs, 3)); }
 static struct report p_vhangup(void) { return R(syscall(SYS_vhangup)); }
-static struct report p_ptrace(void) { return R(syscall(SYS_ptrace, PTRACE_ATTACH, NO_SUCH_PID, 0, 0)); }
+static struct report p_ptrace(void) {
+    return R(syscall(SYS_ptrace, PTRACE_ATTACH, NO_SUCH_PID, 0, 0));
+}
 static struct report p_process_vm_readv(void) {
     return R(syscall(SYS_process_vm_readv, NO_SUCH_PID, NULL, 0UL, NULL, 0UL, 0UL));
 }
-static struct report p_keyctl(void) { return R(syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0)); }
-static struct report p_add_key(void) { return R(syscall(SYS_add_key, "user", "aj-probe", "x", 1UL, -3)); }
-static struct report p_request_key(void) { return R(syscall(SYS_request_key, "user", "aj-no-such-key", NULL, 0)); }
+static struct report p_keyctl(void) {
+    return R(syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0));
+}
+static struct report p_add_key(void) {
+    return R(syscall(SYS_add_key, "user", "aj-probe", "x", 1UL, -3));
+}
+static struct report p_request_key(void) {
+    return R(syscall(SYS_request_key, "user", "aj-no-such-key", NULL, 0));
+}
 // Personality: the two dangerous flags, then the values that must stay allowed.
 static struct report personality_of(unsigned long v) { return R(syscall(SYS_personality, v)); }
 static struct report p_personality_READ_IMPLIES_EXEC(void) { return personality_of(0x0400000); }
@@ -511,13 +542,19 @@ static struct report p_open_by_handle_at(void) {
 static struct report p_open_by_handle_at_badfd(void) { return open_handle(-1); }
 
 // NET-08: socket families.
-static struct report sock(int family, int type, int proto) { return R_fd(syscall(SYS_socket, family, type, proto)); }
+static struct report sock(int family, int type, int proto) {
+    return R_fd(syscall(SYS_socket, family, type, proto));
+}
 static struct report p_socket_VSOCK(void) { return sock(AF_VSOCK, SOCK_STREAM, 0); }
 static struct report p_socket_ALG(void) { return sock(AF_ALG, SOCK_SEQPACKET, 0); }
-static struct report p_socket_BLUETOOTH(void) { return sock(AF_BLUETOOTH, SOCK_SEQPACKET, 0 /* L2CAP */); }
+static struct report p_socket_BLUETOOTH(void) {
+    return sock(AF_BLUETOOTH, SOCK_SEQPACKET, 0 /* L2CAP */);
+}
 static struct report p_socket_CAN(void) { return sock(AF_CAN, SOCK_RAW, 1 /* CAN_RAW */); }
 static struct report p_socket_KEY(void) { return sock(AF_KEY, SOCK_RAW, 2 /* PF_KEY_V2 */); }
-static struct report p_socket_PACKET(void) { return sock(AF_PACKET, SOCK_RAW, 0x0300 /* htons(ETH_P_ALL) */); }
+static struct report p_socket_PACKET(void) {
+    return sock(AF_PACKET, SOCK_RAW, 0x0300 /* htons(ETH_P_ALL) */);
+}
 static struct report p_socket_NETLINK_AUDIT(void) { return sock(AF_NETLINK, SOCK_RAW, 9); }
 static struct report p_socket_NETLINK_UEVENT(void) { return sock(AF_NETLINK, SOCK_RAW, 15); }
 static struct report p_socket_UNIX(void) { return sock(AF_UNIX, SOCK_STREAM, 0); }
@@ -527,7 +564,9 @@ static struct report p_socket_NETLINK_ROUTE(void) { return sock(AF_NETLINK, SOCK
 
 // SYS-02: other ABIs.
 static struct report p_i386_getpid(void) { return R(int80(I386_getpid, 0, 0, 0, 0, 0)); }
-static struct report p_i386_unshare(void) { return R(int80(I386_unshare, CLONE_NEWUSER, 0, 0, 0, 0)); }
+static struct report p_i386_unshare(void) {
+    return R(int80(I386_unshare, CLONE_NEWUSER, 0, 0, 0, 0));
+}
 static struct report i386_socket(int family, int type) {
     unsigned long* page = low_page();
     if (!page) return R(-1);
@@ -544,36 +583,113 @@ static struct report p_i386_socket_VSOCK(void) {
     return R_fd(int80(359 /* i386 socket */, AF_VSOCK, SOCK_STREAM, 0, 0, 0));
 }
 static struct report p_x32_getpid(void) { return R(syscall(X32_BIT | SYS_getpid)); }
-static struct report p_x32_unshare(void) { return R(syscall(X32_BIT | SYS_unshare, CLONE_NEWUSER)); }
+static struct report p_x32_unshare(void) {
+    return R(syscall(X32_BIT | SYS_unshare, CLONE_NEWUSER));
+}
 
 struct named {
     const char* name;
     probe_fn fn;
 };
 
-#define P(n) {#n, p_##n}
+#define P(n) \
+    { #n, p_##n }
 static const struct named probes[] = {
-    P(unshare_NEWNS), P(unshare_NEWCGROUP), P(unshare_NEWUTS), P(unshare_NEWIPC),
-    P(unshare_NEWUSER), P(unshare_NEWPID), P(unshare_NEWNET), P(unshare_NEWTIME),
-    P(unshare_NEWUSER_bit40), P(unshare_bit40), P(clone_NEWUSER), P(clone3_null),
-    P(clone3_NEWUSER), P(setns), P(mount), P(umount2), P(pivot_root), P(open_tree),
-    P(open_tree_attr), P(move_mount), P(fsopen), P(fsconfig), P(fsmount), P(fspick),
-    P(mount_setattr), P(fork), P(pthread),
-    P(io_uring_setup), P(io_uring_enter), P(io_uring_register), P(userfaultfd), P(bpf),
-    P(perf_event_open), P(kexec_load), P(kexec_file_load), P(init_module), P(finit_module),
-    P(delete_module), P(iopl), P(ioperm), P(modify_ldt), P(lookup_dcookie), P(fanotify_init),
-    P(quotactl), P(acct), P(swapon), P(swapoff), P(reboot), P(syslog), P(settimeofday),
-    P(clock_settime), P(clock_adjtime), P(adjtimex), P(move_pages), P(mbind), P(set_mempolicy),
-    P(migrate_pages), P(uselib), P(ustat), P(sysfs), P(vhangup), P(ptrace), P(process_vm_readv),
-    P(keyctl), P(add_key), P(request_key),
-    P(personality_READ_IMPLIES_EXEC), P(personality_ADDR_NO_RANDOMIZE), P(personality_0),
-    P(personality_8), P(personality_20000), P(personality_20008), P(personality_ffffffff),
-    P(name_to_handle_at), P(open_by_handle_at), P(open_by_handle_at_badfd),
-    P(socket_VSOCK), P(socket_ALG), P(socket_BLUETOOTH), P(socket_CAN), P(socket_KEY),
-    P(socket_PACKET), P(socket_NETLINK_AUDIT), P(socket_NETLINK_UEVENT), P(socket_UNIX),
-    P(socket_INET), P(socket_INET6), P(socket_NETLINK_ROUTE),
-    P(i386_getpid), P(i386_unshare), P(i386_socketcall_VSOCK), P(i386_socketcall_UNIX),
-    P(i386_socket_VSOCK), P(x32_getpid), P(x32_unshare),
+    P(unshare_NEWNS),
+    P(unshare_NEWCGROUP),
+    P(unshare_NEWUTS),
+    P(unshare_NEWIPC),
+    P(unshare_NEWUSER),
+    P(unshare_NEWPID),
+    P(unshare_NEWNET),
+    P(unshare_NEWTIME),
+    P(unshare_NEWUSER_bit40),
+    P(unshare_bit40),
+    P(clone_NEWUSER),
+    P(clone3_null),
+    P(clone3_NEWUSER),
+    P(setns),
+    P(mount),
+    P(umount2),
+    P(pivot_root),
+    P(open_tree),
+    P(open_tree_attr),
+    P(move_mount),
+    P(fsopen),
+    P(fsconfig),
+    P(fsmount),
+    P(fspick),
+    P(mount_setattr),
+    P(fork),
+    P(pthread),
+    P(io_uring_setup),
+    P(io_uring_enter),
+    P(io_uring_register),
+    P(userfaultfd),
+    P(bpf),
+    P(perf_event_open),
+    P(kexec_load),
+    P(kexec_file_load),
+    P(init_module),
+    P(finit_module),
+    P(delete_module),
+    P(iopl),
+    P(ioperm),
+    P(modify_ldt),
+    P(lookup_dcookie),
+    P(fanotify_init),
+    P(quotactl),
+    P(acct),
+    P(swapon),
+    P(swapoff),
+    P(reboot),
+    P(syslog),
+    P(settimeofday),
+    P(clock_settime),
+    P(clock_adjtime),
+    P(adjtimex),
+    P(move_pages),
+    P(mbind),
+    P(set_mempolicy),
+    P(migrate_pages),
+    P(uselib),
+    P(ustat),
+    P(sysfs),
+    P(vhangup),
+    P(ptrace),
+    P(process_vm_readv),
+    P(keyctl),
+    P(add_key),
+    P(request_key),
+    P(personality_READ_IMPLIES_EXEC),
+    P(personality_ADDR_NO_RANDOMIZE),
+    P(personality_0),
+    P(personality_8),
+    P(personality_20000),
+    P(personality_20008),
+    P(personality_ffffffff),
+    P(name_to_handle_at),
+    P(open_by_handle_at),
+    P(open_by_handle_at_badfd),
+    P(socket_VSOCK),
+    P(socket_ALG),
+    P(socket_BLUETOOTH),
+    P(socket_CAN),
+    P(socket_KEY),
+    P(socket_PACKET),
+    P(socket_NETLINK_AUDIT),
+    P(socket_NETLINK_UEVENT),
+    P(socket_UNIX),
+    P(socket_INET),
+    P(socket_INET6),
+    P(socket_NETLINK_ROUTE),
+    P(i386_getpid),
+    P(i386_unshare),
+    P(i386_socketcall_VSOCK),
+    P(i386_socketcall_UNIX),
+    P(i386_socket_VSOCK),
+    P(x32_getpid),
+    P(x32_unshare),
 };
 #undef P
 
@@ -602,32 +718,32 @@ static int op_call(int argc, char** argv) {
 static const char* skip_reason(const char* abi, long nr) {
     if (strcmp(abi, "i386") == 0) {
         switch (nr) {
-            case 1: return "exit";
-            case 2: return "fork";
-            case 29: return "pause-blocks";
-            case 37: return "kill-sends-signals";
-            case 72: return "sigsuspend-blocks";
-            case 119: return "sigreturn-corrupts-registers";
-            case 173: return "rt_sigreturn-corrupts-registers";
-            case 190: return "vfork-shares-memory";
-            case 238: return "tkill-sends-signals";
-            case 252: return "exit_group";
-            case 270: return "tgkill-sends-signals";
-            default: return NULL;
+        case 1: return "exit";
+        case 2: return "fork";
+        case 29: return "pause-blocks";
+        case 37: return "kill-sends-signals";
+        case 72: return "sigsuspend-blocks";
+        case 119: return "sigreturn-corrupts-registers";
+        case 173: return "rt_sigreturn-corrupts-registers";
+        case 190: return "vfork-shares-memory";
+        case 238: return "tkill-sends-signals";
+        case 252: return "exit_group";
+        case 270: return "tgkill-sends-signals";
+        default: return NULL;
         }
     }
     // x86_64 and x32 share the numbers below 512 for these.
     switch (nr) {
-        case SYS_rt_sigreturn: return "rt_sigreturn-corrupts-registers";
-        case SYS_pause: return "pause-blocks";
-        case SYS_fork: return "fork";
-        case SYS_vfork: return "vfork-shares-memory";
-        case SYS_exit: return "exit";
-        case SYS_exit_group: return "exit_group";
-        case SYS_kill: return "kill-sends-signals";
-        case SYS_tkill: return "tkill-sends-signals";
-        case SYS_tgkill: return "tgkill-sends-signals";
-        default: return NULL;
+    case SYS_rt_sigreturn: return "rt_sigreturn-corrupts-registers";
+    case SYS_pause: return "pause-blocks";
+    case SYS_fork: return "fork";
+    case SYS_vfork: return "vfork-shares-memory";
+    case SYS_exit: return "exit";
+    case SYS_exit_group: return "exit_group";
+    case SYS_kill: return "kill-sends-signals";
+    case SYS_tkill: return "tkill-sends-signals";
+    case SYS_tgkill: return "tgkill-sends-signals";
+    default: return NULL;
     }
 }
 
@@ -808,7 +924,8 @@ static int op_three(void) {
     int eb = errno;
     long c = syscall(SYS_unshare, CLONE_NEWUSER);
     int ec = errno;
-    printf("ptrace=%s\nbpf=%s\nunshare=%s\n", from_ret(a, ea).text, from_ret(b, eb).text, from_ret(c, ec).text);
+    printf("ptrace=%s\nbpf=%s\nunshare=%s\n", from_ret(a, ea).text, from_ret(b, eb).text,
+           from_ret(c, ec).text);
     return 0;
 }
 
@@ -818,7 +935,9 @@ static int g_tty_fd;
 static unsigned long g_tty_cmd;
 static char g_tty_char = '#';  // a comment character: harmless even if it lands
 
-static struct report tty_ioctl(void) { return R(syscall(SYS_ioctl, g_tty_fd, g_tty_cmd, &g_tty_char)); }
+static struct report tty_ioctl(void) {
+    return R(syscall(SYS_ioctl, g_tty_fd, g_tty_cmd, &g_tty_char));
+}
 
 static struct report tty_linux(void) {
     char sub = TIOCL_GETSHIFTSTATE;
@@ -870,7 +989,8 @@ int main(int argc, char** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 2 && strcmp(argv[1], "call") == 0 && argc >= 3) return op_call(argc - 2, argv + 2);
     if (argc == 2 && strcmp(argv[1], "list") == 0) {
-        for (unsigned i = 0; i < sizeof probes / sizeof probes[0]; ++i) printf("%s\n", probes[i].name);
+        for (unsigned i = 0; i < sizeof probes / sizeof probes[0]; ++i)
+            printf("%s\n", probes[i].name);
         return 0;
     }
     if (argc == 5 && strcmp(argv[1], "sweep") == 0)
@@ -880,6 +1000,7 @@ int main(int argc, char** argv) {
     if (argc == 2 && strcmp(argv[1], "three") == 0) return op_three();
     if (argc == 2 && strcmp(argv[1], "tty") == 0) return op_tty();
     fprintf(stderr,
-            "usage: sysprobe call NAME...|all | list | sweep ABI FROM TO | threads | stack | three | tty\n");
+            "usage: sysprobe call NAME...|all | list | sweep ABI FROM TO | threads | stack | three "
+            "| tty\n");
     return 2;
 }

@@ -6,8 +6,8 @@
 
 #include "common.hpp"
 
-#include <nlohmann/json.hpp>
 #include <seccomp.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -51,8 +51,9 @@ inline std::vector<Denial> parse_denials(const std::string& text, std::string* e
             if (j.contains("why") && j["why"].is_string()) d.why = j["why"].get<std::string>();
             for (const auto& a : j.at("args")) {
                 // The log writes each register as a hex string; accept plain numbers too.
-                d.args.push_back(a.is_string() ? std::strtoull(a.get<std::string>().c_str(), nullptr, 0)
-                                               : a.get<std::uint64_t>());
+                d.args.push_back(a.is_string()
+                                     ? std::strtoull(a.get<std::string>().c_str(), nullptr, 0)
+                                     : a.get<std::uint64_t>());
             }
         } catch (const std::exception& e) {
             if (error) *error += "bad log line (" + std::string(e.what()) + "): " + l + "\n";
@@ -68,7 +69,8 @@ inline std::map<std::string, std::string> results(const std::string& out) {
     std::map<std::string, std::string> m;
     for (const auto& l : ajtest::lines(out)) {
         auto eq = l.find('=');
-        if (eq != std::string::npos && eq > 0 && l.find(' ') > eq) m[l.substr(0, eq)] = l.substr(eq + 1);
+        if (eq != std::string::npos && eq > 0 && l.find(' ') > eq)
+            m[l.substr(0, eq)] = l.substr(eq + 1);
     }
     return m;
 }
@@ -108,16 +110,18 @@ inline int highest_known(std::uint32_t arch, int bit = 0) {
     return hi;
 }
 
-inline bool is_signal(const std::string& r) { return r.rfind("SIG", 0) == 0 || r.rfind("signal:", 0) == 0; }
+inline bool is_signal(const std::string& r) {
+    return r.rfind("SIG", 0) == 0 || r.rfind("signal:", 0) == 0;
+}
 
 // How to run a probe: the policy flags and whether to keep a denial log.
 enum class Mode { default_policy, minimal, strict };
 
 inline const char* mode_name(Mode m) {
     switch (m) {
-        case Mode::default_policy: return "default";
-        case Mode::minimal: return "minimal";
-        case Mode::strict: return "strict";
+    case Mode::default_policy: return "default";
+    case Mode::minimal: return "minimal";
+    case Mode::strict: return "strict";
     }
     return "?";
 }
@@ -134,7 +138,8 @@ struct ProbeRun {
                                        std::optional<std::uint64_t> arg0 = std::nullopt) const {
         std::vector<const Denial*> v;
         for (const auto& d : denials)
-            if (d.syscall == name && (!arg0 || (!d.args.empty() && d.args[0] == *arg0))) v.push_back(&d);
+            if (d.syscall == name && (!arg0 || (!d.args.empty() && d.args[0] == *arg0)))
+                v.push_back(&d);
         return v;
     }
     bool logged(const std::string& name, std::optional<std::uint64_t> arg0 = std::nullopt) const {
@@ -219,7 +224,9 @@ inline std::string check_refusals(ajtest::Jail& jail, const std::vector<Refusal>
     std::vector<std::string> problems;
     for (const auto& w : want) {
         std::string dv = value_or(d.res, w.probe), cv = value_or(c.res, w.probe);
-        if (dv != w.want) problems.push_back(w.probe + ": got " + dv + ", the default policy must answer " + w.want);
+        if (dv != w.want)
+            problems.push_back(w.probe + ": got " + dv + ", the default policy must answer " +
+                               w.want);
         // The errno alone could be the kernel's (no capabilities): the record shows the
         // filter answered.
         // clone3 is refused with record = false (glibc probes it before every thread):
@@ -231,7 +238,8 @@ inline std::string check_refusals(ajtest::Jail& jail, const std::vector<Refusal>
                                " (the kernel, not the filter, answered?)");
         }
         for (const auto* r : d.records(w.syscall, w.arg0))
-            if (r->action != "errno:" + w.want) problems.push_back(w.probe + ": logged as " + r->action);
+            if (r->action != "errno:" + w.want)
+                problems.push_back(w.probe + ": logged as " + r->action);
         if (w.control_differs && cv == w.want) {
             problems.push_back(w.probe + ": control: without a filter the kernel answers " + cv +
                                " too, so this probe cannot tell");
@@ -242,7 +250,8 @@ inline std::string check_refusals(ajtest::Jail& jail, const std::vector<Refusal>
         std::string dv = value_or(d.res, a), cv = value_or(c.res, a);
         table += "  " + a + " (allowed): " + dv + " / " + cv + "\n";
         if (dv != cv || dv == "<missing>")
-            problems.push_back(a + ": must be allowed (the same result as without a filter), got " + dv);
+            problems.push_back(a + ": must be allowed (the same result as without a filter), got " +
+                               dv);
     }
     std::string all;
     for (const auto& p : problems) all += "  " + p + "\n";

@@ -40,7 +40,10 @@ std::string policy_line(const std::string& rule, std::string* why) {
 // denials.syscalls of a --result-file record, -1 when it is not there.
 long long syscall_denials(const std::string& path) {
     try {
-        return nlohmann::json::parse(ajtest::read_file(path)).at("denials").at("syscalls").get<long long>();
+        return nlohmann::json::parse(ajtest::read_file(path))
+            .at("denials")
+            .at("syscalls")
+            .get<long long>();
     } catch (const std::exception&) {
         return -1;
     }
@@ -85,12 +88,15 @@ TEST_F(Sandbox, SeccompLogHasOneRecordPerRefusedCall) {
             EXPECT_EQ(d.args[0], want[i].arg0) << d.line;
         }
         EXPECT_GT(d.pid, 0) << d.line;
-        EXPECT_TRUE(std::regex_match(d.rule, std::regex(R"(^default\.toml:[0-9]+:[0-9]+$)"))) << d.line;
+        EXPECT_TRUE(std::regex_match(d.rule, std::regex(R"(^default\.toml:[0-9]+:[0-9]+$)")))
+            << d.line;
         std::string why;
         std::string line = policy_line(d.rule, &why);
         EXPECT_NE(ajtest::trim(line), "") << d.rule << ": " << why << "\n" << d.line;
-        EXPECT_NE(ajtest::trim(line).rfind('#', 0), 0u) << d.rule << " points at a comment: " << line;
-        std::cout << "[   NOTE   ] " << d.syscall << " <- " << d.rule << ": " << ajtest::trim(line) << "\n";
+        EXPECT_NE(ajtest::trim(line).rfind('#', 0), 0u)
+            << d.rule << " points at a comment: " << line;
+        std::cout << "[   NOTE   ] " << d.syscall << " <- " << d.rule << ": " << ajtest::trim(line)
+                  << "\n";
     }
     // The rule named is the one that covers the call, as explain lists the rules.
     auto e = jail.run({"explain", "--json", "-C", jail.ws(), "--", "true"});
@@ -104,11 +110,13 @@ TEST_F(Sandbox, SeccompLogHasOneRecordPerRefusedCall) {
     for (const auto& d : r.denials) {
         bool covered = false;
         for (const auto& rule : rules) {
-            if (rule.value("where", std::string()) != d.rule || !rule.contains("syscalls")) continue;
+            if (rule.value("where", std::string()) != d.rule || !rule.contains("syscalls"))
+                continue;
             for (const auto& s : rule["syscalls"]) covered = covered || s == d.syscall;
             EXPECT_EQ(rule.value("why", std::string()), d.why) << d.line;
         }
-        EXPECT_TRUE(covered) << d.rule << " is not a rule that lists " << d.syscall << "\n" << e.out;
+        EXPECT_TRUE(covered) << d.rule << " is not a rule that lists " << d.syscall << "\n"
+                             << e.out;
     }
 }
 
@@ -117,8 +125,9 @@ TEST_F(Sandbox, SeccompLogHasOneRecordPerRefusedCall) {
 TEST_F(Sandbox, SeccompLogIsEmptyWithoutRefusals) {
     ajtest::TempDir out("aj-result");
     std::string result = out.path() + "/result.json";
-    auto r = run_in(jail, Mode::default_policy, {"/bin/sh", "-c", "ls / | wc -l >/dev/null; echo done"},
-                    {"--result-file", result});
+    auto r =
+        run_in(jail, Mode::default_policy, {"/bin/sh", "-c", "ls / | wc -l >/dev/null; echo done"},
+               {"--result-file", result});
     ASSERT_EQ(r.run.status, 0) << ajsc::describe(r);
     EXPECT_EQ(syscall_denials(result), 0) << ajtest::read_file(result);
     EXPECT_EQ(ajtest::trim(r.run.out), "done");
@@ -134,7 +143,8 @@ TEST_F(Sandbox, SeccompLogIsEmptyWithoutRefusals) {
 // The log is opened by agentjail, outside the sandbox: the command cannot see or
 // reach it, and a log path that cannot be created is agentjail's own error (125).
 TEST_F(Sandbox, SeccompLogUnwritableIsAnError) {
-    auto r = jail.run({"-C", jail.ws(), "--seccomp-log", "/proc/aj-no-such-dir/log.jsonl", "--", "true"});
+    auto r = jail.run(
+        {"-C", jail.ws(), "--seccomp-log", "/proc/aj-no-such-dir/log.jsonl", "--", "true"});
     EXPECT_EQ(r.status, 125) << describe(r);
     EXPECT_EQ(r.err.rfind("agentjail: ", 0), 0u) << r.err;
 }
