@@ -67,6 +67,35 @@ asio::ip::address to_asio(const Address& a) {
     return asio::ip::address_v6(b);
 }
 
+constexpr size_t splice_chunk = 1 << 20;
+constexpr int splice_budget = 16;
+
+// A pipe for splice(2) relaying; not open when pipes cannot be had (EMFILE), and
+// then the relay copies through a buffer instead.
+struct SplicePipe {
+    int r = -1, w = -1;
+    size_t pending = 0;  // bytes in the pipe, not yet written on
+    SplicePipe() = default;
+    bool make() {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return false;
+        r = fds[0];
+        w = fds[1];
+        // A bigger pipe moves more per call; the default (64 KiB) when refused.
+        (void)::fcntl(w, F_SETPIPE_SZ, static_cast<int>(splice_chunk));
+        return true;
+    }
+    ~SplicePipe() { close(); }
+    SplicePipe(const SplicePipe&) = delete;
+    SplicePipe& operator=(const SplicePipe&) = delete;
+    bool open() const { return r >= 0; }
+    void close() {
+        if (r >= 0) ::close(r);
+        if (w >= 0) ::close(w);
+        r = w = -1;
+    }
+};
+
 }  // namespace
 
 class Session;
@@ -411,6 +440,18 @@ private:
     }
 
     void relay_both() {
+        if (!tls_ && up_pipe_.make() && down_pipe_.make()) {
+            // Both ends are plain TCP: the kernel moves the bytes (socket -> pipe ->
+            // socket), nothing is copied through this process.
+            error_code ignore;
+            client_.native_non_blocking(true, ignore);
+            upstream_.native_non_blocking(true, ignore);
+            pump(client_, upstream_, up_pipe_, bytes_up_);
+            pump(upstream_, client_, down_pipe_, bytes_down_);
+            return;
+        }
+        up_pipe_.close();
+        down_pipe_.close();
         up_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
         down_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
         if (tls_) {
@@ -420,6 +461,49 @@ private:
         }
         relay(client_, upstream_, *up_buf_, bytes_up_);
         relay(upstream_, client_, *down_buf_, bytes_down_);
+    }
+
+    // One direction with splice(2): drain the pipe into `to`, then refill it from
+    // `from`. The pipe is refilled only once it is empty, so a slow reader holds back
+    // a fast writer (back-pressure), and EAGAIN from the refill means `from` has no
+    // data. Each turn moves at most splice_budget chunks, then yields to the other
+    // connections of the loop.
+    void pump(tcp::socket& from, tcp::socket& to, SplicePipe& p, std::uint64_t& count) {
+        auto self = shared_from_this();
+        auto again = [self, &from, &to, &p, &count](const error_code& ec) {
+            if (ec) return self->abort();
+            self->pump(from, to, p, count);
+        };
+        for (int turn = 0; turn < splice_budget; ++turn) {
+            while (p.pending > 0) {
+                ssize_t n = ::splice(p.r, nullptr, to.native_handle(), nullptr, p.pending,
+                                     SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                if (n > 0) {
+                    p.pending -= static_cast<size_t>(n);
+                    continue;
+                }
+                if (n < 0 && errno == EINTR) continue;
+                if (n < 0 && errno == EAGAIN) return to.async_wait(tcp::socket::wait_write, again);
+                return abort();
+            }
+            ssize_t n = ::splice(from.native_handle(), nullptr, p.w, nullptr, splice_chunk,
+                                 SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (n > 0) {
+                p.pending = static_cast<size_t>(n);
+                count += static_cast<std::uint64_t>(n);
+                continue;
+            }
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) return from.async_wait(tcp::socket::wait_read, again);
+            if (n == 0) {
+                error_code ignore;
+                to.shutdown(tcp::socket::shutdown_send, ignore);
+                if (++closed_dirs_ == 2) abort();
+                return;
+            }
+            return abort();
+        }
+        asio::post(*px_.io, [again] { again(error_code()); });
     }
 
     // One direction: read, write all of it, read again. The next read waits for
@@ -543,6 +627,7 @@ private:
     int closed_dirs_ = 0;
     std::uint64_t bytes_up_ = 0, bytes_down_ = 0;
     std::unique_ptr<std::array<char, relay_buffer_size>> up_buf_, down_buf_;
+    SplicePipe up_pipe_, down_pipe_;
 };
 
 void Proxy::Impl::accept() {
