@@ -480,14 +480,15 @@ TEST_F(Network, LockedPresetReachesNothing) {
 
 // balanced: the curated registries and model APIs, as explain shows them.
 TEST_F(Network, BalancedPresetListsRegistriesAndModelApis) {
-    auto r = ajtest::agentjail_with({"explain", "--net-preset", "balanced", "--", "true"}, {});
+    auto r = ajtest::agentjail_with(
+        {"explain", "-C", jail.ws(), "--net-preset", "balanced", "--", "true"}, {});
     ASSERT_EQ(r.status, 0) << describe(r);
     for (const char* h : {"registry.npmjs.org", "pypi.org", "crates.io", "proxy.golang.org",
                           "github.com", "api.anthropic.com", "api.openai.com", "deb.debian.org"})
         EXPECT_TRUE(ajtest::contains(r.out, h)) << h << " is not in the balanced preset\n"
                                                 << describe(r);
     // Control: the default policy names none of them.
-    auto d = ajtest::agentjail_with({"explain", "--", "true"}, {});
+    auto d = ajtest::agentjail_with({"explain", "-C", jail.ws(), "--", "true"}, {});
     ASSERT_EQ(d.status, 0) << describe(d);
     EXPECT_FALSE(ajtest::contains(d.out, "registry.npmjs.org")) << describe(d);
 }
