@@ -405,7 +405,9 @@ void sweep(const Program& p, const std::string& name) {
                         << syscall_name(arch, n) << ") args[0]=" << (args.empty() ? 0 : args[0])
                         << " args[1]=" << (args.size() > 1 ? args[1] : 0);
                     // Nothing but an allowed call is let run without the supervisor.
-                    if (d.action.kind == ActionKind::allow && d.rule < 0) ASSERT_EQ(bpf, ALLOW);
+                    if (d.action.kind == ActionKind::allow && d.rule < 0) {
+                        ASSERT_EQ(bpf, ALLOW);
+                    }
                 }
             }
         }
