@@ -112,7 +112,9 @@ protected:
         return r;
     }
     void TearDown() override {
-        if (last_pid_ > 0) EXPECT_EQ(joined(groups_of(last_pid_)), "") << "cgroups left behind";
+        if (last_pid_ > 0) {
+            EXPECT_EQ(joined(groups_of(last_pid_)), "") << "cgroups left behind";
+        }
         ajit::Sandbox::TearDown();
     }
     pid_t last_pid_ = -1;
@@ -295,7 +297,9 @@ TEST_F(Limits, SpinOnEveryCpuStaysWithinTheQuota) {
     // n spinners could use n * wall; the quota holds them to about half a CPU.
     EXPECT_LT(cpu, 0.8 * wall) << r.out;
     // Throttling shows once they reached the quota (on a loaded host they may not).
-    if (cpu > 0.45 * wall) EXPECT_GT(j["cpu_nr_throttled"].get<int>(), 0) << r.out;
+    if (cpu > 0.45 * wall) {
+        EXPECT_GT(j["cpu_nr_throttled"].get<int>(), 0) << r.out;
+    }
 }
 
 TEST_F(Limits, CpuTimeRlimitEndsAnInfiniteLoop) {
@@ -398,7 +402,9 @@ TEST_F(Limits, CannotRaiseItsLimitsOrLeaveItsCgroup) {
     EXPECT_LE(j["pids_peak"].get<int>(), 16) << r.out;
     // In its own cgroup namespace the sandbox sees itself at the root (v2); under v1 it
     // sees only the path below the caller's groups, never the host's tree.
-    if (mode().layer != "v1") EXPECT_TRUE(ajtest::contains(r.out, "0::/\n")) << r.out;
+    if (mode().layer != "v1") {
+        EXPECT_TRUE(ajtest::contains(r.out, "0::/\n")) << r.out;
+    }
 }
 
 // ---- PROC-06 and stale groups ----
@@ -422,8 +428,11 @@ TEST_F(Limits, KilledAgentjailLeavesAStaleGroupThatGcRemoves) {
     auto still = groups_of(c.pid());
     auto gc = ajtest::agentjail({"gc"});
     EXPECT_EQ(gc.status, 0) << describe(gc);
-    if (joined(still) == joined(groups))
-        for (const auto& g : groups) EXPECT_TRUE(ajtest::contains(gc.out, "removed " + g)) << gc.out;
+    if (joined(still) == joined(groups)) {
+        for (const auto& g : groups) {
+            EXPECT_TRUE(ajtest::contains(gc.out, "removed " + g)) << gc.out;
+        }
+    }
     EXPECT_EQ(joined(groups_of(c.pid())), "") << "gc left them";
     jail.record(c.wait(1000));
 }
