@@ -7,6 +7,7 @@
 # Usage: tests/vm/cgroup2-test.sh SOURCE_DIR BUILD_DIR
 #   AGENTJAIL_VM=0             skip on purpose
 #   AGENTJAIL_VM_TESTS         ctest -R regex of the tests run in the guest
+#   AGENTJAIL_VM_LABELS        ctest -L regex they must match too
 #   AGENTJAIL_VM_TEST_TIMEOUT  seconds per test in the guest
 #   AGENTJAIL_VM_TIMEOUT       seconds for the whole guest run
 set -euo pipefail
@@ -31,7 +32,7 @@ args=()
 # The build tree holds absolute paths to itself and to the sources: share both at
 # their own paths (the build is usually inside the source tree).
 [[ "$build/" == "$src/"* ]] || args+=(--share "$build")
-for v in AGENTJAIL_VM_TESTS AGENTJAIL_VM_TEST_TIMEOUT CI; do
+for v in AGENTJAIL_VM_TESTS AGENTJAIL_VM_LABELS AGENTJAIL_VM_TEST_TIMEOUT CI; do
     [[ -z "${!v+x}" ]] || args+=(--env "$v")
 done
 exec "$here/run-in-vm.sh" --timeout "${AGENTJAIL_VM_TIMEOUT:-1200}" "${args[@]}" --cwd "$build" \

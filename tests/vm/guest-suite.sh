@@ -7,6 +7,8 @@
 #
 # Usage (in the guest): guest-suite.sh BUILD_DIR
 #   AGENTJAIL_VM_TESTS      ctest -R regex of the tests to run (default below)
+#   AGENTJAIL_VM_LABELS     ctest -L regex they must match too (default integration|escape:
+#                           the unit tests need no cgroup and are run on the host)
 #   AGENTJAIL_VM_TEST_TIMEOUT  seconds per test (default 300: programs start ~100x
 #                           slower under TCG than on the host)
 set -uo pipefail
@@ -14,6 +16,7 @@ build=${1:?usage: guest-suite.sh BUILD_DIR}
 bin=$build/bin/agentjail
 # The tests that need real cgroup v2 controllers: the limits tests (issue 4).
 tests_re=${AGENTJAIL_VM_TESTS:-'^(Limits|Cgroup|Rlimit|Timeout|ResultRecord|Result)[A-Za-z0-9_]*\.'}
+labels_re=${AGENTJAIL_VM_LABELS:-'^(integration|escape)$'}
 per_test=${AGENTJAIL_VM_TEST_TIMEOUT:-300}
 as_user=${AJVM_AS_USER:?not in the test guest (no AJVM_AS_USER)}
 cg=/sys/fs/cgroup
@@ -173,7 +176,7 @@ run_ctest() {
     dir=$(test_dir "$who")
     section "cgroup tests as $who"
     local rc=0
-    "$@" ctest --test-dir "$dir" -R "$tests_re" --timeout "$per_test" --output-on-failure \
+    "$@" ctest --test-dir "$dir" -R "$tests_re" -L "$labels_re" --timeout "$per_test" --output-on-failure \
         --output-junit "$dir/junit.xml" --no-tests=ignore || rc=$?
     if [[ ! -s "$dir/junit.xml" ]]; then
         result FAIL "ctest-$who" "ctest exited $rc and wrote no results"
@@ -202,11 +205,11 @@ run_ctest() {
     rm -rf "$dir"
 }
 probe=$(test_dir probe)
-count=$(ctest --test-dir "$probe" -N -R "$tests_re" 2>/dev/null | awk '/^Total Tests:/ { print $3 }')
+count=$(ctest --test-dir "$probe" -N -R "$tests_re" -L "$labels_re" 2>/dev/null | awk '/^Total Tests:/ { print $3 }')
 rm -rf "$probe"
 if [[ "${count:-0}" == 0 ]]; then
     section "cgroup tests"
-    result SKIP cgroup-tests "no test in this build matches $tests_re"
+    result SKIP cgroup-tests "no test in this build matches $tests_re with a label matching $labels_re"
 else
     run_ctest root
     run_ctest user "$as_user"
