@@ -58,7 +58,7 @@ Policy policy_in(const ajtest::TempDir& ws) {
 
 bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
-bool wait_gone(pid_t pid, int timeout_ms) {
+[[maybe_unused]] bool wait_gone(pid_t pid, int timeout_ms) {
     for (int i = 0; i < timeout_ms / 10; ++i) {
         if (!alive(pid)) return true;
         ajtest::sleep_ms(10);
