@@ -187,11 +187,15 @@ run_ctest() {
     while read -r st name detail; do
         result "$st" "$who:$name" "$detail"
     done < <(awk '
-        function flush() { if (name != "") print st, name, msg; name = "" }
+        function flush() {
+            if ((st == "SKIP" || st == "FAIL") && why != "") msg = why
+            if (name != "") print st, name, msg
+            name = ""
+        }
         /<testcase / {
             flush()
             match($0, /name="[^"]*"/); name = substr($0, RSTART + 6, RLENGTH - 7)
-            msg = ""
+            msg = ""; why = ""; grab = 0
             if ($0 ~ /status="run"/) st = "PASS"
             else if ($0 ~ /status="disabled"/) st = "SKIP"
             else st = "FAIL"
@@ -200,8 +204,12 @@ run_ctest() {
         }
         /<skipped / && notrun { st = "SKIP"; if (match($0, /message="[^"]*"/)) msg = substr($0, RSTART + 9, RLENGTH - 10) }
         /<failure / { st = "FAIL"; if (match($0, /message="[^"]*"/)) msg = substr($0, RSTART + 9, RLENGTH - 10) }
+        # A GTEST_SKIP() prints "FILE:LINE: Skipped", then its message; a failed
+        # expectation "FILE:LINE: Failure", then what was expected: the first one shown.
+        grab { why = where $0; grab = 0 }
+        why == "" && /: (Skipped|Failure)$/ { grab = 1; where = ""; if (match($0, /[^\/]+:[0-9]+: /)) where = substr($0, RSTART, RLENGTH) }
         /<\/testcase>/ { flush() }
-        END { flush() }' "$dir/junit.xml")
+        END { flush() }' "$dir/junit.xml" | sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&apos;/'"'"'/g; s/&amp;/\&/g')
     rm -rf "$dir"
 }
 probe=$(test_dir probe)
