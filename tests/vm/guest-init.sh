@@ -66,9 +66,18 @@ AJVM_SHARE_CACHE=loose
 # a share below /tmp). loose: an exec from the share is ~6x faster than with no cache
 # (so the host must not change what the guest reads while it runs; the tests only
 # read the trees and write new files).
+# The directories above a share are the guest's own (tmpfs; no share is mounted yet):
+# every user may pass through them, so that the delegated user reaches the trees even
+# when they sit below a closed directory such as /root on the host.
 while IFS='	' read -r tag path; do
-    $B mkdir -p "$R$path" && $B mount -t 9p -o "$opts,cache=$AJVM_SHARE_CACHE" "$tag" "$R$path" ||
-        fail "mount the share $tag at $path"
+    $B mkdir -p "$R$path" || fail "create $path"
+    p=$path
+    while p=${p%/*}; [ -n "$p" ]; do
+        $B chmod o+x "$R$p"
+    done
+done <$R/.aj/ctl/shares
+while IFS='	' read -r tag path; do
+    $B mount -t 9p -o "$opts,cache=$AJVM_SHARE_CACHE" "$tag" "$R$path" || fail "mount the share $tag at $path"
 done <$R/.aj/ctl/shares
 
 # cgroup v2 alone (cgroup_no_v1=all), mounted as systemd mounts it.
