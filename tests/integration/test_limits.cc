@@ -225,7 +225,7 @@ TEST_F(Limits, ShellForkBombFailsAtPidsMaxAndNothingSurvives) {
     NEED_CGROUP();
     std::string marker = ajit::unique_name("aj-bomb-");
     // The classic one, in sh syntax: each call pipes two more into the background.
-    std::string bomb = jail.ws_dir().write(marker + ".sh", "b() { b | b & }; b\nwait\n");
+    std::string bomb = jail.ws_dir().write(marker + ".sh", "b() { b | b & wait; }; b\nwait\n");
     auto r = run_child({"--pids", "16", "-t", "10s"}, {"/bin/sh", bomb});
     auto j = record_of(r);
     ASSERT_TRUE(j.is_object()) << describe(r);
