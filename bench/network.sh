@@ -5,6 +5,9 @@
 # a fresh connection), from a loopback origin server (bench/netserve.c) outside the
 # sandbox, for:
 #   direct            curl on the host straight to the server (the ceiling)
+#   splice-relay      curl on the host through bench/relay.c, a bare splice(2) relay
+#                     with a blocking thread per direction: what the extra hops of
+#                     any proxy cost on this machine, without a proxy's own work
 #   agentjail         curl inside agentjail through its proxy's CONNECT tunnel
 #                     (the name is pinned to the server with [network.hosts])
 #   agentjail-http    the same through the proxy's plain-HTTP forwarding (no CONNECT)
@@ -56,8 +59,10 @@ out=$(cd "$out" && pwd -P)
 # scratch directory that holds the curl config files, so every sandbox sees them.
 work=$(mktemp -d /tmp/agentjail-bench-ws.XXXXXX)
 server_pid=""
+relay_pid=""
 cleanup() {
     [[ -z "$server_pid" ]] || kill "$server_pid" 2>/dev/null || true
+    [[ -z "$relay_pid" ]] || kill "$relay_pid" 2>/dev/null || true
     rm -rf -- "$work"
 }
 trap cleanup EXIT
@@ -69,6 +74,14 @@ server_pid=$!
 for _ in $(seq 50); do [[ -s "$work/port" ]] && break; sleep 0.1; done
 port=$(head -n1 "$work/port")
 [[ -n "$port" ]] || { say "the origin server did not start"; exit 1; }
+
+# A reference relay: a bare splice loop between two sockets, no policy, no parsing.
+cc -O2 -pthread -o "$work/relay" "$repo/bench/relay.c"
+"$work/relay" "$port" >"$work/relay_port" &
+relay_pid=$!
+for _ in $(seq 50); do [[ -s "$work/relay_port" ]] && break; sleep 0.1; done
+relay_port=$(head -n1 "$work/relay_port")
+[[ -n "$relay_port" ]] || { say "the splice relay did not start"; exit 1; }
 
 cat >"$work/net.toml" <<EOF
 extends = "default"
@@ -102,6 +115,7 @@ make_config() { # file url
     for _ in $(seq "$requests"); do printf 'url = "%s"\noutput = "/dev/null"\n' "$2" >>"$1"; done
 }
 make_config "$work/direct.cfg" "http://127.0.0.1:$port/s"
+make_config "$work/relay.cfg" "http://127.0.0.1:$relay_port/s"
 make_config "$work/pinned.cfg" "http://example.test:$port/s"
 make_config "$work/srt.cfg" "http://127.0.0.1:$port/s"
 
@@ -116,6 +130,9 @@ run_mode() {
         direct)
             if [[ $kind == thru ]]; then curl "${curl_w[@]}" --noproxy '*' -o /dev/null "$big_direct"
             else curl "${curl_w[@]}" --noproxy '*' -K "$work/direct.cfg"; fi ;;
+        splice-relay)
+            if [[ $kind == thru ]]; then curl "${curl_w[@]}" --noproxy '*' -o /dev/null "http://127.0.0.1:$relay_port/bytes/$size"
+            else curl "${curl_w[@]}" --noproxy '*' -K "$work/relay.cfg"; fi ;;
         agentjail)
             if [[ $kind == thru ]]; then "$aj" -p "$work/net.toml" -- curl "${curl_w[@]}" -p -o /dev/null "$big_pinned"
             else "$aj" -p "$work/net.toml" -- curl "${curl_w[@]}" -p -K "$work/pinned.cfg"; fi ;;
@@ -131,7 +148,7 @@ run_mode() {
     esac
 }
 
-modes=(direct agentjail agentjail-http)
+modes=(direct splice-relay agentjail agentjail-http)
 ((srt_ok == 0)) || modes+=(srt)
 say "origin on 127.0.0.1:$port; $rounds rounds of a $size-byte download and $requests new connections per mode"
 for r in $(seq "$rounds"); do
@@ -163,16 +180,18 @@ thru = {m: rows(m, "thru") for m in modes}
 lat = {m: rows(m, "lat") for m in modes}
 d_thru = statistics.median(thru["direct"]) if thru["direct"] else None
 d_lat = statistics.median(lat["direct"]) if lat["direct"] else None
+r_thru = statistics.median(thru["splice-relay"]) if thru.get("splice-relay") else None
 print(f"download of {size} bytes (MiB/s) and {requests} sequential new connections (ms each), {rounds} rounds")
-print(f"{'mode':<16}{'best MiB/s':>12}{'median':>10}{'% direct':>10}{'best ms':>10}{'median':>9}{'added ms':>10}")
+print(f"{'mode':<16}{'best MiB/s':>12}{'median':>10}{'% direct':>10}{'% relay':>9}{'best ms':>10}{'median':>9}{'added ms':>10}")
 for m in modes:
     t, l = thru[m], lat[m]
     tb = f"{max(t):.0f}" if t else "-"
     tm = f"{statistics.median(t):.0f}" if t else "-"
     tp = f"{statistics.median(t) / d_thru * 100:.0f}%" if t and d_thru else "-"
+    tr = f"{statistics.median(t) / r_thru * 100:.0f}%" if t and r_thru else "-"
     lb = f"{min(l):.3f}" if l else "-"
     lm = f"{statistics.median(l):.3f}" if l else "-"
     la = f"{statistics.median(l) - d_lat:+.3f}" if l and d_lat is not None else "-"
-    print(f"{m:<16}{tb:>12}{tm:>10}{tp:>10}{lb:>10}{lm:>9}{la:>10}")
+    print(f"{m:<16}{tb:>12}{tm:>10}{tp:>10}{tr:>9}{lb:>10}{lm:>9}{la:>10}")
 EOF
 say "raw figures in $out"
