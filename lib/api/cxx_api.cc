@@ -188,7 +188,17 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         if (!p) return std::move(p).error();
         proxy = std::move(*p);
     }
-    auto proc = launch::spawn(*plan, stdio, enforcer->hooks());
+    launch::Hooks hooks = enforcer->hooks();
+    if (proxy) {
+        // The interception CA is made after clone and before the child runs: its
+        // key is then in no memory the sandbox was copied from.
+        hooks.before_release = [prev = std::move(hooks.before_release), px = proxy.get()](pid_t pid) -> Result<void> {
+            if (prev)
+                if (auto r = prev(pid); !r) return r;
+            return px->prepare_ca();
+        };
+    }
+    auto proc = launch::spawn(*plan, stdio, hooks);
     if (!proc) return std::move(proc).error();
     if (proxy) {
         // Without the proxy the sandbox would run with no way out and no word why:

@@ -82,7 +82,7 @@ bool split_authority(std::string_view a, std::uint16_t default_port, std::string
     return true;
 }
 
-ParseResult parse_request_head(std::string_view buf) {
+ParseResult parse_request_head(std::string_view buf, TargetForm form) {
     size_t end = buf.find("\r\n\r\n");
     if (end == std::string_view::npos) {
         ParseResult r;
@@ -157,6 +157,17 @@ ParseResult parse_request_head(std::string_view buf) {
     if (q.method == "CONNECT") {
         q.connect = true;
         if (!split_authority(q.target, 0, q.host, q.port)) return bad("CONNECT needs host:port");
+    } else if (form == TargetForm::origin) {
+        // Inside an intercepted tunnel: "GET /path" with the Host header naming the
+        // host (which the caller compares with the tunnel's, so Host cannot pick
+        // another virtual host than the one that was checked).
+        if (q.target.front() != '/') return bad("expected an origin-form target (/path) inside the tunnel");
+        const std::string* h = find_header(q.headers, "host");
+        if (!h) return bad("no Host header");
+        if (!split_authority(*h, 443, q.host, q.port)) return bad("malformed Host header");
+        q.path = q.target;
+        size_t hash = q.path.find('#');
+        if (hash != std::string::npos) q.path.resize(hash);
     } else {
         // Only the absolute form: a proxy gets "GET http://host/path"; an
         // origin-form "GET /path" means the client took us for the server.
@@ -224,6 +235,242 @@ std::string origin_form_head(const Request& r, const std::vector<std::pair<std::
         out += "Host: " + h + "\r\n";
     }
     out += "Connection: close\r\n\r\n";
+    return out;
+}
+
+const std::string* find_header(const std::vector<std::pair<std::string, std::string>>& headers,
+                               std::string_view name) {
+    for (const auto& [n, v] : headers)
+        if (iequals(n, name)) return &v;
+    return nullptr;
+}
+
+bool header_has_token(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view name,
+                      std::string_view token) {
+    for (const auto& [n, v] : headers) {
+        if (!iequals(n, name)) continue;
+        size_t i = 0;
+        while (i <= v.size()) {
+            size_t c = v.find(',', i);
+            if (c == std::string::npos) c = v.size();
+            if (iequals(trim(std::string_view(v).substr(i, c - i)), token)) return true;
+            i = c + 1;
+        }
+    }
+    return false;
+}
+
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+bool unreserved(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+// The framing headers of a message: Content-Length (all equal) and Transfer-Encoding.
+bool framing_headers(const std::vector<std::pair<std::string, std::string>>& headers, Body& body, std::string& why) {
+    bool have_length = false, have_te = false;
+    std::uint64_t length = 0;
+    for (const auto& [n, v] : headers) {
+        if (iequals(n, "content-length")) {
+            if (v.empty() || v.size() > 18 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+                why = "malformed Content-Length";
+                return false;
+            }
+            std::uint64_t l = std::stoull(v);
+            if (have_length && l != length) {
+                why = "two different Content-Length headers";
+                return false;
+            }
+            have_length = true;
+            length = l;
+        } else if (iequals(n, "transfer-encoding")) {
+            // Only "chunked" alone: a list ("gzip, chunked") or an unknown coding is
+            // where proxies and servers disagree about where a message ends.
+            if (have_te || !iequals(trim(v), "chunked")) {
+                why = "unsupported Transfer-Encoding '" + v + "'";
+                return false;
+            }
+            have_te = true;
+        }
+    }
+    if (have_te && have_length) {
+        why = "both Transfer-Encoding and Content-Length";
+        return false;
+    }
+    if (have_te) body.framing = Framing::chunked;
+    else if (have_length) {
+        body.framing = length ? Framing::length : Framing::none;
+        body.length = length;
+    } else {
+        body.framing = Framing::until_close;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool normalize_path(std::string_view target, std::string& path, std::string& query, std::string& why) {
+    size_t q = target.find('?');
+    std::string_view raw = target.substr(0, q);
+    query = q == std::string_view::npos ? "" : std::string(target.substr(q));
+    if (raw.empty() || raw.front() != '/') {
+        why = "the path does not start with '/'";
+        return false;
+    }
+    path.clear();
+    for (size_t i = 0; i < raw.size(); ++i) {
+        char c = raw[i];
+        if (c == '\\') {
+            why = "a backslash in the path";
+            return false;
+        }
+        if (c != '%') {
+            path += c;
+            continue;
+        }
+        int hi = i + 2 < raw.size() ? hex_value(raw[i + 1]) : -1;
+        int lo = hi >= 0 ? hex_value(raw[i + 2]) : -1;
+        if (hi < 0 || lo < 0) {
+            why = "a malformed %-escape in the path";
+            return false;
+        }
+        char d = static_cast<char>(hi * 16 + lo);
+        if (d == '\0' || d == '\\') {
+            why = "an encoded NUL or backslash in the path";
+            return false;
+        }
+        if (unreserved(d)) {
+            path += d;
+        } else {
+            static const char digits[] = "0123456789ABCDEF";
+            path += '%';
+            path += digits[hi];
+            path += digits[lo];
+        }
+        i += 2;
+    }
+    // Dot segments: "/a/../b" reaches /b at most servers, and /a at a few.
+    size_t start = 0;
+    while (start < path.size()) {
+        size_t slash = path.find('/', start + 1);
+        std::string_view seg = std::string_view(path).substr(start + 1, (slash == std::string::npos ? path.size() : slash) - start - 1);
+        if (seg == "." || seg == "..") {
+            why = "a dot segment in the path";
+            return false;
+        }
+        if (slash == std::string::npos) break;
+        start = slash;
+    }
+    return true;
+}
+
+bool request_body(const Request& r, Body& body, std::string& why) {
+    if (!framing_headers(r.headers, body, why)) return false;
+    // A request without framing headers has no body (it is never read to the end of the connection).
+    if (body.framing == Framing::until_close) body.framing = Framing::none;
+    return true;
+}
+
+ResponseParse parse_response_head(std::string_view buf) {
+    ResponseParse r;
+    size_t end = buf.find("\r\n\r\n");
+    if (end == std::string_view::npos) {
+        if (buf.size() >= max_head_size) {
+            r.status = ParseStatus::too_large;
+            r.error = "the response head is larger than 16 KiB";
+        }
+        return r;
+    }
+    if (end + 4 > max_head_size) {
+        r.status = ParseStatus::too_large;
+        r.error = "the response head is larger than 16 KiB";
+        return r;
+    }
+    r.head_size = end + 4;
+    std::string_view head = buf.substr(0, end);
+    size_t eol = head.find("\r\n");
+    std::string_view line = head.substr(0, eol);
+    auto fail = [&](std::string why) {
+        r.status = ParseStatus::bad;
+        r.error = std::move(why);
+        return r;
+    };
+    if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || line[8] != ' ' ||
+        !std::all_of(line.begin() + 9, line.begin() + 12, [](char c) { return c >= '0' && c <= '9'; }) ||
+        (line.size() > 12 && line[12] != ' '))
+        return fail("malformed status line");
+    r.response.version = std::string(line.substr(0, 8));
+    r.response.status = std::stoi(std::string(line.substr(9, 3)));
+    size_t pos = eol == std::string_view::npos ? head.size() : eol + 2;
+    while (pos < head.size()) {
+        size_t next = head.find("\r\n", pos);
+        std::string_view h = head.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos);
+        pos = next == std::string_view::npos ? head.size() : next + 2;
+        size_t colon = h.find(':');
+        if (h.empty() || h.front() == ' ' || h.front() == '\t' || colon == std::string_view::npos || colon == 0 ||
+            h.find('\n') != std::string_view::npos || h.find('\r') != std::string_view::npos)
+            return fail("malformed header line in the response");
+        r.response.headers.emplace_back(std::string(h.substr(0, colon)), std::string(trim(h.substr(colon + 1))));
+    }
+    r.status = ParseStatus::ok;
+    return r;
+}
+
+bool response_body(const Response& r, std::string_view method, Body& body, std::string& why) {
+    if (method == "HEAD" || (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304) {
+        body = Body{};
+        return true;
+    }
+    return framing_headers(r.headers, body, why);
+}
+
+std::string exchange_head(const Request& r, std::string_view path, std::string_view host, std::uint16_t port,
+                          std::uint16_t default_port, bool keep_alive,
+                          const std::vector<std::pair<std::string, std::string>>& replace) {
+    std::string out = r.method + " " + std::string(path) + " " + r.version + "\r\n";
+    std::vector<std::string> listed;
+    for (const auto& [n, v] : r.headers) {
+        if (!iequals(n, "connection")) continue;
+        size_t i = 0;
+        while (i <= v.size()) {
+            size_t c = v.find(',', i);
+            if (c == std::string::npos) c = v.size();
+            std::string tok(trim(std::string_view(v).substr(i, c - i)));
+            if (!tok.empty()) listed.push_back(tok);
+            i = c + 1;
+        }
+    }
+    for (const auto& [n, v] : r.headers) {
+        if (n.size() >= 6 && iequals(std::string_view(n).substr(0, 6), "proxy-")) continue;
+        // Upgrade: after a 101 the stream is no longer HTTP the proxy can check.
+        // Expect: the proxy answers "100 Continue" itself and sends the body after.
+        if (iequals(n, "connection") || iequals(n, "keep-alive") || iequals(n, "te") || iequals(n, "trailer") ||
+            iequals(n, "upgrade") || iequals(n, "expect") || iequals(n, "host") || iequals(n, "http2-settings"))
+            continue;
+        bool is_listed = false;
+        for (const auto& t : listed) is_listed = is_listed || (iequals(n, t) && !iequals(t, "content-length") &&
+                                                             !iequals(t, "transfer-encoding"));
+        if (is_listed) continue;
+        std::string value = v;
+        for (const auto& [from, to] : replace) {
+            if (from.empty()) continue;
+            for (size_t at = value.find(from); at != std::string::npos; at = value.find(from, at + to.size()))
+                value.replace(at, from.size(), to);
+        }
+        out += n + ": " + value + "\r\n";
+    }
+    bool v6 = host.find(':') != std::string_view::npos;
+    std::string h = v6 ? "[" + std::string(host) + "]" : std::string(host);
+    if (port != default_port) h += ":" + std::to_string(port);
+    out += "Host: " + h + "\r\n";
+    out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
     return out;
 }
 

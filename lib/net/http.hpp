@@ -36,8 +36,63 @@ struct ParseResult {
     std::string error;     // for bad / too_large
 };
 
+// What request targets a head may use: a proxy's absolute form
+// ("GET http://host/x"), or the origin form ("GET /x" with a Host header) of a
+// request inside a tunnel the proxy intercepts.
+enum class TargetForm { absolute, origin };
+
 // Parses the head at the start of buf (it may hold body bytes after it).
-ParseResult parse_request_head(std::string_view buf);
+ParseResult parse_request_head(std::string_view buf, TargetForm form = TargetForm::absolute);
+
+// The path a request is checked and forwarded with: the target's path with
+// percent-encoded unreserved characters decoded (so "/%61pi" is "/api", as every
+// server reads it) and hex digits upper-cased; `query` gets "?..." or "". false
+// with `why` for a path that servers could read in different ways: dot segments
+// ("/a/../b", also encoded), a backslash, an encoded NUL or a malformed escape.
+bool normalize_path(std::string_view target_path, std::string& path, std::string& query, std::string& why);
+
+// The value of the first header named `name` (any case); nullptr when absent.
+const std::string* find_header(const std::vector<std::pair<std::string, std::string>>& headers,
+                               std::string_view name);
+// Whether the comma-separated tokens of every `name` header hold `token` (any case).
+bool header_has_token(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view name,
+                      std::string_view token);
+
+// How a message body is delimited (RFC 9112 6.3).
+enum class Framing { none, length, chunked, until_close };
+struct Body {
+    Framing framing = Framing::none;
+    std::uint64_t length = 0;  // for Framing::length
+};
+// A request's body: Content-Length or chunked; both, a transfer coding other than
+// chunked, or disagreeing lengths are refused (request smuggling), with `why`.
+bool request_body(const Request& r, Body& body, std::string& why);
+
+struct Response {
+    int status = 0;
+    std::string version;
+    std::vector<std::pair<std::string, std::string>> headers;
+};
+struct ResponseParse {
+    ParseStatus status = ParseStatus::incomplete;
+    size_t head_size = 0;
+    Response response;
+    std::string error;
+};
+// A response head from an upstream (more lenient than requests: a bare reason
+// phrase, any header order; still strict about the framing headers).
+ResponseParse parse_response_head(std::string_view buf);
+// A response's body, given the request's method: none for HEAD, 1xx, 204 and 304.
+bool response_body(const Response& r, std::string_view request_method, Body& body, std::string& why);
+
+// The head to send upstream for a request the proxy checked on its own (a tunnel
+// it intercepts, or plain HTTP with per-request rules): origin-form line with the
+// normalised path, Host set to the checked authority (port shown unless it is
+// default_port), Proxy-*, hop-by-hop, Upgrade and Expect headers dropped,
+// Connection as keep_alive says; `replace` substitutes secrets in header values.
+std::string exchange_head(const Request& r, std::string_view path, std::string_view host, std::uint16_t port,
+                          std::uint16_t default_port, bool keep_alive,
+                          const std::vector<std::pair<std::string, std::string>>& replace = {});
 
 // Splits an authority "host:port", "[v6]:port" or (default_port != 0) "host".
 // false when malformed.

@@ -2,8 +2,11 @@
 // The proxy's event loop: one io_context thread per sandbox accepting on the
 // socket inside the sandbox's network namespace, checking each destination
 // (name, then every resolved address), connecting to exactly the checked address
-// and relaying both ways with back-pressure. Boost.Asio stays inside this file.
-#include "net/proxy.hpp"
+// and relaying both ways with back-pressure; connections whose requests must be
+// checked one by one go on in exchange.cc. Boost.Asio stays inside lib/net.
+#include <utility>
+
+#include "net/proxy_impl.hpp"
 
 #include "net/http.hpp"
 #include "limits/record.hpp"
@@ -13,8 +16,11 @@
 #include <boost/asio/ssl.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <unistd.h>
@@ -98,45 +104,36 @@ struct SplicePipe {
 
 }  // namespace
 
-class Session;
-
-struct Proxy::Impl {
-    Settings settings;
-    std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
-    std::optional<tcp::acceptor> acceptor;
-    std::thread thread;
-    std::promise<void> done;
-    sys::UniqueFd log_fd;
-    std::mutex log_mu;
-    std::atomic<std::uint64_t> allowed{0}, denied{0};
-    std::unordered_set<Session*> sessions;  // io thread only
-    bool stopping = false;                  // io thread only
-    bool stopped = false;
-    // Secrets: their values (read in serve(), index as settings.secrets) and the
-    // TLS client context for the upstream of requests that carry one.
-    std::vector<std::string> secret_values;
-    std::optional<asio::ssl::context> tls_ctx;
-
-    void accept();
-    void write_log(const nlohmann::ordered_json& j) {
-        if (!log_fd) return;
-        std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-        std::lock_guard lock(log_mu);
-        // One write per line on an O_APPEND file: lines of concurrent runs do not interleave.
-        const char* p = line.data();
-        size_t left = line.size();
-        while (left > 0) {
-            ssize_t n = ::write(log_fd.get(), p, left);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return;
-            p += n;
-            left -= static_cast<size_t>(n);
-        }
+void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
+    if (!log_fd) return;
+    std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    std::lock_guard lock(log_mu);
+    // One write per line on an O_APPEND file: lines of concurrent runs do not interleave.
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+        ssize_t n = ::write(log_fd.get(), p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        left -= static_cast<size_t>(n);
     }
-};
+}
+
+std::vector<std::pair<std::string, std::string>> Proxy::Impl::secrets_for(const std::string& host,
+                                                                          std::uint16_t port) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    const auto& secrets = settings.secrets;
+    for (size_t i = 0; i < secrets.size() && i < secret_values.size(); ++i) {
+        bool match = false;
+        for (const auto& r : secrets[i].hosts) match = match || matches(r.pattern, host, port, false);
+        if (match) out.emplace_back(secrets[i].placeholder, secret_values[i]);
+    }
+    return out;
+}
 
 // One client connection, from its first byte to the end of its relay.
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public Connection, public std::enable_shared_from_this<Session> {
 public:
     Session(Proxy::Impl& px, tcp::socket client)
         : px_(px), client_(std::move(client)), upstream_(*px.io), resolver_(*px.io), timer_(*px.io),
@@ -157,7 +154,7 @@ public:
 
     // Ends the connection now (the proxy is stopping): every pending operation
     // completes with operation_aborted and the session goes away, logging itself.
-    void abort() {
+    void abort() override {
         error_code ec;
         timer_.cancel();
         resolver_.cancel();
@@ -293,7 +290,39 @@ private:
         rule_ = d.rule;
         if (!d.allowed) return deny(d.reason, d.rule);
         connect_port_ = port;
-        if (proto_ == Proto::http && !req_.connect) pick_secrets();
+        if (proto_ == Proto::http && !req_.connect) {
+            // Plain HTTP: the request is in view, so method and path rules apply to it now.
+            bool restricted = needs_requests(px_.settings.rules, host_, port);
+            std::string path, query, why;
+            if (normalize_path(req_.path, path, query, why)) {
+                path_ = path;
+                first_path_ = path + query;
+            } else if (restricted) {
+                return refuse(400, "Bad Request", why, "malformed request: " + why);
+            } else {
+                first_path_ = req_.path;
+            }
+            if (restricted || !path_.empty()) {
+                RequestDecision rd = check_request(px_.settings.rules, host_, port, method_, path_);
+                if (!rd.allowed) return deny(rd.reason, rd.rule);
+                rule_ = rd.rule;
+            }
+            pick_secrets();
+            exchange_ = restricted || tls_upstream_;
+        } else if (needs_requests(px_.settings.rules, host_, port) ||
+                   !px_.secrets_for(host_, port).empty()) {
+            // A tunnel whose requests must be seen: intercepted with the run's CA.
+            // Without a CA (interception off) a restricted host cannot be checked,
+            // so it is refused rather than tunnelled blind; a secret's host is
+            // tunnelled as before (the placeholder stays a placeholder).
+            if (px_.ca) {
+                intercept_ = true;
+            } else if (needs_requests(px_.settings.rules, host_, port)) {
+                return deny(host_ + ":" + std::to_string(port) +
+                                " has method or path rules, which need TLS interception, and it is off",
+                            rule_);
+            }
+        }
         if (d.named_address) {
             // Named by the policy itself (a pin or an exact address rule): no range check.
             endpoints_.emplace_back(to_asio(*d.named_address), connect_port_);
@@ -316,13 +345,7 @@ private:
     // replaced in its headers, and the request goes on over TLS (port 80 becomes
     // 443), since a real credential must not cross the network in clear.
     void pick_secrets() {
-        const auto& secrets = px_.settings.secrets;
-        for (size_t i = 0; i < secrets.size() && i < px_.secret_values.size(); ++i) {
-            bool match = false;
-            for (const auto& r : secrets[i].hosts) match = match || matches(r.pattern, host_, port_, false);
-            if (match) replace_.emplace_back(secrets[i].placeholder, px_.secret_values[i]);
-        }
-        if (replace_.empty()) return;
+        if (px_.secrets_for(host_, port_).empty()) return;
         tls_upstream_ = true;
         if (connect_port_ == 80) connect_port_ = 443;
     }
@@ -381,32 +404,31 @@ private:
         });
     }
 
-    void start_tls() {
-        tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(upstream_, *px_.tls_ctx);
-        // SNI (SSL_set_tlsext_host_name, spelled out: the macro casts in C style).
-        if (!parse_numeric_host(host_))
-            ::SSL_ctrl(tls_->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-                       const_cast<char*>(host_.c_str()));
-        tls_->set_verify_mode(asio::ssl::verify_peer);
-        tls_->set_verify_callback(asio::ssl::host_name_verification(host_));
-        tls_->async_handshake(asio::ssl::stream_base::client, [self = shared_from_this()](const error_code& ec) {
-            if (ec) {
-                self->connecting_ = false;
-                self->reason_ = "TLS to " + self->host_ + ":" + std::to_string(self->connect_port_) +
-                                " failed: " + ec.message();
-                return self->reply_error(502, "Bad Gateway", self->reason_, 5);
-            }
-            self->on_connected();
-        });
+    // The rest of the connection goes to an exchange, which checks every request.
+    void hand_over() {
+        ExchangeStart x(std::move(client_), std::move(upstream_));
+        x.kind = exchange_ ? ExchangeStart::Kind::plain : ExchangeStart::Kind::tunnel;
+        x.host = host_;
+        x.port = port_;
+        x.upstream_port = connect_port_;
+        x.client_bytes = std::move(leftover_);
+        x.first = std::move(req_);
+        x.first_path = first_path_;
+        x.upstream_tls = tls_upstream_;
+        x.method = method_;
+        x.rule = rule_;
+        x.started = started_;
+        logged_ = true;  // the exchange logs each request, and the tunnel when it ends
+        start_exchange(px_, std::move(x));
     }
 
     void on_connected() {
-        if (tls_upstream_ && !tls_) return start_tls();
         connecting_ = false;
         timer_.cancel();
         error_code ignore;
         upstream_.set_option(tcp::no_delay(true), ignore);
         auto self = shared_from_this();
+        if (exchange_) return hand_over();
         std::string to_client, to_upstream;
         if (proto_ == Proto::socks) {
             to_client = std::string("\x05\x00\x00\x01\0\0\0\0\0\0", 10);
@@ -415,7 +437,17 @@ private:
             to_client = "HTTP/1.1 200 Connection established\r\n\r\n";
             to_upstream = leftover_;  // a client may send its TLS hello without waiting
         } else {
-            to_upstream = origin_form_head(req_, replace_) + leftover_;
+            to_upstream = origin_form_head(req_) + leftover_;
+        }
+        if (intercept_) {
+            // The tunnel is answered here; what the client sends through it is the
+            // exchange's (its first bytes tell TLS from plain HTTP).
+            auto down = std::make_shared<std::string>(std::move(to_client));
+            asio::async_write(client_, asio::buffer(*down), [self, down](const error_code& ec, size_t) {
+                if (ec) return self->abort();
+                self->hand_over();
+            });
+            return;
         }
         leftover_.clear();
         bytes_up_ += to_upstream.size();
@@ -427,10 +459,7 @@ private:
                 if (ec) return self->abort();
                 self->relay_both();
             };
-            if (self->tls_)
-                asio::async_write(*self->tls_, asio::buffer(*up), then);
-            else
-                asio::async_write(self->upstream_, asio::buffer(*up), then);
+            asio::async_write(self->upstream_, asio::buffer(*up), then);
         };
         if (down->empty()) return start_relay();
         asio::async_write(client_, asio::buffer(*down), [self, down, start_relay](const error_code& ec, size_t) {
@@ -440,7 +469,7 @@ private:
     }
 
     void relay_both() {
-        if (!tls_ && up_pipe_.make() && down_pipe_.make()) {
+        if (up_pipe_.make() && down_pipe_.make()) {
             // Both ends are plain TCP: the kernel moves the bytes (socket -> pipe ->
             // socket), nothing is copied through this process.
             error_code ignore;
@@ -454,11 +483,6 @@ private:
         down_pipe_.close();
         up_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
         down_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
-        if (tls_) {
-            relay(client_, *tls_, *up_buf_, bytes_up_);
-            relay(*tls_, client_, *down_buf_, bytes_down_);
-            return;
-        }
         relay(client_, upstream_, *up_buf_, bytes_up_);
         relay(upstream_, client_, *down_buf_, bytes_down_);
     }
@@ -517,9 +541,8 @@ private:
                 error_code ignore;
                 // A TLS server that closes without close_notify ends its stream all the same.
                 if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
-                    // Half-close: pass the end of this direction on, keep the other open
-                    // (towards a TLS upstream there is no half-close: the request is sent).
-                    if constexpr (std::is_same_v<To, tcp::socket>) to.shutdown(tcp::socket::shutdown_send, ignore);
+                    // Half-close: pass the end of this direction on, keep the other open.
+                    to.shutdown(tcp::socket::shutdown_send, ignore);
                     if (++self->closed_dirs_ == 2) self->abort();
                 } else {
                     self->abort();
@@ -592,6 +615,7 @@ private:
         j["host"] = host_;
         j["port"] = port_;
         j["method"] = method_.empty() ? "?" : method_;
+        if (!path_.empty()) j["path"] = path_;
         j["decision"] = allowed_ ? "allow" : "deny";
         j["reason"] = reason_;
         j["rule"] = rule_.empty() ? "default" : rule_;
@@ -619,9 +643,11 @@ private:
     bool connecting_ = false;
     bool timed_out_ = false;
     bool tls_upstream_ = false;
+    bool exchange_ = false;   // plain HTTP whose requests the exchange forwards
+    bool intercept_ = false;  // a tunnel the exchange intercepts
     std::uint16_t connect_port_ = 0;
-    std::vector<std::pair<std::string, std::string>> replace_;
-    std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;
+    std::string path_;        // the request's normalised path (plain HTTP), for the log
+    std::string first_path_;  // with its query, as it goes upstream
     std::vector<tcp::endpoint> endpoints_;
     size_t next_endpoint_ = 0;
     int closed_dirs_ = 0;
@@ -718,6 +744,66 @@ Proxy::~Proxy() {
     // stays open until they are gone.
     impl_->acceptor.reset();
     impl_->io.reset();
+    if (!impl_->ca_dir.empty()) {
+        (void)::unlink(impl_->settings.ca_bundle_host.c_str());
+        (void)::rmdir(impl_->ca_dir.c_str());
+    }
+}
+
+namespace {
+
+// The CAs the proxy itself trusts for upstreams (what set_default_verify_paths
+// reads: $SSL_CERT_FILE, else OpenSSL's default file), so that the sandbox trusts
+// the same CAs plus the run's.
+std::string system_bundle() {
+    const char* env = ::getenv(X509_get_default_cert_file_env());
+    std::string path = env != nullptr && *env != '\0' ? env : X509_get_default_cert_file();
+    sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    std::string out;
+    if (!fd) return out;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        out.append(buf, static_cast<size_t>(n));
+        if (out.size() > (64u << 20)) break;
+    }
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    return out;
+}
+
+}  // namespace
+
+Result<void> Proxy::prepare_ca() {
+    Impl& m = *impl_;
+    if (m.settings.ca_bundle_host.empty() || m.ca) return {};
+    auto ca = Ca::create();
+    if (!ca) return std::move(ca).error();
+    const std::string& file = m.settings.ca_bundle_host;
+    std::string dir = file.substr(0, file.rfind('/'));
+    auto fail = [&](const std::string& what) {
+        int err = errno;
+        return Error(ErrorKind::setup, err, "network proxy: CA bundle " + what + ": " + util::errno_text(err));
+    };
+    // A fresh directory (mkdir fails on one that exists, so nobody can have put a
+    // file or a link there first), then the file, exclusively.
+    if (::mkdir(dir.c_str(), 0700) != 0) return fail(dir);
+    m.ca_dir = dir;
+    sys::UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644));
+    if (!fd) return fail(file);
+    std::string text = system_bundle() + "# agentjail: this run's CA (TLS interception by the proxy)\n" + (*ca)->cert_pem();
+    const char* p = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd.get(), p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail(file);
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    m.ca = std::move(*ca);
+    return {};
 }
 
 Result<std::unique_ptr<Proxy>> Proxy::create(const Settings& settings) {
@@ -746,7 +832,7 @@ Result<void> Proxy::serve(sys::UniqueFd listener) {
         impl_->secret_values.push_back(std::move(*v));
     }
     try {
-        if (!impl_->settings.secrets.empty()) {
+        if (!impl_->settings.secrets.empty() || impl_->ca) {
             // The system's CAs (SSL_CERT_FILE / SSL_CERT_DIR are honoured); peers are verified.
             impl_->tls_ctx.emplace(asio::ssl::context::tls_client);
             impl_->tls_ctx->set_default_verify_paths();
@@ -791,8 +877,8 @@ Counters Proxy::stop() {
                 m.stopping = true;
                 error_code ec;
                 if (m.acceptor) m.acceptor->close(ec);
-                std::vector<Session*> all(m.sessions.begin(), m.sessions.end());
-                for (Session* s : all) s->abort();
+                std::vector<Connection*> all(m.sessions.begin(), m.sessions.end());
+                for (Connection* s : all) s->abort();
             });
             // Aborted sessions finish in a moment; a stuck handler must not hang the
             // caller's wait(), so the loop is stopped after a grace period.

@@ -34,6 +34,14 @@ struct Settings {
     std::size_t max_connections = 256;  // concurrent connections per sandbox
     std::uint16_t port = 3128;         // where the proxy listens inside the sandbox
     std::vector<Secret> secrets;
+    // TLS interception (docs/network.md): destinations whose rules need to see the
+    // requests (methods/paths, or a secret bound to the host) are served with
+    // certificates of a per-run CA. The proxy writes its certificate, after the
+    // sandbox's system bundle, to ca_bundle_host (in a fresh directory it creates),
+    // which the sandbox gets read-only at ca_bundle_inside. "" when nothing is
+    // intercepted.
+    std::string ca_bundle_host;
+    std::string ca_bundle_inside;
 };
 
 struct Counters {
@@ -49,6 +57,11 @@ public:
     Proxy(const Proxy&) = delete;
     Proxy& operator=(const Proxy&) = delete;
 
+    // Makes the per-run CA (key and certificate, in this process's memory only) and
+    // writes the CA bundle file, when the settings ask for interception. Call it after
+    // the sandbox was cloned and before it runs (launch's before_release), so the key
+    // is in no memory the sandbox was copied from; a no-op without interception.
+    Result<void> prepare_ca();
     // Starts serving `listener` (a listening TCP socket) on the proxy's thread.
     Result<void> serve(sys::UniqueFd listener);
     // Stops accepting, ends every connection (each one logged), joins the thread.

@@ -136,6 +136,7 @@ NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t
     NameDecision d;
     std::string hp = std::string(host) + ":" + std::to_string(port);
     for (const auto& r : rules.deny) {
+        if (r.restricted()) continue;  // it refuses requests, checked once they are seen
         if (matches(r.pattern, host, port, true)) {
             d.rule = r.origin;
             d.reason = hp + " is denied by the rule \"" + r.text + "\" (" + r.origin + ")";
@@ -182,6 +183,142 @@ NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t
     }
     if (allow->pattern.kind == HostPattern::Kind::exact && allow->pattern.numeric)
         d.named_address = parse_numeric_host(allow->pattern.host);
+    return d;
+}
+
+namespace {
+
+constexpr std::string_view rule_methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"};
+
+char fold(char c, bool icase) {
+    return icase ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
+}
+
+bool admits(const Rule& r, std::string_view method, std::string_view path, bool deny_rule) {
+    if (!r.methods.empty() && std::find(r.methods.begin(), r.methods.end(), method) == r.methods.end())
+        return false;
+    if (r.paths.empty()) return true;
+    // A deny entry matches generously: case does not matter, and an encoded slash
+    // (%2F) counts as a slash, since a server may decode either before routing.
+    std::string slashed;
+    if (deny_rule) {
+        slashed = std::string(path);
+        for (size_t at = 0; (at = slashed.find('%', at)) != std::string::npos; ++at)
+            if (at + 2 < slashed.size() && slashed[at + 1] == '2' && (slashed[at + 2] == 'F' || slashed[at + 2] == 'f'))
+                slashed.replace(at, 3, "/");
+    }
+    for (const auto& p : r.paths) {
+        if (path_matches(p, path, deny_rule)) return true;
+        if (deny_rule && path_matches(p, slashed, true)) return true;
+    }
+    return false;
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+    return out;
+}
+
+}  // namespace
+
+std::string check_method_name(std::string_view m) {
+    if (m == "CONNECT") return "CONNECT cannot be restricted per request (it opens tunnels; restrict the port instead)";
+    if (std::find(std::begin(rule_methods), std::end(rule_methods), m) != std::end(rule_methods)) return {};
+    return "'" + std::string(m) + "' is not an HTTP method the proxy knows (GET, HEAD, POST, PUT, DELETE, PATCH, " +
+           "OPTIONS, TRACE; upper case)";
+}
+
+std::string check_path_pattern(std::string_view p) {
+    if (p.empty() || p.front() != '/') return "'" + std::string(p) + "': a path pattern starts with '/'";
+    if (p.size() > 1024) return "a path pattern longer than 1024 characters";
+    for (char c : p)
+        if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f || c == '?' || c == '#')
+            return "'" + std::string(p) + "': a path pattern holds no spaces, control characters, '?' or '#' " +
+                   "(queries are not matched)";
+    if (p.find("***") != std::string_view::npos) return "'" + std::string(p) + "': '***' means nothing; use '**'";
+    return {};
+}
+
+bool path_matches(std::string_view pattern, std::string_view path, bool icase) {
+    // A trailing "/**" also matches the prefix itself ("/simple/**" matches "/simple").
+    if (pattern.size() >= 3 && pattern.substr(pattern.size() - 3) == "/**" &&
+        path_matches(pattern.substr(0, pattern.size() - 3), path, icase))
+        return true;
+    // Dynamic programming over pattern positions: reach[j] says whether the pattern's
+    // first i tokens match the path's first j characters. Linear in the path per
+    // token, so no pattern makes matching blow up.
+    const size_t n = path.size();
+    std::vector<char> reach(n + 1, 0), next(n + 1, 0);
+    reach[0] = 1;
+    size_t i = 0;
+    while (i < pattern.size()) {
+        std::fill(next.begin(), next.end(), 0);
+        if (pattern[i] == '*') {
+            bool across = i + 1 < pattern.size() && pattern[i + 1] == '*';
+            i += across ? 2 : 1;
+            bool on = false;
+            for (size_t j = 0; j <= n; ++j) {
+                if (reach[j]) on = true;
+                if (on) next[j] = 1;
+                if (j < n && !across && path[j] == '/') on = false;
+            }
+        } else {
+            char c = fold(pattern[i], icase);
+            ++i;
+            for (size_t j = 0; j < n; ++j)
+                if (reach[j] && fold(path[j], icase) == c) next[j + 1] = 1;
+        }
+        reach.swap(next);
+    }
+    return reach[n] != 0;
+}
+
+bool needs_requests(const Rules& rules, std::string_view host, std::uint16_t port) {
+    for (const auto& r : rules.deny)
+        if (r.restricted() && matches(r.pattern, host, port, true)) return true;
+    bool restricted = false;
+    for (const auto& r : rules.allow) {
+        if (!matches(r.pattern, host, port, false)) continue;
+        if (!r.restricted()) return false;  // one entry admits every request
+        restricted = true;
+    }
+    return restricted;
+}
+
+RequestDecision check_request(const Rules& rules, std::string_view host, std::uint16_t port, std::string_view method,
+                              std::string_view path) {
+    RequestDecision d;
+    std::string what = std::string(method) + " " + std::string(host) + ":" + std::to_string(port) + std::string(path);
+    for (const auto& r : rules.deny) {
+        if (!matches(r.pattern, host, port, true) || !admits(r, method, path, true)) continue;
+        d.rule = r.origin;
+        d.reason = what + " is denied by the rule \"" + r.text + "\"" +
+                   (r.methods.empty() ? "" : " methods [" + join(r.methods) + "]") +
+                   (r.paths.empty() ? "" : " paths [" + join(r.paths) + "]") + " (" + r.origin + ")";
+        return d;
+    }
+    const Rule* first = nullptr;
+    for (const auto& r : rules.allow) {
+        if (!matches(r.pattern, host, port, false)) continue;
+        if (admits(r, method, path, false)) {
+            d.allowed = true;
+            d.rule = r.origin;
+            d.reason = "allowed by \"" + r.text + "\"";
+            return d;
+        }
+        if (!first) first = &r;
+    }
+    if (!first) {
+        d.rule = "default";
+        d.reason = what + " is not in the allowlist";
+        return d;
+    }
+    d.rule = first->origin;
+    d.reason = what + " is refused: the rule \"" + first->text + "\" (" + first->origin + ") allows only" +
+               (first->methods.empty() ? "" : " methods " + join(first->methods)) +
+               (first->methods.empty() || first->paths.empty() ? "" : " and") +
+               (first->paths.empty() ? "" : " paths " + join(first->paths));
     return d;
 }
 

@@ -33,11 +33,25 @@ std::optional<HostPattern> parse_host_pattern(std::string_view text, std::string
 bool matches(const HostPattern& p, std::string_view host, std::uint16_t port, bool deny_rule);
 
 // A rule and where it was written ("net-balanced.toml:12:5", "command line (--allow-host)").
+// methods/paths restrict it to some requests ({ host = ..., methods = [...], paths = [...] }):
+// then the proxy has to see the requests, so HTTPS to the host is intercepted.
 struct Rule {
     HostPattern pattern;
-    std::string text;    // as written
+    std::string text;    // as written (the host pattern)
     std::string origin;  // file:line:col, or "command line (--allow-host)"
+    std::vector<std::string> methods;  // "GET", "HEAD", ...; empty: every method
+    std::vector<std::string> paths;    // path globs ("/simple/**"); empty: every path
+    bool restricted() const { return !methods.empty() || !paths.empty(); }
 };
+
+// "" when `m` may appear in a rule's methods, else why not.
+std::string check_method_name(std::string_view m);
+// "" when `p` is a path glob: starts with '/', visible ASCII without '?', '#' or
+// spaces; '*' matches within one segment, '**' across segments (a trailing "/**"
+// also matches the bare prefix).
+std::string check_path_pattern(std::string_view p);
+// The glob match of a request path (no query) against a path pattern.
+bool path_matches(std::string_view pattern, std::string_view path, bool ignore_case = false);
 
 struct Pin {
     std::string host;  // normalised name
@@ -61,7 +75,24 @@ struct NameDecision {
     std::optional<Address> named_address;
 };
 
+// Deny entries with methods or paths do not refuse a name: they refuse requests.
 NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t port);
+
+// Whether the proxy must see the requests to this destination to enforce the rules:
+// a matching deny entry with methods/paths, or matching allow entries that are all
+// restricted. (Secrets bound to the host need it too; the proxy adds that.)
+bool needs_requests(const Rules& rules, std::string_view host, std::uint16_t port);
+
+// One request on an allowed destination: deny entries first (deny wins), then the
+// allow entries for the host; allowed when any of them admits method and path.
+struct RequestDecision {
+    bool allowed = false;
+    std::string reason;  // for a refusal, the 403 body's sentence
+    std::string rule;    // the origin of the deciding rule
+};
+// `path` is the request's normalised path without the query (normalize_path()).
+RequestDecision check_request(const Rules& rules, std::string_view host, std::uint16_t port, std::string_view method,
+                              std::string_view path);
 
 // The address check after resolution: "" when the address may be reached,
 // else why not (names the host and the kind of address).

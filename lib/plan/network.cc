@@ -38,6 +38,8 @@ Result<net::Rule> compile_rule(const policy::HostRule& r) {
     out.origin = r.origin.line > 0 ? r.origin.file + ":" + std::to_string(r.origin.line) + ":" +
                                          std::to_string(r.origin.column)
                                    : describe(r.origin);
+    out.methods = r.methods;
+    out.paths = r.paths;
     return out;
 }
 
@@ -55,25 +57,37 @@ void set_env(Plan& plan, const std::string& name, const std::string& value) {
     });
 }
 
+std::string random_hex(size_t bytes);
+
 // A placeholder no real credential looks like, unique per run, so the proxy
 // replaces exactly it and nothing else.
-std::string make_placeholder(const std::string& name) {
-    unsigned char raw[16] = {};
+std::string make_placeholder(const std::string& name) { return "agentjail-secret-placeholder-" + name + "-" + random_hex(16); }
+
+std::string random_hex(size_t bytes) {
+    unsigned char raw[32] = {};
+    if (bytes > sizeof raw) bytes = sizeof raw;
     size_t got = 0;
-    while (got < sizeof raw) {
-        ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
+    while (got < bytes) {
+        ssize_t n = ::getrandom(raw + got, bytes - got, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         got += static_cast<size_t>(n);
     }
     static const char hex[] = "0123456789abcdef";
-    std::string out = "agentjail-secret-placeholder-" + name + "-";
-    for (unsigned char c : raw) {
-        out += hex[c >> 4];
-        out += hex[c & 15];
+    std::string out;
+    for (size_t i = 0; i < bytes; ++i) {
+        out += hex[raw[i] >> 4];
+        out += hex[raw[i] & 15];
     }
     return out;
 }
+
+// Where the sandbox finds the run's CA bundle, and the variables that point the
+// common TLS stacks at it: OpenSSL (and so Python's ssl, Ruby, Go), curl, Python
+// requests and pip, Node (added to its own roots), git.
+constexpr const char* ca_bundle_inside = "/run/agentjail/ca-bundle.pem";
+constexpr const char* ca_bundle_vars[] = {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+                                          "GIT_SSL_CAINFO"};
 
 Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, const ExpandContext& ctx, Plan& plan,
                          net::Settings& s) {
@@ -103,9 +117,13 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
         std::string why;
         auto p = net::parse_host_pattern(h, &why);
         if (!p) return invalid_at(sec.origin, why);
-        out.hosts.push_back({*p, h, rule_origin});
+        net::Rule rule;
+        rule.pattern = *p;
+        rule.text = h;
+        rule.origin = rule_origin;
+        out.hosts.push_back(rule);
         // The hosts a secret is for are allowed: the secret is meaningless otherwise.
-        s.rules.allow.push_back({*p, h, rule_origin});
+        s.rules.allow.push_back(std::move(rule));
     }
     out.placeholder = make_placeholder(sec.name);
     set_env(plan, sec.name, out.placeholder);
@@ -171,6 +189,27 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
         auto r = plan_secret(sec, host, ctx, plan, *s);
         if (!r) return r;
     }
+    bool intercepts = !s->secrets.empty();
+    for (const auto* list : {&s->rules.allow, &s->rules.deny})
+        for (const auto& r : *list) intercepts = intercepts || r.restricted();
+    if (intercepts) {
+        // Some requests must be seen to be checked: HTTPS to those hosts is
+        // intercepted with a per-run CA that the sandbox trusts through a bundle
+        // file. The proxy makes the CA and writes the file after clone (so the key
+        // is in no memory the sandbox was copied from); the mount's source is in a
+        // directory of the host's TMPDIR that only exists for this run.
+        s->ca_bundle_host = ctx.tmp + "/agentjail-ca-" + random_hex(8) + "/ca-bundle.pem";
+        s->ca_bundle_inside = ca_bundle_inside;
+        MountOp m;
+        m.kind = MountKind::bind;
+        m.src = s->ca_bundle_host;
+        m.dst = s->ca_bundle_inside;
+        m.read_only = true;
+        m.is_dir = false;
+        m.why = "network: the run's CA bundle (system CAs and the proxy's per-run CA, for TLS interception)";
+        plan.mounts.push_back(std::move(m));
+        for (const char* var : ca_bundle_vars) set_env(plan, var, s->ca_bundle_inside);
+    }
     s->max_connections = static_cast<std::size_t>(n.max_connections.value);
     if (!n.log.value.empty()) {
         std::string raw = n.log.value;
@@ -214,19 +253,33 @@ std::string network_text(const Plan& plan) {
     if (!plan.net) return out;
     const net::Settings& s = *plan.net;
     out += "  mode       proxy on 127.0.0.1:" + std::to_string(s.port) + " inside (HTTP CONNECT, HTTP, SOCKS5)\n";
-    for (const auto& r : s.rules.deny) out += "  deny       " + r.text + "  (" + r.origin + ")\n";
-    for (const auto& r : s.rules.allow) out += "  allow      " + r.text + "  (" + r.origin + ")\n";
+    auto restriction = [](const net::Rule& r) {
+        std::string text;
+        auto list = [](const std::vector<std::string>& v) {
+            std::string l;
+            for (const auto& x : v) l += (l.empty() ? "" : ",") + x;
+            return l;
+        };
+        if (!r.methods.empty()) text += " methods " + list(r.methods);
+        if (!r.paths.empty()) text += " paths " + list(r.paths);
+        return text;
+    };
+    for (const auto& r : s.rules.deny) out += "  deny       " + r.text + restriction(r) + "  (" + r.origin + ")\n";
+    for (const auto& r : s.rules.allow) out += "  allow      " + r.text + restriction(r) + "  (" + r.origin + ")\n";
     if (s.rules.allow.empty()) out += "  allow      (nothing)\n";
     for (const auto& p : s.rules.pins) out += "  pin        " + p.host + " -> " + p.address.to_string() + "  (" + p.origin + ")\n";
     out += "  refused    loopback, private, link-local, metadata, multicast and unspecified addresses"
            " (unless pinned)\n";
     out += "  limit      " + std::to_string(s.max_connections) + " connections at once\n";
     if (!s.log_path.empty()) out += "  log        " + s.log_path + "\n";
+    if (!s.ca_bundle_inside.empty())
+        out += "  tls        HTTPS to hosts with method/path rules or secrets is intercepted (per-run CA;"
+               " bundle " + s.ca_bundle_inside + ", SSL_CERT_FILE and friends)\n";
     for (const auto& sec : s.secrets) {
         std::string hosts;
         for (const auto& h : sec.hosts) hosts += (hosts.empty() ? "" : ", ") + h.text;
         out += "  secret     " + sec.name + " from " + sec.source + " for " + hosts +
-               " (plain-HTTP requests, sent on over TLS)\n";
+               " (requests to those hosts, sent on over TLS)\n";
     }
     return out;
 }
@@ -241,7 +294,12 @@ std::string network_json(const Plan& plan) {
         j["proxy"] = "127.0.0.1:" + std::to_string(s.port);
         auto rules = [](const std::vector<net::Rule>& v) {
             json a = json::array();
-            for (const auto& r : v) a.push_back({{"pattern", r.text}, {"origin", r.origin}});
+            for (const auto& r : v) {
+                json e = {{"pattern", r.text}, {"origin", r.origin}};
+                if (!r.methods.empty()) e["methods"] = r.methods;
+                if (!r.paths.empty()) e["paths"] = r.paths;
+                a.push_back(std::move(e));
+            }
             return a;
         };
         j["allow"] = rules(s.rules.allow);
@@ -258,6 +316,7 @@ std::string network_json(const Plan& plan) {
             secrets.push_back({{"name", sec.name}, {"source", sec.source}, {"hosts", hosts}});
         }
         j["secrets"] = std::move(secrets);
+        j["ca_bundle"] = s.ca_bundle_inside.empty() ? json(nullptr) : json(s.ca_bundle_inside);
     }
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -71,6 +71,8 @@ struct Layer {
 // and validate() share: "" when fine, else what is wrong.
 void apply_network(Policy& p, const Layer& layer);
 std::string check_host_pattern(std::string_view s);
+std::string check_method(std::string_view s);     // a method of a host rule ("GET")
+std::string check_path_glob(std::string_view s);  // a path glob of a host rule ("/simple/**")
 std::string check_pin_name(std::string_view s);
 std::string check_pin_address(std::string_view s);
 std::string check_secret_source(std::string_view s);  // env:NAME or file:PATH

@@ -64,6 +64,10 @@ std::string check_host_pattern(std::string_view s) {
     return {};
 }
 
+std::string check_method(std::string_view s) { return net::check_method_name(s); }
+
+std::string check_path_glob(std::string_view s) { return net::check_path_pattern(s); }
+
 std::string check_pin_name(std::string_view s) {
     std::string why;
     auto p = net::parse_host_pattern(s, &why);
@@ -116,7 +120,10 @@ Result<void> add_rule(Policy& p, std::vector<HostRule>& to, const std::string& p
     // the proxy (what else could "allow this host" mean).
     if (&to == &p.network.allow && p.network.mode.value == NetMode::none)
         p.network.mode = Located<NetMode>{NetMode::proxy, origin};
-    to.push_back({pattern, std::move(origin)});
+    HostRule rule;
+    rule.pattern = pattern;
+    rule.origin = std::move(origin);
+    to.push_back(std::move(rule));
     return {};
 }
 

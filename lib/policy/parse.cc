@@ -160,6 +160,7 @@ private:
     bool limits(const toml::table& t);
     bool reserved(const toml::node& n, const std::string& section);
     bool network(const toml::table& t);
+    bool host_rule(const toml::node& n, const std::string& key, HostRule& rule);
     bool secrets(const toml::table& t);
 
     const std::string& file_;
@@ -621,10 +622,9 @@ bool Parser::network(const toml::table& t) {
             if (!array_of(n, key, a)) return false;
             for (size_t i = 0; i < a->size(); ++i) {
                 std::string item_key = key + "[" + std::to_string(i) + "]";
-                std::string s;
-                if (!checked(*a->get(i), item_key, s, check_host_pattern)) return false;
-                (k == "allow" ? out_.net_allow : out_.net_deny)
-                    .push_back({s, origin(a->get(i)->source(), item_key)});
+                HostRule rule;
+                if (!host_rule(*a->get(i), item_key, rule)) return false;
+                (k == "allow" ? out_.net_allow : out_.net_deny).push_back(std::move(rule));
             }
         } else if (k == "hosts") {
             const toml::table* hosts = nullptr;
@@ -658,6 +658,36 @@ bool Parser::network(const toml::table& t) {
             return unknown_key(e, key, known);
         }
     }
+    return true;
+}
+
+// One allow/deny entry: a host pattern, or { host = PATTERN, methods = [...],
+// paths = [...] } for a rule that applies to some requests only.
+bool Parser::host_rule(const toml::node& n, const std::string& key, HostRule& rule) {
+    rule.origin = origin(n.source(), key);
+    if (!n.is_table()) return checked(n, key, rule.pattern, check_host_pattern);
+    const toml::table& t = *n.as_table();
+    for (const auto& f : entries(t)) {
+        std::string_view k = f.key->str();
+        std::string sub = key + "." + std::string(k);
+        if (k == "host") {
+            if (!checked(*f.node, sub, rule.pattern, check_host_pattern)) return false;
+        } else if (k == "methods" || k == "paths") {
+            const toml::array* a = nullptr;
+            if (!array_of(*f.node, sub, a)) return false;
+            if (a->empty()) return fail(f.node->source(), sub, "expected at least one entry (leave the key out for all)");
+            for (size_t i = 0; i < a->size(); ++i) {
+                std::string v;
+                if (!checked(*a->get(i), sub + "[" + std::to_string(i) + "]", v,
+                             k == "methods" ? check_method : check_path_glob))
+                    return false;
+                (k == "methods" ? rule.methods : rule.paths).push_back(v);
+            }
+        } else {
+            return unknown_key(f, sub, {"host", "methods", "paths"});
+        }
+    }
+    if (rule.pattern.empty()) return fail(n.source(), key, "expected a table with 'host' (and 'methods' or 'paths')");
     return true;
 }
 

@@ -99,9 +99,13 @@ enum class NetMode {
 };
 
 // An allow or deny entry: "api.example.com", "*.npmjs.org", "github.com:22", "*".
+// A table entry { host = "...", methods = [...], paths = [...] } restricts the
+// rule to those requests (docs/network.md).
 struct HostRule {
     std::string pattern;
     Origin origin;
+    std::vector<std::string> methods;  // empty: every method
+    std::vector<std::string> paths;    // path globs; empty: every path
 };
 
 // [network.hosts] "example.test" = "127.0.0.1": the proxy connects there for that name.

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// The proxy's shared state, private to lib/net: what the connection handlers of
+// proxy.cc (sessions: the first request, the checks, the connect, the relay) and
+// exchange.cc (intercepted connections: every request checked) both use.
+#pragma once
+
+#include <utility>
+
+#include "net/ca.hpp"
+#include "net/http.hpp"
+#include "net/proxy.hpp"
+#include "sys/fd.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+namespace agentjail::net {
+
+// A connection the proxy ends when it stops (io thread only).
+class Connection {
+public:
+    virtual ~Connection() = default;
+    virtual void abort() = 0;
+};
+
+struct Proxy::Impl {
+    Settings settings;
+    std::unique_ptr<boost::asio::io_context> io = std::make_unique<boost::asio::io_context>();
+    std::optional<boost::asio::ip::tcp::acceptor> acceptor;
+    std::thread thread;
+    std::promise<void> done;
+    sys::UniqueFd log_fd;
+    std::mutex log_mu;
+    std::atomic<std::uint64_t> allowed{0}, denied{0};
+    std::unordered_set<Connection*> sessions;  // io thread only
+    bool stopping = false;                     // io thread only
+    bool stopped = false;
+    // Secrets: their values (read in serve(), index as settings.secrets) and the
+    // TLS client context for upstreams of requests that carry one or that are
+    // intercepted.
+    std::vector<std::string> secret_values;
+    std::optional<boost::asio::ssl::context> tls_ctx;
+    // The per-run CA (prepare_ca()); null when nothing is intercepted.
+    std::unique_ptr<Ca> ca;
+    std::string ca_dir;  // the directory of settings.ca_bundle_host, removed at the end
+
+    void accept();
+    void write_log(const nlohmann::ordered_json& j);
+    // The (placeholder, value) pairs of the secrets bound to host:port.
+    std::vector<std::pair<std::string, std::string>> secrets_for(const std::string& host, std::uint16_t port) const;
+};
+
+// What a session hands over to an exchange once the destination is connected.
+struct ExchangeStart {
+    enum class Kind {
+        tunnel,  // CONNECT or SOCKS5 answered: TLS (intercepted) or plain HTTP follows
+        plain,   // an absolute-form request with per-request rules or secrets
+    };
+    ExchangeStart(boost::asio::ip::tcp::socket c, boost::asio::ip::tcp::socket u)
+        : client(std::move(c)), upstream(std::move(u)) {}
+    Kind kind = Kind::tunnel;
+    boost::asio::ip::tcp::socket client;
+    boost::asio::ip::tcp::socket upstream;
+    std::string host;                 // the checked destination (normalised)
+    std::uint16_t port = 0;           // as the client asked for it
+    std::uint16_t upstream_port = 0;  // where the proxy connected (443 for a secret's port 80)
+    std::string client_bytes;         // read from the client beyond what was parsed
+    Request first;                    // plain: the request, already checked
+    std::string first_path;           // plain: its normalised path and query
+    bool upstream_tls = false;        // plain: the request goes on over TLS (secrets)
+    std::string method;               // the tunnel's "CONNECT" or "SOCKS5", for its log line
+    std::string rule;                 // the rule that allowed the destination
+    std::chrono::system_clock::time_point started;
+};
+
+// Runs the exchange on the proxy's io thread (call it there).
+void start_exchange(Proxy::Impl& px, ExchangeStart&& start);
+
+}  // namespace agentjail::net
