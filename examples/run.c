@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Example of the C API: runs a command in a sandbox and exits with its status.
  *
- *   aj_example_run [--policy NAME] -- CMD [ARGS...]
+ *   aj_example_run [--policy NAME] [--limit KEY=VALUE]... [--json] -- CMD [ARGS...]
+ *
+ * --limit sets a [limits] key (memory=512M, pids=64, timeout=30s, ...); --json
+ * prints the result record on stdout after the command ends.
  *
  * Exit status as agentjail's: the command's own, 128+N when signal N killed it,
  * 125 when the sandbox could not be set up, 126/127 when the command could not
@@ -12,7 +15,8 @@
 #include <string.h>
 
 static int usage(void) {
-    fprintf(stderr, "usage: aj_example_run [--policy NAME] -- CMD [ARGS...]\n");
+    fprintf(stderr,
+            "usage: aj_example_run [--policy NAME] [--limit KEY=VALUE]... [--json] -- CMD [ARGS...]\n");
     return 125;
 }
 
@@ -28,11 +32,19 @@ static int fail(aj_error *err) {
 
 int main(int argc, char **argv) {
     const char *policy_name = "default";
+    const char *limits[16];
+    int nlimits = 0, json = 0;
     int i = 1;
     while (i < argc) {
         if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
             policy_name = argv[i + 1];
             i += 2;
+        } else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc && nlimits < 16) {
+            limits[nlimits++] = argv[i + 1];
+            i += 2;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+            ++i;
         } else if (strcmp(argv[i], "--") == 0) {
             ++i;
             break;
@@ -45,6 +57,21 @@ int main(int argc, char **argv) {
     aj_error *err = NULL;
     aj_policy *policy = NULL;
     if (aj_policy_load(&policy, policy_name, &err) != AJ_OK) return fail(err);
+    for (int l = 0; l < nlimits; ++l) {
+        char key[64];
+        const char *eq = strchr(limits[l], '=');
+        size_t n = eq != NULL ? (size_t)(eq - limits[l]) : 0;
+        if (eq == NULL || n == 0 || n >= sizeof key) {
+            aj_policy_free(policy);
+            return usage();
+        }
+        memcpy(key, limits[l], n);
+        key[n] = '\0';
+        if (aj_policy_set_limit(policy, key, eq + 1, &err) != AJ_OK) {
+            aj_policy_free(policy);
+            return fail(err);
+        }
+    }
 
     aj_run_options opts = AJ_RUN_OPTIONS_INIT;
     aj_sandbox *sb = NULL;
@@ -59,6 +86,15 @@ int main(int argc, char **argv) {
     if (rc != AJ_OK) return fail(err);
 
     int status = aj_result_exited(res) ? aj_result_exit_code(res) : 128 + aj_result_signal(res);
+    if (json) {
+        char *record = NULL;
+        if (aj_result_json(&record, res, &err) != AJ_OK) {
+            aj_result_free(res);
+            return fail(err);
+        }
+        printf("%s\n", record);
+        aj_string_free(record);
+    }
     aj_result_free(res);
     return status;
 }

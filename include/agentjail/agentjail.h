@@ -78,6 +78,14 @@ AJ_API int aj_policy_set_workspace(aj_policy *policy, const char *dir, aj_error 
 AJ_API int aj_policy_set_hostname(aj_policy *policy, const char *name, aj_error **err);
 /* The command's working directory inside the sandbox. */
 AJ_API int aj_policy_set_cwd(aj_policy *policy, const char *dir, aj_error **err);
+/* Sets a resource limit, with the key and the spelling of a policy file's [limits]
+ * and of the CLI flags: ("memory", "2G"), ("swap", "0"), ("cpus", "1.5"),
+ * ("pids", "256"), ("timeout", "30m"), ("kill_grace", "5s"), ("cpu_time", "10m"),
+ * ("nofile", "1024"), ("fsize", "1G"), ("tmpfs_size", "512M"); "max" lifts a limit.
+ * ("allow_degraded", "true") runs with rlimits only where no cgroup can be made.
+ * An unknown key or a bad value is AJ_EINVAL with a message that names it. */
+AJ_API int aj_policy_set_limit(aj_policy *policy, const char *key, const char *value,
+                               aj_error **err);
 AJ_API void aj_policy_free(aj_policy *policy);
 
 /* ---- running ---- */
@@ -120,6 +128,29 @@ AJ_API int aj_result_exit_code(const aj_result *res);
 AJ_API int aj_result_signal(const aj_result *res);
 /* Seconds from spawn to exit. */
 AJ_API double aj_result_wall_time(const aj_result *res);
+/* 1 when the wall-clock limit ended the run, else 0. */
+AJ_API int aj_result_timed_out(const aj_result *res);
+
+/* Counters of a run, read with aj_result_stat. Times are in microseconds. */
+typedef enum aj_stat {
+    AJ_STAT_MEMORY_PEAK_BYTES = 0,
+    AJ_STAT_OOM_KILLS = 1,        /* processes the OOM killer ended inside */
+    AJ_STAT_PIDS_PEAK = 2,
+    AJ_STAT_PIDS_MAX_HITS = 3,    /* forks refused at the pids limit */
+    AJ_STAT_CPU_USER_US = 4,
+    AJ_STAT_CPU_SYSTEM_US = 5,
+    AJ_STAT_CPU_THROTTLED_US = 6, /* time held back by the cpus limit */
+    AJ_STAT_SECCOMP_DENIALS = 7,
+    AJ_STAT_NETWORK_DENIALS = 8,
+    AJ_STAT_NETWORK_ALLOWED = 9
+} aj_stat;
+/* *out: the counter (0 where it was not measured). AJ_EINVAL for an unknown stat. */
+AJ_API int aj_result_stat(uint64_t *out, const aj_result *res, aj_stat stat, aj_error **err);
+/* The result record as one JSON object on one line, as `agentjail --json` prints it
+ * writes (status OK/RE/SG/TO/ML/PL, times, memory, limits, layers, denials).
+ * *out: a NUL-terminated string owned by the caller (aj_string_free). */
+AJ_API int aj_result_json(char **out, const aj_result *res, aj_error **err);
+AJ_API void aj_string_free(char *s);
 AJ_API void aj_result_free(aj_result *res);
 
 #ifdef __cplusplus

@@ -122,6 +122,12 @@ public:
     Result<void> set_workspace(const std::string& dir);
     Result<void> set_hostname(const std::string& name);
     Result<void> set_cwd(const std::string& dir);
+    // A [limits] key with its value spelt as in a policy file or on the command line:
+    // "memory" "2G", "swap" "0", "cpus" "1.5", "pids" "256", "timeout" "30m",
+    // "kill_grace" "5s", "cpu_time" "10m", "nofile" "1024", "fsize" "1G",
+    // "tmpfs_size" "512M"; "max" lifts a limit; "allow_degraded" "true" runs with
+    // rlimits only where no cgroup can be made (RunResult::degraded says so).
+    Result<void> set_limit(const std::string& key, const std::string& value);
 
     policy::Policy& raw();
     const policy::Policy& raw() const;

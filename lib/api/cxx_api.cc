@@ -159,6 +159,11 @@ Result<void> Policy::set_cwd(const std::string& dir) {
     return {};
 }
 
+Result<void> Policy::set_limit(const std::string& key, const std::string& value) {
+    // The same parser as the policy file and the CLI flags, so units and messages match.
+    return policy::set_limit(*p_, key, value, policy::Origin{"api", 0, 0, "set_limit " + key});
+}
+
 // ---- Sandbox ----
 
 Sandbox::Sandbox(std::unique_ptr<Launched> l) : l_(std::move(l)) {}

@@ -5,6 +5,11 @@
 #include <agentjail/agentjail.h>
 #include <agentjail/agentjail.hpp>
 
+#include "limits/record.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <string>
@@ -16,10 +21,12 @@ struct aj_policy {
 
 struct aj_sandbox {
     agentjail::Sandbox sandbox;
+    std::chrono::system_clock::time_point start;  // for the result record
 };
 
 struct aj_result {
     agentjail::RunResult result;
+    std::chrono::system_clock::time_point start;
 };
 
 struct aj_error {
@@ -211,6 +218,16 @@ AJ_API int aj_policy_set_cwd(aj_policy* policy, const char* dir, aj_error** err)
     });
 }
 
+AJ_API int aj_policy_set_limit(aj_policy* policy, const char* key, const char* value,
+                               aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_set_limit", "policy");
+        if (key == nullptr) return null_arg(err, "aj_policy_set_limit", "key");
+        if (value == nullptr) return null_arg(err, "aj_policy_set_limit", "value");
+        return status(err, policy->policy.set_limit(key, value));
+    });
+}
+
 AJ_API void aj_policy_free(aj_policy* policy) {
     guarded_value(0, [&] {
         delete policy;
@@ -244,9 +261,10 @@ AJ_API int aj_spawn(aj_sandbox** out, const aj_policy* policy, const char* const
         }
         std::vector<std::string> args;
         for (const char* const* a = argv; *a != nullptr; ++a) args.emplace_back(*a);
+        auto start = std::chrono::system_clock::now();
         auto sb = agentjail::Sandbox::spawn(policy->policy, args, so);
         if (!sb) return fail(err, sb.error());
-        *out = new aj_sandbox{std::move(*sb)};
+        *out = new aj_sandbox{std::move(*sb), start};
         return AJ_OK;
     });
 }
@@ -274,7 +292,7 @@ AJ_API int aj_sandbox_wait(aj_result** out, aj_sandbox* sb, aj_error** err) {
         if (sb == nullptr) return null_arg(err, "aj_sandbox_wait", "sb");
         auto r = sb->sandbox.wait();
         if (!r) return fail(err, r.error());
-        *out = new aj_result{*r};
+        *out = new aj_result{*r, sb->start};
         return AJ_OK;
     });
 }
@@ -302,6 +320,52 @@ AJ_API int aj_result_signal(const aj_result* res) {
 AJ_API double aj_result_wall_time(const aj_result* res) {
     return guarded_value(0.0, [&] { return res != nullptr ? res->result.wall_time_s : 0.0; });
 }
+
+AJ_API int aj_result_timed_out(const aj_result* res) {
+    return guarded_value(0, [&] { return res != nullptr && res->result.timed_out ? 1 : 0; });
+}
+
+AJ_API int aj_result_stat(uint64_t* out, const aj_result* res, aj_stat stat, aj_error** err) {
+    return guarded(err, [&] {
+        if (out == nullptr) return null_arg(err, "aj_result_stat", "out");
+        *out = 0;
+        if (res == nullptr) return null_arg(err, "aj_result_stat", "res");
+        const agentjail::RunResult& r = res->result;
+        auto us = [](double s) { return s > 0 ? static_cast<uint64_t>(s * 1e6 + 0.5) : uint64_t{0}; };
+        switch (stat) {
+        case AJ_STAT_MEMORY_PEAK_BYTES: *out = r.memory_peak_bytes; break;
+        case AJ_STAT_OOM_KILLS: *out = r.oom_kill_count; break;
+        case AJ_STAT_PIDS_PEAK: *out = r.pids_peak; break;
+        case AJ_STAT_PIDS_MAX_HITS: *out = r.pids_max_hits; break;
+        case AJ_STAT_CPU_USER_US: *out = us(r.cpu_user_s); break;
+        case AJ_STAT_CPU_SYSTEM_US: *out = us(r.cpu_system_s); break;
+        case AJ_STAT_CPU_THROTTLED_US: *out = r.cpu_throttled_us; break;
+        case AJ_STAT_SECCOMP_DENIALS: *out = r.seccomp_denials; break;
+        case AJ_STAT_NETWORK_DENIALS: *out = r.network_denials; break;
+        case AJ_STAT_NETWORK_ALLOWED: *out = r.network_allowed; break;
+        default:
+            return fail(err, AJ_EINVAL, "aj_result_stat: unknown stat " + std::to_string(static_cast<int>(stat)));
+        }
+        return AJ_OK;
+    });
+}
+
+AJ_API int aj_result_json(char** out, const aj_result* res, aj_error** err) {
+    return guarded(err, [&] {
+        if (out == nullptr) return null_arg(err, "aj_result_json", "out");
+        *out = nullptr;
+        if (res == nullptr) return null_arg(err, "aj_result_json", "res");
+        std::string json = agentjail::limits::record_json(res->result, res->start, -1);
+        // malloc, not new: a C caller may free it with either aj_string_free or free().
+        char* s = static_cast<char*>(std::malloc(json.size() + 1));
+        if (s == nullptr) throw std::bad_alloc();
+        std::memcpy(s, json.c_str(), json.size() + 1);
+        *out = s;
+        return AJ_OK;
+    });
+}
+
+AJ_API void aj_string_free(char* s) { std::free(s); }
 
 AJ_API void aj_result_free(aj_result* res) {
     guarded_value(0, [&] {

@@ -147,7 +147,7 @@ void child_main(ChildSpec& s) {
         n = ::read(s.go_fd, &go, 1);
     } while (n < 0 && errno == EINTR);
     if (n != 1) ::_exit(125);
-    ::close(s.go_fd);
+    if (!s.wait_before_fork) ::close(s.go_fd);
 
     // The init is a copy of the launcher's memory (its environment, its secrets):
     // non-dumpable, so the command can neither ptrace it nor read /proc/1/mem or
@@ -179,6 +179,16 @@ void child_main(ChildSpec& s) {
         ::close(ps);  // neither the init nor the command keeps it
     }
     if (::chdir(s.cwd) < 0) fail(s, fs::Stage::chdir, errno);
+
+    // The launcher's before_fork (the cgroup v1 attach) must be done before any
+    // process of the sandbox other than us exists: children inherit the groups.
+    if (s.wait_before_fork) {
+        do {
+            n = ::read(s.go_fd, &go, 1);
+        } while (n < 0 && errno == EINTR);
+        if (n != 1) ::_exit(125);
+        ::close(s.go_fd);
+    }
 
     // Block everything before the fork so no signal is lost; install handlers too,
     // because pid 1 only receives signals from outside for which it has a handler.

@@ -58,6 +58,9 @@ struct ChildSpec {
     bool want_listener = false;
 
     int go_fd = -1;      // read end: one byte once the id maps are written
+    // A second byte on go_fd before the init forks the command: the launcher's
+    // before_fork hook (the cgroup v1 attach) ran while the root was being built.
+    bool wait_before_fork = false;
     int err_fd = -1;     // a SOCK_SEQPACKET end, close-on-exec: a Report on failure, the listener
     int status_fd = -1;  // write end: the command's wait status, from the init
     int stdio[3] = {-1, -1, -1};

@@ -142,7 +142,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     }
 
     int go[2], errp[2], status[2];
-    if (::pipe2(go, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    // A socket, not a pipe, so a write to a child that already died is EPIPE and
+    // never a SIGPIPE in the caller's process (MSG_NOSIGNAL).
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0)
+        return setup_error(ErrorKind::setup, errno, "socketpair");
     sys::UniqueFd go_r(go[0]), go_w(go[1]);
     // A datagram socket, not a pipe: the command passes the seccomp listener over it.
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, errp) < 0)
@@ -151,6 +154,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     if (::pipe2(status, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
     sys::UniqueFd status_r(status[0]), status_w(status[1]);
     spec.go_fd = go_r.get();
+    spec.wait_before_fork = static_cast<bool>(hooks.before_fork);
     spec.err_fd = err_w.get();
     spec.status_fd = status_w.get();
 
@@ -196,7 +200,17 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         if (auto r = hooks.before_release(static_cast<pid_t>(pid)); !r) return abort_child(std::move(r).error());
 
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r));
-    if (::write(go_w.get(), "g", 1) != 1) return setup_error(ErrorKind::setup, errno, "releasing the child");
+    if (::send(go_w.get(), "g", 1, MSG_NOSIGNAL) != 1)
+        return setup_error(ErrorKind::setup, errno, "releasing the child");
+    if (hooks.before_fork) {
+        if (auto r = hooks.before_fork(static_cast<pid_t>(pid)); !r) {
+            (void)p.kill(SIGKILL);
+            (void)p.wait();
+            return std::move(r).error();
+        }
+        // A child that already failed has closed its end: its report below says why.
+        (void)::send(go_w.get(), "f", 1, MSG_NOSIGNAL);
+    }
     go_w.reset();
 
     // EOF means every holder of the write end is gone: the init closed it after

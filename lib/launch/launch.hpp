@@ -27,6 +27,12 @@ struct Hooks {
     // Called with the init's pid after clone, before the child is released (it has
     // run nothing yet): cgroup v1 attaches it here. An error aborts the launch.
     std::function<Result<void>(pid_t)> before_release;
+    // Called with the init's pid once it was released to build the root, and before it
+    // forks the command (it waits for us): cgroup v1 attaches here, so the kernel's
+    // wait in that move (an RCU grace period, milliseconds) overlaps the root's
+    // construction instead of adding to it. Nothing of the command has run yet, and
+    // every process of the sandbox is forked after it returns. An error aborts.
+    std::function<Result<void>(pid_t)> before_fork;
     // Called when the wall clock's grace period ran out, beside SIGKILL to the init
     // (cgroup.kill reaches processes that escaped the pid namespace's reach).
     std::function<void()> on_kill;

@@ -60,7 +60,7 @@ launch::Hooks Enforcer::hooks() const {
     if (!group_) return h;
     cgroup::Group* g = group_.get();
     h.cgroup_fd = g->clone_fd();
-    if (h.cgroup_fd < 0) h.before_release = [g](pid_t pid) { return g->attach(pid); };
+    if (h.cgroup_fd < 0) h.before_fork = [g](pid_t pid) { return g->attach(pid); };
     h.on_kill = [g] { g->kill_all(); };
     return h;
 }

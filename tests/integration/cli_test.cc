@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <regex>
 
 using ajit::describe;
@@ -86,4 +87,36 @@ TEST_F(Sandbox, CExampleRunsACommandAndReturnsItsStatus) {
     auto r = ajtest::run_with({example, "--", "sh", "-c", "exit 7"}, opts);
     jail.record(r);
     EXPECT_EQ(r.status, 7) << describe(r);
+}
+
+// The C API's limits and result record: aj_policy_set_limit with the policy file's
+// spelling, aj_result_timed_out/aj_result_json after a wall-clock kill. Neither limit
+// needs a cgroup (rlimit and the supervisor's clock), so this runs for every caller.
+TEST_F(Sandbox, CExampleSetsLimitsAndPrintsTheResultRecord) {
+    std::string example = AJ_EXAMPLE_C;
+    if (!ajtest::exists(example)) GTEST_SKIP() << "the C example " << example << " is not built";
+    ajtest::RunOptions opts;
+    opts.env.push_back("HOME=" + jail.home());
+    opts.cwd = jail.ws();
+    // Control: without the limits the same command finishes on its own.
+    auto free_run = ajtest::run_with({example, "--json", "--", "sh", "-c", "ulimit -n; sleep 0.2"}, opts);
+    jail.record(free_run);
+    ASSERT_EQ(free_run.status, 0) << describe(free_run);
+    EXPECT_NE(ajtest::lines(free_run.out).front(), "64") << free_run.out;
+    auto r = ajtest::run_with({example, "--limit", "nofile=64", "--limit", "timeout=1s", "--limit",
+                               "kill_grace=1s", "--json", "--", "sh", "-c", "ulimit -n; exec sleep 30"},
+                              opts);
+    jail.record(r);
+    ASSERT_EQ(r.status, 128 + SIGTERM) << describe(r);
+    auto ls = ajtest::lines(r.out);
+    ASSERT_GE(ls.size(), 2u) << r.out;
+    EXPECT_EQ(ls.front(), "64");
+    auto j = nlohmann::json::parse(ls.back(), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j["status"], "TO") << r.out;
+    EXPECT_EQ(j["limits"]["nofile"], 64) << r.out;
+    EXPECT_LT(j["wall_time_s"].get<double>(), 10.0) << r.out;
+    auto bad = ajtest::run_with({example, "--limit", "memroy=1G", "--", "true"}, opts);
+    EXPECT_EQ(bad.status, 125) << describe(bad);
+    EXPECT_TRUE(ajtest::contains(bad.err, "did you mean 'memory'")) << bad.err;
 }

@@ -100,6 +100,37 @@ TEST(CApi, BadOverridesAreEinval) {
     EXPECT_EQ(aj_policy_set_hostname(pol.p, "box", err.out()), AJ_OK) << err.message();
 }
 
+TEST(CApi, LimitsUseThePolicyFilesSpellingAndMessages) {
+    Pol pol;
+    Err err;
+    ASSERT_EQ(aj_policy_load(&pol.p, "minimal", err.out()), AJ_OK);
+    EXPECT_EQ(aj_policy_set_limit(pol.p, "memory", "2G", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_set_limit(pol.p, "cpus", "1.5", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_set_limit(pol.p, "timeout", "30m", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_set_limit(pol.p, "pids", "max", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_set_limit(pol.p, "allow_degraded", "true", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_set_limit(pol.p, "memroy", "2G", err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("did you mean 'memory'"), std::string::npos) << err.message();
+    EXPECT_EQ(aj_policy_set_limit(pol.p, "memory", "2 gigs", err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("set_limit memory"), std::string::npos) << err.message();
+    EXPECT_EQ(aj_policy_set_limit(pol.p, "timeout", "", err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_policy_set_limit(pol.p, nullptr, "1", err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_policy_set_limit(nullptr, "pids", "1", err.out()), AJ_EINVAL);
+}
+
+TEST(CApi, ResultAccessorsRefuseNullAndUnknownStats) {
+    Err err;
+    uint64_t v = 7;
+    EXPECT_EQ(aj_result_stat(&v, nullptr, AJ_STAT_PIDS_PEAK, err.out()), AJ_EINVAL);
+    EXPECT_EQ(v, 0u);
+    EXPECT_EQ(aj_result_stat(nullptr, nullptr, AJ_STAT_PIDS_PEAK, err.out()), AJ_EINVAL);
+    char* json = reinterpret_cast<char*>(1);
+    EXPECT_EQ(aj_result_json(&json, nullptr, err.out()), AJ_EINVAL);
+    EXPECT_EQ(json, nullptr);
+    EXPECT_EQ(aj_result_timed_out(nullptr), 0);
+    aj_string_free(nullptr);
+}
+
 TEST(CApi, SpawnRefusesBadArgumentsBeforeCloning) {
     Pol pol;
     Err err;
