@@ -214,6 +214,13 @@ bool admits(const Rule& r, std::string_view method, std::string_view path, bool 
     return false;
 }
 
+// Whether an allow entry the user wrote (not one implied by a secret) matches.
+bool has_explicit_allow(const Rules& rules, std::string_view host, std::uint16_t port) {
+    for (const auto& r : rules.allow)
+        if (!r.implied && matches(r.pattern, host, port, false)) return true;
+    return false;
+}
+
 std::string join(const std::vector<std::string>& v) {
     std::string out;
     for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -278,8 +285,9 @@ bool needs_requests(const Rules& rules, std::string_view host, std::uint16_t por
     for (const auto& r : rules.deny)
         if (r.restricted() && matches(r.pattern, host, port, true)) return true;
     bool restricted = false;
+    bool explicit_rule = has_explicit_allow(rules, host, port);
     for (const auto& r : rules.allow) {
-        if (!matches(r.pattern, host, port, false)) continue;
+        if (!matches(r.pattern, host, port, false) || (r.implied && explicit_rule)) continue;
         if (!r.restricted()) return false;  // one entry admits every request
         restricted = true;
     }
@@ -299,8 +307,9 @@ RequestDecision check_request(const Rules& rules, std::string_view host, std::ui
         return d;
     }
     const Rule* first = nullptr;
+    bool explicit_rule = has_explicit_allow(rules, host, port);
     for (const auto& r : rules.allow) {
-        if (!matches(r.pattern, host, port, false)) continue;
+        if (!matches(r.pattern, host, port, false) || (r.implied && explicit_rule)) continue;
         if (admits(r, method, path, false)) {
             d.allowed = true;
             d.rule = r.origin;

