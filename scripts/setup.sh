@@ -16,8 +16,10 @@ build_pkgs=(build-essential cmake ninja-build pkg-config libseccomp-dev libcap-d
 # What the test tiers and the benchmark run: hyperfine and bwrap (bench peers),
 # unshare/runuser (util-linux), ps (procps), useradd/userdel (passwd) for the
 # unprivileged pass of scripts/test.sh, capsh (libcap2-bin), python3; curl and
-# iproute2 (ip) for the network tests and bench/network.sh.
-test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 curl iproute2)
+# iproute2 (ip) for the network tests and bench/network.sh; ssh, sshd and OpenBSD netcat
+# for the git-over-SSH test (a throwaway sshd on loopback, reached through SOCKS5).
+test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 curl iproute2
+    openssh-client openssh-server netcat-openbsd)
 lint_pkgs=(clang-format clang-tidy)
 # What tests/vm/run-in-vm.sh boots for the real cgroup v2 tests (label vm): the host's
 # cgroup v2 hierarchy has no controllers, so those tests run in a QEMU guest on Debian's

@@ -224,8 +224,10 @@ first_closed_dir() {
 run_unprivileged_pass() {
     user=ajtest-$$
     while id -u "$user" >/dev/null 2>&1; do user=ajtest-$$-$RANDOM; done
+    # A real shell: the git-over-SSH test logs this user in to a throwaway sshd on
+    # loopback, and sshd runs every session through the login shell.
     useradd --system --user-group --no-create-home --home-dir "$scratch/home" \
-        --shell /usr/sbin/nologin "$user"
+        --shell /bin/sh "$user"
     install -d -o "$user" -g "$user" -m 0700 "$scratch/home" "$scratch/tmp" "$scratch/ctest"
     # A test directory of the user's own that includes the real one: ctest insists on
     # writing Testing/Temporary/ under the directory it is pointed at.
