@@ -605,7 +605,7 @@ TEST_F(Network, TheCaPrivateKeyIsNotReachableInside) {
     std::string script =
         "b=$SSL_CERT_FILE; echo bundle=$b; echo R certs $(grep -c 'BEGIN CERTIFICATE' \"$b\"); "
         "echo R runca $(grep -c \"this run's CA\" \"$b\"); "
-        "echo R keys $(grep -rl 'PRIVATE KEY' /run /tmp \"$HOME\" \"$PWD\" 2>/dev/null | tr '\\n' ' '); "
+        "echo R keys $(grep -rl 'PRIVATE KEY' /run /tmp \"$HOME\" \"$PWD\" 2>/dev/null | sort -u | tr '\\n' ' '); "
         "echo R envkeys $(env | grep -c 'PRIVATE KEY'); "
         "echo R writable $(echo x 2>/dev/null >> \"$b\" && echo yes || echo no); "
         "curl -sS --max-time 15 -o /dev/null -w 'R get %{http_code}\\n' https://example.test:" +
@@ -673,8 +673,12 @@ TEST_F(Network, OnlyRestrictedHostsAreInterceptedOthersStayTunnels) {
     };
     EXPECT_TRUE(ajtest::contains(line("open-issuer"), "upstream-own-cert.test")) << describe(r);
     EXPECT_TRUE(ajtest::contains(line("reg-issuer"), "agentjail run CA")) << describe(r);
-    if (have("/usr/bin/python3")) EXPECT_EQ(line("python"), "hello from reg") << describe(r);
-    if (have("/usr/bin/node")) EXPECT_EQ(line("node"), "node=hello from reg") << describe(r);
+    if (have("/usr/bin/python3")) {
+        EXPECT_EQ(line("python"), "hello from reg") << describe(r);
+    }
+    if (have("/usr/bin/node")) {
+        EXPECT_EQ(line("node"), "node=hello from reg") << describe(r);
+    }
     // The log tells them apart too.
     for (const auto& e : ajnet::log_entries(log(), "open.test"))
         EXPECT_FALSE(e.contains("intercepted")) << e.dump();

@@ -90,3 +90,68 @@ TEST(NetHttp, SimpleResponse) {
 
 }  // namespace
 }  // namespace agentjail::net
+
+// ---- request paths, body framing, responses (intercepted connections) -------------
+
+namespace agentjail::net {
+namespace {
+
+TEST(NetHttpExchange, PathsAreNormalisedOrRefused) {
+    std::string path, query, why;
+    ASSERT_TRUE(normalize_path("/%61pi/x%2fy?q=%41", path, query, why)) << why;
+    EXPECT_EQ(path, "/api/x%2Fy");
+    EXPECT_EQ(query, "?q=%41");
+    for (const char* bad : {"/a/../b", "/a/%2e%2e/b", "/./a", "/a\\b", "/a%5cb", "/a%00", "/a%4", "/a%zz"})
+        EXPECT_FALSE(normalize_path(bad, path, query, why)) << bad;
+    EXPECT_TRUE(normalize_path("/a/..b/.c", path, query, why)) << why;
+}
+
+TEST(NetHttpExchange, RequestBodiesAreFramedOneWay) {
+    auto head = [](const std::string& extra) {
+        auto r = parse_request_head("POST /x HTTP/1.1\r\nHost: a.test\r\n" + extra + "\r\n", TargetForm::origin);
+        EXPECT_EQ(r.status, ParseStatus::ok) << r.error;
+        return r.request;
+    };
+    Body b;
+    std::string why;
+    ASSERT_TRUE(request_body(head("Content-Length: 12\r\n"), b, why));
+    EXPECT_EQ(b.framing, Framing::length);
+    EXPECT_EQ(b.length, 12u);
+    ASSERT_TRUE(request_body(head("Transfer-Encoding: chunked\r\n"), b, why));
+    EXPECT_EQ(b.framing, Framing::chunked);
+    ASSERT_TRUE(request_body(head(""), b, why));
+    EXPECT_EQ(b.framing, Framing::none);
+    EXPECT_FALSE(request_body(head("Content-Length: 1\r\nTransfer-Encoding: chunked\r\n"), b, why));
+    EXPECT_FALSE(request_body(head("Transfer-Encoding: gzip, chunked\r\n"), b, why));
+    EXPECT_FALSE(request_body(head("Content-Length: 1\r\nContent-Length: 2\r\n"), b, why));
+    EXPECT_FALSE(request_body(head("Content-Length: -1\r\n"), b, why));
+    // Inside a tunnel only the origin form, with a Host header.
+    EXPECT_EQ(parse_request_head("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", TargetForm::origin).status,
+              ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("GET / HTTP/1.1\r\n\r\n", TargetForm::origin).status, ParseStatus::bad);
+}
+
+TEST(NetHttpExchange, ResponsesAndForwardedHeads) {
+    auto r = parse_response_head("HTTP/1.1 204 No Content\r\nX: y\r\n\r\nrest");
+    ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
+    EXPECT_EQ(r.head_size, 33u);
+    Body b;
+    std::string why;
+    ASSERT_TRUE(response_body(r.response, "GET", b, why));
+    EXPECT_EQ(b.framing, Framing::none);
+    r = parse_response_head("HTTP/1.1 200 OK\r\n\r\n");
+    ASSERT_TRUE(response_body(r.response, "GET", b, why));
+    EXPECT_EQ(b.framing, Framing::until_close);
+    ASSERT_TRUE(response_body(r.response, "HEAD", b, why));
+    EXPECT_EQ(b.framing, Framing::none);
+    EXPECT_EQ(parse_response_head("SSH-2.0-x\r\n\r\n").status, ParseStatus::bad);
+    auto q = parse_request_head("POST /v1 HTTP/1.1\r\nHost: api.test\r\nx-api-key: PH\r\nExpect: 100-continue\r\n"
+                                "Upgrade: websocket\r\nConnection: Upgrade\r\nProxy-Authorization: x\r\n\r\n",
+                                TargetForm::origin);
+    ASSERT_EQ(q.status, ParseStatus::ok) << q.error;
+    std::string h = exchange_head(q.request, "/v1", "api.test", 443, 443, true, {{"PH", "sk-1"}});
+    EXPECT_EQ(h, "POST /v1 HTTP/1.1\r\nx-api-key: sk-1\r\nHost: api.test\r\nConnection: keep-alive\r\n\r\n");
+}
+
+}  // namespace
+}  // namespace agentjail::net

@@ -257,3 +257,54 @@ TEST(NetPlan, ProxyNeedsTheNetworkNamespace) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(NetPolicy, RuleTablesWithMethodsAndPaths) {
+    Policy p = parse_ok("[network]\nmode = \"proxy\"\nallow = [\"a.test\", { host = \"r.test\", methods = [\"GET\", "
+                        "\"HEAD\"], paths = [\"/simple/**\"] }]\ndeny = [{ host = \"r.test\", paths = [\"/x\"] }]\n");
+    ASSERT_EQ(p.network.allow.size(), 2u);
+    EXPECT_EQ(p.network.allow[1].pattern, "r.test");
+    EXPECT_EQ(p.network.allow[1].methods, (std::vector<std::string>{"GET", "HEAD"}));
+    EXPECT_EQ(p.network.allow[1].paths, (std::vector<std::string>{"/simple/**"}));
+    EXPECT_EQ(p.network.allow[1].origin.line, 3);
+    ASSERT_EQ(p.network.deny.size(), 1u);
+    EXPECT_EQ(p.network.deny[0].paths, (std::vector<std::string>{"/x"}));
+    EXPECT_EQ(parse_err("[network]\nallow = [{ host = \"r.test\", methods = [\"get\"] }]\n").substr(0, 47),
+              "t.toml:2:40: network.allow[0].methods[0]: 'get'");
+    EXPECT_EQ(parse_err("[network]\nallow = [{ host = \"r.test\", paths = [\"x\"] }]\n"),
+              "t.toml:2:38: network.allow[0].paths[0]: 'x': a path pattern starts with '/'");
+    EXPECT_EQ(parse_err("[network]\nallow = [{ methods = [\"GET\"] }]\n"),
+              "t.toml:2:10: network.allow[0]: expected a table with 'host' (and 'methods' or 'paths')");
+    EXPECT_EQ(parse_err("[network]\nallow = [{ host = \"r.test\", method = [\"GET\"] }]\n"),
+              "t.toml:2:29: network.allow[0].method: unknown key; did you mean 'methods'?");
+    EXPECT_EQ(parse_err("[network]\nallow = [{ host = \"r.test\", methods = [] }]\n"),
+              "t.toml:2:39: network.allow[0].methods: expected at least one entry (leave the key out for all)");
+}
+
+TEST(NetPlan, RestrictedRulesMountTheCaBundleAndPointClientsAtIt) {
+    PlanTree t;
+    Policy p = t.defaults();
+    ASSERT_TRUE(policy::add_allow_host(p, "plain.test", flag("--allow-host")));
+    auto plain = plan::build(p, {"/x"}, t.host());
+    ASSERT_TRUE(plain) << plain.error().message();
+    EXPECT_TRUE(plain->net->ca_bundle_inside.empty());  // nothing to intercept
+    EXPECT_EQ(env_of(*plain, "SSL_CERT_FILE"), "(unset)");
+    Policy q = parse_ok("extends = \"default\"\n[network]\nmode = \"proxy\"\nallow = [{ host = \"r.test\", methods = "
+                        "[\"GET\"] }]\n");
+    auto r = plan::build(q, {"/x"}, t.host());
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_TRUE(r->net);
+    EXPECT_EQ(r->net->ca_bundle_inside, "/run/agentjail/ca-bundle.pem");
+    EXPECT_NE(r->net->ca_bundle_host.find("/agentjail-ca-"), std::string::npos) << r->net->ca_bundle_host;
+    for (const char* v : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO"})
+        EXPECT_EQ(env_of(*r, v), "/run/agentjail/ca-bundle.pem") << v;
+    bool mounted = false;
+    for (const auto& m : r->mounts)
+        mounted = mounted || (m.dst == "/run/agentjail/ca-bundle.pem" && m.src == r->net->ca_bundle_host &&
+                              m.read_only && !m.is_dir);
+    EXPECT_TRUE(mounted);
+    EXPECT_EQ(r->net->rules.allow[0].methods, (std::vector<std::string>{"GET"}));
+}
+
+}  // namespace

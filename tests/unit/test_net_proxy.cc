@@ -161,7 +161,11 @@ Rule rule(const std::string& text, const std::string& origin) {
     std::string why;
     auto p = parse_host_pattern(text, &why);
     EXPECT_TRUE(p) << why;
-    return Rule{p ? *p : HostPattern{}, text, origin};
+    Rule r;
+    r.pattern = p ? *p : HostPattern{};
+    r.text = text;
+    r.origin = origin;
+    return r;
 }
 
 class ProxyTest : public ::testing::Test {

@@ -23,7 +23,13 @@ std::string pat_err(const std::string& s) {
     return p ? "(ok)" : why;
 }
 
-Rule rule(const std::string& s, const std::string& origin = "t.toml:1:1") { return Rule{pat(s), s, origin}; }
+Rule rule(const std::string& s, const std::string& origin = "t.toml:1:1") {
+    Rule r;
+    r.pattern = pat(s);
+    r.text = s;
+    r.origin = origin;
+    return r;
+}
 
 TEST(NetRules, PatternSyntax) {
     EXPECT_EQ(pat("Example.COM").host, "example.com");
@@ -129,6 +135,87 @@ TEST(NetRules, AddressCheck) {
     EXPECT_NE(check_address("169.254.169.254", *parse_numeric_host("169.254.169.254")).find("metadata"),
               std::string::npos);
     EXPECT_EQ(check_address("one.test", *parse_numeric_host("1.1.1.1")), "");
+}
+
+}  // namespace
+}  // namespace agentjail::net
+
+// ---- method and path rules -------------------------------------------------------
+
+namespace agentjail::net {
+namespace {
+
+Rule restricted(const std::string& s, std::vector<std::string> methods, std::vector<std::string> paths,
+                const std::string& origin) {
+    Rule r = rule(s, origin);
+    r.methods = std::move(methods);
+    r.paths = std::move(paths);
+    return r;
+}
+
+TEST(NetRequestRules, PathGlobs) {
+    EXPECT_TRUE(path_matches("/simple/**", "/simple/pkg/"));
+    EXPECT_TRUE(path_matches("/simple/**", "/simple"));  // the bare prefix
+    EXPECT_FALSE(path_matches("/simple/**", "/simplex"));
+    EXPECT_TRUE(path_matches("/*/*/git-upload-pack", "/o/r.git/git-upload-pack"));
+    EXPECT_FALSE(path_matches("/*/git-upload-pack", "/o/r.git/git-upload-pack"));  // * stays in a segment
+    EXPECT_TRUE(path_matches("/**/git-upload-pack", "/g/sub/r.git/git-upload-pack"));
+    EXPECT_FALSE(path_matches("/**/git-upload-pack", "/g/r.git/git-receive-pack"));
+    EXPECT_FALSE(path_matches("/Api", "/api"));
+    EXPECT_TRUE(path_matches("/Api", "/api", true));
+    EXPECT_EQ(check_path_pattern("api/**"), "'api/**': a path pattern starts with '/'");
+    EXPECT_NE(check_path_pattern("/a?b"), "");
+    EXPECT_EQ(check_path_pattern("/a/**"), "");
+    EXPECT_EQ(check_method_name("GET"), "");
+    EXPECT_NE(check_method_name("get"), "");
+    EXPECT_NE(check_method_name("CONNECT"), "");
+    // Many wildcards against a long path: linear per token, so no blow-up.
+    EXPECT_FALSE(path_matches("/**a**a**a**a**a**a**a**b", "/" + std::string(10000, 'a')));
+}
+
+TEST(NetRequestRules, DenyWinsAndAnyAllowEntryAdmits) {
+    Rules rs;
+    rs.allow = {restricted("reg.test", {"GET", "HEAD"}, {}, "p.toml:3:5"),
+                restricted("reg.test", {"POST"}, {"/-/npm/v1/security/**"}, "p.toml:4:5")};
+    rs.deny = {restricted("reg.test", {}, {"/**/secret"}, "p.toml:6:5")};
+    EXPECT_TRUE(check_name(rs, "reg.test", 443).allowed);  // a restricted deny refuses no name
+    EXPECT_TRUE(needs_requests(rs, "reg.test", 443));
+    auto d = check_request(rs, "reg.test", 443, "GET", "/pkg");
+    EXPECT_TRUE(d.allowed);
+    EXPECT_EQ(d.rule, "p.toml:3:5");
+    d = check_request(rs, "reg.test", 443, "POST", "/-/npm/v1/security/audits");
+    EXPECT_TRUE(d.allowed);
+    EXPECT_EQ(d.rule, "p.toml:4:5");
+    d = check_request(rs, "reg.test", 443, "PUT", "/pkg");
+    EXPECT_FALSE(d.allowed);
+    EXPECT_EQ(d.rule, "p.toml:3:5");
+    EXPECT_EQ(d.reason, "PUT reg.test:443/pkg is refused: the rule \"reg.test\" (p.toml:3:5) allows only methods GET, "
+                        "HEAD");
+    // Deny entries match generously: case and an encoded slash do not get around them.
+    for (const char* p : {"/a/secret", "/a/SECRET", "/a%2Fsecret"}) {
+        d = check_request(rs, "reg.test", 443, "GET", p);
+        EXPECT_FALSE(d.allowed) << p;
+        EXPECT_EQ(d.rule, "p.toml:6:5") << p;
+    }
+    // An unrestricted entry for the host admits every request: nothing to intercept.
+    rs.allow.push_back(rule("reg.test", "p.toml:9:5"));
+    rs.deny.clear();
+    EXPECT_FALSE(needs_requests(rs, "reg.test", 443));
+    EXPECT_TRUE(check_request(rs, "reg.test", 443, "PUT", "/pkg").allowed);
+}
+
+TEST(NetRequestRules, ASecretsImpliedEntryDoesNotWiden) {
+    Rules rs;
+    rs.allow = {restricted("api.test", {"GET"}, {}, "p.toml:3:5")};
+    Rule implied = rule("api.test", "p.toml:8:1 (secrets.KEY)");
+    implied.implied = true;
+    rs.allow.push_back(implied);
+    EXPECT_TRUE(needs_requests(rs, "api.test", 443));
+    EXPECT_FALSE(check_request(rs, "api.test", 443, "POST", "/v1").allowed);
+    // Alone, it allows its host.
+    Rules only;
+    only.allow = {implied};
+    EXPECT_TRUE(check_request(only, "api.test", 443, "POST", "/v1").allowed);
 }
 
 }  // namespace
