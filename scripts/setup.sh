@@ -12,7 +12,7 @@ set -euo pipefail
 # What cmake needs to configure and build the library, the CLI and the tests.
 build_pkgs=(build-essential cmake ninja-build pkg-config libseccomp-dev libcap-dev
     libboost-program-options-dev libboost-dev libfmt-dev libtomlplusplus-dev
-    libgtest-dev libgmock-dev nlohmann-json3-dev git ca-certificates libssl-dev)
+    libgtest-dev libgmock-dev nlohmann-json3-dev git ca-certificates libssl-dev libsystemd-dev)
 # What the test tiers and the benchmark run: hyperfine and bwrap (bench peers),
 # unshare/runuser (util-linux), ps (procps), useradd/userdel (passwd) for the
 # unprivileged pass of scripts/test.sh, capsh (libcap2-bin), python3; curl and
@@ -23,8 +23,10 @@ test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 cur
 lint_pkgs=(clang-format clang-tidy)
 # What tests/vm/run-in-vm.sh boots for the real cgroup v2 tests (label vm): the host's
 # cgroup v2 hierarchy has no controllers, so those tests run in a QEMU guest on Debian's
-# kernel; busybox-static is the guest's init, xz-utils unpacks the kernel's vmlinux once.
-vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils)
+# kernel; busybox-static is the guest's init, xz-utils unpacks the kernel's vmlinux once;
+# systemd gives the guest a real `systemd --user` manager (the guest shares the host's
+# /usr; nothing of it runs on the host) for the test of the systemd-scope cgroup.
+vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils systemd)
 
 say() { printf 'setup.sh: %s\n' "$*" >&2; }
 

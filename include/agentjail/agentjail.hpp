@@ -182,6 +182,11 @@ struct RunResult {
     // connection limit, malformed) and allowed, as in the --net-log lines.
     std::uint64_t network_denials = 0;
     std::uint64_t network_allowed = 0;
+    // Where the cgroup's parent came from: "agentjail.slice" (root), "own-cgroup",
+    // "parent-cgroup", "systemd-scope" (a transient scope of the user's systemd
+    // manager, named in cgroup_unit); empty without a cgroup.
+    std::string cgroup_via;
+    std::string cgroup_unit;
 };
 
 class Launched;

@@ -25,6 +25,16 @@ const char* kind_name(Kind k) {
     return "?";
 }
 
+const char* via_name(Via v) {
+    switch (v) {
+        case Via::root_slice: return "agentjail.slice";
+        case Via::own_cgroup: return "own-cgroup";
+        case Via::parent_cgroup: return "parent-cgroup";
+        case Via::systemd_scope: return "systemd-scope";
+    }
+    return "?";
+}
+
 std::string Hierarchy::self_dir() const {
     if (mount.empty() || self.empty() || self[0] != '/') return {};
     if (root == "/" || root.empty()) return self == "/" ? mount : mount + self;
@@ -278,7 +288,8 @@ Result<std::unique_ptr<Group>> create(const limits::Settings& settings) {
     std::string msg = "the limits asked for (" + asked + ") need a cgroup, and none can be made here: ";
     for (size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];
     msg += ". To fix: run as root, or start agentjail in a delegated cgroup v2 subtree "
-           "(systemd-run --user --scope -p Delegate=yes agentjail ...), or set "
+           "(systemd-run --user --scope -p Delegate=yes agentjail ...), or have a systemd user "
+           "manager running that agentjail can ask for one (log in, or loginctl enable-linger), or set "
            "`[limits] allow_degraded = true` in the policy to run with rlimits only";
     return Error(ErrorKind::unsupported, EPERM, msg);
 }

@@ -24,6 +24,16 @@ enum class Kind {
 // "v2", "v2-delegated", "v1".
 const char* kind_name(Kind k);
 
+// Where the group's parent came from.
+enum class Via {
+    root_slice,     // v2 as root: agentjail.slice at the top of the hierarchy
+    own_cgroup,     // the caller's own (delegated) cgroup; v1: the caller's own groups
+    parent_cgroup,  // the delegated parent of the caller's cgroup, beside it
+    systemd_scope,  // a transient scope with Delegate=yes from the user's systemd manager
+};
+// "agentjail.slice", "own-cgroup", "parent-cgroup", "systemd-scope".
+const char* via_name(Via v);
+
 // What the run used, read just before the group is removed. 0 when not available.
 struct Stats {
     std::uint64_t memory_peak_bytes = 0;
@@ -64,6 +74,9 @@ class Group {
 public:
     virtual ~Group() = default;
     virtual Kind kind() const = 0;
+    virtual Via via() const { return Via::own_cgroup; }
+    // The systemd unit that holds the group (Via::systemd_scope), else empty.
+    virtual std::string unit() const { return {}; }
     // v2: an O_DIRECTORY fd of the group, for CLONE_INTO_CGROUP; v1: -1.
     virtual int clone_fd() const { return -1; }
     // v1: moves pid (the init, before it runs anything) into every group.

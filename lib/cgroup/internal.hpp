@@ -5,6 +5,7 @@
 
 #include "cgroup/cgroup.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,24 @@ Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Setting
                                          std::string& why_not);
 Result<std::unique_ptr<Group>> create_v1(const Host& host, const limits::Settings& s,
                                          std::string& why_not);
+
+// Holds up the parent of a run's group for as long as the group lives (the systemd
+// scope's placeholder process). release() is called once the group is removed.
+class Anchor {
+public:
+    virtual ~Anchor() = default;
+    virtual Result<void> release() = 0;
+};
+// Makes the run's group in parent (whose cgroup.subtree_control already passes the
+// controllers) with the settings' limits (v2.cc).
+Result<std::unique_ptr<Group>> make_v2_group(Kind kind, const std::string& parent, const limits::Settings& s,
+                                             Via via, std::string unit = {},
+                                             std::unique_ptr<Anchor> anchor = nullptr);
+// Asks the caller's systemd user manager for a transient scope with Delegate=yes and
+// makes the run's group below it; want: the controllers to enable there
+// (systemd.cc). nullptr with why_not when no manager can be reached or it refused.
+Result<std::unique_ptr<Group>> create_systemd_scope(const Hierarchy& h, const limits::Settings& s,
+                                                    const std::vector<std::string>& want, std::string& why_not);
 
 // ---- stale groups (gc.cc) ----
 // Removes the stale agentjail groups directly under dir.

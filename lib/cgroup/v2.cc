@@ -45,12 +45,17 @@ std::string basename(const std::string& p) { return p.substr(p.rfind('/') + 1); 
 
 class V2Group final : public Group {
 public:
-    V2Group(Kind kind, std::string dir, sys::UniqueFd fd) : kind_(kind), dir_(std::move(dir)), fd_(std::move(fd)) {}
+    V2Group(Kind kind, std::string dir, sys::UniqueFd fd, Via via, std::string unit, std::unique_ptr<Anchor> anchor)
+        : kind_(kind), via_(via), unit_(std::move(unit)), dir_(std::move(dir)), fd_(std::move(fd)),
+          anchor_(std::move(anchor)) {}
     ~V2Group() override {
         if (!removed_) (void)remove();
+        anchor_.reset();
     }
 
     Kind kind() const override { return kind_; }
+    Via via() const override { return via_; }
+    std::string unit() const override { return unit_; }
     int clone_fd() const override { return fd_.get(); }
     Result<void> attach(pid_t) override { return {}; }  // entered at clone
 
@@ -99,6 +104,12 @@ public:
         for (;;) {
             if (::rmdir(dir_.c_str()) == 0 || errno == ENOENT) {
                 removed_ = true;
+                // Then the parent may go (a systemd scope stops once its placeholder left).
+                if (anchor_) {
+                    auto r = anchor_->release();
+                    anchor_.reset();
+                    return r;
+                }
                 return {};
             }
             int e = errno;
@@ -123,8 +134,11 @@ public:
 
 private:
     Kind kind_;
+    Via via_;
+    std::string unit_;
     std::string dir_;
     sys::UniqueFd fd_;
+    std::unique_ptr<Anchor> anchor_;
     bool removed_ = false;
 };
 
@@ -138,7 +152,10 @@ Result<void> enable(const std::string& parent, const std::vector<std::string>& w
     return write_text(parent + "/cgroup.subtree_control", add);
 }
 
-Result<std::unique_ptr<Group>> make_group(Kind kind, const std::string& parent, const limits::Settings& s) {
+}  // namespace
+
+Result<std::unique_ptr<Group>> make_v2_group(Kind kind, const std::string& parent, const limits::Settings& s, Via via,
+                                             std::string unit, std::unique_ptr<Anchor> anchor) {
     // Stale groups of agentjails that were SIGKILLed go first: they hold nothing we
     // need, and a crashed run must not leave the tree growing.
     GcResult ignored;
@@ -181,11 +198,15 @@ Result<std::unique_ptr<Group>> make_group(Kind kind, const std::string& parent, 
         int e = errno;
         return fail(Error(ErrorKind::setup, e, "open cgroup " + dir + ": " + util::errno_text(e)));
     }
-    auto g = std::make_unique<V2Group>(kind, dir, sys::UniqueFd(fd));
+    auto g = std::make_unique<V2Group>(kind, dir, sys::UniqueFd(fd), via, std::move(unit), std::move(anchor));
     g->notes_ = std::move(notes);
     return std::unique_ptr<Group>(std::move(g));
 }
 
+namespace {
+Result<std::unique_ptr<Group>> create_v2_own(const Hierarchy& h, const limits::Settings& s,
+                                             const std::vector<std::string>& required,
+                                             const std::vector<std::string>& want, std::string& why_not);
 }  // namespace
 
 Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Settings& s, std::string& why_not) {
@@ -226,8 +247,26 @@ Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Setting
             return Error(ErrorKind::setup, e, "create cgroup " + parent + ": " + util::errno_text(e));
         }
         if (auto r = enable(parent, usable); !r) return std::move(r).error();
-        return make_group(Kind::v2, parent, s);
+        return make_v2_group(Kind::v2, parent, s, Via::root_slice);
     }
+
+    // An ordinary user: the own (or parent) cgroup when delegated, else a scope from
+    // the user's systemd manager.
+    auto own = create_v2_own(h, s, required, want, why_not);
+    if (!own || *own) return own;
+    std::string why_scope;
+    auto scope = create_systemd_scope(h, s, want, why_scope);
+    if (!scope || *scope) return scope;
+    why_not += "; " + why_scope;
+    return std::unique_ptr<Group>();
+}
+
+namespace {
+
+Result<std::unique_ptr<Group>> create_v2_own(const Hierarchy& h, const limits::Settings& s,
+                                             const std::vector<std::string>& required,
+                                             const std::vector<std::string>& want, std::string& why_not) {
+    std::vector<std::string> missing;
 
     // An ordinary user: the caller's own cgroup, when it was delegated (the directory
     // and its cgroup.procs and cgroup.subtree_control are writable by the caller).
@@ -265,7 +304,7 @@ Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Setting
     auto own_failed = [&](const std::string& own) -> Result<std::unique_ptr<Group>> {
         std::string reason;
         std::string parent = delegated_parent(reason);
-        if (!parent.empty()) return make_group(Kind::v2_delegated, parent, s);
+        if (!parent.empty()) return make_v2_group(Kind::v2_delegated, parent, s, Via::parent_cgroup);
         why_not = own + ", " + reason;
         return std::unique_ptr<Group>();
     };
@@ -321,7 +360,9 @@ Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Setting
             return std::move(r).error();
         }
     }
-    return make_group(Kind::v2_delegated, self, s);
+    return make_v2_group(Kind::v2_delegated, self, s, Via::own_cgroup);
 }
+
+}  // namespace
 
 }  // namespace agentjail::cgroup::detail

@@ -76,6 +76,8 @@ void Enforcer::finish(RunResult& r) {
     if (group_) {
         cgroup::Stats s = group_->stats();
         r.cgroup = cgroup::kind_name(group_->kind());
+        r.cgroup_via = cgroup::via_name(group_->via());
+        r.cgroup_unit = group_->unit();
         r.memory_peak_bytes = s.memory_peak_bytes;
         r.oom_kill_count = s.oom_kill_count;
         r.pids_peak = s.pids_peak;

@@ -145,6 +145,9 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
     j["cpu_nr_throttled"] = r.cpu_nr_throttled;
     j["limits"] = limits_json(r.limits);
     j["layers"] = {{"cgroup", r.cgroup}, {"active", r.layers}, {"degraded", r.degraded}};
+    // How the cgroup was had (added in schema 1: readers of older records see no key).
+    j["layers"]["cgroup_via"] = r.cgroup_via.empty() ? json(nullptr) : json(r.cgroup_via);
+    j["layers"]["cgroup_unit"] = r.cgroup_unit.empty() ? json(nullptr) : json(r.cgroup_unit);
     // Connections the network proxy refused, and (under "network") those it allowed.
     j["denials"] = {{"network", r.network_denials}, {"syscalls", r.seccomp_denials}};
     j["network"] = {{"allowed", r.network_allowed}, {"denied", r.network_denials}};
@@ -184,7 +187,8 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
     j["cpu_throttled_us"] = 0;
     j["cpu_nr_throttled"] = 0;
     j["limits"] = limits ? limits_json(*limits) : json(nullptr);
-    j["layers"] = {{"cgroup", "none"}, {"active", json::array()}, {"degraded", json::array()}};
+    j["layers"] = {{"cgroup", "none"}, {"active", json::array()}, {"degraded", json::array()},
+                   {"cgroup_via", nullptr}, {"cgroup_unit", nullptr}};
     j["denials"] = {{"network", 0}, {"syscalls", 0}};
     j["network"] = {{"allowed", 0}, {"denied", 0}};
     j["start_time"] = iso8601_utc(start);

@@ -137,6 +137,32 @@ TEST(LimitsRecord, JsonHasEveryFieldWithUnits) {
     EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
+TEST(LimitsRecord, SaysHowTheCgroupWasHad) {
+    auto r = exited(0);
+    auto start = std::chrono::system_clock::now();
+    auto none = json::parse(agentjail::limits::record_json(r, start));
+    EXPECT_TRUE(none["layers"]["cgroup_via"].is_null());
+    EXPECT_TRUE(none["layers"]["cgroup_unit"].is_null());
+    r.cgroup = "v2-delegated";
+    r.cgroup_via = "systemd-scope";
+    r.cgroup_unit = "agentjail-42-0a1b2c3d4e5f.scope";
+    auto j = json::parse(agentjail::limits::record_json(r, start));
+    EXPECT_EQ(j["layers"]["cgroup"], "v2-delegated");  // unchanged: the kind of cgroup
+    EXPECT_EQ(j["layers"]["cgroup_via"], "systemd-scope");
+    EXPECT_EQ(j["layers"]["cgroup_unit"], "agentjail-42-0a1b2c3d4e5f.scope");
+    agentjail::Error e(agentjail::ErrorKind::unsupported, 1, "no cgroup");
+    auto x = json::parse(agentjail::limits::error_record_json(e, start, 0, std::nullopt));
+    EXPECT_TRUE(x["layers"].contains("cgroup_via"));
+    EXPECT_TRUE(x["layers"]["cgroup_via"].is_null());
+}
+
+TEST(LimitsRecord, ViaNamesAreStable) {
+    EXPECT_STREQ(agentjail::cgroup::via_name(agentjail::cgroup::Via::root_slice), "agentjail.slice");
+    EXPECT_STREQ(agentjail::cgroup::via_name(agentjail::cgroup::Via::own_cgroup), "own-cgroup");
+    EXPECT_STREQ(agentjail::cgroup::via_name(agentjail::cgroup::Via::parent_cgroup), "parent-cgroup");
+    EXPECT_STREQ(agentjail::cgroup::via_name(agentjail::cgroup::Via::systemd_scope), "systemd-scope");
+}
+
 TEST(LimitsRecord, SignalledRunHasNullExitCode) {
     auto j = json::parse(agentjail::limits::record_json(signalled(9), std::chrono::system_clock::now()));
     EXPECT_TRUE(j["exit_code"].is_null());

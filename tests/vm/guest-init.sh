@@ -41,7 +41,7 @@ $B mount -t 9p -o $opts,cache=loose,ro aj_usr $R/usr || fail "mount the host's /
 $B mount -t 9p -o $opts,cache=loose,ro aj_etc $R/etc || fail "mount the host's /etc"
 # No cache on the control share: the host must see the status file as written.
 $B mount -t 9p -o $opts aj_ctl $R/.aj/ctl || fail "mount the control share"
-$B cp /.aj/busybox /.aj/guest-stage2.sh /.aj/guest-as-user.sh $R/.aj/
+$B cp /.aj/busybox /.aj/guest-stage2.sh /.aj/guest-as-user.sh /.aj/guest-user-manager.sh $R/.aj/
 
 for d in proc sys dev; do
     $B mount --move /$d $R/$d || fail "move /$d"

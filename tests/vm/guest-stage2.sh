@@ -15,6 +15,7 @@ done
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root USER=root LOGNAME=root TERM=dumb LANG=C.UTF-8 AGENTJAIL_IN_VM=1
 export AJVM_AS_USER=/.aj/guest-as-user.sh
+export AJVM_USER_MANAGER=/.aj/guest-user-manager.sh
 # shellcheck source=/dev/null
 . "$ctl/env"
 # shellcheck source=/dev/null

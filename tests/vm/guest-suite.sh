@@ -19,6 +19,10 @@ tests_re=${AGENTJAIL_VM_TESTS:-'^(Limits|Cgroup|Rlimit|Timeout|ResultRecord|Resu
 labels_re=${AGENTJAIL_VM_LABELS:-'^(integration|escape)$'}
 per_test=${AGENTJAIL_VM_TEST_TIMEOUT:-300}
 as_user=${AJVM_AS_USER:?not in the test guest (no AJVM_AS_USER)}
+user_manager=${AJVM_USER_MANAGER:?not in the test guest (no AJVM_USER_MANAGER)}
+# The tests of the systemd-scope route: run once, under a real `systemd --user`
+# (guest-user-manager.sh), not in the root and delegated-user passes (they would skip).
+manager_re='^LimitsSystemdScope'
 cg=/sys/fs/cgroup
 
 passed=0 failed=0 skipped=0
@@ -175,9 +179,10 @@ run_ctest() {
     local dir
     dir=$(test_dir "$who")
     section "cgroup tests as $who"
-    local rc=0
-    "$@" ctest --test-dir "$dir" -R "$tests_re" -L "$labels_re" --timeout "$per_test" --output-on-failure \
-        --output-junit "$dir/junit.xml" --no-tests=ignore || rc=$?
+    local rc=0 exclude=()
+    [[ -z "${ctest_exclude-$manager_re}" ]] || exclude=(-E "${ctest_exclude-$manager_re}")
+    "$@" ctest --test-dir "$dir" -R "${ctest_re:-$tests_re}" -L "$labels_re" "${exclude[@]}" --timeout "$per_test" \
+        --output-on-failure --output-junit "$dir/junit.xml" --no-tests=ignore || rc=$?
     if [[ ! -s "$dir/junit.xml" ]]; then
         result FAIL "ctest-$who" "ctest exited $rc and wrote no results"
         return
@@ -221,6 +226,25 @@ if [[ "${count:-0}" == 0 ]]; then
 else
     run_ctest root
     run_ctest user "$as_user"
+fi
+
+# ---- The systemd route: a real user manager, a caller whose cgroup is not delegated ----
+
+# Those of the selected tests (AGENTJAIL_VM_TESTS) that belong to this route.
+probe=$(test_dir probe)
+manager_count=$(ctest --test-dir "$probe" -N -R "$tests_re" -L "$labels_re" 2>/dev/null |
+    sed -n 's/^ *Test *#[0-9]*: *//p' | grep -cE "$manager_re")
+rm -rf "$probe"
+if [[ "${count:-0}" == 0 ]]; then
+    :
+elif [[ "${manager_count:-0}" == 0 ]]; then
+    section "systemd user manager"
+    result SKIP systemd-scope "no test in this build matches $manager_re with a label matching $labels_re"
+elif [[ ! -x /usr/lib/systemd/systemd ]]; then
+    section "systemd user manager"
+    result SKIP systemd-scope "no /usr/lib/systemd/systemd on the host, whose /usr the guest shares (package systemd)"
+else
+    ctest_re=$manager_re ctest_exclude="" run_ctest user-manager "$user_manager"
 fi
 
 # ---- What the runs left behind ---------------------------------------------------------

@@ -186,7 +186,7 @@ root=$work/initramfs
 mkdir -p "$root"/{.aj/modules,proc,sys,dev,newroot}
 cp "$busybox" "$root/.aj/busybox"
 cp "$here/guest-init.sh" "$root/init"
-cp "$here/guest-stage2.sh" "$here/guest-as-user.sh" "$root/.aj/"
+cp "$here/guest-stage2.sh" "$here/guest-as-user.sh" "$here/guest-user-manager.sh" "$root/.aj/"
 chmod 0755 "$root/init" "$root"/.aj/*.sh "$root/.aj/busybox"
 # The modules 9p over virtio-pci needs, in load order (modprobe resolves the
 # dependencies from the host's copy of the guest kernel's modules). Compressed
