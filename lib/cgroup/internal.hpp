@@ -59,6 +59,12 @@ class Anchor {
 public:
     virtual ~Anchor() = default;
     virtual Result<void> release() = 0;
+    // True when this process may not clone into the group (CLONE_INTO_CGROUP needs
+    // write access to the common ancestor's cgroup.procs) and attach() must move the
+    // init instead.
+    virtual bool needs_attach() const { return false; }
+    // Moves pid into the group, the child `sub` of the anchored parent.
+    virtual Result<void> attach(pid_t, const std::string& /*sub*/) { return {}; }
 };
 // Makes the run's group in parent (whose cgroup.subtree_control already passes the
 // controllers) with the settings' limits (v2.cc).

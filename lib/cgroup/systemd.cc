@@ -278,11 +278,58 @@ std::string scope_name() {
 // scope is empty and systemd stops it and removes its cgroup (with ours inside).
 class ScopeAnchor final : public Anchor {
 public:
-    ScopeAnchor(std::unique_ptr<Placeholder> ph, std::string scope_dir, std::string hold_dir)
-        : ph_(std::move(ph)), scope_dir_(std::move(scope_dir)), hold_dir_(std::move(hold_dir)) {}
+    ScopeAnchor(std::unique_ptr<Placeholder> ph, std::string scope_dir, std::string hold_dir, std::string unit,
+                std::string via, BusPtr bus)
+        : ph_(std::move(ph)), scope_dir_(std::move(scope_dir)), hold_dir_(std::move(hold_dir)),
+          unit_(std::move(unit)), via_(std::move(via)), bus_(std::move(bus)), attach_needed_(bus_ != nullptr) {}
     ~ScopeAnchor() override { (void)release(); }
 
+    // Kept only when needed: the bus is open for attach().
+    bool needs_attach() const override { return attach_needed_; }
+
+    // The manager moves the init (AttachProcessesToUnit; on a systemd host a user
+    // manager that may not do the move itself asks the system manager, which answers
+    // later), then we wait until the kernel shows it there.
+    Result<void> attach(pid_t pid, const std::string& sub) override {
+        if (!bus_)
+            return Error(ErrorKind::setup, ENOTCONN, "the systemd user manager's connection is gone: cannot move pid " +
+                                                         std::to_string(pid) + " into " + unit_);
+        // One move per scope; then the connection goes (unread signals must not pile up).
+        BusPtr bus = std::move(bus_);
+        sd_bus_error err = SD_BUS_ERROR_NULL;
+        sd_bus_message* reply = nullptr;
+        std::string path = "/" + sub;
+        int r = sd_bus_call_method(bus.get(), "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                   "org.freedesktop.systemd1.Manager", "AttachProcessesToUnit", &err, &reply,
+                                   "ssau", unit_.c_str(), path.c_str(), 1, static_cast<std::uint32_t>(pid));
+        sd_bus_message_unref(reply);
+        if (r < 0) {
+            std::string msg = bus_error_text(r, &err);
+            sd_bus_error_free(&err);
+            return Error(ErrorKind::setup, -r,
+                         "the systemd user manager (" + via_ + ") did not move the sandbox into " + unit_ + path +
+                             ": " + msg);
+        }
+        sd_bus_error_free(&err);
+        std::string want = unit_ + path;
+        auto deadline = std::chrono::steady_clock::now() + job_timeout;
+        int delay = 1;
+        for (;;) {
+            auto text = read_text("/proc/" + std::to_string(pid) + "/cgroup").value_or("");
+            while (!text.empty() && text.back() == '\n') text.pop_back();
+            if (text.size() >= want.size() && text.compare(text.size() - want.size(), want.size(), want) == 0)
+                return {};
+            if (std::chrono::steady_clock::now() > deadline)
+                return Error(ErrorKind::setup, ETIMEDOUT,
+                             "the sandbox was not moved into " + want + " within " +
+                                 std::to_string(job_timeout.count()) + " s (it is in " + text + ")");
+            pause_ms(delay);
+            delay = std::min(delay * 2, 20);
+        }
+    }
+
     Result<void> release() override {
+        bus_.reset();
         if (!ph_) return {};
         ph_->stop();
         ph_.reset();
@@ -304,8 +351,27 @@ public:
 
 private:
     std::unique_ptr<Placeholder> ph_;
-    std::string scope_dir_, hold_dir_;
+    std::string scope_dir_, hold_dir_, unit_, via_;
+    BusPtr bus_;
+    bool attach_needed_;
 };
+
+// Whether this process may create a child in dir: CLONE_INTO_CGROUP (like a move)
+// needs write access to cgroup.procs of the common ancestor of our cgroup and dir.
+// A login shell's session-N.scope and the user manager's tree meet in a
+// user-UID.slice that is root's: then the manager must move the init for us.
+bool may_clone_into(const Hierarchy& h, const std::string& dir) {
+    std::string self = h.self_dir();
+    if (self.empty()) return false;
+    std::string common = self;
+    while (!util::path_within(dir, common)) {
+        size_t slash = common.rfind('/');
+        if (slash == std::string::npos || slash == 0) return false;
+        common.resize(slash);
+    }
+    if (!util::path_within(common, h.mount)) return false;
+    return ::access((common + "/cgroup.procs").c_str(), W_OK) == 0;
+}
 
 }  // namespace
 
@@ -398,7 +464,8 @@ Result<std::unique_ptr<Group>> create_systemd_scope(const Hierarchy& h, const li
         auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now).count();
         (void)sd_bus_wait(bus.get(), static_cast<std::uint64_t>(std::min<long long>(left, 20000)));
     }
-    bus.reset();
+    // The bus stays open only when the manager will have to move the init.
+    if (may_clone_into(h, scope_dir)) bus.reset();
 
     // Delegate=yes made the scope's directory and its cgroup.procs and
     // cgroup.subtree_control ours; check rather than trust.
@@ -423,7 +490,7 @@ Result<std::unique_ptr<Group>> create_systemd_scope(const Hierarchy& h, const li
         int e = errno;
         return Error(ErrorKind::setup, e, "create cgroup " + hold + ": " + util::errno_text(e));
     }
-    auto anchor = std::make_unique<ScopeAnchor>(std::move(ph), scope_dir, hold);
+    auto anchor = std::make_unique<ScopeAnchor>(std::move(ph), scope_dir, hold, unit, via, std::move(bus));
     // (ph was moved: its pid is the first entry of the scope's cgroup.procs.)
     auto procs = read_procs(scope_dir);
     for (pid_t pid : procs)

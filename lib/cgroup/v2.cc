@@ -56,8 +56,13 @@ public:
     Kind kind() const override { return kind_; }
     Via via() const override { return via_; }
     std::string unit() const override { return unit_; }
-    int clone_fd() const override { return fd_.get(); }
-    Result<void> attach(pid_t) override { return {}; }  // entered at clone
+    int clone_fd() const override { return anchor_ && anchor_->needs_attach() ? -1 : fd_.get(); }
+    // Entered at clone; only where that is not allowed (a systemd scope outside the
+    // caller's reach), the init is moved before it runs anything.
+    Result<void> attach(pid_t pid) override {
+        if (anchor_ && anchor_->needs_attach()) return anchor_->attach(pid, basename(dir_));
+        return {};
+    }
 
     void kill_all() noexcept override {
         // cgroup.kill (5.14+) SIGKILLs every process of the subtree at once, with no

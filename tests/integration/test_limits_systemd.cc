@@ -146,6 +146,19 @@ TEST_F(LimitsSystemdScope, ScopeHoldsThePidsLimitDuringTheRunAndIsGoneAfter) {
     EXPECT_EQ(comm_of(holder), "aj-scope-hold");
     // Nothing but the leaf's placeholder and the run's group: the scope itself is empty.
     EXPECT_EQ(ajtest::trim(ajtest::read_file(scope + "/cgroup.procs")), "");
+    // The sandbox is in the run's group.
+    EXPECT_NE(ajtest::trim(ajtest::read_file(group + "/cgroup.procs")), "") << "the run's group is empty";
+    if (strict()) {
+        // As from a login session on a systemd host: the caller's cgroup and the scope
+        // meet in a group that is not the caller's, so agentjail could not clone into
+        // the scope and the manager moved the init (AttachProcessesToUnit).
+        std::string self = ajtest::trim(ajtest::read_file("/proc/self/cgroup"));
+        std::string common = "/sys/fs/cgroup" + self.substr(self.find("::") + 2);
+        while (scope.rfind(common + "/", 0) != 0 && common.size() > std::string("/sys/fs/cgroup").size())
+            common.resize(common.rfind('/'));
+        EXPECT_NE(::access((common + "/cgroup.procs").c_str(), W_OK), 0)
+            << common << " is writable: the manager's move of the init was not needed";
+    }
     // agentjail itself stayed where it was started.
     EXPECT_FALSE(ajtest::contains(ajtest::read_file("/proc/" + std::to_string(c.pid()) + "/cgroup"), unit));
 

@@ -16,10 +16,12 @@
 #     session-1.scope                               root's: COMMAND runs here
 # On such a host the user manager cannot move a process out of session-1.scope by
 # itself (the common ancestor user-UID.slice is root's), so it asks the system manager
-# (AttachProcessesToUnit). This guest has no system manager: instead root gives the
-# user user-UID.slice's cgroup.procs file alone (not the directory, not its
-# cgroup.subtree_control, so the slice is not delegated and agentjail cannot use it),
-# which is what the kernel checks for a move between two of the slice's children.
+# (AttachProcessesToUnit). This guest has no system manager: instead the user manager
+# alone gets CAP_DAC_OVERRIDE (ambient), so that it may write the root-owned
+# cgroup.procs of user-UID.slice, which is what the kernel checks for a move between
+# two of the slice's children. The command gets no capability: for agentjail the slice
+# is as closed as on a real host (it cannot clone into the scope itself and must have
+# the manager move the sandbox's init).
 # `systemd --user` refuses to start where the system was not booted with systemd
 # (sd_booted(): /run/systemd/system exists): the directory is made for the manager's
 # start and removed afterwards.
@@ -64,7 +66,7 @@ mkdir "$slice" "$manager_cg" "$session" || { say "cannot create $slice"; exit 12
 for c in memory pids cpu; do
     echo "+$c" >"$slice/cgroup.subtree_control" || { say "cannot enable $c in $slice"; exit 125; }
 done
-chown "$uid:$gid" "$manager_cg" "$manager_cg"/cgroup.{procs,subtree_control,threads} "$slice/cgroup.procs" ||
+chown "$uid:$gid" "$manager_cg" "$manager_cg"/cgroup.{procs,subtree_control,threads} ||
     { say "cannot delegate $manager_cg"; exit 125; }
 mkdir -p -m 0700 "$runtime" "$home/home" "$home/tmp" && chown -R "$uid:$gid" "$runtime" "$home" ||
     { say "cannot make $runtime"; exit 125; }
@@ -77,7 +79,8 @@ user_env=(PATH="$PATH" HOME="$home/home" TMPDIR="$home/tmp" USER="$user" LOGNAME
 start=$(cut -d' ' -f1 /proc/uptime)
 (
     echo "$BASHPID" >"$manager_cg/cgroup.procs" || exit 125
-    exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --bounding-set=-all -- \
+    exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all,+dac_override \
+        --ambient-caps=-all,+dac_override --bounding-set=-all,+dac_override -- \
         env -i "${user_env[@]}" /usr/lib/systemd/systemd --user --log-target=console --log-level=warning
 ) </dev/null >"$home/manager.log" 2>&1 &
 manager_pid=$!
