@@ -7,7 +7,6 @@
 
 #include "net/address.hpp"
 
-#include <boost/asio/ssl/context.hpp>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -16,6 +15,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <boost/asio/ssl/context.hpp>
 
 #include <cerrno>
 #include <map>
@@ -78,12 +78,13 @@ std::string hex(const unsigned char* p, size_t n) {
 
 // Only HTTP/1.1 is offered: the proxy parses HTTP/1.1 requests; a client that
 // asks for h2 alone gets no ALPN answer and speaks HTTP/1.1 or gives up.
-int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
-                void*) {
+int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+                unsigned int inlen, void*) {
     static const unsigned char h11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
     unsigned char* sel = nullptr;
     unsigned char sel_len = 0;
-    if (SSL_select_next_proto(&sel, &sel_len, h11, sizeof h11, in, inlen) == OPENSSL_NPN_NEGOTIATED) {
+    if (SSL_select_next_proto(&sel, &sel_len, h11, sizeof h11, in, inlen) ==
+        OPENSSL_NPN_NEGOTIATED) {
         *out = sel;
         *outlen = sel_len;
         return SSL_TLSEXT_ERR_OK;
@@ -107,25 +108,29 @@ Ca::~Ca() = default;
 const std::string& Ca::cert_pem() const { return impl_->pem; }
 
 Result<std::unique_ptr<Ca>> Ca::create() {
-    auto fail = [](const char* what) { return Error(ErrorKind::setup, EIO, "network proxy: CA: " + openssl_error(what)); };
+    auto fail = [](const char* what) {
+        return Error(ErrorKind::setup, EIO, "network proxy: CA: " + openssl_error(what));
+    };
     auto impl = std::make_unique<Impl>();
     impl->ca_key = new_key();
     impl->leaf_key = new_key();
     if (!impl->ca_key || !impl->leaf_key) return fail("key generation");
     impl->ca_cert.reset(X509_new());
     X509* x = impl->ca_cert.get();
-    if (x == nullptr || X509_set_version(x, 2) != 1 || !random_serial(x)) return fail("certificate");
+    if (x == nullptr || X509_set_version(x, 2) != 1 || !random_serial(x))
+        return fail("certificate");
     X509_gmtime_adj(X509_getm_notBefore(x), -3600);
     X509_gmtime_adj(X509_getm_notAfter(x), ca_days * 86400);
     unsigned char id[6];
     if (RAND_bytes(id, sizeof id) != 1) return fail("random");
     std::string cn = "agentjail run CA " + hex(id, sizeof id);
     X509_NAME* name = X509_get_subject_name(x);
-    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("agentjail"), -1, -1,
-                               0);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,
-                               0);
-    if (X509_set_issuer_name(x, name) != 1 || X509_set_pubkey(x, impl->ca_key.get()) != 1) return fail("certificate");
+    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>("agentjail"), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+    if (X509_set_issuer_name(x, name) != 1 || X509_set_pubkey(x, impl->ca_key.get()) != 1)
+        return fail("certificate");
     if (!add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
         !add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") ||
         !add_ext(x, x, NID_subject_key_identifier, "hash"))
@@ -154,20 +159,23 @@ boost::asio::ssl::context* Ca::server_context(const std::string& host, std::stri
         why = "minting a certificate for " + host + ": " + openssl_error(what);
         return nullptr;
     };
-    if (x == nullptr || X509_set_version(x, 2) != 1 || !random_serial(x)) return fail("certificate");
+    if (x == nullptr || X509_set_version(x, 2) != 1 || !random_serial(x))
+        return fail("certificate");
     X509_gmtime_adj(X509_getm_notBefore(x), -3600);
     // Not past the CA's own end.
     if (X509_set1_notAfter(x, X509_get0_notAfter(ca)) != 1) return fail("validity");
     X509_NAME* name = X509_get_subject_name(x);
     std::string cn = host.size() <= 64 ? host : host.substr(0, 64);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,
-                               0);
-    if (X509_set_issuer_name(x, X509_get_subject_name(ca)) != 1 || X509_set_pubkey(x, impl_->leaf_key.get()) != 1)
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+    if (X509_set_issuer_name(x, X509_get_subject_name(ca)) != 1 ||
+        X509_set_pubkey(x, impl_->leaf_key.get()) != 1)
         return fail("certificate");
     std::string san = (parse_numeric_host(host) ? "IP:" : "DNS:") + host;
     if (!add_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
         !add_ext(x, ca, NID_key_usage, "critical,digitalSignature") ||
-        !add_ext(x, ca, NID_ext_key_usage, "serverAuth") || !add_ext(x, ca, NID_subject_key_identifier, "hash") ||
+        !add_ext(x, ca, NID_ext_key_usage, "serverAuth") ||
+        !add_ext(x, ca, NID_subject_key_identifier, "hash") ||
         !add_ext(x, ca, NID_authority_key_identifier, "keyid:always") ||
         !add_ext(x, ca, NID_subject_alt_name, san.c_str()))
         return fail("certificate extensions");
@@ -176,7 +184,8 @@ boost::asio::ssl::context* Ca::server_context(const std::string& host, std::stri
     if (ctx == nullptr) return fail("context");
     auto owned = std::make_unique<boost::asio::ssl::context>(ctx);  // owns ctx from here
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    if (SSL_CTX_use_certificate(ctx, x) != 1 || SSL_CTX_use_PrivateKey(ctx, impl_->leaf_key.get()) != 1)
+    if (SSL_CTX_use_certificate(ctx, x) != 1 ||
+        SSL_CTX_use_PrivateKey(ctx, impl_->leaf_key.get()) != 1)
         return fail("context certificate");
     SSL_CTX_set_alpn_select_cb(ctx, select_alpn, nullptr);
     auto* raw = owned.get();

@@ -12,9 +12,9 @@
 #include "net/address.hpp"
 #include "net/rules.hpp"
 
+#include <openssl/ssl.h>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
-#include <openssl/ssl.h>
 
 #include <array>
 #include <chrono>
@@ -28,15 +28,18 @@ using boost::system::error_code;
 
 namespace {
 
-constexpr auto idle_timeout = std::chrono::seconds(60);      // between requests
+constexpr auto idle_timeout = std::chrono::seconds(60);  // between requests
 constexpr auto handshake_timeout = std::chrono::seconds(30);
-constexpr size_t max_line = 4096;                            // a chunk-size or trailer line
+constexpr size_t max_line = 4096;  // a chunk-size or trailer line
 constexpr size_t chunk = 64 * 1024;
 
 class Exchange : public Connection, public std::enable_shared_from_this<Exchange> {
 public:
     Exchange(Proxy::Impl& px, ExchangeStart&& x)
-        : px_(px), x_(std::move(x)), client_(std::move(x_.client)), upstream_(std::move(x_.upstream)),
+        : px_(px),
+          x_(std::move(x)),
+          client_(std::move(x_.client)),
+          upstream_(std::move(x_.upstream)),
           timer_(*px.io) {
         px_.sessions.insert(this);
         cbuf_ = std::move(x_.client_bytes);
@@ -143,25 +146,26 @@ private:
     // for until_close, ended), and the connection ends.
     asio::awaitable<bool> body(Side from, Side to, Body b) {
         switch (b.framing) {
-            case Framing::none: co_return true;
-            case Framing::length: co_return co_await copy(from, to, b.length);
-            case Framing::until_close:
-                for (;;) {
-                    std::string& buffer = buf(from);
-                    if (!buffer.empty()) {
-                        std::string part = std::move(buffer);
-                        buffer.clear();
-                        if (!co_await write(to, part)) co_return false;
-                    }
-                    if (!co_await fill(from)) co_return false;
+        case Framing::none: co_return true;
+        case Framing::length: co_return co_await copy(from, to, b.length);
+        case Framing::until_close:
+            for (;;) {
+                std::string& buffer = buf(from);
+                if (!buffer.empty()) {
+                    std::string part = std::move(buffer);
+                    buffer.clear();
+                    if (!co_await write(to, part)) co_return false;
                 }
-            case Framing::chunked: break;
+                if (!co_await fill(from)) co_return false;
+            }
+        case Framing::chunked: break;
         }
         for (;;) {
             std::string l;
             if (!co_await line(from, l)) co_return false;
             std::string_view size = std::string_view(l).substr(0, l.find_first_of(";\r"));
-            while (!size.empty() && (size.back() == ' ' || size.back() == '\t')) size.remove_suffix(1);
+            while (!size.empty() && (size.back() == ' ' || size.back() == '\t'))
+                size.remove_suffix(1);
             if (size.empty() || size.size() > 15 ||
                 size.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
                 co_return false;
@@ -195,10 +199,12 @@ private:
         utls_->set_verify_callback(asio::ssl::host_name_verification(x_.host));
         error_code ec;
         arm(handshake_timeout);
-        co_await utls_->async_handshake(asio::ssl::stream_base::client, asio::redirect_error(asio::use_awaitable, ec));
+        co_await utls_->async_handshake(asio::ssl::stream_base::client,
+                                        asio::redirect_error(asio::use_awaitable, ec));
         disarm();
         if (ec) {
-            failure_ = "TLS to " + x_.host + ":" + std::to_string(x_.upstream_port) + " failed: " + ec.message();
+            failure_ = "TLS to " + x_.host + ":" + std::to_string(x_.upstream_port) +
+                       " failed: " + ec.message();
             co_return false;
         }
         co_return true;
@@ -247,8 +253,9 @@ private:
                 ctls_.emplace(client_, *ctx);
                 error_code ec;
                 arm(handshake_timeout);
-                size_t used = co_await ctls_->async_handshake(asio::ssl::stream_base::server, asio::buffer(cbuf_),
-                                                              asio::redirect_error(asio::use_awaitable, ec));
+                size_t used = co_await ctls_->async_handshake(
+                    asio::ssl::stream_base::server, asio::buffer(cbuf_),
+                    asio::redirect_error(asio::use_awaitable, ec));
                 disarm();
                 (void)used;
                 cbuf_.clear();
@@ -258,9 +265,11 @@ private:
                     co_return abort();
                 }
                 // The client named the host it expects; it must be the one checked.
-                const char* sni = SSL_get_servername(ctls_->native_handle(), TLSEXT_NAMETYPE_host_name);
+                const char* sni =
+                    SSL_get_servername(ctls_->native_handle(), TLSEXT_NAMETYPE_host_name);
                 if (sni != nullptr && normalize_host(sni) != x_.host) {
-                    std::string why2 = "the TLS server name " + std::string(sni) + " is not the tunnel's host " + x_.host;
+                    std::string why2 = "the TLS server name " + std::string(sni) +
+                                       " is not the tunnel's host " + x_.host;
                     log_request("?", "", false, why2, "default", 421);
                     co_return co_await reply(421, "Misdirected Request", why2);
                 }
@@ -302,7 +311,8 @@ private:
                 std::string host_name;
                 std::uint16_t host_port = 0;
                 const std::string* host_header = find_header(r.headers, "host");
-                if (host_header == nullptr || !split_authority(*host_header, x_.port, host_name, host_port) ||
+                if (host_header == nullptr ||
+                    !split_authority(*host_header, x_.port, host_name, host_port) ||
                     normalize_host(host_name) != x_.host || host_port != x_.port) {
                     std::string why = "Host " + r.host + " is not the tunnel's host " + x_.host;
                     log_request(r.method, "", false, why, "default", 421);
@@ -313,7 +323,8 @@ private:
                     log_request(r.method, r.path, false, why, "default", 400);
                     co_return co_await reply(400, "Bad Request", why);
                 }
-                RequestDecision d = check_request(px_.settings.rules, x_.host, x_.port, r.method, path);
+                RequestDecision d =
+                    check_request(px_.settings.rules, x_.host, x_.port, r.method, path);
                 if (!d.allowed) {
                     px_.denied++;
                     log_request(r.method, path, false, d.reason, d.rule, 403);
@@ -329,15 +340,19 @@ private:
                 log_request(r.method, path_only, false, why, "default", 400);
                 co_return co_await reply(400, "Bad Request", why);
             }
-            bool keep_alive = !plain && r.version == "HTTP/1.1" && !header_has_token(r.headers, "connection", "close");
+            bool keep_alive = !plain && r.version == "HTTP/1.1" &&
+                              !header_has_token(r.headers, "connection", "close");
             std::uint64_t up0 = bytes_up_, down0 = bytes_down_;
-            if (header_has_token(r.headers, "expect", "100-continue") && req_body.framing != Framing::none &&
+            if (header_has_token(r.headers, "expect", "100-continue") &&
+                req_body.framing != Framing::none &&
                 !co_await write(Side::client, "HTTP/1.1 100 Continue\r\n\r\n"))
                 co_return abort();
-            std::string head = exchange_head(r, target, x_.host, x_.port, plain ? 80 : default_port, keep_alive,
-                                             replace_);
-            if (!co_await write(Side::upstream, head) || !co_await body(Side::client, Side::upstream, req_body)) {
-                log_request(r.method, path_only, true, "the connection broke while sending the request",
+            std::string head = exchange_head(r, target, x_.host, x_.port, plain ? 80 : default_port,
+                                             keep_alive, replace_);
+            if (!co_await write(Side::upstream, head) ||
+                !co_await body(Side::client, Side::upstream, req_body)) {
+                log_request(r.method, path_only, true,
+                            "the connection broke while sending the request",
                             rule_.empty() ? x_.rule : rule_, 0, up0, down0);
                 co_return abort();
             }
@@ -349,8 +364,8 @@ private:
                     if (rp.status != ParseStatus::incomplete) break;
                     if (!co_await fill(Side::upstream)) break;
                 }
-                if (rp.status == ParseStatus::ok && rp.response.status >= 100 && rp.response.status < 200 &&
-                    rp.response.status != 101) {
+                if (rp.status == ParseStatus::ok && rp.response.status >= 100 &&
+                    rp.response.status < 200 && rp.response.status != 101) {
                     std::string interim = ubuf_.substr(0, rp.head_size);
                     ubuf_.erase(0, rp.head_size);
                     if (!co_await write(Side::client, interim)) co_return abort();
@@ -359,24 +374,29 @@ private:
                 break;
             }
             if (rp.status != ParseStatus::ok || rp.response.status == 101) {
-                std::string what = rp.status == ParseStatus::incomplete ? "no response from " + x_.host
-                                   : rp.status == ParseStatus::ok     ? "an unexpected protocol switch from " + x_.host
-                                                                      : "a malformed response from " + x_.host + ": " + rp.error;
-                log_request(r.method, path_only, true, what, rule_.empty() ? x_.rule : rule_, 502, up0, down0);
+                std::string what = rp.status == ParseStatus::incomplete
+                                       ? "no response from " + x_.host
+                                   : rp.status == ParseStatus::ok
+                                       ? "an unexpected protocol switch from " + x_.host
+                                       : "a malformed response from " + x_.host + ": " + rp.error;
+                log_request(r.method, path_only, true, what, rule_.empty() ? x_.rule : rule_, 502,
+                            up0, down0);
                 co_return co_await reply(502, "Bad Gateway", what);
             }
             Body resp_body;
             if (!response_body(rp.response, r.method, resp_body, why)) {
-                log_request(r.method, path_only, true, why, rule_.empty() ? x_.rule : rule_, 502, up0, down0);
-                co_return co_await reply(502, "Bad Gateway", "a response from " + x_.host + ": " + why);
+                log_request(r.method, path_only, true, why, rule_.empty() ? x_.rule : rule_, 502,
+                            up0, down0);
+                co_return co_await reply(502, "Bad Gateway",
+                                         "a response from " + x_.host + ": " + why);
             }
             std::string rhead = ubuf_.substr(0, rp.head_size);
             ubuf_.erase(0, rp.head_size);
             bool ok = co_await write(Side::client, rhead);
             ok = ok && co_await body(Side::upstream, Side::client, resp_body);
             ++requests_;
-            log_request(r.method, path_only, true, "allowed", rule_.empty() ? x_.rule : rule_, rp.response.status, up0,
-                        down0);
+            log_request(r.method, path_only, true, "allowed", rule_.empty() ? x_.rule : rule_,
+                        rp.response.status, up0, down0);
             if (resp_body.framing == Framing::until_close) co_return co_await finish();
             if (!ok) co_return abort();
             if (!keep_alive || header_has_token(rp.response.headers, "connection", "close") ||
@@ -385,8 +405,9 @@ private:
         }
     }
 
-    void log_request(const std::string& method, const std::string& path, bool allowed, const std::string& reason,
-                     const std::string& rule, int status, std::uint64_t up0 = 0, std::uint64_t down0 = 0) {
+    void log_request(const std::string& method, const std::string& path, bool allowed,
+                     const std::string& reason, const std::string& rule, int status,
+                     std::uint64_t up0 = 0, std::uint64_t down0 = 0) {
         nlohmann::ordered_json j;
         j["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
         j["host"] = x_.host;

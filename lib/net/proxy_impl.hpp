@@ -60,7 +60,8 @@ struct Proxy::Impl {
     void accept();
     void write_log(const nlohmann::ordered_json& j);
     // The (placeholder, value) pairs of the secrets bound to host:port.
-    std::vector<std::pair<std::string, std::string>> secrets_for(const std::string& host, std::uint16_t port) const;
+    std::vector<std::pair<std::string, std::string>> secrets_for(const std::string& host,
+                                                                 std::uint16_t port) const;
 };
 
 // What a session hands over to an exchange once the destination is connected.
