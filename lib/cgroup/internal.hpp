@@ -5,6 +5,7 @@
 
 #include "cgroup/cgroup.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,17 @@
 #include <vector>
 
 namespace agentjail::cgroup::detail {
+
+inline bool contains(const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// "a, b, c", for messages that list controllers.
+inline std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
 
 // ---- files (cgroup.cc) ----
 std::optional<std::string> read_text(const std::string& path);

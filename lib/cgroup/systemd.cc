@@ -31,16 +31,6 @@ namespace {
 
 constexpr auto job_timeout = std::chrono::seconds(15);
 
-bool contains(const std::vector<std::string>& v, const std::string& x) {
-    return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-}
-
 std::string bus_error_text(int r, const sd_bus_error* e) {
     if (e && sd_bus_error_is_set(e) && e->message) return e->message;
     return util::errno_text(-r);

@@ -26,16 +26,6 @@ namespace {
 // Controllers we enable for statistics even when no limit needs them.
 constexpr const char* wanted_controllers[] = {"memory", "pids", "cpu"};
 
-bool contains(const std::vector<std::string>& v, const std::string& x) {
-    return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-}
-
 std::string dirname(const std::string& p) {
     size_t slash = p.rfind('/');
     return slash == 0 ? "/" : p.substr(0, slash);

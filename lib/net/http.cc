@@ -192,21 +192,40 @@ ParseResult parse_request_head(std::string_view buf, TargetForm form) {
     return r;
 }
 
-std::string origin_form_head(const Request& r, const std::vector<std::pair<std::string, std::string>>& replace) {
-    std::string out = r.method + " " + r.path + " " + r.version + "\r\n";
-    std::vector<std::string> connection_tokens;
+namespace {
+
+// The header names a request's Connection headers list (hop-by-hop by RFC 9110 7.6.1).
+std::vector<std::string> connection_tokens(const Request& r) {
+    std::vector<std::string> out;
     for (const auto& [n, v] : r.headers) {
-        if (iequals(n, "connection")) {
-            size_t i = 0;
-            while (i <= v.size()) {
-                size_t c = v.find(',', i);
-                if (c == std::string::npos) c = v.size();
-                std::string tok(trim(std::string_view(v).substr(i, c - i)));
-                if (!tok.empty()) connection_tokens.push_back(tok);
-                i = c + 1;
-            }
+        if (!iequals(n, "connection")) continue;
+        size_t i = 0;
+        while (i <= v.size()) {
+            size_t c = v.find(',', i);
+            if (c == std::string::npos) c = v.size();
+            std::string tok(trim(std::string_view(v).substr(i, c - i)));
+            if (!tok.empty()) out.push_back(tok);
+            i = c + 1;
         }
     }
+    return out;
+}
+
+// value with every occurrence of each `from` replaced by its `to` (secret placeholders).
+std::string replaced(std::string value, const std::vector<std::pair<std::string, std::string>>& replace) {
+    for (const auto& [from, to] : replace) {
+        if (from.empty()) continue;
+        for (size_t at = value.find(from); at != std::string::npos; at = value.find(from, at + to.size()))
+            value.replace(at, from.size(), to);
+    }
+    return value;
+}
+
+}  // namespace
+
+std::string origin_form_head(const Request& r, const std::vector<std::pair<std::string, std::string>>& replace) {
+    std::string out = r.method + " " + r.path + " " + r.version + "\r\n";
+    const std::vector<std::string> listed = connection_tokens(r);
     for (const auto& [n, v] : r.headers) {
         // Hop-by-hop headers end at the proxy; Proxy-Authorization must never
         // travel on to the origin.
@@ -214,19 +233,13 @@ std::string origin_form_head(const Request& r, const std::vector<std::pair<std::
         if (iequals(n, "connection") || iequals(n, "keep-alive") || iequals(n, "te") || iequals(n, "trailer") ||
             iequals(n, "upgrade"))
             continue;
-        bool listed = false;
-        for (const auto& t : connection_tokens) listed = listed || iequals(n, t);
-        if (listed) continue;
+        bool is_listed = false;
+        for (const auto& t : listed) is_listed = is_listed || iequals(n, t);
+        if (is_listed) continue;
         // The origin gets the URL's authority as Host (RFC 9112 3.2.2): a
         // different Host header would pick another virtual host than the one checked.
         if (iequals(n, "host")) continue;
-        std::string value = v;
-        for (const auto& [from, to] : replace) {
-            if (from.empty()) continue;
-            for (size_t at = value.find(from); at != std::string::npos; at = value.find(from, at + to.size()))
-                value.replace(at, from.size(), to);
-        }
-        out += n + ": " + value + "\r\n";
+        out += n + ": " + replaced(v, replace) + "\r\n";
     }
     {
         bool v6 = r.host.find(':') != std::string::npos;
@@ -435,18 +448,7 @@ std::string exchange_head(const Request& r, std::string_view path, std::string_v
                           std::uint16_t default_port, bool keep_alive,
                           const std::vector<std::pair<std::string, std::string>>& replace) {
     std::string out = r.method + " " + std::string(path) + " " + r.version + "\r\n";
-    std::vector<std::string> listed;
-    for (const auto& [n, v] : r.headers) {
-        if (!iequals(n, "connection")) continue;
-        size_t i = 0;
-        while (i <= v.size()) {
-            size_t c = v.find(',', i);
-            if (c == std::string::npos) c = v.size();
-            std::string tok(trim(std::string_view(v).substr(i, c - i)));
-            if (!tok.empty()) listed.push_back(tok);
-            i = c + 1;
-        }
-    }
+    const std::vector<std::string> listed = connection_tokens(r);
     for (const auto& [n, v] : r.headers) {
         if (n.size() >= 6 && iequals(std::string_view(n).substr(0, 6), "proxy-")) continue;
         // Upgrade: after a 101 the stream is no longer HTTP the proxy can check.
@@ -458,13 +460,7 @@ std::string exchange_head(const Request& r, std::string_view path, std::string_v
         for (const auto& t : listed) is_listed = is_listed || (iequals(n, t) && !iequals(t, "content-length") &&
                                                              !iequals(t, "transfer-encoding"));
         if (is_listed) continue;
-        std::string value = v;
-        for (const auto& [from, to] : replace) {
-            if (from.empty()) continue;
-            for (size_t at = value.find(from); at != std::string::npos; at = value.find(from, at + to.size()))
-                value.replace(at, from.size(), to);
-        }
-        out += n + ": " + value + "\r\n";
+        out += n + ": " + replaced(v, replace) + "\r\n";
     }
     bool v6 = host.find(':') != std::string_view::npos;
     std::string h = v6 ? "[" + std::string(host) + "]" : std::string(host);

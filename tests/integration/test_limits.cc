@@ -5,6 +5,7 @@
 // RES-01/02/04/05/06 and PROC-06. Where no cgroup can be made (an ordinary user
 // without a delegated subtree) the fail-closed refusal is what is tested instead.
 #include "common.hpp"
+#include "record.hpp"
 
 #include "cgroup/cgroup.hpp"
 #include "cgroup/internal.hpp"
@@ -21,18 +22,9 @@ namespace {
 
 using json = nlohmann::json;
 using ajit::describe;
+using ajit::record_of;
 using ajit::helper;
 
-// The result record printed by --json (the last line of stdout).
-json record_of(const ajtest::RunOutput& r) {
-    auto ls = ajtest::lines(r.out);
-    if (ls.empty()) return json();
-    try {
-        return json::parse(ls.back());
-    } catch (const std::exception&) {
-        return json();
-    }
-}
 
 // Whether agentjail can make a cgroup for this caller, found by asking it; and the
 // layer it picked ("v2", "v2-delegated", "v1") or the refusal's message.

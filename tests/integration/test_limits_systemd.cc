@@ -5,6 +5,7 @@
 // starts one in the guest (tests/vm/guest-user-manager.sh, AJVM_SYSTEMD_USER=1), and
 // there nothing here may skip. Elsewhere each test says why it does not apply.
 #include "common.hpp"
+#include "record.hpp"
 
 #include <dirent.h>
 #include <signal.h>
@@ -19,6 +20,7 @@ namespace {
 
 using json = nlohmann::json;
 using ajit::describe;
+using ajit::record_of;
 using ajit::helper;
 
 // Inside the vm tier's user-manager pass: the scope path must be taken.
@@ -27,15 +29,6 @@ bool strict() {
     return v && std::string(v) == "1";
 }
 
-json record_of(const ajtest::RunOutput& r) {
-    auto ls = ajtest::lines(r.out);
-    if (ls.empty()) return json();
-    try {
-        return json::parse(ls.back());
-    } catch (const std::exception&) {
-        return json();
-    }
-}
 
 // How agentjail gets a cgroup for this caller: the record's layers.cgroup_via, or why
 // it could not.
