@@ -18,12 +18,14 @@
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 namespace agentjail::cgroup::detail {
 
@@ -31,8 +33,91 @@ namespace {
 
 constexpr auto job_timeout = std::chrono::seconds(15);
 
+// libsystemd is opened only when this route is taken: linked as usual, it and the six
+// libraries it pulls in (gcrypt, lzma, zstd, lz4...) cost every run about 1.4 ms of
+// loading before main(), for a route most runs never take.
+struct SdBus {
+    decltype(&::sd_bus_call) sd_bus_call = nullptr;
+    decltype(&::sd_bus_call_method) sd_bus_call_method = nullptr;
+    decltype(&::sd_bus_error_free) sd_bus_error_free = nullptr;
+    decltype(&::sd_bus_error_is_set) sd_bus_error_is_set = nullptr;
+    decltype(&::sd_bus_flush_close_unref) sd_bus_flush_close_unref = nullptr;
+    decltype(&::sd_bus_get_fd) sd_bus_get_fd = nullptr;
+    decltype(&::sd_bus_is_bus_client) sd_bus_is_bus_client = nullptr;
+    decltype(&::sd_bus_match_signal) sd_bus_match_signal = nullptr;
+    decltype(&::sd_bus_message_append) sd_bus_message_append = nullptr;
+    decltype(&::sd_bus_message_close_container) sd_bus_message_close_container = nullptr;
+    decltype(&::sd_bus_message_new_method_call) sd_bus_message_new_method_call = nullptr;
+    decltype(&::sd_bus_message_open_container) sd_bus_message_open_container = nullptr;
+    decltype(&::sd_bus_message_read) sd_bus_message_read = nullptr;
+    decltype(&::sd_bus_message_unref) sd_bus_message_unref = nullptr;
+    decltype(&::sd_bus_new) sd_bus_new = nullptr;
+    decltype(&::sd_bus_open_user) sd_bus_open_user = nullptr;
+    decltype(&::sd_bus_process) sd_bus_process = nullptr;
+    decltype(&::sd_bus_set_address) sd_bus_set_address = nullptr;
+    decltype(&::sd_bus_set_bus_client) sd_bus_set_bus_client = nullptr;
+    decltype(&::sd_bus_slot_unref) sd_bus_slot_unref = nullptr;
+    decltype(&::sd_bus_start) sd_bus_start = nullptr;
+    decltype(&::sd_bus_wait) sd_bus_wait = nullptr;
+};
+
+SdBus loaded_api;
+
+// Loads the sd-bus functions once; false (and why) when libsystemd is not there.
+bool load_sd_bus(std::string& why) {
+    static std::string error;
+    static const bool ok = [] {
+        void* h = ::dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+        if (h == nullptr) {
+            const char* e = ::dlerror();
+            error = std::string("libsystemd.so.0 cannot be loaded (") + (e ? e : "?") +
+                    "): install libsystemd0";
+            return false;
+        }
+        SdBus a;
+        bool all = true;
+        auto get = [&](auto& fn, const char* name) {
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(h, name));
+            if (fn == nullptr) {
+                all = false;
+                error = std::string("libsystemd.so.0 has no ") + name;
+            }
+        };
+        get(a.sd_bus_call, "sd_bus_call");
+        get(a.sd_bus_call_method, "sd_bus_call_method");
+        get(a.sd_bus_error_free, "sd_bus_error_free");
+        get(a.sd_bus_error_is_set, "sd_bus_error_is_set");
+        get(a.sd_bus_flush_close_unref, "sd_bus_flush_close_unref");
+        get(a.sd_bus_get_fd, "sd_bus_get_fd");
+        get(a.sd_bus_is_bus_client, "sd_bus_is_bus_client");
+        get(a.sd_bus_match_signal, "sd_bus_match_signal");
+        get(a.sd_bus_message_append, "sd_bus_message_append");
+        get(a.sd_bus_message_close_container, "sd_bus_message_close_container");
+        get(a.sd_bus_message_new_method_call, "sd_bus_message_new_method_call");
+        get(a.sd_bus_message_open_container, "sd_bus_message_open_container");
+        get(a.sd_bus_message_read, "sd_bus_message_read");
+        get(a.sd_bus_message_unref, "sd_bus_message_unref");
+        get(a.sd_bus_new, "sd_bus_new");
+        get(a.sd_bus_open_user, "sd_bus_open_user");
+        get(a.sd_bus_process, "sd_bus_process");
+        get(a.sd_bus_set_address, "sd_bus_set_address");
+        get(a.sd_bus_set_bus_client, "sd_bus_set_bus_client");
+        get(a.sd_bus_slot_unref, "sd_bus_slot_unref");
+        get(a.sd_bus_start, "sd_bus_start");
+        get(a.sd_bus_wait, "sd_bus_wait");
+        if (all) loaded_api = a;
+        return all;
+    }();
+    if (!ok) why = error;
+    return ok;
+}
+
+// The loaded functions; only called after load_sd_bus() returned true.
+const SdBus& sd() { return loaded_api; }
+
+
 std::string bus_error_text(int r, const sd_bus_error* e) {
-    if (e && sd_bus_error_is_set(e) && e->message) return e->message;
+    if (e && sd().sd_bus_error_is_set(e) && e->message) return e->message;
     return util::errno_text(-r);
 }
 
@@ -53,7 +138,7 @@ std::string address_escape(const std::string& s) {
 }
 
 struct BusDeleter {
-    void operator()(sd_bus* b) const noexcept { sd_bus_flush_close_unref(b); }
+    void operator()(sd_bus* b) const noexcept { sd().sd_bus_flush_close_unref(b); }
 };
 using BusPtr = std::unique_ptr<sd_bus, BusDeleter>;
 
@@ -69,7 +154,7 @@ std::string runtime_dir() {
 // we (and root) can write, but a stale or planted socket must not steer our cgroup.
 // (Whatever it answers, the kernel's delegation rules still bound what we get.)
 bool peer_is_trusted(sd_bus* bus) {
-    int fd = sd_bus_get_fd(bus);
+    int fd = sd().sd_bus_get_fd(bus);
     if (fd < 0) return false;
     ucred cred{};
     socklen_t len = sizeof cred;
@@ -86,10 +171,10 @@ BusPtr connect_user_manager(std::string& via, std::string& why_not) {
     struct stat st {};
     if (::stat(priv.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
         sd_bus* raw = nullptr;
-        int r = sd_bus_new(&raw);
+        int r = sd().sd_bus_new(&raw);
         BusPtr bus(raw);
-        if (r >= 0) r = sd_bus_set_address(bus.get(), ("unix:path=" + address_escape(priv)).c_str());
-        if (r >= 0) r = sd_bus_start(bus.get());
+        if (r >= 0) r = sd().sd_bus_set_address(bus.get(), ("unix:path=" + address_escape(priv)).c_str());
+        if (r >= 0) r = sd().sd_bus_start(bus.get());
         if (r >= 0 && peer_is_trusted(bus.get())) {
             via = priv;
             return bus;
@@ -103,14 +188,14 @@ BusPtr connect_user_manager(std::string& via, std::string& why_not) {
     int r;
     const char* addr = std::getenv("DBUS_SESSION_BUS_ADDRESS");
     if ((addr && *addr) || std::getenv("XDG_RUNTIME_DIR")) {
-        r = sd_bus_open_user(&raw);
+        r = sd().sd_bus_open_user(&raw);
     } else {
         // Without either variable sd-bus gives up; the user bus sits beside the
         // private socket.
-        r = sd_bus_new(&raw);
-        if (r >= 0) r = sd_bus_set_address(raw, ("unix:path=" + address_escape(dir + "/bus")).c_str());
-        if (r >= 0) r = sd_bus_set_bus_client(raw, 1);
-        if (r >= 0) r = sd_bus_start(raw);
+        r = sd().sd_bus_new(&raw);
+        if (r >= 0) r = sd().sd_bus_set_address(raw, ("unix:path=" + address_escape(dir + "/bus")).c_str());
+        if (r >= 0) r = sd().sd_bus_set_bus_client(raw, 1);
+        if (r >= 0) r = sd().sd_bus_start(raw);
     }
     BusPtr bus(raw);
     if (r >= 0) {
@@ -222,7 +307,7 @@ int on_job_removed(sd_bus_message* m, void* userdata, sd_bus_error*) {
     auto* w = static_cast<JobWatch*>(userdata);
     std::uint32_t id = 0;
     const char *job = nullptr, *unit = nullptr, *result = nullptr;
-    if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) < 0) return 0;
+    if (sd().sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) < 0) return 0;
     if (unit && w->unit == unit) {
         w->removed = true;
         w->result = result ? result : "";
@@ -289,18 +374,18 @@ public:
         sd_bus_error err = SD_BUS_ERROR_NULL;
         sd_bus_message* reply = nullptr;
         std::string path = "/" + sub;
-        int r = sd_bus_call_method(bus.get(), "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+        int r = sd().sd_bus_call_method(bus.get(), "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                    "org.freedesktop.systemd1.Manager", "AttachProcessesToUnit", &err, &reply,
                                    "ssau", unit_.c_str(), path.c_str(), 1, static_cast<std::uint32_t>(pid));
-        sd_bus_message_unref(reply);
+        sd().sd_bus_message_unref(reply);
         if (r < 0) {
             std::string msg = bus_error_text(r, &err);
-            sd_bus_error_free(&err);
+            sd().sd_bus_error_free(&err);
             return Error(ErrorKind::setup, -r,
                          "the systemd user manager (" + via_ + ") did not move the sandbox into " + unit_ + path +
                              ": " + msg);
         }
-        sd_bus_error_free(&err);
+        sd().sd_bus_error_free(&err);
         std::string want = unit_ + path;
         auto deadline = std::chrono::steady_clock::now() + job_timeout;
         int delay = 1;
@@ -367,6 +452,7 @@ bool may_clone_into(const Hierarchy& h, const std::string& dir) {
 
 Result<std::unique_ptr<Group>> create_systemd_scope(const Hierarchy& h, const limits::Settings& s,
                                                     const std::vector<std::string>& want, std::string& why_not) {
+    if (!load_sd_bus(why_not)) return std::unique_ptr<Group>();
     std::string via;
     BusPtr bus = connect_user_manager(via, why_not);
     if (!bus) return std::unique_ptr<Group>();
@@ -378,9 +464,9 @@ Result<std::unique_ptr<Group>> create_systemd_scope(const Hierarchy& h, const li
     JobWatch watch{unit, false, {}};
     // Direct connections (the private socket) carry no sender; on the bus, only the
     // manager's signals count.
-    const char* sender = sd_bus_is_bus_client(bus.get()) > 0 ? "org.freedesktop.systemd1" : nullptr;
+    const char* sender = sd().sd_bus_is_bus_client(bus.get()) > 0 ? "org.freedesktop.systemd1" : nullptr;
     sd_bus_slot* slot = nullptr;
-    int r = sd_bus_match_signal(bus.get(), &slot, sender, "/org/freedesktop/systemd1",
+    int r = sd().sd_bus_match_signal(bus.get(), &slot, sender, "/org/freedesktop/systemd1",
                                 "org.freedesktop.systemd1.Manager", "JobRemoved", on_job_removed, &watch);
     auto bus_failed = [&](const std::string& what, int rc, const sd_bus_error* e) {
         why_not = "the systemd user manager (" + via + ") did not give a delegated scope: " + what + ": " +
@@ -390,40 +476,40 @@ Result<std::unique_ptr<Group>> create_systemd_scope(const Hierarchy& h, const li
     if (r < 0) return bus_failed("watch its jobs", r, nullptr);
     struct SlotUnref {
         sd_bus_slot* s;
-        ~SlotUnref() { sd_bus_slot_unref(s); }
+        ~SlotUnref() { sd().sd_bus_slot_unref(s); }
     } slot_guard{slot};
 
     sd_bus_message* raw_msg = nullptr;
-    r = sd_bus_message_new_method_call(bus.get(), &raw_msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+    r = sd().sd_bus_message_new_method_call(bus.get(), &raw_msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit");
     struct MsgUnref {
         sd_bus_message* m;
-        ~MsgUnref() { sd_bus_message_unref(m); }
+        ~MsgUnref() { sd().sd_bus_message_unref(m); }
     } msg_guard{raw_msg};
     std::string desc = "agentjail sandbox of pid " + std::to_string(::getpid());
     // Delegate=yes: the scope's subtree is ours to divide (its cgroup.subtree_control
     // and children). CollectMode: a scope that failed is not kept around either.
-    if (r >= 0) r = sd_bus_message_append(raw_msg, "ss", unit.c_str(), "fail");
-    if (r >= 0) r = sd_bus_message_open_container(raw_msg, 'a', "(sv)");
-    if (r >= 0) r = sd_bus_message_append(raw_msg, "(sv)", "Description", "s", desc.c_str());
-    if (r >= 0) r = sd_bus_message_append(raw_msg, "(sv)", "PIDs", "au", 1, static_cast<std::uint32_t>(ph->pid()));
-    if (r >= 0) r = sd_bus_message_append(raw_msg, "(sv)", "Delegate", "b", 1);
-    if (r >= 0) r = sd_bus_message_append(raw_msg, "(sv)", "CollectMode", "s", "inactive-or-failed");
-    if (r >= 0) r = sd_bus_message_close_container(raw_msg);
-    if (r >= 0) r = sd_bus_message_append(raw_msg, "a(sa(sv))", 0);
+    if (r >= 0) r = sd().sd_bus_message_append(raw_msg, "ss", unit.c_str(), "fail");
+    if (r >= 0) r = sd().sd_bus_message_open_container(raw_msg, 'a', "(sv)");
+    if (r >= 0) r = sd().sd_bus_message_append(raw_msg, "(sv)", "Description", "s", desc.c_str());
+    if (r >= 0) r = sd().sd_bus_message_append(raw_msg, "(sv)", "PIDs", "au", 1, static_cast<std::uint32_t>(ph->pid()));
+    if (r >= 0) r = sd().sd_bus_message_append(raw_msg, "(sv)", "Delegate", "b", 1);
+    if (r >= 0) r = sd().sd_bus_message_append(raw_msg, "(sv)", "CollectMode", "s", "inactive-or-failed");
+    if (r >= 0) r = sd().sd_bus_message_close_container(raw_msg);
+    if (r >= 0) r = sd().sd_bus_message_append(raw_msg, "a(sa(sv))", 0);
     if (r < 0) return bus_failed("build StartTransientUnit", r, nullptr);
 
     sd_bus_error err = SD_BUS_ERROR_NULL;
     sd_bus_message* reply = nullptr;
     auto timeout_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(job_timeout).count());
-    r = sd_bus_call(bus.get(), raw_msg, timeout_us, &err, &reply);
-    sd_bus_message_unref(reply);
+    r = sd().sd_bus_call(bus.get(), raw_msg, timeout_us, &err, &reply);
+    sd().sd_bus_message_unref(reply);
     if (r < 0) {
         auto g = bus_failed("StartTransientUnit " + unit, r, &err);
-        sd_bus_error_free(&err);
+        sd().sd_bus_error_free(&err);
         return g;
     }
-    sd_bus_error_free(&err);
+    sd().sd_bus_error_free(&err);
 
     // Wait for the job: done when systemd says so (JobRemoved), or as soon as the
     // placeholder shows up in the scope's cgroup (the move is what we need).
@@ -431,7 +517,7 @@ Result<std::unique_ptr<Group>> create_systemd_scope(const Hierarchy& h, const li
     std::string scope_dir;
     for (;;) {
         int p;
-        while ((p = sd_bus_process(bus.get(), nullptr)) > 0) {
+        while ((p = sd().sd_bus_process(bus.get(), nullptr)) > 0) {
         }
         if (watch.removed && watch.result != "done") {
             why_not = "the systemd user manager (" + via + ") could not start " + unit + " (job result: " +
@@ -452,7 +538,7 @@ Result<std::unique_ptr<Group>> create_systemd_scope(const Hierarchy& h, const li
             return std::unique_ptr<Group>();
         }
         auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now).count();
-        (void)sd_bus_wait(bus.get(), static_cast<std::uint64_t>(std::min<long long>(left, 20000)));
+        (void)sd().sd_bus_wait(bus.get(), static_cast<std::uint64_t>(std::min<long long>(left, 20000)));
     }
     // The bus stays open only when the manager will have to move the init.
     if (may_clone_into(h, scope_dir)) bus.reset();
