@@ -3,8 +3,9 @@
 # Installs agentjail's build, test and benchmark dependencies from Debian 12 packages,
 # and does nothing (no apt, no root needed) when they are all present already.
 #
-# Usage: scripts/setup.sh [--lint] [--no-vm] [--check]
+# Usage: scripts/setup.sh [--lint] [--bench] [--no-vm] [--check]
 #   --lint   also install clang-format and clang-tidy (for scripts/lint.sh)
+#   --bench  also install the peers bench/ compares with (firejail; srt from npm)
 #   --no-vm  leave out the QEMU guest's packages (the vm tests then skip, saying why)
 #   --check  only report what is missing; exit 1 if anything is
 set -euo pipefail
@@ -28,18 +29,30 @@ lint_pkgs=(clang-format clang-tidy)
 # /usr; nothing of it runs on the host) for the test of the systemd-scope cgroup.
 vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils systemd)
 
+# What bench/ compares against, beyond the test packages (--bench): firejail for
+# bench/startup.sh; socat and ripgrep for sandbox-runtime (`srt`, installed from npm)
+# in bench/network.sh, and Debian's nodejs and npm where no npm is installed (a
+# NodeSource nodejs brings its own npm and conflicts with Debian's).
+bench_pkgs=(firejail socat ripgrep)
+
 say() { printf 'setup.sh: %s\n' "$*" >&2; }
 
 check_only=0
+with_bench=0
 with_vm=1
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
 for arg in "$@"; do
     case "$arg" in
         --lint) pkgs+=("${lint_pkgs[@]}") ;;
+        --bench)
+            pkgs+=("${bench_pkgs[@]}")
+            command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+            with_bench=1
+            ;;
         --no-vm) with_vm=0 ;;
         --check) check_only=1 ;;
         -h | --help)
-            sed -n '3,9s/^# \{0,1\}//p' "$0"
+            sed -n '3,10s/^# \{0,1\}//p' "$0"
             exit 0
             ;;
         *)
@@ -66,9 +79,26 @@ for p in "${pkgs[@]}"; do
     fi
 done
 
+# sandbox-runtime is an npm package, not a Debian one (--bench only).
+install_srt() {
+    ((with_bench)) || return 0
+    command -v srt >/dev/null 2>&1 && return 0
+    if ((check_only)); then
+        say "missing: srt (npm install -g @anthropic-ai/sandbox-runtime)"
+        return 1
+    fi
+    if ((EUID != 0)); then
+        say "run as root (sudo $0 --bench) or: npm install -g @anthropic-ai/sandbox-runtime"
+        return 1
+    fi
+    say "npm install -g @anthropic-ai/sandbox-runtime"
+    npm install -g --no-fund --no-audit @anthropic-ai/sandbox-runtime
+}
+
 if ((${#missing[@]} == 0)); then
     say "all ${#pkgs[@]} packages present, nothing to install"
-    exit 0
+    install_srt
+    exit $?
 fi
 
 say "missing: ${missing[*]}"
@@ -88,3 +118,4 @@ say "apt-get install ${missing[*]}"
 # tests bring their own initramfs); skipping it saves about 30 s.
 INITRD=No apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 say "installed ${#missing[@]} packages"
+install_srt
