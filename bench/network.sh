@@ -106,7 +106,7 @@ EOF
         say "srt cannot run here, its rows are left out: $(printf '%s' "$srt_err" | tail -n1)"
     fi
 else
-    say "srt is not installed (npm install -g @anthropic-ai/sandbox-runtime): its rows are left out"
+    say "srt is not installed (scripts/setup.sh --bench, or npm install -g @anthropic-ai/sandbox-runtime): its rows are left out"
 fi
 
 # curl config files: one URL per new connection (the server closes each one).
