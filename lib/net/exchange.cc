@@ -128,12 +128,17 @@ private:
         co_return true;
     }
 
-    // One CRLF-terminated line of a chunked body (kept with its CRLF).
+    // One CRLF-terminated line of a chunked body (kept with its CRLF). A CR, LF or NUL
+    // before that CRLF breaks the stream: a server that ends lines at a bare LF would
+    // read the rest as the start of a request the proxy never checked (smuggling).
     asio::awaitable<bool> line(Side from, std::string& out) {
         for (;;) {
             std::string& b = buf(from);
             size_t eol = b.find("\r\n");
             if (eol != std::string::npos) {
+                if (std::string_view(b).substr(0, eol).find_first_of(std::string_view("\r\n\0", 3)) !=
+                    std::string_view::npos)
+                    co_return false;
                 out = b.substr(0, eol + 2);
                 b.erase(0, eol + 2);
                 co_return true;
@@ -170,13 +175,14 @@ private:
                 size.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
                 co_return false;
             std::uint64_t n = std::stoull(std::string(size), nullptr, 16);
-            if (!co_await write(to, l)) co_return false;
+            // The size line is written anew, without extensions, and trailers are
+            // dropped: nothing of the sender's own spelling of the framing goes on.
+            if (!co_await write(to, std::string(size) + "\r\n")) co_return false;
             if (n == 0) {
-                // Trailers, up to the empty line.
+                // Trailers, up to the empty line: read, not passed on.
                 for (int i = 0; i < 64; ++i) {
                     if (!co_await line(from, l)) co_return false;
-                    if (!co_await write(to, l)) co_return false;
-                    if (l == "\r\n") co_return true;
+                    if (l == "\r\n") co_return co_await write(to, l);
                 }
                 co_return false;
             }
@@ -347,6 +353,13 @@ private:
                 req_body.framing != Framing::none &&
                 !co_await write(Side::client, "HTTP/1.1 100 Continue\r\n\r\n"))
                 co_return abort();
+            // TRACE echoes the request's headers in its body: on a host a secret is
+            // bound to, that would hand the real value back into the sandbox.
+            if (r.method == "TRACE" && !replace_.empty()) {
+                std::string no = "TRACE is refused on a host a secret is bound to (the response would echo it)";
+                log_request(r.method, path_only, false, no, rule_.empty() ? x_.rule : rule_, 403);
+                co_return co_await reply(403, "Forbidden", no);
+            }
             std::string head = exchange_head(r, target, x_.host, x_.port, plain ? 80 : default_port,
                                              keep_alive, replace_);
             if (!co_await write(Side::upstream, head) ||
@@ -399,6 +412,9 @@ private:
                         rp.response.status, up0, down0);
             if (resp_body.framing == Framing::until_close) co_return co_await finish();
             if (!ok) co_return abort();
+            // More bytes after the response's end answer a request the proxy never sent
+            // (the upstream read one it did not check): never hand them to the client.
+            if (!ubuf_.empty()) co_return co_await finish();
             if (!keep_alive || header_has_token(rp.response.headers, "connection", "close") ||
                 rp.response.version == "HTTP/1.0")
                 co_return co_await finish();

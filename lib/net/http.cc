@@ -148,6 +148,14 @@ ParseResult parse_request_head(std::string_view buf, TargetForm form) {
         if (colon == std::string_view::npos || colon == 0) return bad("malformed header line");
         std::string_view name = h.substr(0, colon);
         if (!std::all_of(name.begin(), name.end(), is_tchar)) return bad("malformed header name");
+        // CGI-style servers read '_' as '-': a Content_Length the proxy ignores would
+        // frame the body there, and the proxy's next (checked) request with it.
+        if (name.find('_') != std::string_view::npos) {
+            std::string dashed(name);
+            std::replace(dashed.begin(), dashed.end(), '_', '-');
+            if (iequals(dashed, "content-length") || iequals(dashed, "transfer-encoding"))
+                return bad("a framing header spelt with '_'");
+        }
         std::string_view value = trim(h.substr(colon + 1));
         if (iequals(name, "host")) ++host_headers;
         q.headers.emplace_back(std::string(name), std::string(value));
@@ -211,6 +219,16 @@ std::vector<std::string> connection_tokens(const Request& r) {
     return out;
 }
 
+// Whether header n is one the Connection header names (hop-by-hop, dropped). Never
+// the framing headers: dropping those would turn the body the proxy read into a
+// request of its own at the origin (smuggling).
+bool listed_hop(const std::string& n, const std::vector<std::string>& listed) {
+    if (iequals(n, "content-length") || iequals(n, "transfer-encoding")) return false;
+    for (const auto& t : listed)
+        if (iequals(n, t)) return true;
+    return false;
+}
+
 // value with every occurrence of each `from` replaced by its `to` (secret placeholders).
 std::string replaced(std::string value, const std::vector<std::pair<std::string, std::string>>& replace) {
     for (const auto& [from, to] : replace) {
@@ -233,9 +251,7 @@ std::string origin_form_head(const Request& r, const std::vector<std::pair<std::
         if (iequals(n, "connection") || iequals(n, "keep-alive") || iequals(n, "te") || iequals(n, "trailer") ||
             iequals(n, "upgrade"))
             continue;
-        bool is_listed = false;
-        for (const auto& t : listed) is_listed = is_listed || iequals(n, t);
-        if (is_listed) continue;
+        if (listed_hop(n, listed)) continue;
         // The origin gets the URL's authority as Host (RFC 9112 3.2.2): a
         // different Host header would pick another virtual host than the one checked.
         if (iequals(n, "host")) continue;
@@ -374,7 +390,23 @@ bool normalize_path(std::string_view target, std::string& path, std::string& que
     while (start < path.size()) {
         size_t slash = path.find('/', start + 1);
         std::string_view seg = std::string_view(path).substr(start + 1, (slash == std::string::npos ? path.size() : slash) - start - 1);
-        if (seg == "." || seg == "..") {
+        // Servers differ on what a segment is: Tomcat cuts ";params" ("..;" is ".."),
+        // some decode %2F before they remove dot segments. A dot segment under any of
+        // those readings is refused, and so is an empty one ("//", merged by nginx).
+        if (seg.empty() && slash != std::string::npos) {
+            why = "an empty segment (//) in the path";
+            return false;
+        }
+        std::string_view bare = seg.substr(0, seg.find(';'));
+        bool dots = seg == "." || seg == ".." || bare == "." || bare == "..";
+        for (size_t at = 0; !dots && at <= bare.size();) {
+            size_t enc = bare.find("%2F", at);
+            std::string_view piece = bare.substr(at, enc == std::string_view::npos ? std::string_view::npos : enc - at);
+            dots = piece == "." || piece == "..";
+            if (enc == std::string_view::npos) break;
+            at = enc + 3;
+        }
+        if (dots) {
             why = "a dot segment in the path";
             return false;
         }
@@ -456,10 +488,7 @@ std::string exchange_head(const Request& r, std::string_view path, std::string_v
         if (iequals(n, "connection") || iequals(n, "keep-alive") || iequals(n, "te") || iequals(n, "trailer") ||
             iequals(n, "upgrade") || iequals(n, "expect") || iequals(n, "host") || iequals(n, "http2-settings"))
             continue;
-        bool is_listed = false;
-        for (const auto& t : listed) is_listed = is_listed || (iequals(n, t) && !iequals(t, "content-length") &&
-                                                             !iequals(t, "transfer-encoding"));
-        if (is_listed) continue;
+        if (listed_hop(n, listed)) continue;
         out += n + ": " + replaced(v, replace) + "\r\n";
     }
     bool v6 = host.find(':') != std::string_view::npos;

@@ -200,16 +200,24 @@ bool admits(const Rule& r, std::string_view method, std::string_view path, bool 
     if (r.paths.empty()) return true;
     // A deny entry matches generously: case does not matter, and an encoded slash
     // (%2F) counts as a slash, since a server may decode either before routing.
-    std::string slashed;
+    // And ";params" are cut from every segment, as Tomcat and Jetty do before routing
+    // (/admin;x/y is /admin/y there).
+    std::string slashed, bare;
     if (deny_rule) {
         slashed = std::string(path);
         for (size_t at = 0; (at = slashed.find('%', at)) != std::string::npos; ++at)
             if (at + 2 < slashed.size() && slashed[at + 1] == '2' && (slashed[at + 2] == 'F' || slashed[at + 2] == 'f'))
                 slashed.replace(at, 3, "/");
+        bool in_params = false;
+        for (char c : slashed) {
+            if (c == '/') in_params = false;
+            if (c == ';') in_params = true;
+            if (!in_params) bare += c;
+        }
     }
     for (const auto& p : r.paths) {
         if (path_matches(p, path, deny_rule)) return true;
-        if (deny_rule && path_matches(p, slashed, true)) return true;
+        if (deny_rule && (path_matches(p, slashed, true) || path_matches(p, bare, true))) return true;
     }
     return false;
 }

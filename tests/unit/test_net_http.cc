@@ -82,6 +82,17 @@ TEST(NetHttp, OriginFormDropsProxyHeadersAndPinsHost) {
     EXPECT_EQ(head, "GET /x HTTP/1.1\r\nAccept: */*\r\nHost: example.com:8080\r\nConnection: close\r\n\r\n");
 }
 
+// Connection may name hop-by-hop headers, but never the framing ones: dropping
+// Content-Length would make the body a request of its own at the origin.
+TEST(NetHttp, OriginFormKeepsFramingHeadersTheConnectionHeaderNames) {
+    auto r = parse_request_head(
+        "POST http://example.com/x HTTP/1.1\r\nHost: example.com\r\nConnection: Content-Length, X-Drop\r\n"
+        "Content-Length: 4\r\nX-Drop: 1\r\n\r\n");
+    ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
+    EXPECT_EQ(origin_form_head(r.request),
+              "POST /x HTTP/1.1\r\nContent-Length: 4\r\nHost: example.com\r\nConnection: close\r\n\r\n");
+}
+
 TEST(NetHttp, SimpleResponse) {
     EXPECT_EQ(simple_response(403, "Forbidden", "no"),
               "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 3\r\n"
@@ -103,7 +114,15 @@ TEST(NetHttpExchange, PathsAreNormalisedOrRefused) {
     EXPECT_EQ(query, "?q=%41");
     for (const char* bad : {"/a/../b", "/a/%2e%2e/b", "/./a", "/a\\b", "/a%5cb", "/a%00", "/a%4", "/a%zz"})
         EXPECT_FALSE(normalize_path(bad, path, query, why)) << bad;
+    // Dot segments as other servers read them: ";params" cut (Tomcat), %2F decoded
+    // first (some proxies), and empty segments (nginx merges "//").
+    for (const char* bad : {"/x/..%2Fadmin/y", "/x/%2e%2e%2fadmin", "/pub/..;/admin/y", "/a/.;x/b", "//admin/y",
+                            "/a//b", "/-/npm/v1/security/..%2F..%2Fpublish"})
+        EXPECT_FALSE(normalize_path(bad, path, query, why)) << bad;
     EXPECT_TRUE(normalize_path("/a/..b/.c", path, query, why)) << why;
+    EXPECT_TRUE(normalize_path("/", path, query, why)) << why;
+    EXPECT_TRUE(normalize_path("/a/b/", path, query, why)) << why;
+    EXPECT_TRUE(normalize_path("/a;v=1/b%2Fc", path, query, why)) << why;
 }
 
 TEST(NetHttpExchange, RequestBodiesAreFramedOneWay) {
@@ -125,6 +144,13 @@ TEST(NetHttpExchange, RequestBodiesAreFramedOneWay) {
     EXPECT_FALSE(request_body(head("Transfer-Encoding: gzip, chunked\r\n"), b, why));
     EXPECT_FALSE(request_body(head("Content-Length: 1\r\nContent-Length: 2\r\n"), b, why));
     EXPECT_FALSE(request_body(head("Content-Length: -1\r\n"), b, why));
+    // A framing header spelt with '_' (read as '-' by CGI-style servers) is refused.
+    for (const char* h : {"Content_Length: 5\r\n", "transfer_encoding: chunked\r\n"})
+        EXPECT_EQ(parse_request_head(std::string("POST /x HTTP/1.1\r\nHost: a.test\r\n") + h + "\r\n",
+                                     TargetForm::origin)
+                      .status,
+                  ParseStatus::bad)
+            << h;
     // Inside a tunnel only the origin form, with a Host header.
     EXPECT_EQ(parse_request_head("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", TargetForm::origin).status,
               ParseStatus::bad);

@@ -192,7 +192,7 @@ TEST(NetRequestRules, DenyWinsAndAnyAllowEntryAdmits) {
     EXPECT_EQ(d.reason, "PUT reg.test:443/pkg is refused: the rule \"reg.test\" (p.toml:3:5) allows only methods GET, "
                         "HEAD");
     // Deny entries match generously: case and an encoded slash do not get around them.
-    for (const char* p : {"/a/secret", "/a/SECRET", "/a%2Fsecret"}) {
+    for (const char* p : {"/a/secret", "/a/SECRET", "/a%2Fsecret", "/a/secret;x", "/a;b/secret;jsessionid=1"}) {
         d = check_request(rs, "reg.test", 443, "GET", p);
         EXPECT_FALSE(d.allowed) << p;
         EXPECT_EQ(d.rule, "p.toml:6:5") << p;
