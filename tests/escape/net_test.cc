@@ -653,6 +653,136 @@ TEST_F(Escape, NET06_GitPushIsRefusedWhileCloneWorks) {
     EXPECT_EQ(ajtest::trim(refs.out), "2") << describe(ok);
 }
 
+// An HTTPS origin that, like many real servers, ends lines at a bare LF: each request
+// it reads is logged as "METHOD PATH BODYBYTES". Keep-alive, chunked bodies with
+// trailers. For the smuggling test below.
+const char* kLaxServer = R"PY(
+import os, socket, ssl, sys, threading
+cert, key, port_file, log_file = sys.argv[1:5]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+ls = socket.socket()
+ls.bind(('127.0.0.1', 0))
+ls.listen(16)
+def serve(c):
+    try:
+        f = ctx.wrap_socket(c, server_side=True).makefile('rwb')
+        while True:
+            line = f.readline()
+            if not line:
+                return
+            method, path = line.decode(errors='replace').split()[:2]
+            headers = {}
+            while True:
+                h = f.readline().rstrip(b'\r\n')
+                if not h:
+                    break
+                k, _, v = h.decode(errors='replace').partition(':')
+                headers[k.strip().lower()] = v.strip()
+            n = 0
+            if headers.get('transfer-encoding', '').lower() == 'chunked':
+                while True:
+                    size = int(f.readline().split(b';')[0].strip() or b'0', 16)
+                    if size == 0:
+                        while f.readline().rstrip(b'\r\n'):
+                            pass
+                        break
+                    n += len(f.read(size))
+                    f.readline()
+            else:
+                n = len(f.read(int(headers.get('content-length', '0'))))
+            with open(log_file, 'a') as log:
+                log.write('%s %s %d\n' % (method, path, n))
+            f.write(b'HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n')
+            f.flush()
+    except Exception:
+        pass
+with open(port_file + '.tmp', 'w') as p:
+    p.write(str(ls.getsockname()[1]))
+os.rename(port_file + '.tmp', port_file)
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+)PY";
+
+// The smuggling payload: an allowed GET whose chunked body ends in a trailer line
+// with a bare LF, after which a lax server reads DELETE /forbidden as a request of
+// its own. argv: host port [proxy]; through the proxy when a third argument is given.
+const char* kSmuggle = R"PY(
+import os, socket, ssl, sys
+host, port = sys.argv[1], int(sys.argv[2])
+if len(sys.argv) > 3:
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n' % (host.encode(), port, host.encode(), port))
+    s.recv(1000)
+else:
+    s = socket.create_connection(('127.0.0.1', port))
+t = ssl.create_default_context(cafile=os.environ['SSL_CERT_FILE']).wrap_socket(s, server_hostname=host)
+t.sendall(b'GET /ok HTTP/1.1\r\nHost: %s:%d\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: y\n\r\n'
+          b'DELETE /forbidden HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n' % (host.encode(), port, host.encode()))
+t.settimeout(3)
+try:
+    while t.recv(65536):
+        pass
+except Exception:
+    pass
+print('R sent')
+)PY";
+
+// Request smuggling through an intercepted (GET-only) host: a chunk trailer with a
+// bare LF must not let a DELETE reach the origin unchecked. The proxy ends the
+// connection at that line and writes the framing anew. Controls: sent straight to
+// the origin, the same bytes do make it log DELETE /forbidden (so the probe works
+// against this server), and a well-formed chunked GET through the proxy arrives
+// whole.
+TEST_F(Escape, NET06_ChunkTrailerCannotSmuggleAnUncheckedRequest) {
+    if (!ajtest::exists("/usr/bin/python3")) GTEST_SKIP() << "needs /usr/bin/python3 (the test origin)";
+    NetFixture f;
+    auto c = ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem", {"reg.test"});
+    std::string server_py = f.scratch.write("lax.py", kLaxServer);
+    std::string port_file = f.scratch.path() + "/port", seen_file = f.scratch.path() + "/seen.log";
+    ajtest::RunOptions so;
+    so.timeout_ms = 10 * 60 * 1000;
+    ajtest::Child server({"/usr/bin/python3", server_py, c.cert_path, c.key_path, port_file, seen_file}, so);
+    for (int i = 0; i < 100 && !ajtest::exists(port_file); ++i) ::usleep(50 * 1000);
+    ASSERT_TRUE(ajtest::exists(port_file)) << "the test origin did not start";
+    std::string port = ajtest::trim(ajtest::read_file(port_file));
+    std::string smuggle = jail.ws_dir().write("smuggle.py", kSmuggle);
+
+    // Control 1: straight to the origin, the DELETE is read as a request.
+    ajtest::RunOptions direct;
+    direct.env = {"SSL_CERT_FILE=" + c.cert_path};
+    direct.timeout_ms = 20000;
+    auto d = ajtest::run_with({"/usr/bin/python3", smuggle, "reg.test", port}, direct);
+    ASSERT_TRUE(ajtest::contains(d.out, "R sent")) << d.out << d.err;
+    ASSERT_TRUE(ajtest::contains(ajtest::read_file(seen_file), "DELETE /forbidden"))
+        << "the probe does not work against the test origin: " << ajtest::read_file(seen_file);
+    ::unlink(seen_file.c_str());
+
+    NetPolicy p;
+    p.allow_toml = {"{ host = \"reg.test:" + port + "\", methods = [\"GET\", \"HEAD\"] }"};
+    p.hosts = {{"reg.test", "127.0.0.1"}};
+    ajtest::RunOptions o;
+    o.timeout_ms = kTimeoutMs;
+    o.env = {"SSL_CERT_FILE=" + c.cert_path};
+    std::string https = "https://reg.test:" + port;
+    std::string script = "python3 " + smuggle + " reg.test " + port + " proxy; printf abcdef > body; "
+                         "echo \"R chunked $(curl -sS --max-time 10 -X GET -H 'Transfer-Encoding: chunked' "
+                         "--data-binary @body " + https + "/chunk)\"; "
+                         "echo \"R delete $(curl -sS --max-time 10 -o /dev/null -w %{http_code} -X DELETE " + https +
+                         "/forbidden)\"; rm -f body";
+    auto r = jail.run(cat(jail.base(), {"-p", f.policy(p), "--net-log", f.log_path(), "--", "/bin/bash", "-c", script}), o);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "R sent")) << describe(r);
+    std::string seen = ajtest::read_file(seen_file);
+    EXPECT_FALSE(ajtest::contains(seen, "DELETE")) << "smuggled past the method rule:\n" << seen;
+    // Control 2: a well-formed chunked body goes through whole, and a plain DELETE
+    // is refused by the rule.
+    EXPECT_TRUE(ajtest::contains(seen, "GET /chunk 6")) << seen << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "R chunked ok")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "R delete 403")) << describe(r);
+}
+
 // ---- NET-07 prompt-injected download-and-execute -----------------------------------
 
 // curl | sh and wget | sh from a host the policy does not allow: 403, the payload
