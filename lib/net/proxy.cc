@@ -286,6 +286,11 @@ private:
         port_ = port;
         host_ = normalize_host(raw_host);
         if (host_.empty() || host_.size() > 253) return deny("the host name is empty or too long", "default");
+        // A name is letters, digits, '-', '_' and dots (or an address, normalised
+        // above): anything else (',', '/', spaces from a SOCKS5 name) is no host
+        // and must never reach a resolver or a certificate's alt-name text.
+        if (!parse_numeric_host(host_).has_value() && host_.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos)
+            return deny("'" + host_ + "' is not a host name", "default");
         NameDecision d = check_name(px_.settings.rules, host_, port);
         rule_ = d.rule;
         if (!d.allowed) return deny(d.reason, d.rule);
