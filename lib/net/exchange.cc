@@ -331,6 +331,16 @@ private:
                 }
                 RequestDecision d =
                     check_request(px_.settings.rules, x_.host, x_.port, r.method, path);
+                // Frameworks that honour a method-override header run the request as
+                // that method: it must pass the rules as well.
+                for (const char* override_header : {"x-http-method-override", "x-http-method", "x-method-override"}) {
+                    const std::string* v = find_header(r.headers, override_header);
+                    if (!d.allowed || v == nullptr) continue;
+                    std::string m;
+                    for (char ch : *v)
+                        if (ch != ' ' && ch != '\t') m += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+                    d = check_request(px_.settings.rules, x_.host, x_.port, m, path);
+                }
                 if (!d.allowed) {
                     px_.denied++;
                     log_request(r.method, path, false, d.reason, d.rule, 403);

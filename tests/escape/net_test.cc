@@ -770,7 +770,9 @@ TEST_F(Escape, NET06_ChunkTrailerCannotSmuggleAnUncheckedRequest) {
                          "echo \"R chunked $(curl -sS --max-time 10 -X GET -H 'Transfer-Encoding: chunked' "
                          "--data-binary @body " + https + "/chunk)\"; "
                          "echo \"R delete $(curl -sS --max-time 10 -o /dev/null -w %{http_code} -X DELETE " + https +
-                         "/forbidden)\"; rm -f body";
+                         "/forbidden)\"; "
+                         "echo \"R override $(curl -sS --max-time 10 -o /dev/null -w %{http_code} "
+                         "-H 'X-HTTP-Method-Override: DELETE' " + https + "/override)\"; rm -f body";
     auto r = jail.run(cat(jail.base(), {"-p", f.policy(p), "--net-log", f.log_path(), "--", "/bin/bash", "-c", script}), o);
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_TRUE(ajtest::contains(r.out, "R sent")) << describe(r);
@@ -781,6 +783,9 @@ TEST_F(Escape, NET06_ChunkTrailerCannotSmuggleAnUncheckedRequest) {
     EXPECT_TRUE(ajtest::contains(seen, "GET /chunk 6")) << seen << describe(r);
     EXPECT_TRUE(ajtest::contains(r.out, "R chunked ok")) << describe(r);
     EXPECT_TRUE(ajtest::contains(r.out, "R delete 403")) << describe(r);
+    // A GET that asks the framework to run it as DELETE is a DELETE to the rules.
+    EXPECT_TRUE(ajtest::contains(r.out, "R override 403")) << describe(r);
+    EXPECT_FALSE(ajtest::contains(seen, "/override")) << seen;
 }
 
 // ---- NET-07 prompt-injected download-and-execute -----------------------------------
