@@ -13,51 +13,26 @@
 # subtree): elsewhere agentjail refuses limits it cannot enforce, and says why.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-aj=${AGENTJAIL_BIN:-$repo/${AGENTJAIL_BUILD_DIR:-build}/bin/agentjail}
+bench=limits.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 runs=200
 warmup=20
-out=""
-
-say() { printf 'limits.sh: %s\n' "$*" >&2; }
 
 while (($# > 0)); do
     case "$1" in
         --runs) runs=$2; shift 2 ;;
         --warmup) warmup=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h | --help) sed -n '3,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) usage 3 13; exit 0 ;;
         *) say "unknown argument: $1 (try --help)"; exit 2 ;;
     esac
 done
 
-for tool in hyperfine python3; do
-    command -v "$tool" >/dev/null || { say "$tool is missing: run scripts/setup.sh"; exit 1; }
-done
-[[ -x "$aj" ]] || { say "$aj is missing: run scripts/build.sh"; exit 1; }
-aj=$(cd "$(dirname "$aj")" && pwd -P)/$(basename "$aj")
-
-if [[ -z "$out" ]]; then
-    out=$(mktemp -d /tmp/agentjail-bench.XXXXXX)
-fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd -P)
-work=$(mktemp -d /tmp/agentjail-bench-ws.XXXXXX)
+need hyperfine python3
+open_out
+enter_work
 trap 'rm -rf -- "$work"' EXIT
-cd "$work"
-
-# Every command must work before it is timed: a run that fails fast is not fast.
-names=() cmds=()
-add() {
-    local name=$1 cmd=$2
-    # shellcheck disable=SC2086 # the command is split into words, as hyperfine -N does
-    if ! $cmd >/dev/null 2>"$out/$name.err"; then
-        say "skipping $name: \`$cmd\` failed: $(head -c 400 "$out/$name.err")"
-        return
-    fi
-    names+=("$name")
-    cmds+=("$cmd")
-}
 add no-limits "$aj --policy minimal -- /bin/true"
 add limits "$aj --policy minimal -m 1G --pids 100 -- /bin/true"
 # Which cgroup the limits run got, for the summary.

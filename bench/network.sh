@@ -22,15 +22,13 @@
 # them alike; the table shows, per mode, the best and the median round.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-aj=${AGENTJAIL_BIN:-$repo/${AGENTJAIL_BUILD_DIR:-build}/bin/agentjail}
+bench=network.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 srt_bin=${SRT_BIN:-$(command -v srt || true)}
 rounds=5
 size=$((1 << 30))
 requests=200
-out=""
-
-say() { printf 'network.sh: %s\n' "$*" >&2; }
 
 while (($# > 0)); do
     case "$1" in
@@ -38,26 +36,17 @@ while (($# > 0)); do
         --size) size=$2; shift 2 ;;
         --requests) requests=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h | --help) sed -n '3,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) usage 3 19; exit 0 ;;
         *) say "unknown argument: $1 (try --help)"; exit 2 ;;
     esac
 done
 
-for tool in cc curl python3; do
-    command -v "$tool" >/dev/null || { say "$tool is missing: run scripts/setup.sh"; exit 1; }
-done
-[[ -x "$aj" ]] || { say "$aj is missing: run scripts/build.sh"; exit 1; }
-aj=$(cd "$(dirname "$aj")" && pwd -P)/$(basename "$aj")
-
-if [[ -z "$out" ]]; then
-    out=$(mktemp -d /tmp/agentjail-bench.XXXXXX)
-fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd -P)
+need cc curl python3
+open_out
 
 # The default policy binds the current directory as the workspace: run from a
 # scratch directory that holds the curl config files, so every sandbox sees them.
-work=$(mktemp -d /tmp/agentjail-bench-ws.XXXXXX)
+enter_work
 server_pid=""
 relay_pid=""
 cleanup() {
@@ -66,7 +55,6 @@ cleanup() {
     rm -rf -- "$work"
 }
 trap cleanup EXIT
-cd "$work"
 
 cc -O2 -pthread -o "$work/netserve" "$repo/bench/netserve.c"
 "$work/netserve" >"$work/port" &

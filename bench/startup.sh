@@ -10,55 +10,30 @@
 # new directory under /tmp, printed at the end.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-aj=${AGENTJAIL_BIN:-$repo/${AGENTJAIL_BUILD_DIR:-build}/bin/agentjail}
+bench=startup.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 runs=200
 warmup=20
-out=""
-
-say() { printf 'startup.sh: %s\n' "$*" >&2; }
 
 while (($# > 0)); do
     case "$1" in
         --runs) runs=$2; shift 2 ;;
         --warmup) warmup=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h | --help) sed -n '3,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) usage 3 10; exit 0 ;;
         *) say "unknown argument: $1 (try --help)"; exit 2 ;;
     esac
 done
 
-for tool in hyperfine bwrap unshare python3; do
-    command -v "$tool" >/dev/null || { say "$tool is missing: run scripts/setup.sh"; exit 1; }
-done
-[[ -x "$aj" ]] || { say "$aj is missing: run scripts/build.sh"; exit 1; }
-aj=$(cd "$(dirname "$aj")" && pwd -P)/$(basename "$aj")
-
-if [[ -z "$out" ]]; then
-    out=$(mktemp -d /tmp/agentjail-bench.XXXXXX)
-fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd -P)
+need hyperfine bwrap unshare python3
+open_out
 
 # The default policy binds the current directory as the workspace and refuses the
 # home directory, so measure from an empty scratch workspace (also keeps the
 # workspace's own size out of the figures).
-work=$(mktemp -d /tmp/agentjail-bench-ws.XXXXXX)
+enter_work
 trap 'rm -rf -- "$work"' EXIT
-cd "$work"
-
-# Every command must work before it is timed: a sandbox that fails fast is not fast.
-names=() cmds=()
-add() {
-    local name=$1 cmd=$2
-    # shellcheck disable=SC2086 # the command is split into words, as hyperfine -N does
-    if ! $cmd >/dev/null 2>"$out/$name.err"; then
-        say "skipping $name: \`$cmd\` failed: $(head -c 300 "$out/$name.err")"
-        return
-    fi
-    names+=("$name")
-    cmds+=("$cmd")
-}
 add plain "/bin/true"
 add unshare "unshare --user --map-current-user --mount --pid --fork --net --ipc --uts /bin/true"
 add bwrap "bwrap --unshare-all --die-with-parent --ro-bind / / --proc /proc --dev /dev /bin/true"

@@ -13,41 +13,29 @@
 # them alike; the table shows, per mode, the best round (min) and the median round.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-aj=${AGENTJAIL_BIN:-$repo/${AGENTJAIL_BUILD_DIR:-build}/bin/agentjail}
+bench=syscalls.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 rounds=7
 iterations=1000000
-out=""
-
-say() { printf 'syscalls.sh: %s\n' "$*" >&2; }
 
 while (($# > 0)); do
     case "$1" in
         --rounds) rounds=$2; shift 2 ;;
         --iterations) iterations=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h | --help) sed -n '3,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) usage 3 12; exit 0 ;;
         *) say "unknown argument: $1 (try --help)"; exit 2 ;;
     esac
 done
 
-for tool in cc bwrap python3; do
-    command -v "$tool" >/dev/null || { say "$tool is missing: run scripts/setup.sh"; exit 1; }
-done
-[[ -x "$aj" ]] || { say "$aj is missing: run scripts/build.sh"; exit 1; }
-aj=$(cd "$(dirname "$aj")" && pwd -P)/$(basename "$aj")
-
-if [[ -z "$out" ]]; then
-    out=$(mktemp -d /tmp/agentjail-bench.XXXXXX)
-fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd -P)
+need cc bwrap python3
+open_out
 
 # The default policy binds the current directory as the workspace: run from an empty
 # scratch directory that also holds the probe, so every sandbox can see it.
-work=$(mktemp -d /tmp/agentjail-bench-ws.XXXXXX)
+enter_work
 trap 'rm -rf -- "$work"' EXIT
-cd "$work"
 
 cc -O2 -static -o "$work/syscalls" "$repo/bench/syscalls.c"
 cc -O2 -o "$work/bwrap_filter" "$repo/bench/bwrap_filter.c" -lseccomp
