@@ -128,6 +128,18 @@ private:
         std::string problem = check(out);
         return problem.empty() ? true : fail(n.source(), key, problem);
     }
+    // A log file's path, checked like any path; "" is meaningful (no log file, the
+    // attempts are still counted).
+    bool log_path(const toml::node& n, const std::string& key, std::optional<Located<std::string>>& out) {
+        const auto* str = n.as_string();
+        if (!str) return expected(n, key, "a path string");
+        if (!str->get().empty()) {
+            std::string problem = check_path(str->get());
+            if (!problem.empty()) return fail(n.source(), key, problem);
+        }
+        out = Located<std::string>{str->get(), origin(n.source(), key)};
+        return true;
+    }
     // A string that must be one of `choices`; returns its index through `which`.
     bool choice(const toml::node& n, const std::string& key,
                 const std::vector<std::string_view>& choices, size_t& which) {
@@ -491,14 +503,7 @@ bool Parser::seccomp(const toml::table& t) {
         } else if (k == "nested_sandboxes") {
             if (!boolean(n, key, out_.seccomp_nested)) return false;
         } else if (k == "log") {
-            // "" is meaningful: no log file (refused calls are still counted).
-            const auto* str = n.as_string();
-            if (!str) return expected(n, key, "a path string");
-            if (!str->get().empty()) {
-                std::string problem = check_path(str->get());
-                if (!problem.empty()) return fail(n.source(), key, problem);
-            }
-            out_.seccomp_log = Located<std::string>{str->get(), origin(n.source(), key)};
+            if (!log_path(n, key, out_.seccomp_log)) return false;
         } else if (k == "rule") {
             const toml::array* a = nullptr;
             if (!array_of(n, key, a)) return false;
@@ -639,14 +644,7 @@ bool Parser::network(const toml::table& t) {
                 out_.net_hosts.push_back({name, address, origin(h.node->source(), sub)});
             }
         } else if (k == "log") {
-            // "" is meaningful: no log file (attempts are still counted).
-            const auto* str = n.as_string();
-            if (!str) return expected(n, key, "a path string");
-            if (!str->get().empty()) {
-                std::string problem = check_path(str->get());
-                if (!problem.empty()) return fail(n.source(), key, problem);
-            }
-            out_.net_log = Located<std::string>{str->get(), origin(n.source(), key)};
+            if (!log_path(n, key, out_.net_log)) return false;
         } else if (k == "max_connections") {
             const auto* i = n.as_integer();
             if (!i) return expected(n, key, "a number of connections");

@@ -36,16 +36,11 @@ struct CgroupMode {
 
 const CgroupMode& mode() {
     static const CgroupMode m = [] {
+        const auto& p = ajit::cgroup_probe();
         CgroupMode c;
-        auto r = ajtest::agentjail({"--policy", "minimal", "--pids", "64", "--json", "--", "/bin/true"});
-        auto j = record_of(r);
-        if (r.status == 0 && j.is_object()) {
-            c.available = true;
-            c.layer = j["layers"]["cgroup"].get<std::string>();
-        } else {
-            // The reason only, without the "To fix" advice, for the skip messages.
-            c.refusal = r.err.substr(0, r.err.find(". To fix"));
-        }
+        c.available = p.ok;
+        if (p.ok) c.layer = p.record["layers"]["cgroup"].get<std::string>();
+        c.refusal = p.refusal;
         return c;
     }();
     return m;

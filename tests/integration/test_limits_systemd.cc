@@ -40,14 +40,14 @@ struct ScopeMode {
 const ScopeMode& mode() {
     static const ScopeMode m = [] {
         ScopeMode s;
-        auto r = ajtest::agentjail({"--policy", "minimal", "--pids", "64", "--json", "--", "/bin/true"});
-        auto j = record_of(r);
-        if (r.status == 0 && j.is_object() && j["layers"]["cgroup_via"].is_string()) {
+        const auto& p = ajit::cgroup_probe();
+        const auto& j = p.record;
+        if (p.ok && j["layers"]["cgroup_via"].is_string()) {
             s.via = j["layers"]["cgroup_via"].get<std::string>();
             s.why = "agentjail got its cgroup via " + s.via + " (" + j["layers"]["cgroup"].get<std::string>() +
                     "), not from a systemd scope";
         } else {
-            s.why = "no cgroup for uid " + std::to_string(getuid()) + " here: " + r.err.substr(0, r.err.find(". To fix"));
+            s.why = "no cgroup for uid " + std::to_string(getuid()) + " here: " + p.refusal;
         }
         return s;
     }();

@@ -556,6 +556,12 @@ TEST_F(Network, SecretIsReplacedOverHttpsOnlyForItsHost) {
         ap + "/hello; "
         "curl -sS --max-time 15 -o /dev/null -w 'R other %{http_code}\\n' -H \"x-api-key: $API_KEY\" "
         "https://other.test:" + op + "/hello; "
+        // TRACE echoes the request's headers back: refused where the secret goes in,
+        // passed through (a tunnel) where it does not.
+        "curl -sS --max-time 15 -o /dev/null -w 'R trace-api %{http_code}\\n' -X TRACE -H \"x-api-key: $API_KEY\" "
+        "https://api.test:" + ap + "/hello; "
+        "curl -sS --max-time 15 -o /dev/null -w 'R trace-other %{http_code}\\n' -X TRACE https://other.test:" + op +
+        "/hello; "
         "echo R env $(env | grep -cF -f <(pat)); "
         "echo R proc $(cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' | grep -cF -f <(pat)); "
         "echo R files $(grep -rlF -f <(pat) /run /tmp \"$HOME\" \"$PWD\" 2>/dev/null | wc -l); "
@@ -570,6 +576,9 @@ TEST_F(Network, SecretIsReplacedOverHttpsOnlyForItsHost) {
     };
     EXPECT_EQ(line("api"), "200") << describe(r);
     EXPECT_EQ(line("other"), "200") << describe(r);
+    EXPECT_EQ(line("trace-api"), "403") << describe(r);
+    EXPECT_NE(line("trace-other"), "403") << describe(r);
+    EXPECT_NE(line("trace-other"), "<missing>") << describe(r);
     std::string placeholder = field(r.out, "placeholder");
     EXPECT_TRUE(ajtest::contains(placeholder, "agentjail-secret-placeholder-API_KEY-")) << describe(r);
     EXPECT_EQ(line("env"), "0") << describe(r);
@@ -577,8 +586,9 @@ TEST_F(Network, SecretIsReplacedOverHttpsOnlyForItsHost) {
     EXPECT_EQ(line("files"), "0") << describe(r);
     EXPECT_EQ(line("control"), "1") << "the in-sandbox grep does not find the value where it is\n" << describe(r);
     // What the servers received: the value for api.test only.
-    ASSERT_EQ(api.requests().size(), 1u);
-    ASSERT_EQ(other.requests().size(), 1u);
+    ASSERT_EQ(api.requests().size(), 1u);  // the TRACE never reached it
+    ASSERT_EQ(other.requests().size(), 2u);
+    EXPECT_EQ(other.requests()[1].method, "TRACE");
     EXPECT_TRUE(ajtest::contains(api.requests()[0].head, "x-api-key: " + value)) << api.requests()[0].head;
     EXPECT_FALSE(ajtest::contains(api.requests()[0].head, "placeholder")) << api.requests()[0].head;
     EXPECT_TRUE(ajtest::contains(other.requests()[0].head, "x-api-key: " + placeholder))
