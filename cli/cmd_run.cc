@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `agentjail run` (and the bare `agentjail CMD`): spawns the sandbox, forwards
-// signals to it from a signalfd while polling its pidfd, exits with its status.
+// signals to it from a signalfd while polling its pidfd, follows the user's ^Z as a
+// job-control stop, exits with its status.
 #include "commands.hpp"
 #include "options.hpp"
 #include "result_record.hpp"
@@ -8,6 +9,7 @@
 #include "plan/plan.hpp"
 
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -21,9 +23,34 @@ namespace {
 
 // The signals a user or a job-control shell sends to stop or tell the command
 // something; they go to the sandbox instead of killing agentjail and leaving
-// the command behind.
-constexpr int forwarded_signals[] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
-                                     SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+// the command behind. The stop signals are handled here (see suspend()).
+constexpr int forwarded_signals[] = {SIGINT,  SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
+                                     SIGWINCH, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU};
+
+// Stops agentjail as a job-control shell expects (it shows "Stopped" and its prompt),
+// with the user's terminal as it was; on `fg` takes the terminal back and lets the
+// command go on. The supervisor's threads stop with the process: the wall clock
+// counts on and fires once agentjail is continued. Only the user's own doing gets
+// here (a ^Z they typed, a SIGTSTP sent to agentjail), never a stop the sandbox
+// caused itself, so the sandbox cannot freeze its own supervisor.
+void suspend(Sandbox& sb, bool stop_command) {
+    if (stop_command) (void)sb.kill(SIGTSTP);
+    sb.suspend_terminal();
+    sigset_t tstp;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    struct sigaction dfl {}, old {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGTSTP, &dfl, &old);
+    // Unblocked in this thread only, for the raise: the process stops here (unless
+    // its process group is orphaned, where the kernel discards the stop).
+    pthread_sigmask(SIG_UNBLOCK, &tstp, nullptr);
+    raise(SIGTSTP);
+    pthread_sigmask(SIG_BLOCK, &tstp, nullptr);
+    sigaction(SIGTSTP, &old, nullptr);
+    sb.resume_terminal();
+    (void)sb.kill(SIGCONT);
+}
 
 void print_plan_summary(const Invocation& inv) {
     auto host = plan::HostFacts::current();
@@ -71,32 +98,48 @@ int cmd_run(const std::vector<std::string>& args) {
     if (inv->policy->raw().network.mode.value == policy::NetMode::host)
         std::fprintf(stderr, "agentjail: warning: the sandbox shares the host's network (%s)\n",
                      inv->policy->raw().network.mode.origin.describe().c_str());
-    auto sb = Sandbox::spawn(*inv->policy, inv->command);
+    SpawnOptions so;
+    so.tty_raw = inv->tty_raw;
+    if (inv->no_tty) so.terminal = SpawnOptions::Terminal::pipes;
+    auto sb = Sandbox::spawn(*inv->policy, inv->command, so);
     if (!sb) {
         ::close(sfd);
         return finish_error(rec, sb.error());
     }
 
-    pollfd fds[2] = {{sb->pidfd(), POLLIN, 0}, {sfd, POLLIN, 0}};
+    pollfd fds[3] = {{sb->pidfd(), POLLIN, 0}, {sfd, POLLIN, 0}, {sb->job_fd(), POLLIN, 0}};
     for (;;) {
-        int n = poll(fds, 2, -1);
+        int n = poll(fds, 3, -1);
         if (n < 0) {
             if (errno == EINTR) continue;
             ::close(sfd);
             return finish_error(rec, Error(ErrorKind::internal, errno, "poll failed"));
         }
         if (fds[0].revents != 0) break;  // the sandbox's init exited
+        if (fds[2].revents & POLLIN) {
+            while (auto c = sb->next_job_change()) {
+                // The user's ^Z stopped the command: the job stops as a whole.
+                if (c->stopped && c->by_user) suspend(*sb, false);
+            }
+        }
         if (fds[1].revents & POLLIN) {
             signalfd_siginfo si;
             ssize_t r = read(sfd, &si, sizeof si);
             if (r != sizeof si) continue;
-            // Ctrl-C, Ctrl-\ and window-size changes come from the terminal
-            // driver (SI_KERNEL) to the whole foreground process group, which
-            // the command is in: it already has them, sending again would
-            // deliver them twice.
-            if (si.ssi_code == SI_KERNEL) continue;
+            int sig = static_cast<int>(si.ssi_signo);
+            // The command is in a session of its own, so whatever the terminal sent
+            // our process group (Ctrl-C without a pty of its own) is passed on.
+            if (sig == SIGWINCH && sb->has_terminal()) {
+                sb->terminal_resized();
+                continue;
+            }
+            if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+                suspend(*sb, true);
+                continue;
+            }
+            if (sig == SIGCONT) sb->resume_terminal();  // continued after a SIGSTOP
             // ESRCH while the sandbox is exiting is fine: the pidfd tells us next.
-            (void)sb->kill(static_cast<int>(si.ssi_signo));
+            (void)sb->kill(sig);
         }
     }
     ::close(sfd);

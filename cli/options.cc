@@ -108,6 +108,21 @@ po::options_description run_options() {
     return d;
 }
 
+// Only for run: how the command's terminal and stdio are relayed.
+po::options_description terminal_options() {
+    po::options_description d("Terminal");
+    // clang-format off
+    d.add_options()
+        ("tty-raw",
+         "pass every escape sequence the command writes to your terminal; by default those "
+         "that act on your machine (OSC 52 clipboard, file:// links, title and colour "
+         "reports, DCS/APC passthrough) are dropped")
+        ("no-tty",
+         "give the command pipes even when run from a terminal (it then sees no tty)");
+    // clang-format on
+    return d;
+}
+
 // Only for run: where the result record goes.
 po::options_description record_options() {
     po::options_description d("Result record");
@@ -266,7 +281,10 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
                                     const Context& ctx) {
     Invocation inv;
     po::options_description desc = verb == Verb::explain ? explain_options() : run_options();
-    if (verb == Verb::run) desc.add(record_options());
+    if (verb == Verb::run) {
+        desc.add(terminal_options());
+        desc.add(record_options());
+    }
     po::parsed_options parsed(&desc);
     po::variables_map vm;
     // The first word that is not an option (or "--") ends the options and starts
@@ -322,6 +340,8 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     }
     inv.verbose = vm.count("verbose") > 0;
     inv.json = vm.count("json") > 0;
+    inv.tty_raw = vm.count("tty-raw") > 0;
+    inv.no_tty = vm.count("no-tty") > 0;
     if (vm.count("result-file")) {
         inv.result_file = resolve_path(vm["result-file"].as<std::string>(), ctx);
         if (vm["result-file"].as<std::string>().empty()) return invalid("--result-file: empty value");
@@ -335,7 +355,8 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     // Overrides in command-line order, so a later flag lands on top of an earlier one.
     for (const po::option& o : parsed.options) {
         if (o.string_key == "policy" || o.string_key == "help" || o.string_key == "verbose" ||
-            o.string_key == "json" || o.string_key == "result-file")
+            o.string_key == "json" || o.string_key == "result-file" || o.string_key == "tty-raw" ||
+            o.string_key == "no-tty")
             continue;
         if (o.string_key == "allow-degraded") {
             if (auto r = policy::set_limit(p, "allow_degraded", "true", flag_origin("--allow-degraded")); !r)
@@ -465,6 +486,7 @@ std::string global_help() {
           "directory and ~ is the home directory. Each subcommand takes --help.\n"
           "\n"
        << run_options() << "\n"
+       << terminal_options() << "\n"
        << record_options()
        << "\n"
           "Exit status: the command's own; 128+N when it died of signal N; 124 when the\n"

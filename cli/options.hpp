@@ -34,6 +34,8 @@ struct Invocation {
     bool verbose = false;
     bool json = false;  // explain: the plan as JSON; run: the result record on stdout at the end
     std::string result_file;  // run: write the result record here (also when agentjail fails)
+    bool tty_raw = false;     // run: no output filter on the pty relay
+    bool no_tty = false;      // run: pipes even from a terminal
 };
 
 // Parses args (without the program name and the verb). The first word that is

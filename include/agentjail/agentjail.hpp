@@ -137,11 +137,32 @@ private:
     std::unique_ptr<policy::Policy> p_;
 };
 
-// Descriptors the command gets as 0, 1, 2 (-1: inherit the caller's).
+// Where the command's 0, 1, 2 lead (-1: the caller's own 0, 1, 2). The command never
+// holds these descriptors: it gets pipes, or a pty of the sandbox's own where one of
+// them is a terminal, and a thread of agentjail copies between them and the caller's
+// (the descriptors are duplicated: the caller may close its own after spawn()).
 struct SpawnOptions {
     int stdin_fd = -1;
     int stdout_fd = -1;
     int stderr_fd = -1;
+    enum class Terminal {
+        automatic,  // a pty when any of the three is a terminal, pipes otherwise
+        pipes,      // pipes only: the command sees no terminal
+    };
+    Terminal terminal = Terminal::automatic;
+    // Pass every escape sequence to the terminal. By default the relay drops those
+    // that act on the user's machine (OSC 52 clipboard, file:// links, title and
+    // colour reports, DCS/APC passthrough).
+    bool tty_raw = false;
+};
+
+// The command stopped (job control) or went on.
+struct JobChange {
+    bool stopped = false;  // false: it continued
+    int sig = 0;           // the signal that stopped it
+    // The user typed the suspend character (^Z) just before: the stop is theirs to
+    // act on. A stop the sandbox caused itself never sets this.
+    bool by_user = false;
 };
 
 // The resource limits a run had (0: none), as the result record reports them.
@@ -206,8 +227,22 @@ public:
     int pidfd() const noexcept;
     // Delivers sig to the command (through the sandbox's init).
     Result<void> kill(int sig);
-    // Waits for the command; afterwards nothing of the sandbox is left.
+    // Waits for the command; afterwards nothing of the sandbox is left (and all it
+    // wrote has been copied to the caller's descriptors).
     Result<RunResult> wait();
+
+    // Job control, for a caller that runs the sandbox from a terminal (the CLI):
+    // job_fd() is readable when next_job_change() has news (-1: none to poll).
+    int job_fd() const noexcept;
+    std::optional<JobChange> next_job_change();
+    // Whether the command runs on a pty of the sandbox's own.
+    bool has_terminal() const noexcept;
+    // The caller's terminal changed size: the pty follows (SIGWINCH inside).
+    void terminal_resized();
+    // Before the caller stops itself: the user's terminal as it was before the run.
+    void suspend_terminal();
+    // After it was continued: raw mode again, the size re-read.
+    void resume_terminal();
 
 private:
     explicit Sandbox(std::unique_ptr<Launched> l);

@@ -8,6 +8,7 @@
 #include "net/proxy.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
+#include "tty/relay.hpp"
 
 #include <cerrno>
 #include <optional>
@@ -20,10 +21,14 @@ inline namespace v0 {
 // its result (so a second wait() answers the same instead of failing).
 class Launched {
 public:
-    Launched(limits::Enforcer e, launch::Process p) : enforcer(std::move(e)), proc(std::move(p)) {}
+    Launched(limits::Enforcer e, std::unique_ptr<tty::Relay> r, launch::Process p)
+        : enforcer(std::move(e)), relay(std::move(r)), proc(std::move(p)) {}
     // Declared before proc: the Process (and its supervisor, which may call the
     // cgroup's kill hook) goes first, then the cgroup.
     limits::Enforcer enforcer;
+    // Before proc too: a sandbox dropped without wait() is killed first, then the
+    // relay copies what it wrote and gives the user's terminal back.
+    std::unique_ptr<tty::Relay> relay;
     launch::Process proc;
     std::optional<RunResult> result;
     // The network proxy serving the sandbox (proxy mode only); declared last, so
@@ -182,7 +187,25 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (!host) return std::move(host).error();
     auto plan = plan::build(policy.raw(), argv, *host);
     if (!plan) return std::move(plan).error();
-    launch::Stdio stdio{options.stdin_fd, options.stdout_fd, options.stderr_fd};
+    // The command's stdio: pipes or a pty of its own, relayed; never the caller's files.
+    tty::Options ro;
+    ro.fds = {options.stdin_fd, options.stdout_fd, options.stderr_fd};
+    ro.mode = options.terminal == SpawnOptions::Terminal::pipes ? tty::Mode::pipes : tty::Mode::automatic;
+    ro.raw_output = options.tty_raw;
+    ro.have_devpts = false;
+    for (const auto& m : plan->mounts)
+        if (m.kind == plan::MountKind::devpts && m.dst == "/dev/pts") ro.have_devpts = true;
+    auto relay = tty::Relay::prepare(ro);
+    if (!relay) return std::move(relay).error();
+    const tty::ChildSide& side = (*relay)->child();
+    launch::Stdio stdio;
+    stdio.in = side.fd[0];
+    stdio.out = side.fd[1];
+    stdio.err = side.fd[2];
+    stdio.pty = side.pty;
+    if (side.have_termios) stdio.pty_termios = &side.tio;
+    if (side.have_winsize) stdio.pty_winsize = &side.ws;
+    stdio.close_in_child = side.relay_fds;
     // The cgroup exists before clone, so the init is inside it from its first instruction.
     auto enforcer = limits::Enforcer::prepare(*plan);
     if (!enforcer) return std::move(enforcer).error();
@@ -211,7 +234,8 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         auto served = proxy->serve(proc->take_proxy_socket());
         if (!served) return std::move(served).error();
     }
-    auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*proc));
+    if (auto r = (*relay)->start(proc->take_pty_master()); !r) return std::move(r).error();
+    auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*relay), std::move(*proc));
     launched->proxy = std::move(proxy);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
     return Sandbox(std::move(launched));
@@ -234,6 +258,8 @@ Result<RunResult> Sandbox::wait() {
     if (!l_) return moved_from();
     if (l_->result) return *l_->result;
     auto r = l_->proc.wait();
+    // Everything the sandbox wrote reaches the caller before wait() returns.
+    if (l_->relay) l_->relay->finish();
     if (!r) return std::move(r).error();
     l_->enforcer.finish(*r);
     if (l_->proxy) {
@@ -246,6 +272,33 @@ Result<RunResult> Sandbox::wait() {
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
     l_->result = *r;
     return *r;
+}
+
+int Sandbox::job_fd() const noexcept { return l_ ? l_->proc.events_fd() : -1; }
+
+std::optional<JobChange> Sandbox::next_job_change() {
+    if (!l_ || l_->result) return std::nullopt;
+    auto c = l_->proc.next_job_change();
+    if (!c) return std::nullopt;
+    JobChange j;
+    j.stopped = c->stopped;
+    j.sig = c->sig;
+    j.by_user = c->stopped && l_->relay && l_->relay->take_user_suspend();
+    return j;
+}
+
+bool Sandbox::has_terminal() const noexcept { return l_ && l_->relay && l_->relay->uses_pty(); }
+
+void Sandbox::terminal_resized() {
+    if (l_ && l_->relay) l_->relay->resize();
+}
+
+void Sandbox::suspend_terminal() {
+    if (l_ && l_->relay) l_->relay->suspend_terminal();
+}
+
+void Sandbox::resume_terminal() {
+    if (l_ && l_->relay) l_->relay->resume_terminal();
 }
 
 const char* version() noexcept { return AGENTJAIL_VERSION; }

@@ -58,8 +58,13 @@ enum class Stage : int {
     seccomp,
     userns_limit,
     proxy_socket,
+    new_session,
+    pty_open,
+    pty_setup,
+    pty_foreground,
     listener = 100,  // not a failure: the message carries the seccomp listener fd
     proxy_fd = 101,  // not a failure: the message carries the proxy's listening socket
+    pty_fd = 102,    // not a failure: the message carries the sandbox's pty master
 };
 
 const char* stage_name(Stage s);

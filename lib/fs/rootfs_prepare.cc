@@ -109,6 +109,11 @@ const char* stage_name(Stage s) {
         case Stage::listener: return "passing the seccomp listener";
         case Stage::proxy_socket: return "opening the proxy's socket inside the sandbox";
         case Stage::proxy_fd: return "passing the proxy's socket";
+        case Stage::new_session: return "starting the sandbox's own session";
+        case Stage::pty_open: return "opening a pty in the sandbox's /dev/pts";
+        case Stage::pty_setup: return "setting up the sandbox's pty";
+        case Stage::pty_fd: return "passing the sandbox's pty";
+        case Stage::pty_foreground: return "making the command the pty's foreground job";
     }
     return "unknown stage";
 }

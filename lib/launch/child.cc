@@ -99,6 +99,43 @@ int loopback_up() {
     ::_exit(125);
 }
 
+// The sandbox's pty, from its own devpts (so `tty` inside names a path that exists
+// there, and TIOCSTI or TIOCLINUX land in this pty, never in the user's terminal).
+// TIOCGPTPEER opens the slave from the master without a path lookup. The init, as
+// the session leader, takes the slave as its controlling terminal; the command's
+// job is then a process group of this session whose parent (the init) is in it too,
+// so ^Z stops it as in any shell (an orphaned group would ignore the stop).
+void open_pty(ChildSpec& s) {
+    int m = ::open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0) fail(s, fs::Stage::pty_open, errno);
+    int unlock = 0;
+    if (::ioctl(m, TIOCSPTLCK, &unlock) < 0) fail(s, fs::Stage::pty_open, errno);
+    int sl = ::ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (sl < 0) fail(s, fs::Stage::pty_open, errno);
+    if (s.set_termios && ::ioctl(sl, TCSETS, &s.pty_termios) < 0) fail(s, fs::Stage::pty_setup, errno);
+    if (s.set_winsize && ::ioctl(sl, TIOCSWINSZ, &s.pty_winsize) < 0) fail(s, fs::Stage::pty_setup, errno);
+    if (::ioctl(sl, TIOCSCTTY, 0) < 0) fail(s, fs::Stage::pty_setup, errno);
+    int r = send_fd(s.err_fd, fs::Stage::pty_fd, m);
+    if (r < 0) fail(s, fs::Stage::pty_fd, -r);
+    ::close(m);  // the relay holds the master now
+    s.pty_slave = sl;
+}
+
+// Signals a terminal sends to a whole job go to the command's process group; the
+// others to the command alone, as before.
+bool job_signal(int sig) {
+    return sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP || sig == SIGCONT || sig == SIGHUP ||
+           sig == SIGWINCH || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+void send_event(const ChildSpec& s, std::int32_t kind, std::int32_t sig) {
+    if (s.events_fd < 0) return;
+    JobEvent e{kind, sig};
+    // Non-blocking: a launcher that never reads (a library host) only loses events;
+    // the init never stalls on them.
+    (void)!::write(s.events_fd, &e, sizeof e);
+}
+
 // pid 1 of the sandbox: forwards signals sent from outside to the command, reaps
 // orphans, and exits once the command has; the kernel then kills whatever is left
 // in the pid namespace, so nothing survives the command (PROC-05).
@@ -110,8 +147,17 @@ int loopback_up() {
         if (sig == SIGCHLD) {
             for (;;) {
                 int status = 0;
-                pid_t p = ::waitpid(-1, &status, WNOHANG | __WALL);
+                pid_t p = ::waitpid(-1, &status, WNOHANG | __WALL | WUNTRACED | WCONTINUED);
                 if (p <= 0) break;
+                if (p == command && WIFSTOPPED(status)) {
+                    send_event(s, 1, WSTOPSIG(status));
+                    continue;
+                }
+                if (p == command && WIFCONTINUED(status)) {
+                    send_event(s, 2, 0);
+                    continue;
+                }
+                if (WIFSTOPPED(status) || WIFCONTINUED(status)) continue;
                 if (p == command) {
                     ssize_t n;
                     do {
@@ -122,8 +168,8 @@ int loopback_up() {
             }
             continue;
         }
-        // Signals the terminal generated (Ctrl-C, Ctrl-\) reached the command directly,
-        // as it shares the terminal's foreground group: forwarding would double them.
+        // Signals from the kernel (the pty's hangup as the session leader, SIGPIPE...)
+        // are the init's own, not the launcher's to pass on.
         if (si.si_code == SI_KERNEL) continue;
         // The wall clock ran out: the supervisor (outside our pid namespace, so
         // si_pid reads 0) asks for SIGTERM to every process, daemons included.
@@ -131,6 +177,7 @@ int loopback_up() {
             ::kill(-1, SIGTERM);
             continue;
         }
+        if (job_signal(sig) && ::kill(-command, sig) == 0) continue;
         ::kill(command, sig);
     }
 }
@@ -148,6 +195,14 @@ void child_main(ChildSpec& s) {
     } while (n < 0 && errno == EINTR);
     if (n != 1) ::_exit(125);
     if (!s.wait_before_fork) ::close(s.go_fd);
+    // The relay's ends are the launcher's: holding a writer of the command's stdin
+    // here would keep it from ever reading EOF.
+    for (size_t i = 0; i < s.n_close_fds; ++i) ::close(s.close_fds[i]);
+
+    // A session of the sandbox's own: no signal sent inside to a process group
+    // (kill(0, ...), kill(-pgid, ...)) reaches the caller's shell or agentjail, and
+    // nothing inside can take the caller's terminal or stop its job.
+    if (::setsid() < 0) fail(s, fs::Stage::new_session, errno);
 
     // The init is a copy of the launcher's memory (its environment, its secrets):
     // non-dumpable, so the command can neither ptrace it nor read /proc/1/mem or
@@ -178,6 +233,7 @@ void child_main(ChildSpec& s) {
         if (r < 0) fail(s, fs::Stage::proxy_fd, -r);
         ::close(ps);  // neither the init nor the command keeps it
     }
+    if (s.pty) open_pty(s);
     if (::chdir(s.cwd) < 0) fail(s, fs::Stage::chdir, errno);
 
     // The launcher's before_fork (the cgroup v1 attach) must be done before any
@@ -208,6 +264,14 @@ void child_main(ChildSpec& s) {
     if (pid < 0) fail(s, fs::Stage::fork_command, static_cast<int>(-pid));
     if (pid == 0) run_command(s, caller_umask);
     ::close(s.err_fd);
+    // The command has its stdio now; the init holds none of it (a pipe's writer
+    // kept here would delay the relay's EOF until the init exits).
+    for (int i = 0; i < 3; ++i)
+        if (s.stdio[i] > 2) ::close(s.stdio[i]);
+    if (s.pty_slave >= 0) ::close(s.pty_slave);
+    // Nor the caller's own 0, 1, 2, which it was cloned with.
+    for (int fd = 0; fd < 3; ++fd)
+        if (fd != s.status_fd && fd != s.events_fd) ::close(fd);
     init_loop(s, static_cast<pid_t>(pid), all);
 }
 

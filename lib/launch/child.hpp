@@ -7,6 +7,8 @@
 
 #include <linux/filter.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -64,6 +66,29 @@ struct ChildSpec {
     int err_fd = -1;     // a SOCK_SEQPACKET end, close-on-exec: a Report on failure, the listener
     int status_fd = -1;  // write end: the command's wait status, from the init
     int stdio[3] = {-1, -1, -1};
+
+    // A pty of the sandbox's own, opened by the init from the sandbox's devpts: the
+    // master goes to the relay (Stage::pty_fd), the slave becomes the session's
+    // controlling terminal and the command's 0/1/2 where stdio[i] is -1.
+    bool pty = false;
+    bool set_termios = false;
+    termios pty_termios{};
+    bool set_winsize = false;
+    winsize pty_winsize{};
+    int pty_slave = -1;  // set by the init
+    // Where the init tells the launcher that the command stopped or went on (job
+    // control): non-blocking, records dropped when nobody reads.
+    int events_fd = -1;
+    // The relay's own descriptors (and any other of the launcher's the child must not
+    // hold: a reader of a pipe the command writes, a writer of its stdin).
+    const int* close_fds = nullptr;
+    size_t n_close_fds = 0;
+};
+
+// What the init writes on events_fd.
+struct JobEvent {
+    std::int32_t kind;  // 1: stopped, 2: continued
+    std::int32_t sig;   // the stop signal
 };
 
 // The child's whole life: setup, then init of the pid namespace. Never returns.

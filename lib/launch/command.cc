@@ -8,6 +8,7 @@
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -28,6 +29,14 @@ namespace {
 }  // namespace
 
 void run_command(const ChildSpec& s, mode_t caller_umask) {
+    // A process group of its own in the init's session; with a pty, the foreground
+    // one. Done while every signal is still blocked (the init's mask): taking the
+    // foreground from a background group raises SIGTTOU otherwise.
+    if (::setpgid(0, 0) < 0) fail(s, fs::Stage::new_session, errno);
+    if (s.pty_slave >= 0) {
+        pid_t me = ::getpid();
+        if (::ioctl(s.pty_slave, TIOCSPGRP, &me) < 0) fail(s, fs::Stage::pty_foreground, errno);
+    }
     // Signals: default dispositions and an empty mask, whatever the launcher or the
     // init set (an ignored SIGPIPE or SIGINT would otherwise leak into the command).
     struct sigaction dfl;
@@ -43,8 +52,9 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
     ::umask(caller_umask);
 
     for (int i = 0; i < 3; ++i) {
-        if (s.stdio[i] < 0 || s.stdio[i] == i) continue;
-        if (::dup2(s.stdio[i], i) < 0) fail(s, fs::Stage::stdio, errno);
+        int from = s.stdio[i] < 0 && s.pty_slave >= 0 ? s.pty_slave : s.stdio[i];
+        if (from < 0 || from == i) continue;
+        if (::dup2(from, i) < 0) fail(s, fs::Stage::stdio, errno);
     }
 
     for (const auto& l : s.rlimits) {

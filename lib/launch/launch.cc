@@ -110,6 +110,17 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.stdio[0] = stdio.in;
     s.stdio[1] = stdio.out;
     s.stdio[2] = stdio.err;
+    s.pty = stdio.pty;
+    if (stdio.pty_termios != nullptr) {
+        s.set_termios = true;
+        s.pty_termios = *stdio.pty_termios;
+    }
+    if (stdio.pty_winsize != nullptr) {
+        s.set_winsize = true;
+        s.pty_winsize = *stdio.pty_winsize;
+    }
+    s.close_fds = stdio.close_in_child.data();
+    s.n_close_fds = stdio.close_in_child.size();
 }
 
 Error clone_error(int err) {
@@ -153,6 +164,12 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     sys::UniqueFd err_r(errp[0]), err_w(errp[1]);
     if (::pipe2(status, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
     sys::UniqueFd status_r(status[0]), status_w(status[1]);
+    // Job control news from the init: both ends non-blocking (the init drops a record
+    // rather than stall when nobody reads; the reader polls).
+    int events[2];
+    if (::pipe2(events, O_CLOEXEC | O_NONBLOCK) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    sys::UniqueFd events_r(events[0]), events_w(events[1]);
+    spec.events_fd = events_w.get();
     spec.go_fd = go_r.get();
     spec.wait_before_fork = static_cast<bool>(hooks.before_fork);
     spec.err_fd = err_w.get();
@@ -174,6 +191,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         ::close(go_w.release());
         ::close(err_r.release());
         ::close(status_r.release());
+        ::close(events_r.release());
         child_main(spec);
     }
     if (pid < 0) return clone_error(static_cast<int>(-pid));
@@ -181,6 +199,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     go_r.reset();
     err_w.reset();
     status_w.reset();
+    events_w.reset();
 
     auto abort_child = [&](Error e) -> Result<Process> {
         sys::pidfd_send_signal(pfd.get(), SIGKILL);
@@ -199,7 +218,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     if (hooks.before_release)
         if (auto r = hooks.before_release(static_cast<pid_t>(pid)); !r) return abort_child(std::move(r).error());
 
-    Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r));
+    Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
     if (::send(go_w.get(), "g", 1, MSG_NOSIGNAL) != 1)
         return setup_error(ErrorKind::setup, errno, "releasing the child");
     if (hooks.before_fork) {
@@ -245,6 +264,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
             p.set_proxy_socket(passed_fd());
             continue;
         }
+        if (r.stage == static_cast<std::int32_t>(fs::Stage::pty_fd)) {
+            p.set_pty_master(passed_fd());
+            continue;
+        }
         if (r.stage == static_cast<std::int32_t>(fs::Stage::listener)) {
             listener = passed_fd();
             // From now on the command may block on a refused call until we answer:
@@ -279,15 +302,27 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     return p;
 }
 
-Process::Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd)
+Process::Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd, sys::UniqueFd events_fd)
     : pid_(pid), pidfd_(std::move(pidfd)), status_fd_(std::move(status_fd)),
-      started_(std::chrono::steady_clock::now()) {}
+      started_(std::chrono::steady_clock::now()), events_fd_(std::move(events_fd)) {}
 
 Process::Process(Process&& o) noexcept
     : pid_(o.pid_), pidfd_(std::move(o.pidfd_)), status_fd_(std::move(o.status_fd_)),
       started_(o.started_), reaped_(o.reaped_), supervisor_(std::move(o.supervisor_)),
-      proxy_socket_(std::move(o.proxy_socket_)) {
+      proxy_socket_(std::move(o.proxy_socket_)), pty_master_(std::move(o.pty_master_)),
+      events_fd_(std::move(o.events_fd_)) {
     o.reaped_ = true;
+}
+
+std::optional<JobChange> Process::next_job_change() {
+    if (!events_fd_) return std::nullopt;
+    JobEvent e{};
+    ssize_t n = ::read(events_fd_.get(), &e, sizeof e);
+    if (n != static_cast<ssize_t>(sizeof e)) return std::nullopt;
+    JobChange c;
+    c.stopped = e.kind == 1;
+    c.sig = e.kind == 1 ? e.sig : 0;
+    return c;
 }
 
 Process& Process::operator=(Process&& o) noexcept {
@@ -300,6 +335,8 @@ Process& Process::operator=(Process&& o) noexcept {
         reaped_ = o.reaped_;
         supervisor_ = std::move(o.supervisor_);
         proxy_socket_ = std::move(o.proxy_socket_);
+        pty_master_ = std::move(o.pty_master_);
+        events_fd_ = std::move(o.events_fd_);
         o.reaped_ = true;
     }
     return *this;

@@ -8,16 +8,34 @@
 
 #include <sys/types.h>
 
+#include <sys/ioctl.h>
+#include <termios.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <vector>
 
 namespace agentjail::launch {
 
 struct Stdio {
-    int in = -1;  // -1: inherit the caller's 0, 1, 2
+    int in = -1;  // -1: inherit the caller's 0, 1, 2 (or, with pty, the pty's slave)
     int out = -1;
     int err = -1;
+    // A pty of the sandbox's own (see ChildSpec::pty); its master comes back in
+    // Process::take_pty_master().
+    bool pty = false;
+    const termios* pty_termios = nullptr;
+    const winsize* pty_winsize = nullptr;
+    // Descriptors of the launcher the sandbox's init must close at once (a relay's ends).
+    std::vector<int> close_in_child;
+};
+
+// The command stopped (sig > 0) or went on (sig == 0), as the init saw it.
+struct JobChange {
+    bool stopped = false;
+    int sig = 0;
 };
 
 // Extension points for other layers (cgroups): all optional.
@@ -45,7 +63,7 @@ class Supervisor;
 
 class Process {
 public:
-    Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd);
+    Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd, sys::UniqueFd events_fd = {});
     Process(Process&&) noexcept;
     Process& operator=(Process&&) noexcept;
     ~Process();
@@ -66,6 +84,13 @@ public:
     // for the network proxy to serve; taken once.
     sys::UniqueFd take_proxy_socket() { return std::move(proxy_socket_); }
     void set_proxy_socket(sys::UniqueFd fd) { proxy_socket_ = std::move(fd); }
+    sys::UniqueFd take_pty_master() { return std::move(pty_master_); }
+    void set_pty_master(sys::UniqueFd fd) { pty_master_ = std::move(fd); }
+
+    // Readable when the command stopped or went on (job control); -1 when not known.
+    int events_fd() const noexcept { return events_fd_.get(); }
+    // The next such change, if one is waiting (never blocks).
+    std::optional<JobChange> next_job_change();
 
 private:
     void kill_and_reap() noexcept;
@@ -76,6 +101,8 @@ private:
     bool reaped_ = false;
     std::unique_ptr<Supervisor> supervisor_;
     sys::UniqueFd proxy_socket_;
+    sys::UniqueFd pty_master_;
+    sys::UniqueFd events_fd_;
 };
 
 // Clones the sandbox and runs every setup step; returns once the command has

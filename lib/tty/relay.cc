@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: Apache-2.0
+// The stdio relay's thread: one poll loop that copies the caller's input into the
+// sandbox and the sandbox's output back, with back-pressure (a side is read only
+// when what was read before has been written) and without ever blocking on a
+// caller's descriptor, so a reader that stopped reading cannot hang agentjail.
+#include "tty/relay.hpp"
+
+#include "tty/filter.hpp"
+#include "util/strings.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+namespace agentjail::tty {
+
+namespace {
+
+Error sys_error(int err, const std::string& what) {
+    return Error(ErrorKind::setup, err, "stdio relay: " + what + ": " + util::errno_text(err));
+}
+
+// How the relay moves bytes through a caller's descriptor without blocking on it.
+enum class Io {
+    plain,   // a descriptor of our own with O_NONBLOCK (a pipe end, a reopened tty or FIFO)
+    socket,  // the caller's socket: recv/send with MSG_DONTWAIT
+    file,    // a regular file: never blocks for long; read with pread (see Channel::pos)
+    none,    // nothing there (the caller's descriptor was closed): read EOF, discard writes
+};
+
+struct Endpoint {
+    sys::UniqueFd fd;
+    Io io = Io::none;
+};
+
+// The caller's descriptor as one we may use without blocking and without touching
+// its open file description's flags (the shell shares it): pipes, FIFOs and
+// terminals are reopened through /proc with O_NONBLOCK (a new description of the
+// same object), sockets use per-call flags, regular files are duplicated.
+Endpoint caller_endpoint(int fd, bool for_write) {
+    Endpoint e;
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0) return e;
+    if (S_ISSOCK(st.st_mode)) {
+        e.fd.reset(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+        e.io = e.fd ? Io::socket : Io::none;
+        return e;
+    }
+    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+        std::string path = "/proc/self/fd/" + std::to_string(fd);
+        int flags = (for_write ? O_WRONLY : O_RDONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+        e.fd.reset(::open(path.c_str(), flags));
+        if (e.fd) {
+            e.io = Io::plain;
+            return e;
+        }
+    }
+    // A regular file, or an object we may not reopen: the caller's own description.
+    e.fd.reset(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+    if (!e.fd) return e;
+    e.io = Io::file;
+    if (!S_ISREG(st.st_mode)) {
+        // Not reopenable (another user's FIFO, a /proc file): fall back to the shared
+        // description, which may block. Make nothing of ours depend on it being quick.
+        e.io = Io::file;
+    }
+    return e;
+}
+
+bool same_object(int a, int b) {
+    struct stat sa {}, sb {};
+    if (::fstat(a, &sa) != 0 || ::fstat(b, &sb) != 0) return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool valid_fd(int fd) { return fd >= 0 && ::fcntl(fd, F_GETFD) >= 0; }
+
+constexpr size_t kBuf = 64 * 1024;
+// A stdin that is not a regular file cannot be given back what the command did not
+// read: keep the read-ahead small (the pipe's minimum and one chunk).
+constexpr size_t kStreamChunk = 4096;
+
+}  // namespace
+
+struct Relay::Channel {
+    bool input = false;  // caller -> sandbox
+    bool pty = false;    // the pty master is the sandbox side
+    Endpoint caller;     // input: the source; output: the destination
+    sys::UniqueFd ours;  // input: the pipe's write end or the master; output: the read end or the master
+    bool master_borrowed = false;
+    bool filter = false;
+    OutputFilter f;
+    std::string pending;  // read, not yet written
+    size_t off = 0;
+    bool src_eof = false;
+    bool done = false;
+    size_t chunk = kBuf;
+    // A regular-file stdin is read with pread from where the caller's offset stood,
+    // and at the end the offset is set to just past what the command consumed, so a
+    // `while read` loop around agentjail loses no line to the relay's read-ahead.
+    bool positional = false;
+    off_t start = 0;
+    std::uint64_t written = 0;
+    sys::UniqueFd reader_copy;  // the pipe's read end, to count what is still unread
+};
+
+Result<std::unique_ptr<Relay>> Relay::prepare(const Options& o) {
+    std::unique_ptr<Relay> r(new Relay());
+    r->raw_output_ = o.raw_output;
+    int fds[3];
+    bool tty[3];
+    bool any_tty = false;
+    for (int i = 0; i < 3; ++i) {
+        fds[i] = o.fds[static_cast<size_t>(i)] >= 0 ? o.fds[static_cast<size_t>(i)] : i;
+        tty[i] = valid_fd(fds[i]) && ::isatty(fds[i]) == 1;
+        any_tty = any_tty || tty[i];
+    }
+    ChildSide& c = r->child_;
+    c.pty = o.mode == Mode::automatic && any_tty && o.have_devpts;
+    if (!c.pty) std::fill(std::begin(tty), std::end(tty), false);
+
+    auto keep_child_end = [&](int fd) {
+        r->child_ends_.emplace_back(fd);
+        return fd;
+    };
+
+    if (c.pty) {
+        // The terminal whose modes and size the pty copies: stdin's, else the output's.
+        int ctl = tty[0] ? fds[0] : tty[1] ? fds[1] : fds[2];
+        r->term_ctl_.reset(::fcntl(ctl, F_DUPFD_CLOEXEC, 3));
+        if (!r->term_ctl_) return sys_error(errno, "dup of the terminal");
+        if (::tcgetattr(ctl, &c.tio) == 0) {
+            c.have_termios = true;
+            r->saved_ = c.tio;
+            r->have_saved_ = true;
+        }
+        if (::ioctl(ctl, TIOCGWINSZ, &c.ws) == 0) c.have_winsize = true;
+        // Keystrokes: only when stdin is the terminal.
+        if (tty[0]) {
+            auto ch = std::make_unique<Channel>();
+            ch->input = true;
+            ch->pty = true;
+            ch->caller = caller_endpoint(fds[0], false);
+            ch->master_borrowed = true;
+            r->channels_.push_back(std::move(ch));
+        }
+        auto ch = std::make_unique<Channel>();
+        ch->pty = true;
+        int out = tty[1] ? fds[1] : tty[2] ? fds[2] : fds[0];
+        ch->caller = caller_endpoint(out, true);
+        ch->master_borrowed = true;
+        ch->filter = !o.raw_output;
+        r->channels_.push_back(std::move(ch));
+    }
+
+    // stdin through a pipe.
+    if (!tty[0]) {
+        int p[2];
+        if (::pipe2(p, O_CLOEXEC) < 0) return sys_error(errno, "pipe");
+        c.fd[0] = keep_child_end(p[0]);
+        auto ch = std::make_unique<Channel>();
+        ch->input = true;
+        ch->ours.reset(p[1]);
+        ::fcntl(p[1], F_SETFL, O_NONBLOCK);
+        ch->caller = caller_endpoint(valid_fd(fds[0]) ? fds[0] : -1, false);
+        if (ch->caller.io == Io::none) {
+            ch->ours.reset();  // nothing to read: the command sees EOF at once, as from /dev/null
+            ch->done = true;
+        } else if (ch->caller.io == Io::file) {
+            off_t pos = ::lseek(ch->caller.fd.get(), 0, SEEK_CUR);
+            struct stat st {};
+            if (pos >= 0 && ::fstat(ch->caller.fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+                ch->positional = true;
+                ch->start = pos;
+                ch->reader_copy.reset(::fcntl(p[0], F_DUPFD_CLOEXEC, 3));
+            } else {
+                ch->chunk = kStreamChunk;
+                ::fcntl(p[1], F_SETPIPE_SZ, static_cast<int>(kStreamChunk));
+            }
+        } else {
+            ch->chunk = kStreamChunk;
+            ::fcntl(p[1], F_SETPIPE_SZ, static_cast<int>(kStreamChunk));
+        }
+        r->channels_.push_back(std::move(ch));
+    }
+    // stdout and stderr through pipes; one pipe for both when the caller sent them
+    // to the same place (2>&1), so their order is kept exactly.
+    int shared_out = -1;
+    for (int i = 1; i <= 2; ++i) {
+        if (tty[i]) continue;
+        if (i == 2 && shared_out >= 0 && valid_fd(fds[1]) && valid_fd(fds[2]) && same_object(fds[1], fds[2])) {
+            c.fd[2] = shared_out;
+            continue;
+        }
+        int p[2];
+        if (::pipe2(p, O_CLOEXEC) < 0) return sys_error(errno, "pipe");
+        c.fd[i] = keep_child_end(p[1]);
+        if (i == 1) shared_out = p[1];
+        auto ch = std::make_unique<Channel>();
+        ch->ours.reset(p[0]);
+        ::fcntl(p[0], F_SETFL, O_NONBLOCK);
+        ch->caller = caller_endpoint(valid_fd(fds[i]) ? fds[i] : -1, true);
+        r->channels_.push_back(std::move(ch));
+    }
+    for (const auto& ch : r->channels_) {
+        if (ch->ours) c.relay_fds.push_back(ch->ours.get());
+        if (ch->reader_copy) c.relay_fds.push_back(ch->reader_copy.get());
+        if (ch->caller.fd) c.relay_fds.push_back(ch->caller.fd.get());
+    }
+    if (r->term_ctl_) c.relay_fds.push_back(r->term_ctl_.get());
+    r->wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!r->wake_) return sys_error(errno, "eventfd");
+    c.relay_fds.push_back(r->wake_.get());
+    // Raw before the command starts: keys typed while it starts (a ^C) already go
+    // to the sandbox's pty, not to agentjail as signals.
+    r->set_raw();
+    return r;
+}
+
+Relay::~Relay() { finish(); }
+
+namespace {
+
+// Only the foreground job may change or read the terminal: a background agentjail
+// (`agentjail -- make &`) leaves the user's terminal alone until it is brought back.
+bool in_foreground(int fd) {
+    pid_t fg = ::tcgetpgrp(fd);
+    return fg >= 0 && fg == ::getpgrp();
+}
+
+// tcsetattr from a background job raises SIGTTOU unless it is blocked.
+template <typename F>
+void without_sigttou(F f) {
+    sigset_t s, old;
+    sigemptyset(&s);
+    sigaddset(&s, SIGTTOU);
+    pthread_sigmask(SIG_BLOCK, &s, &old);
+    f();
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+}  // namespace
+
+void Relay::set_raw() {
+    std::lock_guard<std::mutex> lock(term_mu_);
+    if (!have_saved_ || !term_ctl_ || channels_.empty() || !channels_[0]->input || !channels_[0]->pty)
+        return;
+    if (!in_foreground(term_ctl_.get())) return;
+    termios raw = saved_;
+    cfmakeraw(&raw);
+    raw.c_cc[VMIN] = 1;
+    raw.c_cc[VTIME] = 0;
+    without_sigttou([&] {
+        if (::tcsetattr(term_ctl_.get(), TCSADRAIN, &raw) == 0) raw_set_ = true;
+    });
+}
+
+void Relay::restore() {
+    std::lock_guard<std::mutex> lock(term_mu_);
+    if (!raw_set_) return;
+    without_sigttou([&] { (void)::tcsetattr(term_ctl_.get(), TCSADRAIN, &saved_); });
+    raw_set_ = false;
+}
+
+void Relay::resize() {
+    if (!master_ || !term_ctl_) return;
+    winsize ws{};
+    if (::ioctl(term_ctl_.get(), TIOCGWINSZ, &ws) == 0) ::ioctl(master_.get(), TIOCSWINSZ, &ws);
+}
+
+void Relay::suspend_terminal() { restore(); }
+
+void Relay::resume_terminal() {
+    set_raw();
+    resize();
+    // The thread may be waiting to learn that it is in the foreground again.
+    std::uint64_t one = 1;
+    (void)!::write(wake_.get(), &one, sizeof one);
+}
+
+Result<void> Relay::start(sys::UniqueFd master) {
+    child_ends_.clear();
+    if (child_.pty) {
+        if (!master) return Error(ErrorKind::internal, EINVAL, "stdio relay: the sandbox sent no pty");
+        master_ = std::move(master);
+        ::fcntl(master_.get(), F_SETFL, O_NONBLOCK);
+    }
+    thread_ = std::thread([this] { run(); });
+    return {};
+}
+
+void Relay::finish() {
+    if (finished_) return;
+    finished_ = true;
+    if (thread_.joinable()) {
+        finish_requested_ = true;
+        std::uint64_t one = 1;
+        (void)!::write(wake_.get(), &one, sizeof one);
+        thread_.join();
+    }
+    restore();
+    for (auto& ch : channels_) {
+        if (!ch->positional || !ch->caller.fd) continue;
+        // Give the caller's stdin back its offset: past what the command read.
+        int unread = 0;
+        std::uint64_t in_pipe = 0;
+        if (ch->reader_copy && ::ioctl(ch->reader_copy.get(), FIONREAD, &unread) == 0 && unread > 0)
+            in_pipe = static_cast<std::uint64_t>(unread);
+        std::uint64_t consumed = ch->written >= in_pipe ? ch->written - in_pipe : 0;
+        (void)::lseek(ch->caller.fd.get(), ch->start + static_cast<off_t>(consumed), SEEK_SET);
+    }
+    channels_.clear();
+    master_.reset();
+}
+
+void Relay::run() {
+    // A reader of ours that went away is EPIPE here, never a SIGPIPE that would end
+    // agentjail (SIGPIPE from write is sent to the writing thread: blocked here, it
+    // stays pending on this thread and is dropped when it ends).
+    sigset_t pipe_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigaddset(&pipe_set, SIGTTOU);
+    sigaddset(&pipe_set, SIGTTIN);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
+
+    using clock = std::chrono::steady_clock;
+    bool draining = false;
+    clock::time_point deadline{};
+    std::string filtered;
+    char buf[kBuf];
+
+    auto sandbox_fd = [this](const Channel& ch) { return ch.pty ? master_.get() : ch.ours.get(); };
+
+    for (;;) {
+        std::vector<pollfd> fds;
+        std::vector<Channel*> who;
+        fds.push_back({wake_.get(), POLLIN, 0});
+        who.push_back(nullptr);
+        bool background_input = false;
+        bool outputs_left = false;
+        for (auto& chp : channels_) {
+            Channel& ch = *chp;
+            if (ch.done) continue;
+            if (ch.input && draining) {
+                ch.done = true;
+                continue;
+            }
+            if (!ch.input) outputs_left = true;
+            if (ch.off < ch.pending.size()) {
+                int dst = ch.input ? sandbox_fd(ch) : ch.caller.fd.get();
+                if (!ch.input && ch.caller.io == Io::none) {
+                    ch.pending.clear();
+                    ch.off = 0;
+                } else if (!ch.input && ch.caller.io == Io::file) {
+                    // Regular files are always writable: no poll.
+                    fds.push_back({-1, 0, 0});
+                    who.push_back(&ch);
+                    continue;
+                } else {
+                    fds.push_back({dst, POLLOUT, 0});
+                    who.push_back(&ch);
+                    continue;
+                }
+            }
+            if (ch.src_eof) continue;
+            if (ch.input && ch.pty && !in_foreground(ch.caller.fd.get())) {
+                background_input = true;
+                continue;
+            }
+            if (ch.input && ch.caller.io == Io::file) {
+                // A regular file is always readable; wait for room in the pipe instead.
+                fds.push_back({ch.ours.get(), POLLOUT, 0});
+                who.push_back(&ch);
+                continue;
+            }
+            int src = ch.input ? ch.caller.fd.get() : sandbox_fd(ch);
+            fds.push_back({src, POLLIN, 0});
+            who.push_back(&ch);
+        }
+        if (draining && !outputs_left) return;
+        int timeout = -1;
+        if (background_input) timeout = 250;
+        bool immediate = false;
+        for (size_t i = 1; i < fds.size(); ++i)
+            if (fds[i].fd < 0) immediate = true;
+        if (immediate) timeout = 0;
+        if (draining) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+            if (left <= 0) return;  // what a wedged reader did not take is dropped
+            if (timeout < 0 || timeout > left) timeout = static_cast<int>(left);
+        }
+        int n = ::poll(fds.data(), fds.size(), timeout);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        if (fds[0].revents & POLLIN) {
+            std::uint64_t v = 0;
+            (void)!::read(wake_.get(), &v, sizeof v);
+        }
+        if (finish_requested_ && !draining) {
+            draining = true;
+            deadline = clock::now() + std::chrono::seconds(3);
+        }
+        for (size_t i = 1; i < fds.size(); ++i) {
+            Channel& ch = *who[i];
+            const bool file_ready = fds[i].fd < 0;
+            if (!file_ready && fds[i].revents == 0) continue;
+            if (ch.off < ch.pending.size()) {
+                // Write what is pending.
+                int dst = ch.input ? sandbox_fd(ch) : ch.caller.fd.get();
+                const char* p = ch.pending.data() + ch.off;
+                size_t len = ch.pending.size() - ch.off;
+                ssize_t w;
+                if (!ch.input && ch.caller.io == Io::socket)
+                    w = ::send(dst, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+                else
+                    w = ::write(dst, p, len);
+                if (w > 0) {
+                    ch.off += static_cast<size_t>(w);
+                    if (ch.input) ch.written += static_cast<std::uint64_t>(w);
+                    if (ch.off == ch.pending.size()) {
+                        ch.pending.clear();
+                        ch.off = 0;
+                    }
+                } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+                    // Not ready after all: poll again.
+                } else {
+                    // The other side is gone: an input's command closed its stdin, or the
+                    // caller's reader went away. For an output, closing our read end
+                    // gives the command EPIPE, as a pipeline would.
+                    ch.pending.clear();
+                    ch.off = 0;
+                    if (ch.input) {
+                        ch.done = true;
+                        if (!ch.pty) ch.ours.reset();
+                    } else if (ch.pty) {
+                        ch.caller.io = Io::none;  // keep reading the master, discard
+                    } else {
+                        ch.done = true;
+                        ch.ours.reset();
+                    }
+                }
+                continue;
+            }
+            // Read a chunk.
+            ssize_t r;
+            if (ch.input) {
+                int src = ch.caller.fd.get();
+                if (ch.positional)
+                    r = ::pread(src, buf, ch.chunk, ch.start + static_cast<off_t>(ch.written));
+                else if (ch.caller.io == Io::socket)
+                    r = ::recv(src, buf, ch.chunk, MSG_DONTWAIT);
+                else
+                    r = ::read(src, buf, ch.chunk);
+            } else {
+                r = ::read(sandbox_fd(ch), buf, sizeof buf);
+            }
+            if (r > 0) {
+                auto len = static_cast<size_t>(r);
+                if (ch.input && ch.pty) {
+                    // The user's own ^Z (never something the sandbox can type): the
+                    // one stop of the command that agentjail follows by stopping too.
+                    const unsigned char susp = have_saved_ ? saved_.c_cc[VSUSP] : 0x1a;
+                    if (std::memchr(buf, 0x1a, len) != nullptr || (susp != 0 && std::memchr(buf, susp, len) != nullptr))
+                        user_suspend_ = true;
+                }
+                if (ch.filter) {
+                    filtered.clear();
+                    std::uint64_t before = ch.f.dropped();
+                    ch.f.feed(buf, len, filtered);
+                    filtered_ += ch.f.dropped() - before;
+                    ch.pending.swap(filtered);
+                } else {
+                    ch.pending.assign(buf, len);
+                }
+                ch.off = 0;
+                if (!ch.input && ch.caller.io == Io::none) ch.pending.clear();
+                continue;
+            }
+            if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+            // EOF (or EIO: the pty's last slave closed, the user's terminal hung up).
+            ch.src_eof = true;
+            ch.done = true;
+            if (ch.input) {
+                if (!ch.pty) ch.ours.reset();  // the command reads EOF
+                if (!ch.positional) ch.caller.fd.reset();
+            } else {
+                // Every writer inside is gone: the caller's reader sees EOF now, as it
+                // would have with its own descriptor, not only once wait() is called.
+                ch.caller.fd.reset();
+                ch.caller.io = Io::none;
+            }
+        }
+    }
+}
+
+}  // namespace agentjail::tty

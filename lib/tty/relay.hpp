@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// The stdio relay: the command never holds the caller's descriptors. It gets pipes
+// (or a pty of the sandbox's own where the caller has a terminal), and a thread of
+// the supervisor copies between them and the caller's files.
+#pragma once
+
+#include "sys/fd.hpp"
+#include <agentjail/agentjail.hpp>
+
+#include <sys/ioctl.h>
+#include <termios.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace agentjail::tty {
+
+enum class Mode {
+    automatic,  // a pty when any of the caller's 0, 1, 2 is a terminal, pipes otherwise
+    pipes,      // pipes only, even for a terminal (the command sees no tty)
+};
+
+struct Options {
+    std::array<int, 3> fds{-1, -1, -1};  // the caller's descriptors for 0, 1, 2 (-1: its own 0, 1, 2)
+    Mode mode = Mode::automatic;
+    bool raw_output = false;  // pass every escape sequence to the terminal (no filter)
+    bool have_devpts = true;  // the plan mounts a devpts of the sandbox's own
+};
+
+// What the sandbox's side gets: for each of 0, 1, 2 a descriptor to dup2 onto it,
+// or -1 where the pty's slave goes.
+struct ChildSide {
+    std::array<int, 3> fd{-1, -1, -1};
+    bool pty = false;
+    bool have_termios = false;
+    termios tio{};  // the caller's terminal settings, copied onto the pty
+    bool have_winsize = false;
+    winsize ws{};
+    // The relay's own ends, which the child must close (it is cloned with copies).
+    std::vector<int> relay_fds;
+};
+
+class Relay {
+public:
+    // Decides pty or pipes, makes the pipes, duplicates the caller's descriptors (the
+    // caller may close its own right after spawn). Nothing runs yet.
+    static Result<std::unique_ptr<Relay>> prepare(const Options& o);
+    ~Relay();
+    Relay(const Relay&) = delete;
+    Relay& operator=(const Relay&) = delete;
+
+    const ChildSide& child() const noexcept { return child_; }
+    bool uses_pty() const noexcept { return child_.pty; }
+
+    // After a successful spawn: closes the sandbox's ends here, takes the pty master
+    // (when uses_pty()), puts the user's terminal in raw mode and starts copying.
+    Result<void> start(sys::UniqueFd master);
+    // Once the sandbox is gone: stops reading the caller's input, copies what the
+    // sandbox wrote to the end (bounded wait), restores the terminal. Idempotent.
+    void finish();
+
+    // Job control and window size, for the caller's signal handling.
+    void resize();            // the terminal's size onto the pty (the kernel sends SIGWINCH inside)
+    void suspend_terminal();  // the user's terminal as it was (before stopping agentjail)
+    void resume_terminal();   // raw again, the size re-read
+    // Whether the user typed the suspend character (^Z) since the last call.
+    bool take_user_suspend() noexcept { return user_suspend_.exchange(false); }
+    std::uint64_t filtered() const noexcept { return filtered_.load(); }
+
+private:
+    Relay() = default;
+    void run();
+    void set_raw();
+    void restore();
+
+    struct Channel;
+    std::vector<std::unique_ptr<Channel>> channels_;
+    ChildSide child_;
+    std::vector<sys::UniqueFd> child_ends_;  // closed in start()
+    sys::UniqueFd term_in_;                  // the user's terminal, read (a dup)
+    sys::UniqueFd term_ctl_;                 // the terminal whose modes and size we use (a dup)
+    sys::UniqueFd master_;
+    sys::UniqueFd wake_;  // eventfd: finish() asks the thread to drain and stop
+    bool raw_output_ = false;
+    bool raw_set_ = false;
+    termios saved_{};
+    bool have_saved_ = false;
+    std::mutex term_mu_;
+    std::atomic<bool> user_suspend_{false};
+    std::atomic<bool> finish_requested_{false};
+    std::atomic<std::uint64_t> filtered_{0};
+    std::thread thread_;
+    bool finished_ = false;
+};
+
+}  // namespace agentjail::tty
