@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pty relay and the stdio pipes as a user meets them, driven through a real
+// interactive bash on a pty: window size, ^C, ^Z and fg, the terminal restored on
+// every exit path, the output filter, and stdio order and offsets without a tty.
+#include "common.hpp"
+#include "pty_shell.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+using namespace ajit;
+
+namespace {
+
+std::string q(const std::string& s) {
+    std::string o = "'";
+    for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return o + "'";
+}
+
+std::string aj(const ajtest::Jail& jail, const std::vector<std::string>& flags = {}) {
+    std::string o = q(ajtest::agentjail_bin());
+    for (const auto& w : jail.base()) o += " " + q(w);
+    for (const auto& w : flags) o += " " + q(w);
+    return o;
+}
+
+class Terminal : public Sandbox {
+protected:
+    void SetUp() override {
+        sh = std::make_unique<ajtest::PtyShell>(30, 100, jail.home(), jail.ws());
+        ASSERT_TRUE(sh->ok()) << sh->output();
+        before = sh->stty_g();
+        ASSERT_FALSE(before.empty());
+    }
+    // The terminal is exactly as it was before the test's runs.
+    void expect_restored(const char* when) { EXPECT_EQ(sh->stty_g(), before) << "terminal not restored " << when; }
+    std::unique_ptr<ajtest::PtyShell> sh;
+    std::string before;
+};
+
+}  // namespace
+
+TEST_F(Terminal, WindowSizeAtStartAndOnEveryResize) {
+    std::string out = sh->run(aj(jail) + " -- stty size");
+    EXPECT_EQ(out, "30 100\n");
+    sh->mark();
+    sh->type(aj(jail) +
+             " -- sh -c 'trap \"echo size=\\$(stty size)\" WINCH; echo armed; i=0; while [ $i -lt 100 ]; do sleep 0.1; "
+             "i=$((i+1)); done'\n");
+    ASSERT_TRUE(sh->wait_for("armed\r\n")) << sh->output();
+    sh->resize(40, 120);
+    EXPECT_TRUE(sh->wait_for("size=40 120")) << sh->output();
+    sh->resize(20, 60);
+    EXPECT_TRUE(sh->wait_for("size=20 60")) << sh->output();
+    sh->mark();
+    sh->type("\x03");
+    // Keys typed before the shell's prompt is back would still go to the sandbox.
+    ASSERT_TRUE(sh->wait_for("$ ")) << sh->output();
+    EXPECT_EQ(sh->run("echo back"), "back\n") << sh->output();
+    sh->resize(30, 100);
+    expect_restored("after resizes");
+}
+
+// (exec: a shell that waits for a child it has yet to fork defers a ^C to the
+// child's end, with or without agentjail.)
+TEST_F(Terminal, CtrlCReachesTheCommandAndExitStatusFollows) {
+    sh->mark();
+    sh->type(aj(jail) + " -- sh -c 'echo started; exec sleep 30; echo not-inter\"\"rupted'; echo rc=$?\n");
+    ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
+    sh->type("\x03");
+    EXPECT_TRUE(sh->wait_for("rc=130")) << sh->output();
+    EXPECT_FALSE(ajtest::contains(sh->output(), "not-interrupted")) << sh->output();
+    expect_restored("after ^C");
+}
+
+// ^Z stops the command and agentjail with it, like any job: the shell says
+// "Stopped" and gets its prompt back with the terminal as it was; fg resumes both.
+TEST_F(Terminal, CtrlZSuspendsTheWholeJobAndFgResumesIt) {
+    sh->mark();
+    sh->type(aj(jail) + " -- sh -c 'echo started; read x; echo got=$x'\n");
+    ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
+    sh->type("\x1a");
+    ASSERT_TRUE(sh->wait_for("Stopped")) << sh->output();
+    expect_restored("while the job is stopped");
+    sh->mark();
+    sh->type("fg\n");
+    ASSERT_TRUE(sh->wait_for("agentjail")) << sh->output();
+    ajtest::sleep_ms(300);
+    sh->type("hello\n");
+    // Then agentjail ends and the shell prompts again.
+    ASSERT_TRUE(sh->wait_for("got=hello\r\n$ ")) << sh->output();
+    // A stopped job ends the shell's command list: fg's status is the job's.
+    EXPECT_EQ(sh->run("echo rc=$?"), "rc=0\n") << sh->output();
+    expect_restored("after fg and exit");
+}
+
+// Job control inside: an interactive shell in the sandbox stops and resumes its own
+// jobs; agentjail stays in the foreground.
+TEST_F(Terminal, JobControlInsideWorksAsOutside) {
+    sh->mark();
+    sh->type(aj(jail) + " -- bash --norc --noprofile -i\n");
+    // Typed ahead: the inner shell reads it once it is up.
+    sh->type("PS1='in''> '\n");
+    ASSERT_TRUE(sh->wait_for("in> ")) << sh->output();
+    sh->type("sleep 30\n");
+    ajtest::sleep_ms(300);
+    sh->type("\x1a");
+    ASSERT_TRUE(sh->wait_for("Stopped")) << sh->output();
+    sh->mark();
+    sh->type("jobs; kill -9 %1; sleep 0.3; jobs >/dev/null; echo inner-$((1+1)); exit\n");
+    EXPECT_TRUE(sh->wait_for("inner-2\r\nexit\r\n$ ")) << sh->output();
+    EXPECT_TRUE(ajtest::contains(sh->output(), "Stopped")) << sh->output();
+    expect_restored("after an inner shell");
+}
+
+TEST_F(Terminal, RestoredAfterTheCommandDiesOfASignal) {
+    (void)sh->run(aj(jail) + " -- sh -c 'stty raw -echo; kill -KILL $$'; echo rc=$?");
+    expect_restored("after SIGKILL of the command");
+}
+
+TEST_F(Terminal, RestoredAfterTheWallClock) {
+    std::string out = sh->run(aj(jail, {"-t", "1", "--kill-grace", "1"}) + " -- sh -c 'stty raw; sleep 10'; echo rc=$?");
+    EXPECT_TRUE(ajtest::contains(out, "rc=124")) << out;
+    expect_restored("after a timeout");
+}
+
+// agentjail killed by SIGTERM or SIGHUP from outside: it passes the signal on, the
+// command ends, the terminal comes back.
+TEST_F(Terminal, RestoredWhenAgentjailIsSentSigtermOrSighup) {
+    for (int sig : {SIGTERM, SIGHUP}) {
+        std::string marker = unique_name("aj-term-");
+        sh->mark();
+        sh->type(aj(jail) + " -- sh -c ': " + marker + "; echo started; sleep 30'; echo rc=$?\n");
+        ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
+        int sent = 0;
+        for (int pid : ajtest::pids_with_marker(marker)) {
+            std::string comm = ajtest::trim(ajtest::read_file("/proc/" + std::to_string(pid) + "/comm"));
+            if (comm == "agentjail" && kill(pid, sig) == 0) ++sent;
+        }
+        EXPECT_GE(sent, 1) << "no agentjail found for " << marker;
+        EXPECT_TRUE(sh->wait_for("rc=" + std::to_string(128 + sig))) << sh->output();
+        expect_restored(sig == SIGTERM ? "after SIGTERM" : "after SIGHUP");
+    }
+}
+
+// The output filter drops OSC 52 (clipboard), file:// links, DCS strings and title
+// reports; text, colours and web links pass. Control: --tty-raw passes them all.
+TEST_F(Terminal, OutputFilterDropsSequencesThatActOnTheUsersMachine) {
+    std::string printf_arg =
+        "A\\033]52;c;SGVsbG8=\\007B\\033]8;;file:///etc/passwd\\033\\\\L\\033]8;;\\033\\\\C\\033P+q544e\\033\\\\D"
+        "\\033[21tE\\033[31mred\\033[0m\\033]8;;https://example.com/\\033\\\\W\\033]8;;\\033\\\\Z\\n";
+    // What run() returns is what the command printed, not the echo of the typed line.
+    std::string out = sh->run(aj(jail) + " -- printf '" + printf_arg + "'");
+    EXPECT_FALSE(ajtest::contains(out, "]52;")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "file:///")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "\x1bP+q")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "\x1b[21t")) << out;
+    EXPECT_TRUE(ajtest::contains(out, "AB")) << out;
+    EXPECT_TRUE(ajtest::contains(out, "\x1b[31mred")) << out;
+    EXPECT_TRUE(ajtest::contains(out, "\x1b]8;;https://example.com/")) << out;
+
+    std::string raw = sh->run(aj(jail) + " --tty-raw -- printf '" + printf_arg + "'");
+    EXPECT_TRUE(ajtest::contains(raw, "]52;c;SGVsbG8=")) << "control: --tty-raw dropped OSC 52\n" << raw;
+    EXPECT_TRUE(ajtest::contains(raw, "file:///etc/passwd")) << raw;
+    (void)sh->run("printf '\\033c'; true");  // reset whatever the raw run set
+}
+
+// Without a terminal: stdout and stderr sent to one place keep their order exactly,
+// and the exit status is the command's.
+TEST_F(Sandbox, PipesKeepOrderAndStatus) {
+    auto r = ajtest::run({"/bin/sh", "-c",
+                          q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
+                              " -- sh -c 'for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done; exit 7' 2>&1"},
+                         {"HOME=" + jail.home()});
+    EXPECT_EQ(r.status, 7) << describe(r);
+    EXPECT_EQ(r.out, "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5\n") << describe(r);
+}
+
+// A regular-file stdin is read from the caller's offset and left just past what the
+// command read: a `while read` loop around agentjail sees every line.
+TEST_F(Sandbox, StdinFileOffsetIsWhatTheCommandConsumed) {
+    ajtest::TempDir d("aj-stdin");
+    std::string f = d.write("lines", "a\nb\nc\n");
+    std::string script = "while read l; do " + q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
+                         " -- true; echo \"$l\"; done < " + q(f) + "; " + q(ajtest::agentjail_bin()) + " -C " +
+                         q(jail.ws()) + " -- sh -c 'read x; echo first=$x; cat' < " + q(f);
+    auto r = ajtest::run({"/bin/sh", "-c", script}, {"HOME=" + jail.home()});
+    EXPECT_EQ(r.out, "a\nb\nc\nfirst=a\nb\nc\n") << describe(r);
+}
+
+// A reader that goes away early ends only the command's writes (EPIPE/SIGPIPE), as in
+// any pipeline; agentjail itself reports the command's status.
+TEST_F(Sandbox, EarlyClosedReaderEndsTheCommandNotAgentjail) {
+    auto r = ajtest::run({"/bin/sh", "-c",
+                          q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
+                              " -- sh -c 'yes; echo yes-ended=$? >&2' | head -c 3; echo; echo status=${PIPESTATUS:-done}"},
+                         {"HOME=" + jail.home()});
+    EXPECT_TRUE(ajtest::contains(r.out, "y\ny")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "yes-ended=")) << describe(r);
+    EXPECT_FALSE(r.timed_out) << describe(r);
+}
