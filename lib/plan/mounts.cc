@@ -89,10 +89,10 @@ constexpr const char* kProcReadOnly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "
 // interrupt counts that time other users' keystrokes), and the root-only files
 // that show the kernel's heap and page allocator to a heap-shaping exploit.
 constexpr const char* kProcMasked[] = {
-    "/proc/acpi",        "/proc/asound",      "/proc/interrupts", "/proc/kcore",
+    "/proc/acpi",        "/proc/asound",        "/proc/interrupts",  "/proc/kcore",
     "/proc/keys",        "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi",
-    "/proc/timer_list",  "/proc/timer_stats", "/proc/slabinfo",   "/proc/pagetypeinfo",
-    "/proc/vmallocinfo", "/proc/kpagecount",  "/proc/kpageflags", "/proc/kpagecgroup",
+    "/proc/timer_list",  "/proc/timer_stats",   "/proc/slabinfo",    "/proc/pagetypeinfo",
+    "/proc/vmallocinfo", "/proc/kpagecount",    "/proc/kpageflags",  "/proc/kpagecgroup",
     "/proc/kmsg",
 };
 
@@ -120,10 +120,10 @@ std::vector<std::string> root_only_proc_files() {
             const std::string path = dir + "/" + name;
             // Per-process and per-namespace views, and the read-only trees (a mask
             // cannot be mounted inside those, and writes there are refused anyway).
-            if (depth == 0 && (path == "/proc/self" || path == "/proc/thread-self" ||
-                               path == "/proc/net" ||
-                               std::any_of(std::begin(kProcReadOnly), std::end(kProcReadOnly),
-                                           [&](const char* ro) { return path == ro; })))
+            if (depth == 0 &&
+                (path == "/proc/self" || path == "/proc/thread-self" || path == "/proc/net" ||
+                 std::any_of(std::begin(kProcReadOnly), std::end(kProcReadOnly),
+                             [&](const char* ro) { return path == ro; })))
                 continue;
             struct stat st {};
             if (::lstat(path.c_str(), &st) != 0) continue;

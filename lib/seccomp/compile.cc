@@ -98,8 +98,8 @@ std::vector<Cube> narrowed_cubes(const Cmp& c) {
 namespace {
 
 using detail::Cmp;
-using detail::Cube;
 using detail::CmpOp;
+using detail::Cube;
 using detail::Entry;
 
 constexpr std::uint64_t all_ones = ~std::uint64_t{0};
@@ -229,8 +229,8 @@ Result<void> CompiledProgram::add(scmp_filter_ctx ctx, const Entry& e, int nr,
         alternatives = std::move(next);
     }
     for (auto& c : alternatives) {
-        int rc = seccomp_rule_add_exact_array(ctx, act, nr, static_cast<unsigned>(c.size()),
-                                              c.data());
+        int rc =
+            seccomp_rule_add_exact_array(ctx, act, nr, static_cast<unsigned>(c.size()), c.data());
         if (rc != 0)
             return lib_error("adding the rule at " +
                                  r_.rules[static_cast<size_t>(e.rule)].info.where +

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string_view>
-#include <vector>
 #include <utility>
+#include <vector>
 
 namespace agentjail::seccomp::detail {
 namespace {
@@ -34,6 +34,7 @@ constexpr std::pair<std::string_view, int> newer[] = {
 // points; an fd declared unsigned long (readv, writev, preadv*, mmap's) is 'i',
 // like pid for ptrace, because the kernel narrows it to an int before any use.
 // Calls the kernel no longer implements (create_module, tuxcall...) take nothing.
+// clang-format off
 constexpr std::pair<std::string_view, std::string_view> kParams[] = {
     {"read", "ipl"}, {"write", "ipl"}, {"open", "pih"}, {"close", "i"}, {"stat", "pp"},
     {"fstat", "ip"}, {"lstat", "pp"}, {"poll", "pii"}, {"lseek", "ili"}, {"mmap", "llllil"},
@@ -137,6 +138,7 @@ constexpr std::pair<std::string_view, std::string_view> kParams[] = {
     {"getxattrat", "ipippl"}, {"listxattrat", "ipipl"}, {"removexattrat", "ipip"},
     {"open_tree_attr", "ipipl"}, {"file_getattr", "ippli"}, {"file_setattr", "ippli"},
 };
+// clang-format on
 
 }  // namespace
 

@@ -31,7 +31,8 @@ struct Planted {
     Planted(std::string p, const std::string& content) : path(std::move(p)) {
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0) throw std::runtime_error("cannot plant " + path);
-        bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+        bool ok =
+            ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
         ::close(fd);
         if (!ok) throw std::runtime_error("cannot write " + path);
     }
@@ -72,21 +73,22 @@ TEST_F(Escape, SEC01_EtcCredentialsHiddenEvenFromRoot) {
     if (is_root()) {
         for (const char* base : {"/etc/shadow.aj-", "/etc/gshadow~aj-", "/etc/sudoers.aj-"}) {
             canaries.push_back(jail.new_canary());
-            planted.push_back(
-                std::make_unique<Planted>(base + unique_name(""), "root:" + canaries.back() + ":\n"));
+            planted.push_back(std::make_unique<Planted>(base + unique_name(""),
+                                                        "root:" + canaries.back() + ":\n"));
             files.push_back(planted.back()->path);
         }
     }
     const std::string script = read_each(files);
     for (const std::string policy : {"minimal", "default"}) {
-        auto r = policy == "minimal"
-                     ? jail.run({"-p", "minimal", "--ro", AJ_HELPERS_DIR, "--", "/bin/sh", "-c", script})
-                     : jail.sh(script);
+        auto r =
+            policy == "minimal"
+                ? jail.run({"-p", "minimal", "--ro", AJ_HELPERS_DIR, "--", "/bin/sh", "-c", script})
+                : jail.sh(script);
         ASSERT_EQ(r.status, 0) << policy << "\n" << describe(r);
         for (size_t i = 0; i < files.size(); ++i) {
             std::string n = std::to_string(i);
             EXPECT_NE(field(r.out, "R" + n), "0") << policy << ": " << files[i] << " is readable\n"
-                                                 << r.out;
+                                                  << r.out;
             EXPECT_EQ(field(r.out, "C" + n), "") << policy << ": " << files[i] << "\n" << r.out;
         }
         for (const auto& c : canaries) EXPECT_FALSE(ajtest::contains(r.out, c)) << policy;
@@ -99,11 +101,13 @@ TEST_F(Escape, SEC01_EtcCredentialsHiddenEvenFromRoot) {
         EXPECT_TRUE(regular_file(files[i])) << files[i];
         if (is_root()) {
             EXPECT_EQ(field(c.out, "R" + std::to_string(i)), "0")
-                << "control: root cannot read " << files[i] << " on the host\n" << c.out;
+                << "control: root cannot read " << files[i] << " on the host\n"
+                << c.out;
         }
     }
     for (const auto& k : canaries)
-        EXPECT_TRUE(ajtest::contains(c.out, k)) << "control: the planted copy is unreadable\n" << c.out;
+        EXPECT_TRUE(ajtest::contains(c.out, k)) << "control: the planted copy is unreadable\n"
+                                                << c.out;
     if (!is_root())
         std::cout << "[   NOTE   ] not root: the host files are unreadable here too; the root "
                      "pass reads them and plants backup copies\n";
@@ -154,8 +158,8 @@ struct RestoreNode {
     }
 };
 
-const char* const kMetadataOps[] = {"chmod", "chown_keep", "chown_root", "utime", "xattr",
-                                    "truncate"};
+const char* const kMetadataOps[] = {"chmod", "chown_keep", "chown_root",
+                                    "utime", "xattr",      "truncate"};
 
 // The metadata calls on PATH, each printed as "<tag>_<op>=<errno>".
 std::string metadata_ops(const std::string& path, const std::string& tag) {
@@ -186,14 +190,16 @@ TEST_F(Escape, EXP05_DeviceNodesCannotBeChanged) {
     }
     jail.ws_dir().write("victim", "x\n", 0644);
     script += metadata_ops(jail.ws() + "/victim", "ws");
-    script += "echo x > /dev/null; echo write_null=$?; echo x > /dev/full 2>/dev/null; "
-              "echo write_full=$?; echo zero=$(head -c 4 /dev/zero | wc -c)";
+    script +=
+        "echo x > /dev/null; echo write_null=$?; echo x > /dev/full 2>/dev/null; "
+        "echo write_full=$?; echo zero=$(head -c 4 /dev/zero | wc -c)";
     auto r = jail.sh(script);
     ASSERT_EQ(r.status, 0) << describe(r);
     for (size_t i = 0; i < guards.size(); ++i) {
         const std::string tag = std::string(nodes[i]).substr(5);
         for (const char* op : kMetadataOps)
-            EXPECT_NE(field(r.out, tag + "_" + op), "0") << nodes[i] << ": " << op << " worked\n" << r.out;
+            EXPECT_NE(field(r.out, tag + "_" + op), "0") << nodes[i] << ": " << op << " worked\n"
+                                                         << r.out;
         NodeState after = state_of(nodes[i]);
         EXPECT_TRUE(same(guards[i]->before, after))
             << "the host's " << nodes[i] << " changed: " << show(guards[i]->before) << " -> "
@@ -232,10 +238,10 @@ struct ProcFiles {
 
 ProcFiles proc_files_to_mask() {
     ProcFiles v;
-    for (const char* f : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
-                          "/proc/latency_stats", "/proc/timer_stats", "/proc/interrupts",
-                          "/proc/slabinfo", "/proc/pagetypeinfo", "/proc/vmallocinfo",
-                          "/proc/kpagecount", "/proc/kpageflags"})
+    for (const char* f :
+         {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
+          "/proc/latency_stats", "/proc/timer_stats", "/proc/interrupts", "/proc/slabinfo",
+          "/proc/pagetypeinfo", "/proc/vmallocinfo", "/proc/kpagecount", "/proc/kpageflags"})
         if (regular_file(f)) v.known.emplace_back(f);
     if (DIR* d = ::opendir("/proc")) {
         while (dirent* e = ::readdir(d)) {
@@ -296,7 +302,8 @@ TEST_F(Escape, EXP01_RootOnlyProcFilesMasked) {
         if (!may) continue;
         // kcore needs CAP_SYS_RAWIO: root outside has it.
         EXPECT_EQ(field(c.out, "R" + std::to_string(i)), "0")
-            << "control: " << files[i] << " unreadable on the host\n" << c.out;
+            << "control: " << files[i] << " unreadable on the host\n"
+            << c.out;
         ++readable;
     }
     EXPECT_GT(readable, 0u) << "control: nothing in the list is readable on the host";

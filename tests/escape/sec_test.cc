@@ -136,9 +136,10 @@ TEST_F(Escape, SEC02_DenyPatternsIgnoreCase) {
     }
     opts.env.push_back("aj_harmless_lowercase=visible-" + unique_name(""));
     ajtest::TempDir dir("aj-sec02");
-    std::string allow_all = dir.write("allow-all.toml",
-                                      "extends = 'default'\n[environment]\nallow = ['*']\n");
-    const std::string probe = "env; tr '\\0' '\\n' < /proc/self/environ; echo harmless=$aj_harmless_lowercase";
+    std::string allow_all =
+        dir.write("allow-all.toml", "extends = 'default'\n[environment]\nallow = ['*']\n");
+    const std::string probe =
+        "env; tr '\\0' '\\n' < /proc/self/environ; echo harmless=$aj_harmless_lowercase";
     auto d = jail.sh(probe, {}, opts);
     auto a = jail.sh(probe, {"-p", allow_all}, opts);
     ASSERT_EQ(d.status, 0) << describe(d);
@@ -154,5 +155,6 @@ TEST_F(Escape, SEC02_DenyPatternsIgnoreCase) {
     for (const char* n : names) pass.insert(pass.end(), {"-e", n});
     auto c = jail.control_sh(probe, pass, opts);
     for (size_t i = 0; i < values.size(); ++i)
-        EXPECT_TRUE(ajtest::contains(c.out, values[i])) << "control misses " << names[i] << "\n" << c.out;
+        EXPECT_TRUE(ajtest::contains(c.out, values[i])) << "control misses " << names[i] << "\n"
+                                                        << c.out;
 }

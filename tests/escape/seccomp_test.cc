@@ -858,20 +858,22 @@ TEST_F(Escape, NET08_IntArgumentsWithHighBitsMatchTheRules) {
     ASSERT_EQ(c.run.status, 0) << ajit::describe(c.run);
     std::string table;
     for (size_t i = 1; i < args.size(); ++i)
-        table += "  " + args[i] + ": " + value_or(d.res, args[i]) + " / " + value_or(c.res, args[i]) +
-                 "\n";
+        table += "  " + args[i] + ": " + value_or(d.res, args[i]) + " / " +
+                 value_or(c.res, args[i]) + "\n";
     for (const auto& [plain, wide] : refused) {
         EXPECT_EQ(value_or(d.res, wide), "EAFNOSUPPORT") << wide << "\n" << table;
         EXPECT_EQ(value_or(d.res, wide), value_or(d.res, plain)) << wide << "\n" << table;
     }
-    for (const auto& [plain, wide] : allowed) EXPECT_EQ(value_or(d.res, wide), "ok") << wide << "\n" << table;
+    for (const auto& [plain, wide] : allowed)
+        EXPECT_EQ(value_or(d.res, wide), "ok") << wide << "\n" << table;
     // The records carry the wide registers as the call made them.
     auto recorded = [&](unsigned arg, std::uint64_t v) {
         for (const auto& r : d.denials)
             if (r.syscall == "socket" && r.args.size() > arg && r.args[arg] == v) return true;
         return false;
     };
-    EXPECT_TRUE(recorded(2, 9 | (1ull << 32))) << "no record of NETLINK_AUDIT|1<<32\n" << d.log_text;
+    EXPECT_TRUE(recorded(2, 9 | (1ull << 32))) << "no record of NETLINK_AUDIT|1<<32\n"
+                                               << d.log_text;
     EXPECT_TRUE(recorded(2, 15 | 0xffffffff00000000ull)) << d.log_text;
     EXPECT_TRUE(recorded(0, AF_NETLINK | (1ull << 40))) << d.log_text;
 
@@ -879,9 +881,11 @@ TEST_F(Escape, NET08_IntArgumentsWithHighBitsMatchTheRules) {
     for (const auto* v : {&refused, &allowed})
         for (const auto& [plain, wide] : *v)
             EXPECT_EQ(value_or(c.res, wide), value_or(c.res, plain))
-                << "control: the kernel tells " << wide << " from " << plain << "\n" << table;
+                << "control: the kernel tells " << wide << " from " << plain << "\n"
+                << table;
     EXPECT_EQ(value_or(c.res, "socket_NETLINK_UEVENT_hi"), "ok")
-        << "control: no uevent socket without a filter, nothing was tested\n" << table;
+        << "control: no uevent socket without a filter, nothing was tested\n"
+        << table;
     std::cout << "[   NOTE   ] call: default / minimal\n" << table;
 }
 

@@ -132,10 +132,9 @@ TEST(PlanEnv, AllowDenyAndExactNames) {
 TEST(PlanEnv, DenyPatternsIgnoreCase) {
     PlanTree t;
     HostFacts h = t.host();
-    for (const char* kv :
-         {"LC_github_token=AJ-CANARY-lc", "LC_Api_Key=AJ-CANARY-lckey", "lc_all=C",
-          "npm_config__authToken=AJ-CANARY-npm", "My_Secret_Thing=AJ-CANARY-s2",
-          "ssh_auth_sock=/run/other.sock", "Editor=nano"})
+    for (const char* kv : {"LC_github_token=AJ-CANARY-lc", "LC_Api_Key=AJ-CANARY-lckey", "lc_all=C",
+                           "npm_config__authToken=AJ-CANARY-npm", "My_Secret_Thing=AJ-CANARY-s2",
+                           "ssh_auth_sock=/run/other.sock", "Editor=nano"})
         h.environ.emplace_back(kv);
     Policy pol = t.defaults();
     pol.env_deny.push_back({"*TOKEN*", {}});
@@ -143,7 +142,7 @@ TEST(PlanEnv, DenyPatternsIgnoreCase) {
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(env_of(*r, "LC_github_token"), "<unset>");
     EXPECT_EQ(env_of(*r, "LC_Api_Key"), "<unset>");
-    EXPECT_EQ(env_of(*r, "LC_ALL"), "C");      // allowed and no secret
+    EXPECT_EQ(env_of(*r, "LC_ALL"), "C");        // allowed and no secret
     EXPECT_EQ(env_of(*r, "lc_all"), "<unset>");  // allow patterns keep their case
     EXPECT_EQ(env_of(*r, "Editor"), "<unset>");
 

@@ -326,9 +326,9 @@ TEST(PlanProc, GlobalKnobsReadOnlyAndLeaksMasked) {
         ASSERT_NE(find_op(*r, "/proc/sysrq-trigger"), nullptr);
         EXPECT_FALSE(find_op(*r, "/proc/sysrq-trigger")->is_dir);
     }
-    for (const char* leak : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/slabinfo",
-                             "/proc/pagetypeinfo", "/proc/vmallocinfo", "/proc/interrupts",
-                             "/proc/kpageflags"}) {
+    for (const char* leak :
+         {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/slabinfo", "/proc/pagetypeinfo",
+          "/proc/vmallocinfo", "/proc/interrupts", "/proc/kpageflags"}) {
         if (lstat(leak, &st) != 0) continue;
         const MountOp* m = find_op(*r, leak);
         ASSERT_NE(m, nullptr) << leak;

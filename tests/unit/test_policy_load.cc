@@ -131,17 +131,26 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
                   "WAYLAND_DISPLAY", "XAUTHORITY", "TMUX", "TMUX_PANE", "STY",
                   "VSCODE_IPC_HOOK*", "KUBECONFIG", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}));
     // minimal's /etc credentials first (the base layer), then default's own.
-    const std::vector<std::string> etc = {
-        "/etc/shadow*", "/etc/gshadow*", "/etc/security/opasswd*", "/etc/sudoers*",
-        "/etc/ssh/ssh_host_*", "/etc/ssl/private", "/etc/letsencrypt", "/etc/krb5.keytab*",
-        "/etc/ipsec.secrets*", "/etc/ipsec.d/private", "/etc/ppp/*-secrets", "/etc/wireguard",
-        "/etc/NetworkManager/system-connections", "/etc/credstore*"};
+    const std::vector<std::string> etc = {"/etc/shadow*",
+                                          "/etc/gshadow*",
+                                          "/etc/security/opasswd*",
+                                          "/etc/sudoers*",
+                                          "/etc/ssh/ssh_host_*",
+                                          "/etc/ssl/private",
+                                          "/etc/letsencrypt",
+                                          "/etc/krb5.keytab*",
+                                          "/etc/ipsec.secrets*",
+                                          "/etc/ipsec.d/private",
+                                          "/etc/ppp/*-secrets",
+                                          "/etc/wireguard",
+                                          "/etc/NetworkManager/system-connections",
+                                          "/etc/credstore*"};
     std::vector<std::string> hides = etc;
     for (const char* h :
          {"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker",
           "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.config/gh",
-          "~/.password-store", "~/.local/share/keyrings", "~/.config/agentjail",
-          "~/.bash_history", "~/.zsh_history", "~/.python_history", "{workspace}/.env*"})
+          "~/.password-store", "~/.local/share/keyrings", "~/.config/agentjail", "~/.bash_history",
+          "~/.zsh_history", "~/.python_history", "{workspace}/.env*"})
         hides.emplace_back(h);
     EXPECT_EQ(patterns(p.hide), hides);
     EXPECT_EQ(p.hide[0].origin.file, "minimal.toml");

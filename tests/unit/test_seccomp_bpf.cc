@@ -233,7 +233,9 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
         {"clone NEWNET", X86_64, SYS_clone, {CLONE_NEWNET}, NOTIFY},
         {"clone NEWNS", X86_64, SYS_clone, {CLONE_NEWNS | SIGCHLD}, NOTIFY},
         {"clone SIGCHLD (fork)", X86_64, SYS_clone, {SIGCHLD}, ALLOW},
-        {"clone thread", X86_64, SYS_clone,
+        {"clone thread",
+         X86_64,
+         SYS_clone,
          {CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
           CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID},
          ALLOW},
@@ -269,18 +271,33 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
         // The kernel reads int arguments' low 32 bits: AF_INET|1<<32 is AF_INET to it,
         // and NETLINK_AUDIT|1<<32 the audit protocol.
         {"socket AF_INET|1<<32", X86_64, SYS_socket, {AF_INET | (1ull << 32)}, ALLOW},
-        {"socket AF_NETLINK audit|1<<32", X86_64, SYS_socket,
-         {AF_NETLINK, SOCK_RAW, 9 | (1ull << 32)}, NOTIFY},
-        {"socket AF_NETLINK|1<<32 audit", X86_64, SYS_socket,
-         {AF_NETLINK | (1ull << 32), SOCK_RAW, 9}, NOTIFY},
-        {"socket AF_NETLINK uevent|0xffffffff<<32", X86_64, SYS_socket,
-         {AF_NETLINK, SOCK_RAW, 15 | 0xffffffff00000000ull}, NOTIFY},
-        {"socket AF_NETLINK route|1<<63", X86_64, SYS_socket,
-         {AF_NETLINK, SOCK_RAW, 1ull << 63}, ALLOW},
+        {"socket AF_NETLINK audit|1<<32",
+         X86_64,
+         SYS_socket,
+         {AF_NETLINK, SOCK_RAW, 9 | (1ull << 32)},
+         NOTIFY},
+        {"socket AF_NETLINK|1<<32 audit",
+         X86_64,
+         SYS_socket,
+         {AF_NETLINK | (1ull << 32), SOCK_RAW, 9},
+         NOTIFY},
+        {"socket AF_NETLINK uevent|0xffffffff<<32",
+         X86_64,
+         SYS_socket,
+         {AF_NETLINK, SOCK_RAW, 15 | 0xffffffff00000000ull},
+         NOTIFY},
+        {"socket AF_NETLINK route|1<<63",
+         X86_64,
+         SYS_socket,
+         {AF_NETLINK, SOCK_RAW, 1ull << 63},
+         ALLOW},
         {"socket AF_VSOCK|1<<32", X86_64, SYS_socket, {AF_VSOCK | (1ull << 32)}, NOTIFY},
         {"socketpair AF_AX25|1<<40", X86_64, SYS_socketpair, {3 | (1ull << 40)}, NOTIFY},
-        {"personality READ_IMPLIES_EXEC|1<<32", X86_64, SYS_personality,
-         {0x0400000 | (1ull << 32)}, NOTIFY},
+        {"personality READ_IMPLIES_EXEC|1<<32",
+         X86_64,
+         SYS_personality,
+         {0x0400000 | (1ull << 32)},
+         NOTIFY},
         {"personality 0|1<<32", X86_64, SYS_personality, {1ull << 32}, ALLOW},
         {"personality 0", X86_64, SYS_personality, {0}, ALLOW},
         {"personality PER_LINUX32", X86_64, SYS_personality, {0x8}, ALLOW},
@@ -601,19 +618,18 @@ namespace {
 std::optional<std::uint64_t> value_for(const detail::Cmp& c, bool want) {
     const std::uint64_t w = detail::width_mask(c.bits);
     switch (c.op) {
-        case detail::CmpOp::eq: return want ? c.a : (c.a ^ 1) & w;
-        case detail::CmpOp::ne: return want ? (c.a ^ 1) & w : c.a;
-        case detail::CmpOp::lt:
-            return want ? c.a - 1 : c.a;  // a > 0: the parser refuses < 0
-        case detail::CmpOp::le: return want ? c.a : c.a + 1;
-        case detail::CmpOp::gt: return want ? c.a + 1 : c.a;
-        case detail::CmpOp::ge:
-            if (want) return c.a;
-            if (c.a == 0) return std::nullopt;
-            return c.a - 1;
-        case detail::CmpOp::masked_eq:
-            if (want) return c.b;
-            return c.b ^ (c.a & (~c.a + 1));  // flip the mask's lowest bit
+    case detail::CmpOp::eq: return want ? c.a : (c.a ^ 1) & w;
+    case detail::CmpOp::ne: return want ? (c.a ^ 1) & w : c.a;
+    case detail::CmpOp::lt: return want ? c.a - 1 : c.a;  // a > 0: the parser refuses < 0
+    case detail::CmpOp::le: return want ? c.a : c.a + 1;
+    case detail::CmpOp::gt: return want ? c.a + 1 : c.a;
+    case detail::CmpOp::ge:
+        if (want) return c.a;
+        if (c.a == 0) return std::nullopt;
+        return c.a - 1;
+    case detail::CmpOp::masked_eq:
+        if (want) return c.b;
+        return c.b ^ (c.a & (~c.a + 1));  // flip the mask's lowest bit
     }
     return std::nullopt;
 }
@@ -648,8 +664,10 @@ size_t check_high_bits(const std::string& text_or_name, bool builtin, std::strin
             bool ok = true;
             for (const auto& c : e.cmps) {
                 auto v = value_for(c, true);
-                if (!v) ok = false;
-                else base[c.arg] = *v;
+                if (!v)
+                    ok = false;
+                else
+                    base[c.arg] = *v;
             }
             if (ok) vectors.push_back(base);
             for (const auto& c : e.cmps) {
@@ -732,8 +750,8 @@ action = "errno:EBADF"
 )";
     EXPECT_GE(check_high_bits(forms, false, nullptr), 7u);
     // The same forms in a default-deny policy, where they are allows.
-    std::string deny = "[seccomp]\ndefault = \"errno:EPERM\"" +
-                       forms.substr(std::string("[seccomp]").size());
+    std::string deny =
+        "[seccomp]\ndefault = \"errno:EPERM\"" + forms.substr(std::string("[seccomp]").size());
     for (size_t at = 0; (at = deny.find("action = \"errno:", at)) != std::string::npos;) {
         size_t end = deny.find('"', at + 10);
         deny.replace(at, end + 1 - at, "action = \"allow\"");
@@ -776,7 +794,8 @@ TEST(SeccompWidths, ConditionsTheKernelCannotSeeAreErrors) {
     EXPECT_EQ(err(rule("ioctl", "arg1 & 0xffffffffffffffff == 0x5412")), "(no error)");
     EXPECT_EQ(err(rule("ioctl", "arg2 == 0x100000000")), "(no error)");
     // Two ranges on ints multiply into too many comparisons.
-    e = err("syscalls = ['kill']\nargs = ['arg0 > 0x10001', 'arg1 > 0x10001']\n"
+    e =
+        err("syscalls = ['kill']\nargs = ['arg0 > 0x10001', 'arg1 > 0x10001']\n"
             "action = 'errno:EPERM'\n");
     EXPECT_NE(e.find("comparisons for kill"), std::string::npos) << e;
 }
