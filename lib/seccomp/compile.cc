@@ -337,6 +337,8 @@ std::string join(const std::vector<std::string>& v, const char* sep = " ") {
 std::string CompiledProgram::to_text() const {
     std::string out;
     out += "  arch       x86_64 only; i386 (int 0x80) and x32 calls: kill the process\n";
+    out += "  args       compared on the bits the kernel reads of each parameter (an int's "
+           "low 32, as the kernel ignores the rest)\n";
     out += "  default    " + detail::action_text(r_.default_action) + "  (" + r_.default_where + ")\n";
     out += std::string("  nested     ") +
            (r_.nested ? "allowed (nested_sandboxes = true: namespace and mount rules left out)"

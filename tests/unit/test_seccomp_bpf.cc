@@ -805,6 +805,7 @@ TEST(SeccompBpf, TextAndJsonNameTheRules) {
     ASSERT_TRUE(p);
     std::string text = p->to_text();
     EXPECT_NE(text.find("i386 (int 0x80) and x32 calls: kill the process"), std::string::npos);
+    EXPECT_NE(text.find("an int's low 32"), std::string::npos) << text;
     EXPECT_NE(text.find("execve sendmsg close write exit exit_group"), std::string::npos);
     EXPECT_NE(text.find("ioctl if arg1 & 0xffffffff == TIOCSTI -> errno:EPERM"), std::string::npos)
         << text;
