@@ -357,7 +357,7 @@ junit_outcomes() {
 # test, as root (pass 1) and as the user (pass 2), must be the same. Differences are
 # listed by name and each counts as one failure.
 compare_root_and_user() {
-    local escape diffs n
+    local escape diffs n line
     escape=$(ctest --test-dir "$build" -N -L '^escape$' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p')
     if [[ -z "$escape" ]]; then
         say "root vs user: no escape tests listed, nothing to compare"
@@ -386,7 +386,7 @@ compare_root_and_user() {
     fi
     n=$(wc -l <<<"$diffs")
     say "root vs user: $n escape tests differ between the root and the unprivileged pass:"
-    sed 's/^/test.sh:   /' <<<"$diffs" >&2
+    while IFS= read -r line; do say "  $line"; done <<<"$diffs"
     total_failed=$((total_failed + n))
     status=1
 }
