@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 
 using namespace ajesc;
 
@@ -72,9 +73,16 @@ TEST_F(Escape, SEC01_EtcCredentialsHiddenEvenFromRoot) {
     std::vector<std::string> canaries;
     if (is_root()) {
         for (const char* base : {"/etc/shadow.aj-", "/etc/gshadow~aj-", "/etc/sudoers.aj-"}) {
-            canaries.push_back(jail.new_canary());
-            planted.push_back(std::make_unique<Planted>(base + unique_name(""),
-                                                        "root:" + canaries.back() + ":\n"));
+            std::string canary = jail.new_canary();
+            try {
+                planted.push_back(
+                    std::make_unique<Planted>(base + unique_name(""), "root:" + canary + ":\n"));
+            } catch (const std::exception& e) {
+                // A read-only /etc (some CI images): the host's own files still count.
+                std::cout << "[   NOTE   ] " << e.what() << ": testing the host's files only\n";
+                break;
+            }
+            canaries.push_back(canary);
             files.push_back(planted.back()->path);
         }
     }
