@@ -20,6 +20,11 @@
 # which starves the host's timing-sensitive tests (a busy loop under --cpus 0.2 that
 # must be throttled, 2 s ceilings), while the overlap saves only the passes' ~1-2 min.
 #
+# After both passes the escape tier's results are compared test by test: a test that
+# passes as the user must pass as root too (a root run is no weaker than a user run),
+# and any other difference in outcome (failed, skipped, missing) between the two is a
+# failure of its own, listed by name.
+#
 # Why two passes: a sandbox built by root (who holds every capability in the initial
 # user namespace) and one built by an ordinary user go through different kernel
 # checks, and agentjail must hold up in both. The unprivileged pass runs as a user
@@ -326,6 +331,67 @@ if [[ -n "$vm_child" ]]; then
         sed -n 's/^run-in-vm: \(guest done in .*\)/test.sh: \1/p' "$scratch/vm.xml" >&2
     fi
     record "vm tier (QEMU guest)" "$rc" "$scratch/vm.xml"
+fi
+
+# Each test of a CTest JUnit file as "NAME OUTCOME" (passed, failed, skipped, disabled),
+# read the way count_junit counts them.
+junit_outcomes() {
+    [[ -f "$1" ]] || return 0
+    awk '
+        function flush() { if (pending) print name, "failed"; pending = 0 }
+        /<testcase / {
+            flush()
+            match($0, /name="[^"]*"/); name = substr($0, RSTART + 6, RLENGTH - 7)
+            if ($0 ~ /status="run"/) print name, "passed"
+            else if ($0 ~ /status="disabled"/) print name, "disabled"
+            else if ($0 ~ /status="notrun"/) pending = 1
+            else print name, "failed"
+        }
+        /<skipped message="(SKIP_REGULAR_EXPRESSION_MATCHED|SKIP_RETURN_CODE=[0-9]+)"/ { if (pending) { print name, "skipped"; pending = 0 } }
+        /<\/testcase>/ { flush() }
+        END { flush() }
+    ' "$1"
+}
+
+# A root run must be no weaker than a user run: the escape tier's outcome of every
+# test, as root (pass 1) and as the user (pass 2), must be the same. Differences are
+# listed by name and each counts as one failure.
+compare_root_and_user() {
+    local escape diffs n line
+    escape=$(ctest --test-dir "$build" -N -L '^escape$' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p')
+    if [[ -z "$escape" ]]; then
+        say "root vs user: no escape tests listed, nothing to compare"
+        return
+    fi
+    diffs=$(awk '
+        FNR == 1 { f++ }
+        f == 1 { escape[$1] = 1; next }
+        !($1 in escape) { next }
+        f == 2 { root[$1] = $2; seen[$1] = 1; next }
+        f == 3 { user[$1] = $2; seen[$1] = 1 }
+        END {
+            for (t in seen) {
+                r = (t in root) ? root[t] : "not run"
+                u = (t in user) ? user[t] : "not run"
+                if (r != u) printf "%s: as root %s, as the user %s\n", t, r, u
+            }
+        }
+    ' <(printf '%s\n' "$escape") <(junit_outcomes "$scratch/pass1.xml") \
+        <(junit_outcomes "$scratch/ctest/pass2.xml") | sort)
+    if [[ -z "$diffs" ]]; then
+        n=$(junit_outcomes "$scratch/pass1.xml" | awk 'NR == FNR { e[$1] = 1; next } $1 in e' \
+            <(printf '%s\n' "$escape") - | wc -l)
+        say "root vs user: the escape tier agrees on all $n tests"
+        return
+    fi
+    n=$(wc -l <<<"$diffs")
+    say "root vs user: $n escape tests differ between the root and the unprivileged pass:"
+    while IFS= read -r line; do say "  $line"; done <<<"$diffs"
+    total_failed=$((total_failed + n))
+    status=1
+}
+if ((EUID == 0)) && [[ -f "$scratch/pass1.xml" && -f "$scratch/ctest/pass2.xml" ]]; then
+    compare_root_and_user
 fi
 
 echo "$total_passed passed, $total_failed failed, $total_skipped skipped"

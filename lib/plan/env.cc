@@ -19,6 +19,14 @@ bool matches_any(const std::vector<policy::Located<std::string>>& patterns,
                        [&](const auto& p) { return util::glob_match(p.value, name); });
 }
 
+// Deny patterns ignore case: variable names are case-sensitive, but the secrets in
+// them are not spelled in one case (LC_github_token passes the LC_* allow, npm reads
+// npm_config__authToken), and a deny list must not depend on the spelling.
+bool denied(const std::vector<policy::Located<std::string>>& patterns, const std::string& name) {
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const auto& p) { return util::glob_match_icase(p.value, name); });
+}
+
 bool named_exactly(const std::vector<policy::Located<std::string>>& patterns,
                    const std::string& name) {
     return std::any_of(patterns.begin(), patterns.end(),
@@ -26,10 +34,11 @@ bool named_exactly(const std::vector<policy::Located<std::string>>& patterns,
 }
 
 // Allowed by a pattern, and not denied unless allowed by its exact name: a
-// "*_TOKEN" deny beats an "*" allow, but `-e GITHUB_TOKEN` beats the deny.
+// "*_TOKEN" deny beats an "*" allow (and "*_token", "*_Token"), but
+// `-e GITHUB_TOKEN` beats the deny.
 bool passes(const policy::Policy& policy, const std::string& name) {
     if (!matches_any(policy.env_allow, name)) return false;
-    return !matches_any(policy.env_deny, name) || named_exactly(policy.env_allow, name);
+    return !denied(policy.env_deny, name) || named_exactly(policy.env_allow, name);
 }
 
 }  // namespace

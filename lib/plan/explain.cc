@@ -26,11 +26,12 @@ constexpr const char* kSecretPatterns[] = {
     "*AUTH_*",    "*COOKIE*", "*PRIVATE*",    "*SESSION*",    "SSH_AUTH_SOCK", "*_DSN",
 };
 
+// Case-insensitive, like the deny list itself: github_token is as secret as GITHUB_TOKEN.
 bool is_secret(const Plan& plan, const std::string& name) {
     for (const char* p : kSecretPatterns)
-        if (util::glob_match(p, name)) return true;
+        if (util::glob_match_icase(p, name)) return true;
     return std::any_of(plan.env_redact.begin(), plan.env_redact.end(),
-                       [&](const std::string& p) { return util::glob_match(p, name); });
+                       [&](const std::string& p) { return util::glob_match_icase(p, name); });
 }
 
 std::pair<std::string, std::string> split_env(const std::string& kv) {

@@ -6,6 +6,7 @@
 
 #include "util/strings.hpp"
 
+#include <dirent.h>
 #include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <iterator>
 
 namespace agentjail::plan::detail {
 
@@ -78,6 +80,63 @@ std::optional<std::string> read_link(const std::string& path) {
     ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
     if (n < 0) return std::nullopt;
     return std::string(buf, static_cast<size_t>(n));
+}
+
+// Kernel settings that stay visible but never writable (runc/Docker's readonlyPaths).
+constexpr const char* kProcReadOnly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+                                         "/proc/sysrq-trigger"};
+// Masked whoever runs: runc/Docker's maskedPaths (kernel memory, keys, timers and
+// interrupt counts that time other users' keystrokes), and the root-only files
+// that show the kernel's heap and page allocator to a heap-shaping exploit.
+constexpr const char* kProcMasked[] = {
+    "/proc/acpi",        "/proc/asound",        "/proc/interrupts",  "/proc/kcore",
+    "/proc/keys",        "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi",
+    "/proc/timer_list",  "/proc/timer_stats",   "/proc/slabinfo",    "/proc/pagetypeinfo",
+    "/proc/vmallocinfo", "/proc/kpagecount",    "/proc/kpageflags",  "/proc/kpagecgroup",
+    "/proc/kmsg",
+};
+
+bool all_digits(const char* s) {
+    if (*s == '\0') return false;
+    for (; *s != '\0'; ++s)
+        if (*s < '0' || *s > '9') return false;
+    return true;
+}
+
+// Kernel files and directories under /proc (outside the per-process directories,
+// /proc/net and the read-only trees) that others cannot read: only root reads them outside,
+// so they are masked for a root run too. Two levels deep (/proc/tty/driver).
+std::vector<std::string> root_only_proc_files() {
+    std::vector<std::string> out;
+    std::vector<std::pair<std::string, int>> dirs{{"/proc", 0}};
+    while (!dirs.empty()) {
+        auto [dir, depth] = dirs.back();
+        dirs.pop_back();
+        DIR* d = ::opendir(dir.c_str());
+        if (d == nullptr) continue;
+        while (const dirent* e = ::readdir(d)) {
+            const char* name = e->d_name;
+            if (name[0] == '.' || (depth == 0 && all_digits(name))) continue;
+            const std::string path = dir + "/" + name;
+            // Per-process and per-namespace views, and the read-only trees (a mask
+            // cannot be mounted inside those, and writes there are refused anyway).
+            if (depth == 0 &&
+                (path == "/proc/self" || path == "/proc/thread-self" || path == "/proc/net" ||
+                 std::any_of(std::begin(kProcReadOnly), std::end(kProcReadOnly),
+                             [&](const char* ro) { return path == ro; })))
+                continue;
+            struct stat st {};
+            if (::lstat(path.c_str(), &st) != 0) continue;
+            if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;
+            if ((st.st_mode & S_IROTH) == 0)
+                out.push_back(path);
+            else if (S_ISDIR(st.st_mode) && depth == 0)
+                dirs.emplace_back(path, depth + 1);
+        }
+        ::closedir(d);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 class Builder {
@@ -186,6 +245,9 @@ private:
         dev.why = why;
         add(dev);
         // Only the harmless character devices: no disks, no /dev/mem, no host ptys.
+        // Each is a read-only bind of the host's node: reads and writes go to the
+        // driver as before, but chmod, chown, utimes and xattrs would change the
+        // host's inode (root inside is uid 0 outside), and those need a writable mount.
         for (const char* node :
              {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}) {
             struct stat st {};
@@ -198,7 +260,7 @@ private:
             op.kind = MountKind::bind;
             op.src = node;
             op.dst = node;
-            op.read_only = false;
+            op.read_only = true;
             op.is_dir = false;
             op.why = why;
             add(std::move(op));
@@ -236,12 +298,14 @@ private:
     // The sandbox's procfs still shows global kernel knobs: a caller who is
     // root outside is uid 0 inside, and DAC lets it write /proc/sys (a path in
     // kernel.core_pattern runs as host root) or /proc/sysrq-trigger. Those are
-    // made read-only; files that leak kernel memory or other users' keys are
-    // masked. Same lists as runc/Docker's defaults; entries the kernel lacks
-    // (checked on the host's /proc, the same kernel) are left out.
+    // made read-only. Files that leak kernel memory layout, other users' keys or
+    // timing side channels are masked: runc/Docker's list, plus every kernel file
+    // that only root may read (slabinfo, pagetypeinfo, vmallocinfo, kpage*, kmsg,
+    // ...): an ordinary user cannot read them, so a root run must not either.
+    // Entries the kernel lacks (checked on the host's /proc, the same kernel) are
+    // left out.
     void proc_hardening(const std::string& why) {
-        for (const char* path :
-             {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}) {
+        for (const char* path : kProcReadOnly) {
             struct stat st {};
             if (::lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
             MountOp op;
@@ -252,11 +316,17 @@ private:
             op.why = why;
             add(std::move(op));
         }
-        for (const char* path :
-             {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-              "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats"}) {
+        std::vector<std::string> masked(std::begin(kProcMasked), std::end(kProcMasked));
+        for (auto& p : root_only_proc_files()) masked.push_back(std::move(p));
+        for (const auto& path : masked) {
+            if (std::any_of(std::begin(kProcReadOnly), std::end(kProcReadOnly),
+                            [&](const char* ro) { return util::path_within(path, ro); }))
+                continue;  // read-only already; a mask under it could not be mounted
+            if (std::any_of(proc_masks_.begin(), proc_masks_.end(),
+                            [&](const MountOp& m) { return m.dst == path; }))
+                continue;
             struct stat st {};
-            if (::lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
+            if (::lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
             MountOp op;
             op.kind = S_ISDIR(st.st_mode) ? MountKind::mask_dir : MountKind::mask_file;
             op.dst = path;

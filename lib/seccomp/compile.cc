@@ -34,27 +34,12 @@ std::uint32_t bpf_action(const Action& a) {
     return SECCOMP_RET_KILL_PROCESS;
 }
 
-namespace {
+namespace detail {
 
-using detail::Cmp;
-using detail::CmpOp;
-using detail::Entry;
-
-constexpr std::uint64_t all_ones = ~std::uint64_t{0};
-// x32 calls carry this bit in the syscall number on the x86_64 arch.
-constexpr std::uint32_t x32_syscall_bit = 0x40000000;
-// Cubes an exception may cost (see complement()): bounded so a policy cannot make the
-// filter exceed the kernel's 4096 instructions by accident.
-constexpr size_t max_exception_cubes = 256;
-
-struct Cube {
-    std::uint64_t m, v;  // x & m == v
-};
-
-// The values of one argument NOT in any of `cut`, as disjoint cubes (the "sharp"
-// product). Used to compile "allow ioctl, except arg1 & 0xffffffff == TIOCSTI" when
-// the allow is not the default: libseccomp has no per-syscall else branch.
-std::vector<Cube> complement(const std::vector<Cube>& cut) {
+// The "sharp" product: used to compile "allow ioctl, except arg1 & 0xffffffff ==
+// TIOCSTI" when the allow is not the default (libseccomp has no per-syscall else
+// branch), and a != on a narrow argument.
+std::vector<Cube> complement(const std::vector<Cube>& cut, size_t limit) {
     std::vector<Cube> out{{0, 0}};
     for (const auto& b : cut) {
         std::vector<Cube> next;
@@ -74,10 +59,55 @@ std::vector<Cube> complement(const std::vector<Cube>& cut) {
             }
         }
         out = std::move(next);
-        if (out.size() > max_exception_cubes) break;
+        if (out.size() > limit) break;
     }
     return out;
 }
+
+std::vector<Cube> narrowed_cubes(const Cmp& c) {
+    if (c.bits >= 64) return {};
+    const std::uint64_t w = width_mask(c.bits);
+    // [lo, hi] within the width as aligned power-of-two blocks: each is the values
+    // whose bits above the block's size equal lo's.
+    auto blocks = [w](std::uint64_t lo, std::uint64_t hi) {
+        std::vector<Cube> out;
+        while (lo <= hi) {
+            std::uint64_t size = 1;
+            while ((lo & (size * 2 - 1)) == 0 && size * 2 <= w && lo + size * 2 - 1 <= hi)
+                size *= 2;
+            out.push_back({w & ~(size - 1), lo});
+            if (lo + size - 1 >= hi) break;
+            lo += size;
+        }
+        return out;
+    };
+    switch (c.op) {
+        case CmpOp::eq: return {{w, c.a}};
+        case CmpOp::masked_eq: return {{c.a & w, c.b}};
+        case CmpOp::ne: return complement({{w, c.a}}, 64);
+        case CmpOp::lt: return c.a == 0 ? std::vector<Cube>{} : blocks(0, c.a - 1);
+        case CmpOp::le: return blocks(0, c.a);
+        case CmpOp::gt: return c.a >= w ? std::vector<Cube>{} : blocks(c.a + 1, w);
+        case CmpOp::ge: return blocks(c.a, w);
+    }
+    return {};
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::Cmp;
+using detail::CmpOp;
+using detail::Cube;
+using detail::Entry;
+
+constexpr std::uint64_t all_ones = ~std::uint64_t{0};
+// x32 calls carry this bit in the syscall number on the x86_64 arch.
+constexpr std::uint32_t x32_syscall_bit = 0x40000000;
+// Cubes an exception may cost (see complement()): bounded so a policy cannot make the
+// filter exceed the kernel's 4096 instructions by accident.
+constexpr size_t max_exception_cubes = 256;
 
 scmp_compare to_scmp(CmpOp op) {
     switch (op) {
@@ -172,16 +202,42 @@ private:
     bool listener_ = false;
 };
 
+// One entry as libseccomp rules. libseccomp compares whole 64-bit registers, but
+// the kernel reads an int parameter's low 32 bits only: socket(AF_NETLINK, SOCK_RAW,
+// NETLINK_AUDIT | 1 << 32) is an audit socket to the kernel and no match for
+// "arg2 == NETLINK_AUDIT" to a plain comparison. So every comparison on a narrow
+// argument becomes masked comparisons that leave the upper bits out (one rule per
+// combination of its cubes), for every rule at once.
 Result<void> CompiledProgram::add(scmp_filter_ctx ctx, const Entry& e, int nr,
                                   const std::vector<Cmp>& cmps, std::uint32_t act) {
-    std::vector<scmp_arg_cmp> c;
-    for (const auto& x : cmps) c.push_back(scmp_arg_cmp{x.arg, to_scmp(x.op), x.a, x.b});
-    int rc = seccomp_rule_add_exact_array(ctx, act, nr, static_cast<unsigned>(c.size()), c.data());
-    if (rc != 0)
-        return lib_error("adding the rule at " + r_.rules[static_cast<size_t>(e.rule)].info.where +
-                             " for syscall " + std::to_string(nr),
-                         rc);
-    if (act == SECCOMP_RET_USER_NOTIF) listener_ = true;
+    std::vector<std::vector<scmp_arg_cmp>> alternatives{{}};
+    for (const auto& x : cmps) {
+        std::vector<scmp_arg_cmp> options;
+        if (x.bits >= 64) {
+            options.push_back(scmp_arg_cmp{x.arg, to_scmp(x.op), x.a, x.b});
+        } else {
+            for (const auto& cube : detail::narrowed_cubes(x))
+                options.push_back(scmp_arg_cmp{x.arg, SCMP_CMP_MASKED_EQ, cube.m, cube.v});
+        }
+        std::vector<std::vector<scmp_arg_cmp>> next;
+        for (const auto& alt : alternatives)
+            for (const auto& o : options) {
+                auto y = alt;
+                y.push_back(o);
+                next.push_back(std::move(y));
+            }
+        alternatives = std::move(next);
+    }
+    for (auto& c : alternatives) {
+        int rc =
+            seccomp_rule_add_exact_array(ctx, act, nr, static_cast<unsigned>(c.size()), c.data());
+        if (rc != 0)
+            return lib_error("adding the rule at " +
+                                 r_.rules[static_cast<size_t>(e.rule)].info.where +
+                                 " for syscall " + std::to_string(nr),
+                             rc);
+    }
+    if (act == SECCOMP_RET_USER_NOTIF && !alternatives.empty()) listener_ = true;
     return {};
 }
 
@@ -232,9 +288,12 @@ Result<void> CompiledProgram::build() {
                                  r_.rules[static_cast<size_t>(uncond->rule)].info.where +
                                  " must compare one argument with == or '& MASK ==' (the same "
                                  "argument in every exception)"};
-            cut.push_back(c.op == CmpOp::eq ? Cube{all_ones, c.a} : Cube{c.a, c.b});
+            if (c.bits < 64)
+                for (const auto& cube : detail::narrowed_cubes(c)) cut.push_back(cube);
+            else
+                cut.push_back(c.op == CmpOp::eq ? Cube{all_ones, c.a} : Cube{c.a, c.b});
         }
-        auto rest = complement(cut);
+        auto rest = detail::complement(cut, max_exception_cubes);
         if (rest.size() > max_exception_cubes)
             return Error{ErrorKind::invalid_input, 0,
                          r_.rules[static_cast<size_t>(exceptions.front()->rule)].info.where +
@@ -278,6 +337,8 @@ std::string join(const std::vector<std::string>& v, const char* sep = " ") {
 std::string CompiledProgram::to_text() const {
     std::string out;
     out += "  arch       x86_64 only; i386 (int 0x80) and x32 calls: kill the process\n";
+    out += "  args       compared on the bits the kernel reads of each parameter (an int's "
+           "low 32, as the kernel ignores the rest)\n";
     out += "  default    " + detail::action_text(r_.default_action) + "  (" + r_.default_where + ")\n";
     out += std::string("  nested     ") +
            (r_.nested ? "allowed (nested_sandboxes = true: namespace and mount rules left out)"

@@ -33,6 +33,20 @@ int native_nr(std::string_view name);
 // The name of an x86_64 number, or "" when neither table knows it.
 std::string native_name(int nr);
 
+// How many arguments an x86_64 call takes and how many bits of each the kernel
+// reads: 64 (long, size_t, pointers), 32 (int, unsigned, pid_t, uid_t...) or 16
+// (umode_t). The kernel truncates a register to the parameter's type, so the bits
+// above are the caller's to set freely and a filter must not look at them.
+struct ArgWidths {
+    unsigned count = 0;
+    unsigned bits[6] = {64, 64, 64, 64, 64, 64};
+};
+// nullopt when agentjail does not know the call's parameters (a call newer than its
+// table): a condition on its arguments is then an error, not a guess.
+std::optional<ArgWidths> arg_widths(std::string_view name);
+// Every name the table knows (for the unit test that it covers every native call).
+std::vector<std::string_view> arg_width_names();
+
 // ---- groups.cc ----
 
 struct Group {
@@ -47,15 +61,34 @@ const Group* find_group(std::string_view name);
 
 enum class CmpOp { eq, ne, lt, le, gt, ge, masked_eq };
 
-// One comparison of one argument, as libseccomp takes it: masked_eq compares
-// (arg & a) == b; the others compare arg with a. All comparisons are unsigned 64-bit.
+// One comparison of one argument: masked_eq compares (arg & a) == b; the others
+// compare arg with a, unsigned. Only the low `bits` of the register take part (the
+// width the kernel reads of that parameter); a and b fit in them.
 struct Cmp {
     unsigned arg = 0;
     CmpOp op = CmpOp::eq;
     std::uint64_t a = 0;
     std::uint64_t b = 0;
+    unsigned bits = 64;
 };
 bool matches(const Cmp& c, const std::uint64_t args[6]);
+
+constexpr std::uint64_t width_mask(unsigned bits) {
+    return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+}
+
+// A set of register values: x & m == v.
+struct Cube {
+    std::uint64_t m, v;
+};
+// The values of one argument NOT in any of `cut`, as disjoint cubes; stops early
+// (returning more than `limit`) when the result would exceed it.
+std::vector<Cube> complement(const std::vector<Cube>& cut, size_t limit);
+// A comparison on fewer than 64 bits as the cubes libseccomp can test on a 64-bit
+// register (each a masked_eq whose mask lies within the width, so the upper bits
+// are ignored): one for == and '& MASK ==', up to `bits` for !=, and one aligned
+// block per bit for < <= > >=. Empty for a 64-bit comparison (compiled as it is).
+std::vector<Cube> narrowed_cubes(const Cmp& c);
 
 // What answers a `notify` rule: the supervisor's built-in deciders.
 enum class Decider { none, personality };

@@ -22,6 +22,9 @@ constexpr std::uint64_t all_ones = ~std::uint64_t{0};
 // One rule's "argN & MASK" conditions multiply into one libseccomp rule per bit
 // combination; beyond this the filter would grow without reason.
 constexpr size_t max_alternatives = 64;
+// The libseccomp rules one rule may compile to for one call, once its comparisons on
+// int arguments are split into masked ones (narrowed_cubes).
+constexpr size_t max_compiled = 128;
 
 // "FILE:LINE:COL: KEY: message", the form every policy error takes.
 Error error_at(const Origin& o, const std::string& message) {
@@ -186,9 +189,8 @@ private:
             if (term.empty()) return "expected a number or a constant name";
             std::uint64_t v = 0;
             if (term[0] == '-')
-                return "negative numbers are not supported (an int argument may arrive "
-                       "zero- or sign-extended; compare the low 32 bits: argN & 0xffffffff == "
-                       "VALUE)";
+                return "negative numbers are not supported (write an int's 32-bit value, "
+                       "0xffffffff for -1: int arguments are compared on their low 32 bits)";
             if (std::isdigit(static_cast<unsigned char>(term[0]))) {
                 bool hex = term.size() > 2 && term[0] == '0' && (term[1] == 'x' || term[1] == 'X');
                 std::string digits = hex ? term.substr(2) : term;
@@ -260,16 +262,19 @@ struct ValueSet {
     std::uint64_t lo = 0, hi = 0;  // interval [lo, hi]; not_one: x != lo
 };
 
+// On a narrow argument the set is taken within [0, 2^bits): the values the kernel can
+// see there (a cube's upper bits forced to 0, an interval's top clipped).
 ValueSet as_set(const Cmp& c) {
     ValueSet s;
+    const std::uint64_t w = width_mask(c.bits);
     switch (c.op) {
         case CmpOp::eq: s.m = all_ones; s.v = c.a; break;
-        case CmpOp::masked_eq: s.m = c.a; s.v = c.b; break;
+        case CmpOp::masked_eq: s.m = c.a | ~w; s.v = c.b; break;
         case CmpOp::ne: s.kind = ValueSet::not_one; s.lo = c.a; break;
         case CmpOp::lt: s.kind = ValueSet::interval; s.lo = 0; s.hi = c.a - 1; break;
         case CmpOp::le: s.kind = ValueSet::interval; s.lo = 0; s.hi = c.a; break;
-        case CmpOp::gt: s.kind = ValueSet::interval; s.lo = c.a + 1; s.hi = all_ones; break;
-        case CmpOp::ge: s.kind = ValueSet::interval; s.lo = c.a; s.hi = all_ones; break;
+        case CmpOp::gt: s.kind = ValueSet::interval; s.lo = c.a + 1; s.hi = w; break;
+        case CmpOp::ge: s.kind = ValueSet::interval; s.lo = c.a; s.hi = w; break;
     }
     return s;
 }
@@ -322,6 +327,46 @@ Decider decider_for(std::string_view name) {
     return name == "personality" ? Decider::personality : Decider::none;
 }
 
+// Fits a comparison to the width the kernel reads of that argument of `call`
+// (ArgWidths): the kernel truncates the register to the parameter's type, so only
+// the low bits may decide. Returns an error message, or "" with `never` set when
+// no value of that width can match (an "argN & MASK" bit above the width: that
+// alternative is dropped).
+std::string narrow(Cmp& c, const ArgWidths& w, const std::string& call, bool& never) {
+    never = false;
+    if (c.arg >= w.count)
+        return call + " takes " + std::to_string(w.count) + " argument" +
+               (w.count == 1 ? "" : "s") + ": arg" + std::to_string(c.arg) +
+               " is not one of them (the kernel never reads that register)";
+    c.bits = w.bits[c.arg];
+    if (c.bits >= 64) return {};
+    const std::uint64_t m = width_mask(c.bits);
+    const std::string what = "arg" + std::to_string(c.arg) + " of " + call + " is a " +
+                             std::to_string(c.bits) + "-bit value (the kernel ignores the bits " +
+                             "above), so the condition ";
+    bool always = false;
+    switch (c.op) {
+        case CmpOp::eq: never = c.a > m; break;
+        case CmpOp::ne: always = c.a > m; break;
+        case CmpOp::lt: always = c.a > m; break;
+        case CmpOp::le: always = c.a >= m; break;
+        case CmpOp::gt: never = c.a >= m; break;
+        case CmpOp::ge: never = c.a > m; break;
+        case CmpOp::masked_eq:
+            never = (c.b & ~m) != 0;
+            c.a &= m;
+            always = !never && c.a == 0;
+            break;
+    }
+    if (always) return what + "is always true (leave it out)";
+    return {};
+}
+
+std::string never_text(const Cmp& c, const std::string& call) {
+    return "arg" + std::to_string(c.arg) + " of " + call + " is a " + std::to_string(c.bits) +
+           "-bit value (the kernel ignores the bits above): the condition can never be true";
+}
+
 struct NamedCall {
     int nr;
     std::string name;
@@ -331,7 +376,7 @@ struct NamedCall {
 }  // namespace
 
 bool matches(const Cmp& c, const std::uint64_t args[6]) {
-    std::uint64_t x = args[c.arg];
+    std::uint64_t x = args[c.arg] & width_mask(c.bits);
     switch (c.op) {
         case CmpOp::eq: return x == c.a;
         case CmpOp::ne: return x != c.a;
@@ -538,8 +583,50 @@ Result<Resolved> resolve(const policy::Policy& p) {
                                     where_of(rule.declared_default.origin) + ")");
         }
 
+        // Per call, the conditions narrowed to the widths of its parameters.
+        std::vector<std::vector<std::vector<Cmp>>> narrowed(calls.size());
+        for (size_t k = 0; k < calls.size() && conditional; ++k) {
+            const auto& c = calls[k];
+            auto widths = arg_widths(c.name);
+            if (!widths)
+                return error_at(c.from->origin,
+                                "the parameters of " + c.name +
+                                    " are not known to this agentjail: its arguments cannot "
+                                    "be compared (write the rule without args)");
+            std::string never_why;
+            size_t cubes = 0;
+            for (auto alt : alternatives) {
+                bool drop = false;
+                for (auto& x : alt) {
+                    bool never = false;
+                    std::string err = narrow(x, *widths, c.name, never);
+                    if (!err.empty()) return error_at(rule.origin, err);
+                    if (never) {
+                        drop = true;
+                        never_why = never_text(x, c.name);
+                    }
+                }
+                if (drop) continue;
+                size_t n = 1;
+                for (const auto& x : alt) n *= std::max<size_t>(1, narrowed_cubes(x).size());
+                cubes += n;
+                narrowed[k].push_back(std::move(alt));
+            }
+            if (narrowed[k].empty()) return error_at(rule.origin, never_why);
+            // An int compared with < or > becomes one masked comparison per bit: two
+            // such in one rule multiply.
+            if (cubes > max_compiled)
+                return error_at(rule.origin,
+                                "the conditions compile to " + std::to_string(cubes) +
+                                    " comparisons for " + c.name +
+                                    " (a < or > on an int argument is one per bit); at most " +
+                                    std::to_string(max_compiled));
+        }
+
         const int index = static_cast<int>(r.rules.size());
-        for (const auto& c : calls) {
+        for (size_t k = 0; k < calls.size(); ++k) {
+            const auto& c = calls[k];
+            const auto& call_alternatives = conditional ? narrowed[k] : alternatives;
             SyscallTable& t = table[c.nr];
             t.nr = c.nr;
             t.name = c.name;
@@ -556,7 +643,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                     if (same_action(old.action, *action)) continue;
                     const auto& other = r.rules[static_cast<size_t>(old.rule)].info;
                     if (old.cmps.empty()) continue;  // an exception to an unconditional rule
-                    for (const auto& alt : alternatives)
+                    for (const auto& alt : call_alternatives)
                         if (overlap(old.cmps, alt))
                             return error_at(rule.origin,
                                             "contradicts the rule at " + other.where + " (" +
@@ -564,7 +651,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                                                 " calls but their actions differ");
                 }
             }
-            for (const auto& alt : alternatives)
+            for (const auto& alt : call_alternatives)
                 t.entries.push_back(Entry{index, alt, *action, decider_for(c.name)});
         }
         r.rules.push_back(std::move(rr));

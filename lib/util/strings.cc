@@ -8,11 +8,17 @@
 
 namespace agentjail::util {
 
-bool glob_match(std::string_view p, std::string_view t) {
+namespace {
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+template <bool Icase>
+bool glob(std::string_view p, std::string_view t) {
+    auto same = [](char a, char b) { return Icase ? lower(a) == lower(b) : a == b; };
     // Iterative matcher with one backtrack point: linear in practice, no recursion.
     size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
     while (ti < t.size()) {
-        if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+        if (pi < p.size() && (p[pi] == '?' || same(p[pi], t[ti]))) {
             ++pi;
             ++ti;
         } else if (pi < p.size() && p[pi] == '*') {
@@ -28,6 +34,12 @@ bool glob_match(std::string_view p, std::string_view t) {
     while (pi < p.size() && p[pi] == '*') ++pi;
     return pi == p.size();
 }
+
+}  // namespace
+
+bool glob_match(std::string_view p, std::string_view t) { return glob<false>(p, t); }
+
+bool glob_match_icase(std::string_view p, std::string_view t) { return glob<true>(p, t); }
 
 std::string errno_name(int err) {
     const char* name = strerrorname_np(err);

@@ -10,6 +10,11 @@ namespace agentjail::util {
 // fnmatch-style glob over a whole string: '*' any run, '?' one char, no classes.
 bool glob_match(std::string_view pattern, std::string_view text);
 
+// The same, ignoring ASCII case: for deny lists, where `*_TOKEN` must also catch
+// `LC_github_token` and `npm_config__authToken` (the program reading a variable
+// decides its spelling, and some read them case-insensitively).
+bool glob_match_icase(std::string_view pattern, std::string_view text);
+
 // "EPERM"-style name of an errno value ("errno 1234" when unknown).
 std::string errno_name(int err);
 

@@ -120,3 +120,41 @@ TEST_F(Escape, SEC02_EnvironmentSecretsAbsent) {
     EXPECT_TRUE(ajtest::contains(launcher_env, values[0])) << "control: the launcher lacks the canary";
     jail.record(aj.wait(5000));
 }
+
+// SEC-02, spelled otherwise: deny patterns ignore case. LC_github_token gets past the
+// LC_* allow of every policy, and under an allow-all policy npm_config__authToken
+// (npm's own spelling), github_token and aws_secret_access_key would reach the
+// command if "*_TOKEN" and "*SECRET*" matched only upper case.
+TEST_F(Escape, SEC02_DenyPatternsIgnoreCase) {
+    const char* const names[] = {"LC_github_token", "npm_config__authToken", "github_token",
+                                 "aws_secret_access_key", "Openai_Api_Key"};
+    ajtest::RunOptions opts;
+    std::vector<std::string> values;
+    for (const char* n : names) {
+        values.push_back(jail.new_canary());
+        opts.env.push_back(std::string(n) + "=" + values.back());
+    }
+    opts.env.push_back("aj_harmless_lowercase=visible-" + unique_name(""));
+    ajtest::TempDir dir("aj-sec02");
+    std::string allow_all =
+        dir.write("allow-all.toml", "extends = 'default'\n[environment]\nallow = ['*']\n");
+    const std::string probe =
+        "env; tr '\\0' '\\n' < /proc/self/environ; echo harmless=$aj_harmless_lowercase";
+    auto d = jail.sh(probe, {}, opts);
+    auto a = jail.sh(probe, {"-p", allow_all}, opts);
+    ASSERT_EQ(d.status, 0) << describe(d);
+    ASSERT_EQ(a.status, 0) << describe(a);
+    for (size_t i = 0; i < values.size(); ++i) {
+        EXPECT_FALSE(ajtest::contains(d.out + d.err, values[i])) << names[i] << " under default";
+        EXPECT_FALSE(ajtest::contains(a.out + a.err, values[i])) << names[i] << " under allow-all";
+    }
+    // Positive controls: the allow-all policy does pass other lower-case names, and
+    // each secret reaches the command when named exactly (-e NAME).
+    EXPECT_EQ(field(a.out, "harmless").rfind("visible-", 0), 0u) << a.out;
+    std::vector<std::string> pass;
+    for (const char* n : names) pass.insert(pass.end(), {"-e", n});
+    auto c = jail.control_sh(probe, pass, opts);
+    for (size_t i = 0; i < values.size(); ++i)
+        EXPECT_TRUE(ajtest::contains(c.out, values[i])) << "control misses " << names[i] << "\n"
+                                                        << c.out;
+}

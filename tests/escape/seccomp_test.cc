@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -831,6 +832,104 @@ TEST_F(Escape, NET08_ExoticSocketFamiliesAreRefused) {
         << table;
     EXPECT_EQ(value_or(c.res, "io_uring_setup"), "ok") << table;
     std::cout << "[   NOTE   ] family: default / minimal\n" << table;
+}
+
+// NET-08, with the int-width rule: socket() takes its family, type and protocol as
+// ints, so the kernel drops bits 32-63 and NETLINK_AUDIT | 1 << 32 is an audit
+// socket (a filter comparing whole registers let it through the netlink rules).
+// Each wide call is refused like its plain twin, with a record showing the wide
+// argument; wide calls to allowed families stay allowed. Control, without a filter:
+// the kernel gives every wide call exactly what it gives the plain one, and has the
+// refused protocols (so the refusal is the filter's).
+TEST_F(Escape, NET08_IntArgumentsWithHighBitsMatchTheRules) {
+    const std::vector<std::pair<std::string, std::string>> refused = {
+        {"socket_NETLINK_AUDIT", "socket_NETLINK_AUDIT_hi"},
+        {"socket_NETLINK_UEVENT", "socket_NETLINK_UEVENT_hi"},
+        {"socket_NETLINK_AUDIT", "socket_NETLINK_hi_AUDIT"},
+        {"socket_VSOCK", "socket_VSOCK_hi"}};
+    const std::vector<std::pair<std::string, std::string>> allowed = {
+        {"socket_NETLINK_ROUTE", "socket_NETLINK_ROUTE_hi"}, {"socket_INET", "socket_INET_hi"}};
+    std::vector<std::string> args{"call"};
+    for (const auto* v : {&refused, &allowed})
+        for (const auto& [plain, wide] : *v) args.insert(args.end(), {plain, wide});
+    auto d = run_in(jail, Mode::default_policy, probe(args));
+    auto c = run_in(jail, Mode::minimal, probe(args));
+    ASSERT_EQ(d.run.status, 0) << ajsc::describe(d);
+    ASSERT_EQ(c.run.status, 0) << ajit::describe(c.run);
+    std::string table;
+    for (size_t i = 1; i < args.size(); ++i)
+        table += "  " + args[i] + ": " + value_or(d.res, args[i]) + " / " +
+                 value_or(c.res, args[i]) + "\n";
+    for (const auto& [plain, wide] : refused) {
+        EXPECT_EQ(value_or(d.res, wide), "EAFNOSUPPORT") << wide << "\n" << table;
+        EXPECT_EQ(value_or(d.res, wide), value_or(d.res, plain)) << wide << "\n" << table;
+    }
+    for (const auto& [plain, wide] : allowed)
+        EXPECT_EQ(value_or(d.res, wide), "ok") << wide << "\n" << table;
+    // The records carry the wide registers as the call made them.
+    auto recorded = [&](unsigned arg, std::uint64_t v) {
+        for (const auto& r : d.denials)
+            if (r.syscall == "socket" && r.args.size() > arg && r.args[arg] == v) return true;
+        return false;
+    };
+    EXPECT_TRUE(recorded(2, 9 | (1ull << 32))) << "no record of NETLINK_AUDIT|1<<32\n"
+                                               << d.log_text;
+    EXPECT_TRUE(recorded(2, 15 | 0xffffffff00000000ull)) << d.log_text;
+    EXPECT_TRUE(recorded(0, AF_NETLINK | (1ull << 40))) << d.log_text;
+
+    // Positive control: the kernel ignores the upper bits, and has these protocols.
+    for (const auto* v : {&refused, &allowed})
+        for (const auto& [plain, wide] : *v)
+            EXPECT_EQ(value_or(c.res, wide), value_or(c.res, plain))
+                << "control: the kernel tells " << wide << " from " << plain << "\n"
+                << table;
+    EXPECT_EQ(value_or(c.res, "socket_NETLINK_UEVENT_hi"), "ok")
+        << "control: no uevent socket without a filter, nothing was tested\n"
+        << table;
+    std::cout << "[   NOTE   ] call: default / minimal\n" << table;
+}
+
+// TTY-01, with the int-width rule applied to every rule: a policy that writes just
+// "arg1 == TIOCSTI", without the 0xffffffff mask default.toml spells out, still
+// refuses TIOCSTI | 1 << 32 (CVE-2019-10063): ioctl's request is an unsigned int and
+// the compiler narrows every comparison on it. The record shows the wide request.
+// Control, without a filter: on a pty the probe owns the kernel answers the wide
+// request exactly as TIOCSTI.
+TEST_F(Escape, TTY01_UnmaskedRuleStillCatchesTiocstiWithHighBits) {
+    ajtest::TempDir dir("aj-tty01w");
+    std::string pol = dir.write("tiocsti.toml", R"(extends = "minimal"
+[seccomp]
+[[seccomp.rule]]
+syscalls = ["ioctl"]
+args = ["arg1 == TIOCSTI"]
+action = "errno:EPERM"
+why = "the test's rule, written without a mask"
+)");
+    std::string log = dir.path() + "/denials.jsonl";
+    auto r = jail.run({"-p", pol, "--ro", AJ_HELPERS_DIR, "--seccomp-log", log, "--",
+                       ajtest::helper("sysprobe"), "call", "ownpty_TIOCSTI", "ownpty_TIOCSTI_hi"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto res = ajsc::results(r.out);
+    std::string err;
+    auto denials = ajsc::parse_denials(ajtest::exists(log) ? ajtest::read_file(log) : "", &err);
+    EXPECT_EQ(value_or(res, "ownpty_TIOCSTI"), "EPERM") << r.out;
+    EXPECT_EQ(value_or(res, "ownpty_TIOCSTI_hi"), "EPERM") << r.out;
+    bool plain = false, wide = false;
+    for (const auto& d : denials) {
+        if (d.syscall != "ioctl" || d.args.size() < 2) continue;
+        plain = plain || d.args[1] == TIOCSTI;
+        wide = wide || d.args[1] == ((1ull << 32) | TIOCSTI);
+    }
+    EXPECT_TRUE(plain) << "no record of TIOCSTI\n" << err;
+    EXPECT_TRUE(wide) << "no record of TIOCSTI|1<<32: the filter did not refuse it\n" << err;
+
+    // Positive control: the kernel treats both requests alike (both injected when
+    // dev.tty.legacy_tiocsti allows it, both refused by the kernel otherwise).
+    auto c = run_in(jail, Mode::minimal, probe({"call", "ownpty_TIOCSTI", "ownpty_TIOCSTI_hi"}));
+    EXPECT_EQ(value_or(c.res, "ownpty_TIOCSTI_hi"), value_or(c.res, "ownpty_TIOCSTI"))
+        << ajit::describe(c.run);
+    std::cout << "[   NOTE   ] without a filter: TIOCSTI " << value_or(c.res, "ownpty_TIOCSTI")
+              << ", TIOCSTI|1<<32 " << value_or(c.res, "ownpty_TIOCSTI_hi") << "\n";
 }
 
 namespace {

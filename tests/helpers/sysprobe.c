@@ -561,6 +561,30 @@ static struct report p_socket_UNIX(void) { return sock(AF_UNIX, SOCK_STREAM, 0);
 static struct report p_socket_INET(void) { return sock(AF_INET, SOCK_STREAM, 0); }
 static struct report p_socket_INET6(void) { return sock(AF_INET6, SOCK_DGRAM, 0); }
 static struct report p_socket_NETLINK_ROUTE(void) { return sock(AF_NETLINK, SOCK_RAW, 0); }
+// The same with bits above 32 set in an int argument: the kernel truncates each to
+// an int (NETLINK_AUDIT | 1 << 32 is NETLINK_AUDIT to it); a filter comparing whole
+// registers would not recognise them.
+static struct report sock_wide(unsigned long family, unsigned long type, unsigned long proto) {
+    return R_fd(syscall(SYS_socket, family, type, proto));
+}
+static struct report p_socket_NETLINK_AUDIT_hi(void) {
+    return sock_wide(AF_NETLINK, SOCK_RAW, 9UL | (1UL << 32));
+}
+static struct report p_socket_NETLINK_UEVENT_hi(void) {
+    return sock_wide(AF_NETLINK, SOCK_RAW, 15UL | (0xffffffffUL << 32));
+}
+static struct report p_socket_NETLINK_hi_AUDIT(void) {
+    return sock_wide((unsigned long)AF_NETLINK | (1UL << 40), SOCK_RAW, 9);
+}
+static struct report p_socket_NETLINK_ROUTE_hi(void) {
+    return sock_wide(AF_NETLINK, SOCK_RAW, 1UL << 32);
+}
+static struct report p_socket_INET_hi(void) {
+    return sock_wide((unsigned long)AF_INET | (1UL << 32), SOCK_STREAM, 0);
+}
+static struct report p_socket_VSOCK_hi(void) {
+    return sock_wide((unsigned long)AF_VSOCK | (1UL << 32), SOCK_STREAM, 0);
+}
 
 // SYS-02: other ABIs.
 static struct report p_i386_getpid(void) { return R(int80(I386_getpid, 0, 0, 0, 0, 0)); }
@@ -586,6 +610,11 @@ static struct report p_x32_getpid(void) { return R(syscall(X32_BIT | SYS_getpid)
 static struct report p_x32_unshare(void) {
     return R(syscall(X32_BIT | SYS_unshare, CLONE_NEWUSER));
 }
+
+// TIOCSTI on a pty of the probe's own, plain and with bit 32 set (defined with the
+// tty operation below).
+static struct report p_ownpty_TIOCSTI(void);
+static struct report p_ownpty_TIOCSTI_hi(void);
 
 struct named {
     const char* name;
@@ -683,6 +712,14 @@ static const struct named probes[] = {
     P(socket_INET),
     P(socket_INET6),
     P(socket_NETLINK_ROUTE),
+    P(socket_NETLINK_AUDIT_hi),
+    P(socket_NETLINK_UEVENT_hi),
+    P(socket_NETLINK_hi_AUDIT),
+    P(socket_NETLINK_ROUTE_hi),
+    P(socket_INET_hi),
+    P(socket_VSOCK_hi),
+    P(ownpty_TIOCSTI),
+    P(ownpty_TIOCSTI_hi),
     P(i386_getpid),
     P(i386_unshare),
     P(i386_socketcall_VSOCK),
@@ -951,7 +988,7 @@ static struct report tty_winsz(void) {
 
 // A pty of our own, made our controlling terminal in a new session: the kernel
 // allows TIOCSTI there (dev.tty.legacy_tiocsti=1), so only a filter refuses it.
-static struct report own_pty_tiocsti(void) {
+static struct report own_pty_ioctl(unsigned long cmd) {
     int m = posix_openpt(O_RDWR | O_NOCTTY);
     if (m < 0 || grantpt(m) != 0 || unlockpt(m) != 0) return setup_failed();
     char* name = ptsname(m);
@@ -959,7 +996,13 @@ static struct report own_pty_tiocsti(void) {
     int s = open(name, O_RDWR);  // the first tty a session leader opens becomes its ctty
     if (s < 0) return setup_failed();
     ioctl(s, TIOCSCTTY, 0);
-    return R(syscall(SYS_ioctl, s, (unsigned long)TIOCSTI, &g_tty_char));
+    return R(syscall(SYS_ioctl, s, cmd, &g_tty_char));
+}
+static struct report own_pty_tiocsti(void) { return own_pty_ioctl(TIOCSTI); }
+static struct report p_ownpty_TIOCSTI(void) { return own_pty_ioctl(TIOCSTI); }
+// CVE-2019-10063: ioctl's request is an unsigned int, the kernel drops bit 32.
+static struct report p_ownpty_TIOCSTI_hi(void) {
+    return own_pty_ioctl((1UL << 32) | (unsigned long)TIOCSTI);
 }
 
 static int op_tty(void) {

@@ -19,6 +19,11 @@
 //   statfs PATH           print f_type in hex
 //   lstat PATH            print the file type and, for devices, major:minor
 //   getcwd                print getcwd()
+//   chmod PATH MODE       chmod(PATH, octal MODE)
+//   chown PATH UID GID    chown(PATH, UID, GID); -1 keeps an id (and still sets ctime)
+//   utime PATH            utimensat(PATH, NULL): both times to now
+//   setxattr PATH NAME V  setxattr(PATH, NAME, V)
+//   truncate PATH LEN     truncate(PATH, LEN)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +37,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static int report(int rc) {
@@ -166,6 +172,21 @@ int main(int argc, char** argv) {
         if (getcwd(buf, sizeof buf) == NULL) return report(-1);
         printf("cwd %s\n", buf);
         return report(0);
+    }
+    if (strcmp(op, "chmod") == 0 && argc == 4) {
+        return report(chmod(argv[2], (mode_t)strtoul(argv[3], NULL, 8)));
+    }
+    if (strcmp(op, "chown") == 0 && argc == 5) {
+        return report(chown(argv[2], (uid_t)atol(argv[3]), (gid_t)atol(argv[4])));
+    }
+    if (strcmp(op, "utime") == 0 && argc == 3) {
+        return report(utimensat(AT_FDCWD, argv[2], NULL, 0));
+    }
+    if (strcmp(op, "setxattr") == 0 && argc == 5) {
+        return report(setxattr(argv[2], argv[3], argv[4], strlen(argv[4]), 0));
+    }
+    if (strcmp(op, "truncate") == 0 && argc == 4) {
+        return report(truncate(argv[2], (off_t)atoll(argv[3])));
     }
     fprintf(stderr, "trysys: unknown operation or wrong arguments: %s\n", op);
     return 250;

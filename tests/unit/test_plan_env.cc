@@ -126,6 +126,58 @@ TEST(PlanEnv, AllowDenyAndExactNames) {
     EXPECT_EQ(env_of(*r, "TMPDIR"), t.p("tmpdir"));
 }
 
+// A deny pattern matches whatever the case: LC_github_token passes the LC_* allow
+// and npm_config__authToken an "*" allow, and both are tokens all the same. Allow
+// patterns and the exact-name exception keep their case.
+TEST(PlanEnv, DenyPatternsIgnoreCase) {
+    PlanTree t;
+    HostFacts h = t.host();
+    for (const char* kv : {"LC_github_token=AJ-CANARY-lc", "LC_Api_Key=AJ-CANARY-lckey", "lc_all=C",
+                           "npm_config__authToken=AJ-CANARY-npm", "My_Secret_Thing=AJ-CANARY-s2",
+                           "ssh_auth_sock=/run/other.sock", "Editor=nano"})
+        h.environ.emplace_back(kv);
+    Policy pol = t.defaults();
+    pol.env_deny.push_back({"*TOKEN*", {}});
+    auto r = plan::build(pol, {"/x"}, h);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(env_of(*r, "LC_github_token"), "<unset>");
+    EXPECT_EQ(env_of(*r, "LC_Api_Key"), "<unset>");
+    EXPECT_EQ(env_of(*r, "LC_ALL"), "C");        // allowed and no secret
+    EXPECT_EQ(env_of(*r, "lc_all"), "<unset>");  // allow patterns keep their case
+    EXPECT_EQ(env_of(*r, "Editor"), "<unset>");
+
+    pol.env_allow.push_back({"*", {}});
+    r = plan::build(pol, {"/x"}, h);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(env_of(*r, "npm_config__authToken"), "<unset>");
+    EXPECT_EQ(env_of(*r, "My_Secret_Thing"), "<unset>");
+    EXPECT_EQ(env_of(*r, "ssh_auth_sock"), "<unset>");
+    EXPECT_EQ(env_of(*r, "LC_github_token"), "<unset>");
+    EXPECT_EQ(env_of(*r, "lc_all"), "C");  // now allowed by "*", and no secret
+    EXPECT_EQ(env_of(*r, "Editor"), "nano");
+
+    // The exact name still beats the deny, in its own spelling only.
+    pol.env_allow.push_back({"LC_github_token", flag("-e")});
+    r = plan::build(pol, {"/x"}, h);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(env_of(*r, "LC_github_token"), "AJ-CANARY-lc");
+    EXPECT_EQ(env_of(*r, "LC_Api_Key"), "<unset>");
+}
+
+// explain redacts by the same case-insensitive patterns.
+TEST(PlanEnv, ExplainRedactsWhateverTheCase) {
+    PlanTree t;
+    Policy pol = t.defaults();
+    pol.env_set.push_back({"LC_github_token", "AJ-CANARY-set", flag("-e")});
+    pol.env_set.push_back({"my_session_cookie", "AJ-CANARY-cookie", flag("-e")});
+    auto r = plan::build(pol, {"/x"}, t.host());
+    ASSERT_TRUE(r) << r.error().message();
+    std::string text = plan::to_text(*r) + plan::to_json(*r);
+    EXPECT_EQ(text.find("AJ-CANARY-set"), std::string::npos) << text;
+    EXPECT_EQ(text.find("AJ-CANARY-cookie"), std::string::npos) << text;
+    EXPECT_NE(text.find("LC_github_token"), std::string::npos) << text;
+}
+
 TEST(PlanEnv, SetHomePathUserAndOrder) {
     PlanTree t;
     Policy pol = t.defaults();

@@ -5,7 +5,10 @@
 
 #include "util/strings.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
+
+#include <cstdio>
 
 using namespace ajplantest;
 namespace plan = agentjail::plan;
@@ -323,11 +326,39 @@ TEST(PlanProc, GlobalKnobsReadOnlyAndLeaksMasked) {
         ASSERT_NE(find_op(*r, "/proc/sysrq-trigger"), nullptr);
         EXPECT_FALSE(find_op(*r, "/proc/sysrq-trigger")->is_dir);
     }
-    for (const char* leak : {"/proc/kcore", "/proc/keys", "/proc/timer_list"}) {
+    for (const char* leak :
+         {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/slabinfo", "/proc/pagetypeinfo",
+          "/proc/vmallocinfo", "/proc/interrupts", "/proc/kpageflags"}) {
         if (lstat(leak, &st) != 0) continue;
         const MountOp* m = find_op(*r, leak);
         ASSERT_NE(m, nullptr) << leak;
         EXPECT_EQ(m->kind, MountKind::mask_file) << leak;
+    }
+    // The class: every kernel file (and directory) only root may read is masked, so
+    // a root run sees no more of /proc than a user run.
+    size_t root_only = 0;
+    if (DIR* d = opendir("/proc")) {
+        while (dirent* e = readdir(d)) {
+            std::string name = e->d_name, path = "/proc/" + name;
+            if (name[0] == '.' || name.find_first_not_of("0123456789") == std::string::npos ||
+                name == "sysrq-trigger" || name == "self" || name == "thread-self")
+                continue;
+            if (lstat(path.c_str(), &st) != 0 || (st.st_mode & S_IROTH) != 0) continue;
+            if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;
+            ++root_only;
+            const MountOp* m = find_op(*r, path);
+            ASSERT_NE(m, nullptr) << path << " is root-only on the host but not masked";
+            EXPECT_EQ(m->kind, S_ISDIR(st.st_mode) ? MountKind::mask_dir : MountKind::mask_file)
+                << path;
+        }
+        closedir(d);
+    }
+    std::printf("[ info ] %zu root-only /proc entries masked\n", root_only);
+    // Read-only trees hold no masks (they could not be mounted there).
+    for (const auto& op : r->mounts) {
+        if (op.kind == MountKind::mask_file || op.kind == MountKind::mask_dir) {
+            EXPECT_FALSE(agentjail::util::path_within(op.dst, "/proc/sys")) << op.dst;
+        }
     }
 
     Policy pol = t.minimal();

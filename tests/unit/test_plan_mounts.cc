@@ -83,7 +83,9 @@ TEST(PlanMounts, MinimalShape) {
     ASSERT_NE(null, nullptr);
     EXPECT_EQ(null->kind, MountKind::bind);
     EXPECT_EQ(null->src, "/dev/null");
-    EXPECT_FALSE(null->read_only);
+    // Read-only: the node still reads and writes, but root inside (uid 0 outside)
+    // cannot chmod, chown or touch the host's inode through it.
+    EXPECT_TRUE(null->read_only);
     EXPECT_FALSE(null->is_dir);
     EXPECT_GT(index_of(p, "/dev/null"), index_of(p, "/dev"));
     ASSERT_NE(find_op(p, "/dev/pts"), nullptr);

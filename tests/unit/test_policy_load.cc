@@ -90,7 +90,12 @@ TEST(PolicyBuiltins, Minimal) {
     EXPECT_TRUE(p.rw.empty());
     ASSERT_EQ(p.tmpfs.size(), 1u);
     EXPECT_EQ(p.tmpfs[0].path, "/tmp");
-    EXPECT_TRUE(p.hide.empty());
+    // The host's /etc credentials are hidden even here: root can read them, and a
+    // root run is no weaker than a user run.
+    ASSERT_GE(p.hide.size(), 4u);
+    EXPECT_EQ(p.hide[0].pattern, "/etc/shadow*");
+    EXPECT_EQ(p.hide[1].pattern, "/etc/gshadow*");
+    for (const auto& h : p.hide) EXPECT_EQ(h.pattern.rfind("/etc/", 0), 0u) << h.pattern;
     EXPECT_EQ(p.workspace.value, WorkspaceAccess::none);
     EXPECT_EQ(p.workspace.origin.file, "minimal.toml");
     EXPECT_FALSE(p.private_home.value);
@@ -125,16 +130,32 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
                   "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY",
                   "WAYLAND_DISPLAY", "XAUTHORITY", "TMUX", "TMUX_PANE", "STY",
                   "VSCODE_IPC_HOOK*", "KUBECONFIG", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}));
-    EXPECT_EQ(patterns(p.hide),
-              (std::vector<std::string>{
-                  "~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube",
-                  "~/.docker", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
-                  "~/.config/gh", "~/.password-store", "~/.local/share/keyrings",
-                  "~/.config/agentjail", "~/.bash_history", "~/.zsh_history",
-                  "~/.python_history", "{workspace}/.env*", "/etc/shadow", "/etc/gshadow",
-                  "/etc/ssh/ssh_host_*_key"}));
-    EXPECT_EQ(p.hide[0].origin.file, "default.toml");
-    EXPECT_EQ(p.hide[0].origin.key, "filesystem.hide[0]");
+    // minimal's /etc credentials first (the base layer), then default's own.
+    const std::vector<std::string> etc = {"/etc/shadow*",
+                                          "/etc/gshadow*",
+                                          "/etc/security/opasswd*",
+                                          "/etc/sudoers*",
+                                          "/etc/ssh/ssh_host_*",
+                                          "/etc/ssl/private",
+                                          "/etc/letsencrypt",
+                                          "/etc/krb5.keytab*",
+                                          "/etc/ipsec.secrets*",
+                                          "/etc/ipsec.d/private",
+                                          "/etc/ppp/*-secrets",
+                                          "/etc/wireguard",
+                                          "/etc/NetworkManager/system-connections",
+                                          "/etc/credstore*"};
+    std::vector<std::string> hides = etc;
+    for (const char* h :
+         {"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker",
+          "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.config/gh",
+          "~/.password-store", "~/.local/share/keyrings", "~/.config/agentjail", "~/.bash_history",
+          "~/.zsh_history", "~/.python_history", "{workspace}/.env*"})
+        hides.emplace_back(h);
+    EXPECT_EQ(patterns(p.hide), hides);
+    EXPECT_EQ(p.hide[0].origin.file, "minimal.toml");
+    EXPECT_EQ(p.hide[etc.size()].origin.file, "default.toml");
+    EXPECT_EQ(p.hide[etc.size()].origin.key, "filesystem.hide[0]");
     EXPECT_EQ(p.hostname.value, "agentjail");
     EXPECT_EQ(p.hostname.origin.file, "default.toml");
     EXPECT_TRUE(p.die_with_parent.value);
@@ -165,7 +186,7 @@ TEST(PolicyLoad, AFileByPath) {
     ASSERT_FALSE(p.hide.empty());
     EXPECT_EQ(p.hide.back().pattern, "~/.x");
     EXPECT_EQ(p.hide.back().origin.describe(), path + ":3:9 (filesystem.hide[0])");
-    EXPECT_EQ(p.hide.front().origin.file, "default.toml") << "base layers come first";
+    EXPECT_EQ(p.hide.front().origin.file, "minimal.toml") << "base layers come first";
 }
 
 TEST(PolicyLoad, ADirectoryIsNotAPolicy) {
@@ -192,7 +213,11 @@ TEST(PolicyLoad, ExtendsIsRelativeToTheExtendingFile) {
     const std::string c = dir.path() + "/sub/../c.toml";
     EXPECT_EQ(p.layers, (std::vector<std::string>{"minimal", c, b, a}));
     // Lists accumulate base first.
-    EXPECT_EQ(patterns(p.hide), (std::vector<std::string>{"/c", "/b", "/a"}));
+    auto hides = patterns(p.hide);
+    ASSERT_GE(hides.size(), 3u);
+    EXPECT_EQ(hides.front(), "/etc/shadow*") << "minimal's own, first";
+    EXPECT_EQ(std::vector<std::string>(hides.end() - 3, hides.end()),
+              (std::vector<std::string>{"/c", "/b", "/a"}));
     // Scalars: the latest layer that sets one wins, with its origin.
     EXPECT_EQ(p.hostname.value, "b");
     EXPECT_EQ(p.hostname.origin.describe(), b + ":3:12 (process.hostname)");
@@ -215,7 +240,11 @@ TEST(PolicyLoad, ExtendsArrayAppliesInOrderAndADiamondOnce) {
     EXPECT_EQ(p.layers, (std::vector<std::string>{"minimal", dir.path() + "/b.toml",
                                                   dir.path() + "/c.toml", a}));
     EXPECT_EQ(p.hostname.value, "c") << "the later entry of extends is the later layer";
-    EXPECT_EQ(patterns(p.hide), (std::vector<std::string>{"/b", "/c"}));
+    auto hides = patterns(p.hide);  // minimal's own first, once
+    ASSERT_GE(hides.size(), 2u);
+    EXPECT_EQ(std::vector<std::string>(hides.end() - 2, hides.end()),
+              (std::vector<std::string>{"/b", "/c"}));
+    EXPECT_EQ(std::count(hides.begin(), hides.end(), "/etc/shadow*"), 1);
     // minimal is applied once: one /tmp (a second would be a duplicate-tmpfs error).
     EXPECT_EQ(p.tmpfs.size(), 1u);
     EXPECT_EQ(p.ro.size(), 9u);

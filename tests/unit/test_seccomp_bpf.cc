@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests of the compiled seccomp programs: the exported BPF run in a small
 // classic-BPF interpreter (struct seccomp_data in, action out), a table of
-// (arch, syscall, args) -> action for the built-in policies, and decide() checked
-// against the BPF for every x86_64 syscall number.
+// (arch, syscall, args) -> action for the built-in policies, decide() checked
+// against the BPF for every x86_64 syscall number, and every argument condition
+// checked to ignore the upper bits of an int argument, as the kernel does.
 #include "policy/policy.hpp"
+#include "seccomp/internal.hpp"
 #include "seccomp/seccomp.hpp"
 
 #include <gtest/gtest.h>
@@ -231,7 +233,9 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
         {"clone NEWNET", X86_64, SYS_clone, {CLONE_NEWNET}, NOTIFY},
         {"clone NEWNS", X86_64, SYS_clone, {CLONE_NEWNS | SIGCHLD}, NOTIFY},
         {"clone SIGCHLD (fork)", X86_64, SYS_clone, {SIGCHLD}, ALLOW},
-        {"clone thread", X86_64, SYS_clone,
+        {"clone thread",
+         X86_64,
+         SYS_clone,
          {CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
           CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID},
          ALLOW},
@@ -264,7 +268,37 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
         {"socket AF_ALG", X86_64, SYS_socket, {AF_ALG, SOCK_SEQPACKET}, NOTIFY},
         {"socket AF_PACKET", X86_64, SYS_socket, {AF_PACKET, SOCK_RAW}, NOTIFY},
         {"socket AF_KEY", X86_64, SYS_socket, {AF_KEY, SOCK_RAW}, NOTIFY},
-        {"socket AF_INET|1<<32", X86_64, SYS_socket, {AF_INET | (1ull << 32)}, NOTIFY},
+        // The kernel reads int arguments' low 32 bits: AF_INET|1<<32 is AF_INET to it,
+        // and NETLINK_AUDIT|1<<32 the audit protocol.
+        {"socket AF_INET|1<<32", X86_64, SYS_socket, {AF_INET | (1ull << 32)}, ALLOW},
+        {"socket AF_NETLINK audit|1<<32",
+         X86_64,
+         SYS_socket,
+         {AF_NETLINK, SOCK_RAW, 9 | (1ull << 32)},
+         NOTIFY},
+        {"socket AF_NETLINK|1<<32 audit",
+         X86_64,
+         SYS_socket,
+         {AF_NETLINK | (1ull << 32), SOCK_RAW, 9},
+         NOTIFY},
+        {"socket AF_NETLINK uevent|0xffffffff<<32",
+         X86_64,
+         SYS_socket,
+         {AF_NETLINK, SOCK_RAW, 15 | 0xffffffff00000000ull},
+         NOTIFY},
+        {"socket AF_NETLINK route|1<<63",
+         X86_64,
+         SYS_socket,
+         {AF_NETLINK, SOCK_RAW, 1ull << 63},
+         ALLOW},
+        {"socket AF_VSOCK|1<<32", X86_64, SYS_socket, {AF_VSOCK | (1ull << 32)}, NOTIFY},
+        {"socketpair AF_AX25|1<<40", X86_64, SYS_socketpair, {3 | (1ull << 40)}, NOTIFY},
+        {"personality READ_IMPLIES_EXEC|1<<32",
+         X86_64,
+         SYS_personality,
+         {0x0400000 | (1ull << 32)},
+         NOTIFY},
+        {"personality 0|1<<32", X86_64, SYS_personality, {1ull << 32}, ALLOW},
         {"personality 0", X86_64, SYS_personality, {0}, ALLOW},
         {"personality PER_LINUX32", X86_64, SYS_personality, {0x8}, ALLOW},
         {"personality UNAME26|PER_LINUX32", X86_64, SYS_personality, {0x20008}, ALLOW},
@@ -497,7 +531,9 @@ action = "errno:EBADF"
     EXPECT_EQ(run(*p, X86_64, SYS_mmap, {0, 4096, 3}), ALLOW);
     EXPECT_EQ(run(*p, X86_64, SYS_lseek, {0, 0, 3}), NOTIFY);
     EXPECT_EQ(run(*p, X86_64, SYS_lseek, {0, 0, 2}), ALLOW);
-    EXPECT_EQ(run(*p, X86_64, SYS_lseek, {0, 0, 1ull << 33}), NOTIFY);
+    // lseek's whence is an unsigned int: 1<<33 is whence 0 to the kernel.
+    EXPECT_EQ(run(*p, X86_64, SYS_lseek, {0, 0, 1ull << 33}), ALLOW);
+    EXPECT_EQ(run(*p, X86_64, SYS_lseek, {0, 0, (1ull << 33) | 3}), NOTIFY);
     EXPECT_EQ(run(*p, X86_64, SYS_dup2, {2, 1001}), NOTIFY);
     EXPECT_EQ(run(*p, X86_64, SYS_dup2, {3, 1001}), ALLOW);
     EXPECT_EQ(run(*p, X86_64, SYS_dup2, {2, 1000}), ALLOW);
@@ -527,9 +563,241 @@ action = "kill"
     EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, TIOCSTI | (7ull << 32)}), NOTIFY);
     EXPECT_EQ(decide(*p, SYS_ioctl, {0, TIOCSTI}).action.err, EIO);
     EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, 0x1234}), KILL);
-    EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, 0x1234 | (1ull << 40)}), ALLOW);
+    // ioctl's request is an unsigned int: the kernel runs 0x1234|1<<40 as 0x1234.
+    EXPECT_EQ(run(*p, X86_64, SYS_ioctl, {0, 0x1234 | (1ull << 40)}), KILL);
     EXPECT_EQ(run(*p, X86_64, SYS_read), NOTIFY);
     sweep(*p, "exceptions");
+}
+
+// ---- int arguments: only the low bits count --------------------------------
+
+// Every x86_64 call has its parameters in the table, so a condition on any of them
+// is narrowed (or refused), never compared as 64 bits by accident.
+TEST(SeccompWidths, EveryNativeCallHasItsParameters) {
+    std::vector<std::string> missing;
+    size_t natives = 0;
+    for (int nr = 0; nr < 1024; ++nr) {
+        std::string name = detail::native_name(nr);
+        if (name.empty()) continue;
+        ++natives;
+        if (!detail::arg_widths(name)) missing.push_back(name);
+    }
+    EXPECT_TRUE(missing.empty()) << "no parameter types for: " << ::testing::PrintToString(missing);
+    EXPECT_GT(natives, 360u);
+    for (auto n : detail::arg_width_names())
+        EXPECT_GE(detail::native_nr(n), 0) << n << " is not an x86_64 call";
+
+    auto w = detail::arg_widths("socket");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->count, 3u);
+    EXPECT_EQ(w->bits[0], 32u);
+    EXPECT_EQ(w->bits[2], 32u);
+    w = detail::arg_widths("ioctl");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->count, 3u);
+    EXPECT_EQ(w->bits[1], 32u);
+    EXPECT_EQ(w->bits[2], 64u);
+    w = detail::arg_widths("clone");
+    ASSERT_TRUE(w);
+    for (unsigned i = 0; i < w->count; ++i) EXPECT_EQ(w->bits[i], 64u) << i;
+    w = detail::arg_widths("chmod");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->bits[1], 16u);  // umode_t
+    w = detail::arg_widths("mmap");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->count, 6u);
+    EXPECT_EQ(w->bits[4], 32u);  // the fd, narrowed by fget()
+    EXPECT_EQ(w->bits[5], 64u);
+    w = detail::arg_widths("getpid");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->count, 0u);
+}
+
+namespace {
+// A value of c's argument that satisfies c (want = true) or not, within its width.
+std::optional<std::uint64_t> value_for(const detail::Cmp& c, bool want) {
+    const std::uint64_t w = detail::width_mask(c.bits);
+    switch (c.op) {
+    case detail::CmpOp::eq: return want ? c.a : (c.a ^ 1) & w;
+    case detail::CmpOp::ne: return want ? (c.a ^ 1) & w : c.a;
+    case detail::CmpOp::lt: return want ? c.a - 1 : c.a;  // a > 0: the parser refuses < 0
+    case detail::CmpOp::le: return want ? c.a : c.a + 1;
+    case detail::CmpOp::gt: return want ? c.a + 1 : c.a;
+    case detail::CmpOp::ge:
+        if (want) return c.a;
+        if (c.a == 0) return std::nullopt;
+        return c.a - 1;
+    case detail::CmpOp::masked_eq:
+        if (want) return c.b;
+        return c.b ^ (c.a & (~c.a + 1));  // flip the mask's lowest bit
+    }
+    return std::nullopt;
+}
+
+// For every conditional entry of the policy's table: argument vectors that meet all
+// its comparisons, and ones that miss exactly one; then the same vectors with the
+// upper bits of every narrow argument set in several ways. The BPF and decide() must
+// answer exactly as for the plain vector. Returns how many entries were checked.
+size_t check_high_bits(const std::string& text_or_name, bool builtin, std::string* netlink) {
+    auto pol = builtin ? policy::load(text_or_name) : policy::load_text(text_or_name, "t.toml");
+    EXPECT_TRUE(pol.has_value()) << (pol ? "" : pol.error().message());
+    if (!pol) return 0;
+    auto prog = compile(*pol);
+    EXPECT_TRUE(prog.has_value()) << (prog ? "" : prog.error().message());
+    if (!prog || !*prog) return 0;
+    auto res = detail::resolve(*pol);
+    EXPECT_TRUE(res.has_value());
+    if (!res) return 0;
+    const Program& p = **prog;
+    const std::uint64_t highs[] = {1ull << 32, 0xffffffff00000000ull, 1ull << 63, 0x123ull << 32,
+                                   0xdead0000beef0000ull};
+    size_t checked = 0;
+    for (const auto& t : res->table) {
+        auto widths = detail::arg_widths(t.name);
+        for (const auto& e : t.entries) {
+            if (e.cmps.empty()) continue;
+            EXPECT_TRUE(widths) << t.name;
+            if (!widths) continue;
+            ++checked;
+            std::vector<std::vector<std::uint64_t>> vectors;
+            std::vector<std::uint64_t> base(6, 0);
+            bool ok = true;
+            for (const auto& c : e.cmps) {
+                auto v = value_for(c, true);
+                if (!v)
+                    ok = false;
+                else
+                    base[c.arg] = *v;
+            }
+            if (ok) vectors.push_back(base);
+            for (const auto& c : e.cmps) {
+                auto v = value_for(c, false);
+                if (!v) continue;
+                auto miss = base;
+                miss[c.arg] = *v;
+                vectors.push_back(miss);
+            }
+            for (const auto& args : vectors) {
+                const std::uint32_t plain = run(p, X86_64, t.nr, args);
+                const std::uint32_t plain_d = implied(p, decide(p, t.nr, args));
+                EXPECT_EQ(plain, plain_d) << t.name;
+                for (std::uint64_t h : highs) {
+                    auto high = args;
+                    for (unsigned i = 0; i < widths->count; ++i) {
+                        if (widths->bits[i] >= 64) continue;
+                        high[i] = (high[i] & detail::width_mask(widths->bits[i])) |
+                                  (h & ~detail::width_mask(widths->bits[i]));
+                        if (widths->bits[i] == 16) high[i] |= 0xffff0000ull;
+                    }
+                    EXPECT_EQ(run(p, X86_64, t.nr, high), plain)
+                        << text_or_name.substr(0, 40) << ": " << t.name << " rule "
+                        << p.rules()[static_cast<size_t>(e.rule)].text << " args "
+                        << ::testing::PrintToString(args) << " with upper bits "
+                        << ::testing::PrintToString(high);
+                    EXPECT_EQ(implied(p, decide(p, t.nr, high)), plain)
+                        << t.name << " (decide) " << p.rules()[static_cast<size_t>(e.rule)].text;
+                }
+            }
+            if (netlink && t.name == "socket" && e.cmps.size() == 2 && e.cmps[1].arg == 2)
+                *netlink += p.rules()[static_cast<size_t>(e.rule)].text + "\n";
+        }
+    }
+    return checked;
+}
+}  // namespace
+
+// Every argument-filtered rule of the built-in policies, and one of every form on
+// int, unsigned and umode_t parameters: the outcome never depends on the upper
+// bits, which the kernel throws away. (CVE-2019-10063 was this for TIOCSTI.)
+TEST(SeccompBpf, HighBitsOfIntArgumentsNeverChangeTheOutcome) {
+    std::string netlink;
+    EXPECT_GE(check_high_bits("default", true, &netlink), 20u);
+    EXPECT_NE(netlink.find("NETLINK_AUDIT"), std::string::npos) << netlink;
+    EXPECT_NE(netlink.find("NETLINK_KOBJECT_UEVENT"), std::string::npos) << netlink;
+    EXPECT_GE(check_high_bits("strict", true, nullptr), 20u);
+    EXPECT_GE(check_high_bits("extends = 'default'\n[seccomp]\nnested_sandboxes = true\n", false,
+                              nullptr),
+              10u);
+    const std::string forms = R"([seccomp]
+[[seccomp.rule]]
+syscalls = ["socket"]
+args = ["arg0 == AF_INET6", "arg1 != SOCK_STREAM", "arg2 < 7"]
+action = "errno:EACCES"
+[[seccomp.rule]]
+syscalls = ["kill"]
+args = ["arg0 <= 1", "arg1 >= 9"]
+action = "errno:EPERM"
+[[seccomp.rule]]
+syscalls = ["setsockopt"]
+args = ["arg1 > 200", "arg2 & 0xf0 == 0x30"]
+action = "errno:EINVAL"
+[[seccomp.rule]]
+syscalls = ["chmod", "fchmod"]
+args = ["arg1 & 04000"]
+action = "errno:EPERM"
+[[seccomp.rule]]
+syscalls = ["fchmodat"]
+args = ["arg2 > 0777"]
+action = "errno:EPERM"
+[[seccomp.rule]]
+syscalls = ["prctl"]
+args = ["arg0 == PR_SET_DUMPABLE", "arg1 == 0x100000000"]
+action = "errno:EPERM"
+[[seccomp.rule]]
+syscalls = ["fcntl"]
+args = ["arg1 == 1030", "arg2 > 0xffffffff"]
+action = "errno:EBADF"
+)";
+    EXPECT_GE(check_high_bits(forms, false, nullptr), 7u);
+    // The same forms in a default-deny policy, where they are allows.
+    std::string deny =
+        "[seccomp]\ndefault = \"errno:EPERM\"" + forms.substr(std::string("[seccomp]").size());
+    for (size_t at = 0; (at = deny.find("action = \"errno:", at)) != std::string::npos;) {
+        size_t end = deny.find('"', at + 10);
+        deny.replace(at, end + 1 - at, "action = \"allow\"");
+        at += 16;
+    }
+    EXPECT_GE(check_high_bits(deny, false, nullptr), 7u);
+}
+
+// What a condition on an int cannot mean is an error with the rule's position:
+// arguments the call does not have, values the kernel can never see, conditions the
+// narrowing makes always true.
+TEST(SeccompWidths, ConditionsTheKernelCannotSeeAreErrors) {
+    auto err = [](const std::string& rule) {
+        auto p = policy::load_text("[seccomp]\n[[seccomp.rule]]\n" + rule, "t.toml");
+        if (!p) return "policy: " + p.error().message();
+        auto c = compile(*p);
+        return c ? std::string("(no error)") : c.error().message();
+    };
+    auto rule = [](const std::string& call, const std::string& cond) {
+        return "syscalls = ['" + call + "']\nargs = ['" + cond + "']\naction = 'errno:EPERM'\n";
+    };
+    std::string e = err(rule("socket", "arg3 == 1"));
+    EXPECT_NE(e.find("socket takes 3 arguments: arg3 is not one of them"), std::string::npos) << e;
+    e = err(rule("getpid", "arg0 == 1"));
+    EXPECT_NE(e.find("getpid takes 0 arguments"), std::string::npos) << e;
+    e = err(rule("ioctl", "arg1 == 0x100005412"));
+    EXPECT_NE(e.find("t.toml:2:1"), std::string::npos) << e;
+    EXPECT_NE(e.find("arg1 of ioctl is a 32-bit value"), std::string::npos) << e;
+    EXPECT_NE(e.find("can never be true"), std::string::npos) << e;
+    e = err(rule("socket", "arg0 != 0x100000000"));
+    EXPECT_NE(e.find("always true"), std::string::npos) << e;
+    e = err(rule("chmod", "arg1 & 0x10000"));
+    EXPECT_NE(e.find("arg1 of chmod is a 16-bit value"), std::string::npos) << e;
+    e = err(rule("socket", "arg0 & 0xffffffff00000000 == 0"));
+    EXPECT_NE(e.find("always true"), std::string::npos) << e;
+    e = err(rule("socket", "arg0 > 0xffffffff"));
+    EXPECT_NE(e.find("can never be true"), std::string::npos) << e;
+    // The bits of a mask above the width are simply left out, and a 64-bit argument
+    // keeps its 64-bit comparison.
+    EXPECT_EQ(err(rule("ioctl", "arg1 & 0xffffffffffffffff == 0x5412")), "(no error)");
+    EXPECT_EQ(err(rule("ioctl", "arg2 == 0x100000000")), "(no error)");
+    // Two ranges on ints multiply into too many comparisons.
+    e =
+        err("syscalls = ['kill']\nargs = ['arg0 > 0x10001', 'arg1 > 0x10001']\n"
+            "action = 'errno:EPERM'\n");
+    EXPECT_NE(e.find("comparisons for kill"), std::string::npos) << e;
 }
 
 TEST(SeccompBpf, TextAndJsonNameTheRules) {
@@ -537,6 +805,7 @@ TEST(SeccompBpf, TextAndJsonNameTheRules) {
     ASSERT_TRUE(p);
     std::string text = p->to_text();
     EXPECT_NE(text.find("i386 (int 0x80) and x32 calls: kill the process"), std::string::npos);
+    EXPECT_NE(text.find("an int's low 32"), std::string::npos) << text;
     EXPECT_NE(text.find("execve sendmsg close write exit exit_group"), std::string::npos);
     EXPECT_NE(text.find("ioctl if arg1 & 0xffffffff == TIOCSTI -> errno:EPERM"), std::string::npos)
         << text;

@@ -78,7 +78,7 @@ args = ["arg0 == AF_NETLINK", "arg2 != NETLINK_ROUTE"]
 [[seccomp.rule]]
 syscalls = ["lseek"]
 action = "kill"
-args = ["arg2 > 4", "arg1 >= 0x100", "arg0 <= 1000"]
+args = ["arg2 > 4", "arg1 >= 0x100", "arg0 <= 1023"]
 
 [[seccomp.rule]]
 syscalls = ["dup2"]
@@ -109,7 +109,7 @@ unless = "nested_sandboxes"
     EXPECT_EQ(r[0].where, "t.toml:7:1");
     EXPECT_EQ(r[1].text, "ioctl if arg1 == TIOCSTI -> errno:EIO");
     EXPECT_EQ(r[2].text, "socket if arg0 == AF_NETLINK && arg2 != NETLINK_ROUTE -> errno:EAFNOSUPPORT");
-    EXPECT_EQ(r[3].text, "lseek if arg2 > 4 && arg1 >= 0x100 && arg0 <= 1000 -> kill");
+    EXPECT_EQ(r[3].text, "lseek if arg2 > 4 && arg1 >= 0x100 && arg0 <= 1023 -> kill");
     EXPECT_EQ(r[4].text, "dup2 if arg1 < 3 -> log");
     EXPECT_EQ(r[5].text, "clone if arg0 & CLONE_NEWUSER|CLONE_NEWNET -> errno:EPERM");
     EXPECT_EQ(r[6].text, "mmap if arg2 & 0x6 == PROT_WRITE|PROT_EXEC -> errno:EACCES");
@@ -122,8 +122,8 @@ unless = "nested_sandboxes"
     EXPECT_EQ(decide(*p, SYS_ioctl, {0, 0x5412}).action.err, EIO);
     EXPECT_EQ(decide(*p, SYS_socket, {16, 3, 9}).action.err, EAFNOSUPPORT);
     EXPECT_EQ(decide(*p, SYS_socket, {16, 3, 0}).rule, -1);
-    EXPECT_EQ(decide(*p, SYS_lseek, {1000, 0x100, 5}).action.kind, ActionKind::kill);
-    EXPECT_EQ(decide(*p, SYS_lseek, {1001, 0x100, 5}).rule, -1);
+    EXPECT_EQ(decide(*p, SYS_lseek, {1023, 0x100, 5}).action.kind, ActionKind::kill);
+    EXPECT_EQ(decide(*p, SYS_lseek, {1024, 0x100, 5}).rule, -1);
     EXPECT_EQ(decide(*p, SYS_dup2, {0, 2}).action.kind, ActionKind::log);
     EXPECT_EQ(decide(*p, SYS_clone, {0x40000000}).action.err, EPERM);  // CLONE_NEWNET alone
     EXPECT_EQ(decide(*p, SYS_clone, {0x11}).rule, -1);
@@ -307,8 +307,8 @@ TEST(SeccompParseError, Conditions) {
     EXPECT_EQ(cond("arg1 == TIOCSIT"), at + "unknown constant 'TIOCSIT'; did you mean 'TIOCSTI'?");
     EXPECT_EQ(cond("arg1 == FROB"), at + "unknown constant 'FROB'");
     EXPECT_EQ(cond("arg1 == -1"),
-              at + "negative numbers are not supported (an int argument may arrive zero- or "
-                   "sign-extended; compare the low 32 bits: argN & 0xffffffff == VALUE)");
+              at + "negative numbers are not supported (write an int's 32-bit value, "
+                   "0xffffffff for -1: int arguments are compared on their low 32 bits)");
     EXPECT_EQ(cond("arg1 & 0"), at + "the mask is 0: the condition can never be true");
     EXPECT_EQ(cond("arg1 & 0x1 == 0x2"),
               at + "the value has bits outside the mask: the condition can never be true");
@@ -321,8 +321,9 @@ TEST(SeccompParseError, Conditions) {
               at + "number '18446744073709551616' does not fit in 64 bits");
     EXPECT_EQ(cond("arg1 == 12abc"), at + "bad number '12abc'");
     EXPECT_EQ(cond("arg1 == 0x"), at + "bad number '0x'");
-    EXPECT_EQ(cond("arg1 == 0xffffffffffffffff"), "(no error)");
-    EXPECT_EQ(cond("arg1 == 18446744073709551615"), "(no error)");
+    // ioctl's arg2 is an unsigned long: all 64 bits count there.
+    EXPECT_EQ(cond("arg2 == 0xffffffffffffffff"), "(no error)");
+    EXPECT_EQ(cond("arg2 == 18446744073709551615"), "(no error)");
     EXPECT_EQ(cond("  arg1==TIOCSTI|0x100  "), "(no error)");
     EXPECT_EQ(err(rule("['ioctl']", "'errno:EPERM'",
                        "['arg0 & 0xffffffff', 'arg1 & 0xffffffff']")),
