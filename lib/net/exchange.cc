@@ -34,7 +34,8 @@ namespace {
 constexpr auto idle_timeout = std::chrono::seconds(60);  // between requests
 constexpr auto handshake_timeout = std::chrono::seconds(30);
 constexpr size_t max_line = 4096;  // a chunk-size or trailer line
-constexpr size_t chunk = 64 * 1024;
+// One read of an intercepted stream (the coroutine frame holding it is per connection).
+constexpr size_t chunk = 16 * 1024;
 
 class Exchange : public Connection, public std::enable_shared_from_this<Exchange> {
 public:
