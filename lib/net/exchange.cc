@@ -177,7 +177,10 @@ private:
         case Framing::none: co_return true;
         case Framing::length:
             if (!co_await copy(from, to, b.length, r)) co_return false;
-            co_return r == nullptr || co_await write(to, r->finish());
+            // (Written out: GCC 12 evaluates the operands of a co_await under || or &&
+            // before the condition, so r->finish() must not sit in one.)
+            if (r == nullptr) co_return true;
+            co_return co_await write(to, r->finish());
         case Framing::until_close:
             for (;;) {
                 std::string& buffer = buf(from);
@@ -188,7 +191,10 @@ private:
                     if (!co_await send_piece(to, part, false)) co_return false;
                 }
                 if (!co_await fill(from)) {
-                    if (r != nullptr) (void)co_await send_piece(to, r->finish(), false);
+                    if (r != nullptr) {
+                        std::string rest = r->finish();
+                        (void)co_await send_piece(to, rest, false);
+                    }
                     co_return false;
                 }
             }
@@ -207,13 +213,17 @@ private:
             // The size line is written anew, without extensions, and trailers are
             // dropped: nothing of the sender's own spelling of the framing goes on.
             // (Redacted bodies get their own chunk sizes, see copy().)
-            if (r == nullptr && n != 0 && !co_await write(to, std::string(size) + "\r\n")) co_return false;
+            if (r == nullptr && n != 0) {
+                if (!co_await write(to, std::string(size) + "\r\n")) co_return false;
+            }
             if (n == 0) {
                 // Trailers, up to the empty line: read, not passed on.
                 for (int i = 0; i < 64; ++i) {
                     if (!co_await line(from, l)) co_return false;
                     if (l == "\r\n") {
-                        if (r != nullptr && !co_await send_piece(to, r->finish(), true)) co_return false;
+                        if (r != nullptr) {
+                            if (!co_await send_piece(to, r->finish(), true)) co_return false;
+                        }
                         co_return co_await write(to, "0\r\n\r\n");
                     }
                 }
@@ -221,7 +231,9 @@ private:
             }
             if (!co_await copy(from, to, n, r, r != nullptr)) co_return false;
             if (!co_await line(from, l) || l != "\r\n") co_return false;
-            if (r == nullptr && !co_await write(to, l)) co_return false;
+            if (r == nullptr) {
+                if (!co_await write(to, l)) co_return false;
+            }
         }
     }
 
