@@ -861,3 +861,40 @@ TEST_F(Network, ManyTunnelsLeaveTheUsersPipeQuotaAlone) {
     // 64 connections, each bounded as above.
     EXPECT_LE(f.queued, 64u << 20);
 }
+
+// A secret goes in the headers its policy entry names (here X-Goog-Api-Key) besides
+// Authorization and x-api-key, and in no other header; the origin's echo of the
+// request (a Content-Length body cut in 7-byte writes) comes back with the value
+// masked by a string of the same length, so the body's length stays what the origin said.
+TEST_F(Network, SecretGoesOnlyInTheHeadersItsEntryNames) {
+    auto c = ajnet::make_cert(scratch.path() + "/ca.pem", scratch.path() + "/key.pem", {"api.test"});
+    TestServer api({"api", &c});
+    std::string ap = std::to_string(api.port());
+    const std::string value = ajit::unique_name("sk-hdr-");
+    NetPolicy p;
+    p.hosts = {{"api.test", "127.0.0.1"}};
+    p.extra = "\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_HDR_SECRET\", hosts = [\"api.test:" + ap +
+              "\"], headers = [\"X-Goog-Api-Key\"] }\n";
+    std::string script = "curl -sS --max-time 15 -o body.out -w 'R code %{http_code} %{size_download}\\n' "
+                         "-H \"X-Goog-Api-Key: $API_KEY\" -H \"X-Other: $API_KEY\" https://api.test:" + ap +
+                         "/echo; echo R body $(grep -c \"X-Goog-Api-Key: agentjail-secret\" body.out); "
+                         "echo R len $(wc -c < body.out); rm -f body.out";
+    auto r = bash_trusting(jail, c, script, {"-p", policy(p)}, {"AJ_TEST_HDR_SECRET=" + value});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, value)) << describe(r);
+    auto line = [&](const std::string& label) {
+        for (const auto& l : ajtest::lines(r.out))
+            if (l.rfind("R " + label + " ", 0) == 0) return ajtest::trim(l.substr(label.size() + 3));
+        return std::string("<missing>");
+    };
+    ASSERT_EQ(api.requests().size(), 1u) << describe(r);
+    const std::string& head = api.requests()[0].head;
+    EXPECT_TRUE(ajtest::contains(head, "X-Goog-Api-Key: " + value)) << head;
+    EXPECT_FALSE(ajtest::contains(head, "X-Other: " + value)) << head;
+    EXPECT_TRUE(ajtest::contains(head, "X-Other: agentjail-secret-placeholder-API_KEY-")) << head;
+    // The echoed body: the value masked (the mask begins like the placeholder) and
+    // exactly as long as what the origin sent (its head plus CRLF).
+    EXPECT_EQ(line("body"), "1") << describe(r);
+    EXPECT_EQ(line("len"), std::to_string(head.size() + 2)) << describe(r);
+    EXPECT_EQ(line("code"), "200 " + std::to_string(head.size() + 2)) << describe(r);
+}
