@@ -12,7 +12,8 @@ namespace {
 
 bool iequals(std::string_view a, std::string_view b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
            });
 }
 
@@ -31,10 +32,12 @@ bool carries_credential(std::string_view header, const std::vector<std::string>&
     for (std::string_view never : {"proxy-authorization", "origin", "referer", "cookie", "host"})
         if (iequals(header, never)) return false;
     if (iequals(header, "authorization") || iequals(header, "x-api-key")) return true;
-    return std::any_of(named.begin(), named.end(), [&](const std::string& n) { return iequals(header, n); });
+    return std::any_of(named.begin(), named.end(),
+                       [&](const std::string& n) { return iequals(header, n); });
 }
 
-std::string put_secrets(std::string_view name, std::string value, const std::vector<SecretUse>& uses) {
+std::string put_secrets(std::string_view name, std::string value,
+                        const std::vector<SecretUse>& uses) {
     for (const auto& u : uses)
         if (carries_credential(name, u.headers)) replace_all(value, u.placeholder, u.value);
     return value;
@@ -76,7 +79,8 @@ std::string Redactor::drain(bool all) {
     // matches are taken only before `limit`, so a short value inside a longer one
     // that is still arriving is never replaced on its own (which would let the rest
     // of the longer one through).
-    size_t limit = all ? pending_.size() : pending_.size() - std::min(pending_.size(), longest_ - 1);
+    size_t limit =
+        all ? pending_.size() : pending_.size() - std::min(pending_.size(), longest_ - 1);
     size_t pos = 0;
     for (;;) {
         // The leftmost complete match of any value (the longest one at a tie).
@@ -84,7 +88,8 @@ std::string Redactor::drain(bool all) {
         for (size_t i = 0; i < values_.size(); ++i) {
             size_t at = pending_.find(values_[i], pos);
             if (at == std::string::npos || at >= limit) continue;
-            if (best == std::string::npos || at < best || (at == best && values_[i].size() > values_[which].size())) {
+            if (best == std::string::npos || at < best ||
+                (at == best && values_[i].size() > values_[which].size())) {
                 best = at;
                 which = i;
             }

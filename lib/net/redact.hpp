@@ -26,7 +26,8 @@ struct SecretUse {
 bool carries_credential(std::string_view header, const std::vector<std::string>& named);
 // The value of request header `name` with each placeholder of `uses` that may go
 // into that header replaced by its real value; every other header is unchanged.
-std::string put_secrets(std::string_view name, std::string value, const std::vector<SecretUse>& uses);
+std::string put_secrets(std::string_view name, std::string value,
+                        const std::vector<SecretUse>& uses);
 
 // The text the sandbox gets in place of a secret's real value in a response body:
 // exactly as long as the value (so Content-Length and chunk sizes stay true), made

@@ -58,12 +58,13 @@ static int one_round(const char* mode, const char* host, const char* port, const
     }
     char req[1024], buf[8192];
     if (strcmp(mode, "http") == 0) {
-        snprintf(req, sizeof req, "GET http://%s:%s%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", host, port, path, host,
-                 port);
+        snprintf(req, sizeof req, "GET http://%s:%s%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", host, port,
+                 path, host, port);
         send_all(fd, req, strlen(req));
     } else {
         if (strcmp(mode, "connect") == 0) {
-            snprintf(req, sizeof req, "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", host, port, host, port);
+            snprintf(req, sizeof req, "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", host, port,
+                     host, port);
             send_all(fd, req, strlen(req));
             read_until(fd, buf, sizeof buf, "\r\n\r\n", 0);
             if (strncmp(buf, "HTTP/1.1 200", 12) != 0) {

@@ -16,14 +16,16 @@ namespace {
 const std::string kPh = "agentjail-secret-placeholder-API_KEY-0123456789abcdef";
 const std::string kValue = "sk-live-4f9c2b7e1d3a5c6b8e0f";
 
-std::vector<SecretUse> uses(std::vector<std::string> headers = {}) { return {{kPh, kValue, std::move(headers)}}; }
+std::vector<SecretUse> uses(std::vector<std::string> headers = {}) {
+    return {{kPh, kValue, std::move(headers)}};
+}
 
 TEST(NetRedact, OnlyCredentialHeadersGetTheValue) {
     EXPECT_TRUE(carries_credential("Authorization", {}));
     EXPECT_TRUE(carries_credential("X-API-KEY", {}));
     EXPECT_TRUE(carries_credential("x-goog-api-key", {"X-Goog-Api-Key"}));
-    for (const char* h : {"Origin", "Referer", "Cookie", "Proxy-Authorization", "Host", "X-Forwarded-For", "Accept",
-                          "x-goog-api-key"})
+    for (const char* h : {"Origin", "Referer", "Cookie", "Proxy-Authorization", "Host",
+                          "X-Forwarded-For", "Accept", "x-goog-api-key"})
         EXPECT_FALSE(carries_credential(h, {})) << h;
     // A policy cannot make a reflected header a credential header.
     EXPECT_FALSE(carries_credential("Origin", {"Origin"}));
@@ -34,9 +36,11 @@ TEST(NetRedact, OnlyCredentialHeadersGetTheValue) {
 }
 
 TEST(NetRedact, TheHeadGoesOutWithTheValueInItsCredentialHeaderOnly) {
-    std::string in = "POST " + std::string("/v1?k=") + kPh + " HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer " +
-                     kPh + "\r\nOrigin: https://" + kPh + "\r\nReferer: https://x/" + kPh + "\r\nCookie: s=" + kPh +
-                     "\r\nProxy-Authorization: Basic " + kPh + "\r\nAccept-Encoding: gzip\r\nContent-Length: 3\r\n\r\n";
+    std::string in = "POST " + std::string("/v1?k=") + kPh +
+                     " HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer " + kPh +
+                     "\r\nOrigin: https://" + kPh + "\r\nReferer: https://x/" + kPh +
+                     "\r\nCookie: s=" + kPh + "\r\nProxy-Authorization: Basic " + kPh +
+                     "\r\nAccept-Encoding: gzip\r\nContent-Length: 3\r\n\r\n";
     auto q = parse_request_head(in, TargetForm::origin);
     ASSERT_EQ(q.status, ParseStatus::ok) << q.error;
     std::string h = exchange_head(q.request, "/v1?k=" + kPh, "api.test", 443, 443, true, uses());
@@ -55,11 +59,12 @@ TEST(NetRedact, TheHeadGoesOutWithTheValueInItsCredentialHeaderOnly) {
 }
 
 TEST(NetRedact, AResponseHeadGetsThePlaceholderBack) {
-    std::string head = "HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: https://" + kValue + "\r\nX-Echo: Bearer " +
-                       kValue + "\r\n\r\n";
+    std::string head = "HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: https://" + kValue +
+                       "\r\nX-Echo: Bearer " + kValue + "\r\n\r\n";
     std::string out = redact_head(head, uses());
     EXPECT_EQ(out.find(kValue), std::string::npos) << out;
-    EXPECT_NE(out.find("Access-Control-Allow-Origin: https://" + kPh + "\r\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("Access-Control-Allow-Origin: https://" + kPh + "\r\n"), std::string::npos)
+        << out;
 }
 
 TEST(NetRedact, TheMaskIsAsLongAsTheValue) {
@@ -73,7 +78,8 @@ TEST(NetRedact, TheMaskIsAsLongAsTheValue) {
 // comes out is exactly as long as what went in (Content-Length stays true).
 TEST(NetRedact, AValueSplitAcrossPiecesIsStillMasked) {
     const std::string body = "{\"echo\":\"" + kValue + "\",\"again\":\"" + kValue + "\"}";
-    const std::string want = "{\"echo\":\"" + body_mask(uses()[0]) + "\",\"again\":\"" + body_mask(uses()[0]) + "\"}";
+    const std::string want =
+        "{\"echo\":\"" + body_mask(uses()[0]) + "\",\"again\":\"" + body_mask(uses()[0]) + "\"}";
     for (size_t a = 0; a <= body.size(); ++a) {
         for (size_t b = a; b <= body.size(); b += 3) {
             Redactor r(uses());
