@@ -466,8 +466,8 @@ bool response_body(const Response& r, std::string_view method, Body& body, std::
     return framing_headers(r.headers, body, why);
 }
 
-std::string exchange_head(const Request& r, std::string_view path, std::string_view host, std::uint16_t port,
-                          std::uint16_t default_port, bool keep_alive,
+std::string exchange_head(const Request& r, std::string_view path, std::string_view host,
+                          std::uint16_t port, std::uint16_t default_port, bool keep_alive,
                           const std::vector<SecretUse>& secrets) {
     std::string out = r.method + " " + std::string(path) + " " + r.version + "\r\n";
     const std::vector<std::string> listed = connection_tokens(r);

@@ -95,8 +95,8 @@ bool response_body(const Response& r, std::string_view request_method, Body& bod
 // values in the credential headers only (carries_credential()), and then the
 // response is asked for without content coding (Accept-Encoding: identity), so that
 // the proxy can find a value the origin echoes in the body (redact.hpp).
-std::string exchange_head(const Request& r, std::string_view path, std::string_view host, std::uint16_t port,
-                          std::uint16_t default_port, bool keep_alive,
+std::string exchange_head(const Request& r, std::string_view path, std::string_view host,
+                          std::uint16_t port, std::uint16_t default_port, bool keep_alive,
                           const std::vector<SecretUse>& secrets = {});
 
 // Splits an authority "host:port", "[v6]:port" or (default_port != 0) "host".

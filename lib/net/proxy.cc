@@ -31,10 +31,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -533,7 +533,8 @@ private:
     }
 
     void relay_both() {
-        if (up_pipe_.make(px_.pipes_open, px_.settings.bounds) && down_pipe_.make(px_.pipes_open, px_.settings.bounds)) {
+        if (up_pipe_.make(px_.pipes_open, px_.settings.bounds) &&
+            down_pipe_.make(px_.pipes_open, px_.settings.bounds)) {
             // Both ends are plain TCP: the kernel moves the bytes (socket -> pipe ->
             // socket), nothing is copied through this process.
             error_code ignore;
@@ -579,7 +580,8 @@ private:
                 return abort();
             }
             ssize_t n = ::splice(from.native_handle(), nullptr, p.w, nullptr,
-                                 static_cast<size_t>(px_.settings.bounds.pipe_size), SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                                 static_cast<size_t>(px_.settings.bounds.pipe_size),
+                                 SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
             if (n > 0) {
                 p.pending = static_cast<size_t>(n);
                 count += static_cast<std::uint64_t>(n);
@@ -733,8 +735,8 @@ void Proxy::Impl::accept() {
             // means the listening socket is broken: the sandbox has lost its way out,
             // and the result record says so.
             int e = ec.value();
-            if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM && e != ECONNABORTED && e != EINTR &&
-                e != EPROTO && e != EPERM && e != ETIMEDOUT) {
+            if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM && e != ECONNABORTED &&
+                e != EINTR && e != EPROTO && e != EPERM && e != ETIMEDOUT) {
                 fail("accept on the sandbox's proxy socket: " + ec.message());
                 return;
             }
@@ -940,7 +942,8 @@ Result<void> Proxy::serve(sys::UniqueFd listener) {
         // killing the process (drain_sigpipe() takes it). Faults stay unblocked.
         sigset_t mask;
         ::sigfillset(&mask);
-        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) ::sigdelset(&mask, sig);
+        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})
+            ::sigdelset(&mask, sig);
         ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);
         for (int errors = 0;;) {
             try {

@@ -40,8 +40,8 @@ struct Bounds {
     // SO_RCVBUF and SO_SNDBUF of every socket (the kernel doubles it for its own
     // bookkeeping and stops autotuning): a connection holds at most 4 such buffers.
     int socket_buffer = 128 * 1024;
-    int pipe_size = 16 * 1024;       // F_SETPIPE_SZ of each splice pipe (4 pages)
-    std::size_t max_pipes = 128;     // splice pipes open at once (two per relayed tunnel)
+    int pipe_size = 16 * 1024;            // F_SETPIPE_SZ of each splice pipe (4 pages)
+    std::size_t max_pipes = 128;          // splice pipes open at once (two per relayed tunnel)
     std::size_t copy_buffer = 16 * 1024;  // per direction, when a tunnel gets no pipes
 };
 // Bounds for a run: max_connections is the policy's, but at most one per 2 MiB of
@@ -52,7 +52,8 @@ Bounds bounds_for(std::optional<std::uint64_t> memory_limit, std::size_t policy_
 struct Settings {
     Rules rules;
     std::string log_path;              // one JSON line per attempt; "" for none
-    std::size_t max_connections = 256;  // concurrent connections per sandbox (bounds.max_connections)
+    std::size_t max_connections =
+        256;  // concurrent connections per sandbox (bounds.max_connections)
     Bounds bounds;
     std::uint16_t port = 3128;         // where the proxy listens inside the sandbox
     std::vector<Secret> secrets;

@@ -8,8 +8,8 @@
 
 #include "net/ca.hpp"
 #include "net/http.hpp"
-#include "net/redact.hpp"
 #include "net/proxy.hpp"
+#include "net/redact.hpp"
 #include "sys/fd.hpp"
 
 #include <boost/asio.hpp>

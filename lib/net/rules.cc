@@ -140,7 +140,8 @@ std::string allow_hint(std::string_view host, std::uint16_t port) {
     // asked for, and for the host's own or internal addresses a warning with it,
     // since such an entry opens a service of the host or the LAN to the sandbox.
     auto a = parse_numeric_host(host);
-    bool internal_name = host == "localhost" || (host.size() > 10 && host.substr(host.size() - 10) == ".localhost");
+    bool internal_name =
+        host == "localhost" || (host.size() > 10 && host.substr(host.size() - 10) == ".localhost");
     if ((a && classify(*a) != AddressKind::global) || internal_name)
         return "it is " + std::string(a ? describe(classify(*a)) : "a name of this host") +
                ": only an allow entry naming exactly \"" + exact +
@@ -182,10 +183,13 @@ NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t
         d.rule = "default";
         std::string hint = allow_hint(host, port);
         if (other_port)
-            d.reason = hp + " is not in the allowlist: \"" + other_port->text + "\" (" + other_port->origin +
-                       ") allows other ports only (an entry without a port allows 80 and 443; " + hint + ")";
+            d.reason = hp + " is not in the allowlist: \"" + other_port->text + "\" (" +
+                       other_port->origin +
+                       ") allows other ports only (an entry without a port allows 80 and 443; " +
+                       hint + ")";
         else
-            d.reason = std::string(host) + " is not in the allowlist (default: nothing is allowed; " + hint + ")";
+            d.reason = std::string(host) +
+                       " is not in the allowlist (default: nothing is allowed; " + hint + ")";
         return d;
     }
     d.allowed = true;
@@ -356,20 +360,24 @@ RequestDecision check_request(const Rules& rules, std::string_view host, std::ui
     return d;
 }
 
-std::string check_address(std::string_view host, const Address& a, const std::vector<Address>& own) {
+std::string check_address(std::string_view host, const Address& a,
+                          const std::vector<Address>& own) {
     AddressKind k = classify(a);
     bool host_own = std::find(own.begin(), own.end(), a) != own.end();
     // An IPv4 address spelt as IPv6 (::ffff:a.b.c.d) reaches the same interface.
     if (!host_own)
-        if (auto inner = embedded_ipv4(a)) host_own = std::find(own.begin(), own.end(), *inner) != own.end();
+        if (auto inner = embedded_ipv4(a))
+            host_own = std::find(own.begin(), own.end(), *inner) != own.end();
     if (k == AddressKind::global && !host_own) return {};
-    std::string what = k == AddressKind::global ? std::string("an address of this host") : describe(k);
+    std::string what =
+        k == AddressKind::global ? std::string("an address of this host") : describe(k);
     if (host_own && k != AddressKind::global && k != AddressKind::loopback) what += " of this host";
     std::string s = std::string(host);
     std::string text = a.to_string();
     // No hint to open a range: only an entry naming this exact address lifts the check.
     if (s == text)
-        return s + " is " + what + " (refused unless an allow entry names exactly this address and port)";
+        return s + " is " + what +
+               " (refused unless an allow entry names exactly this address and port)";
     return s + " resolved to " + text + ", " + what + " (DNS rebinding?)";
 }
 

@@ -100,7 +100,8 @@ RequestDecision check_request(const Rules& rules, std::string_view host, std::ui
 // The address check after resolution: "" when the address may be reached,
 // else why not (names the host and the kind of address). `own`: the addresses of
 // the host's interfaces (any range), refused like loopback: they reach its services.
-std::string check_address(std::string_view host, const Address& a, const std::vector<Address>& own = {});
+std::string check_address(std::string_view host, const Address& a,
+                          const std::vector<Address>& own = {});
 
 // The hint of a refusal for host:port not in the allowlist: the exact entry that
 // would allow it, never a range or a wildcard, and for an internal address (loopback,

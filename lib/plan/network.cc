@@ -214,7 +214,8 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
         for (const char* var : ca_bundle_vars) set_env(plan, var, s->ca_bundle_inside);
     }
     // What the proxy holds for the sandbox scales with the sandbox's memory limit.
-    s->bounds = net::bounds_for(plan.limits.memory_bytes, static_cast<std::size_t>(n.max_connections.value));
+    s->bounds = net::bounds_for(plan.limits.memory_bytes,
+                                static_cast<std::size_t>(n.max_connections.value));
     s->max_connections = s->bounds.max_connections;
     if (!n.log.value.empty()) {
         std::string raw = n.log.value;
@@ -275,9 +276,10 @@ std::string network_text(const Plan& plan) {
     for (const auto& p : s.rules.pins) out += "  pin        " + p.host + " -> " + p.address.to_string() + "  (" + p.origin + ")\n";
     out += "  refused    loopback, private, link-local, metadata, multicast and unspecified addresses"
            " (unless pinned)\n";
-    out += "  limit      " + std::to_string(s.max_connections) + " connections at once (socket buffers " +
-           std::to_string(s.bounds.socket_buffer / 1024) + " KiB, at most " + std::to_string(s.bounds.max_pipes) +
-           " splice pipes of " + std::to_string(s.bounds.pipe_size / 1024) + " KiB)\n";
+    out += "  limit      " + std::to_string(s.max_connections) +
+           " connections at once (socket buffers " + std::to_string(s.bounds.socket_buffer / 1024) +
+           " KiB, at most " + std::to_string(s.bounds.max_pipes) + " splice pipes of " +
+           std::to_string(s.bounds.pipe_size / 1024) + " KiB)\n";
     if (!s.log_path.empty()) out += "  log        " + s.log_path + "\n";
     if (!s.ca_bundle_inside.empty())
         out += "  tls        HTTPS to hosts with method/path rules or secrets is intercepted (per-run CA;"
@@ -287,7 +289,8 @@ std::string network_text(const Plan& plan) {
         for (const auto& h : sec.hosts) hosts += (hosts.empty() ? "" : ", ") + h.text;
         std::string headers = "Authorization, x-api-key";
         for (const auto& h : sec.headers) headers += ", " + h;
-        out += "  secret     " + sec.name + " from " + sec.source + " for " + hosts + " (in " + headers +
+        out += "  secret     " + sec.name + " from " + sec.source + " for " + hosts + " (in " +
+               headers +
                " of requests to those hosts, sent on over TLS; masked in what comes back)\n";
     }
     return out;
@@ -322,7 +325,10 @@ std::string network_json(const Plan& plan) {
         for (const auto& sec : s.secrets) {
             json hosts = json::array();
             for (const auto& h : sec.hosts) hosts.push_back(h.text);
-            secrets.push_back({{"name", sec.name}, {"source", sec.source}, {"hosts", hosts}, {"headers", sec.headers}});
+            secrets.push_back({{"name", sec.name},
+                               {"source", sec.source},
+                               {"hosts", hosts},
+                               {"headers", sec.headers}});
         }
         j["secrets"] = std::move(secrets);
         j["ca_bundle"] = s.ca_bundle_inside.empty() ? json(nullptr) : json(s.ca_bundle_inside);

@@ -56,9 +56,11 @@ std::string check_secret_header(std::string_view s) {
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     // These are reflected by origins (CORS, redirects, Set-Cookie) or are the proxy's
     // own: a secret there would come back into the sandbox or go where it must not.
-    for (const char* never : {"origin", "referer", "cookie", "host", "proxy-authorization", "content-length",
-                              "transfer-encoding", "connection"})
-        if (lower == never) return "a secret cannot go in " + std::string(s) + " (it is echoed or not a credential)";
+    for (const char* never : {"origin", "referer", "cookie", "host", "proxy-authorization",
+                              "content-length", "transfer-encoding", "connection"})
+        if (lower == never)
+            return "a secret cannot go in " + std::string(s) +
+                   " (it is echoed or not a credential)";
     return {};
 }
 

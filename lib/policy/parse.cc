@@ -724,7 +724,8 @@ bool Parser::secrets(const toml::table& t) {
                 if (!array_of(*f.node, sub, a)) return false;
                 for (size_t i = 0; i < a->size(); ++i) {
                     std::string h;
-                    if (!checked(*a->get(i), sub + "[" + std::to_string(i) + "]", h, check_secret_header))
+                    if (!checked(*a->get(i), sub + "[" + std::to_string(i) + "]", h,
+                                 check_secret_header))
                         return false;
                     rule.headers.push_back(h);
                 }

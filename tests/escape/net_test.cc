@@ -968,41 +968,51 @@ TEST_F(Escape, NET09_TunAndSysctlAreClosed) {
 // it received), so only the proxy stands between the value and the sandbox.
 TEST_F(Escape, NET06_AnEchoingOriginHandsNoSecretBack) {
     NetFixture f;
-    auto c = ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem", {"api.test"});
+    auto c =
+        ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem", {"api.test"});
     TestServer api({"api", &c});
     std::string ap = std::to_string(api.port());
     const std::string value = unique_name("sk-echo-");
     NetPolicy p;
     p.hosts = {{"api.test", "127.0.0.1"}};
-    p.extra = "\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_ECHO_SECRET\", hosts = [\"api.test:" + ap + "\"] }\n";
+    p.extra =
+        "\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_ECHO_SECRET\", hosts = [\"api.test:" + ap +
+        "\"] }\n";
     std::string marker = unique_name("marker-");
-    std::string req = "-H \"Authorization: Bearer $API_KEY\" -H \"x-api-key: $API_KEY\" "
-                      "-H \"Origin: https://$API_KEY.example\" -H \"Referer: https://x.example/$API_KEY\" "
-                      "-H \"Cookie: k=$API_KEY\" -H \"X-Marker: " + marker + "\"";
+    std::string req =
+        "-H \"Authorization: Bearer $API_KEY\" -H \"x-api-key: $API_KEY\" "
+        "-H \"Origin: https://$API_KEY.example\" -H \"Referer: https://x.example/$API_KEY\" "
+        "-H \"Cookie: k=$API_KEY\" -H \"X-Marker: " +
+        marker + "\"";
     std::string script;
     for (const char* route : {"echo", "echo-chunked"})
-        script += std::string("curl -sS --max-time 15 -D - ") + req + " 'https://api.test:" + ap + "/" + route +
-                  "?q='\"$API_KEY\"; echo; echo R " + route + " done; ";
+        script += std::string("curl -sS --max-time 15 -D - ") + req + " 'https://api.test:" + ap +
+                  "/" + route + "?q='\"$API_KEY\"; echo; echo R " + route + " done; ";
     // Plain HTTP to the secret's host goes on over TLS through the same exchange.
-    script += "curl -sS --max-time 15 -D - " + req + " 'http://api.test:" + ap + "/echo'; echo; echo R plain done; ";
+    script += "curl -sS --max-time 15 -D - " + req + " 'http://api.test:" + ap +
+              "/echo'; echo; echo R plain done; ";
     script += "echo placeholder=$API_KEY";
     ajtest::RunOptions o;
     o.timeout_ms = kTimeoutMs;
     o.env = {"SSL_CERT_FILE=" + c.cert_path, "AJ_TEST_ECHO_SECRET=" + value};
-    auto r = jail.run(cat(jail.base(), {"-p", f.policy(p), "--net-log", f.log_path(), "--", "/bin/bash", "-c",
-                                        script}),
+    auto r = jail.run(cat(jail.base(), {"-p", f.policy(p), "--net-log", f.log_path(), "--",
+                                        "/bin/bash", "-c", script}),
                       o);
     ASSERT_EQ(r.status, 0) << describe(r);
     std::string placeholder = field(r.out, "placeholder");
-    ASSERT_TRUE(ajtest::contains(placeholder, "agentjail-secret-placeholder-API_KEY-")) << describe(r);
+    ASSERT_TRUE(ajtest::contains(placeholder, "agentjail-secret-placeholder-API_KEY-"))
+        << describe(r);
     // The attack: the value anywhere in what the sandbox got.
-    EXPECT_FALSE(ajtest::contains(r.out, value)) << "the origin's echo handed the secret back\n" << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, value)) << "the origin's echo handed the secret back\n"
+                                                 << describe(r);
     EXPECT_FALSE(ajtest::contains(r.err, value)) << describe(r);
     EXPECT_FALSE(ajtest::contains(ajtest::read_file(f.log_path()), value));
     // What came back: the placeholder in the reflected headers.
-    EXPECT_TRUE(ajtest::contains(r.out, "Access-Control-Allow-Origin: https://" + placeholder + ".example"))
+    EXPECT_TRUE(
+        ajtest::contains(r.out, "Access-Control-Allow-Origin: https://" + placeholder + ".example"))
         << describe(r);
-    EXPECT_TRUE(ajtest::contains(r.out, "X-Echo-Authorization: Bearer " + placeholder)) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "X-Echo-Authorization: Bearer " + placeholder))
+        << describe(r);
     EXPECT_TRUE(ajtest::contains(r.out, "X-Echo-Api-Key: " + placeholder)) << describe(r);
     for (const char* route : {"echo", "echo-chunked", "plain"})
         EXPECT_EQ(status_of(r.out, route), "done") << describe(r);
@@ -1012,8 +1022,10 @@ TEST_F(Escape, NET06_AnEchoingOriginHandsNoSecretBack) {
     for (const auto& q : reqs) {
         EXPECT_TRUE(ajtest::contains(q.head, "Authorization: Bearer " + value)) << q.head;
         EXPECT_TRUE(ajtest::contains(q.head, "x-api-key: " + value)) << q.head;
-        EXPECT_TRUE(ajtest::contains(q.head, "Origin: https://" + placeholder + ".example")) << q.head;
-        EXPECT_TRUE(ajtest::contains(q.head, "Referer: https://x.example/" + placeholder)) << q.head;
+        EXPECT_TRUE(ajtest::contains(q.head, "Origin: https://" + placeholder + ".example"))
+            << q.head;
+        EXPECT_TRUE(ajtest::contains(q.head, "Referer: https://x.example/" + placeholder))
+            << q.head;
         EXPECT_TRUE(ajtest::contains(q.head, "Cookie: k=" + placeholder)) << q.head;
         EXPECT_FALSE(ajtest::contains(q.target, value)) << q.target;
     }
@@ -1032,7 +1044,8 @@ TEST_F(Escape, NET06_AnEchoingOriginHandsNoSecretBack) {
 // read body bytes of a 64 MiB download) and a TLS client refused the certificate.
 TEST_F(Escape, PROC06_EarlyClosesNeverKillTheSupervisor) {
     NetFixture f;
-    auto c = ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem", {"example.test"});
+    auto c = ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem",
+                              {"example.test"});
     TestServer s({"flood"});
     TestServer tls({"flood-tls", &c});
     std::string sp = std::to_string(s.port()), tp = std::to_string(tls.port());
@@ -1043,20 +1056,29 @@ TEST_F(Escape, PROC06_EarlyClosesNeverKillTheSupervisor) {
     std::string script;
     // The sure way to EPIPE: half-close, read a little, close with data unread.
     for (const char* mode : {"http", "connect", "socks"})
-        script += "echo R " + std::string(mode) + " $(" + helper("earlyclose") + " " + mode + " example.test " + sp +
-                  " /bytes/67108864 40); ";
+        script += "echo R " + std::string(mode) + " $(" + helper("earlyclose") + " " + mode +
+                  " example.test " + sp + " /bytes/67108864 40); ";
     script +=
         "n=0; for i in $(seq 15); do "
-        "a=$(curl -sS --max-time 20 " + url + " 2>/dev/null | head -c 3); "
-        "b=$(curl -sS --max-time 20 -p " + url + " 2>/dev/null | head -c 3); "
-        "k=$(curl -sS --max-time 20 --socks5-hostname 127.0.0.1:3128 " + url + " 2>/dev/null | head -c 3); "
+        "a=$(curl -sS --max-time 20 " +
+        url +
+        " 2>/dev/null | head -c 3); "
+        "b=$(curl -sS --max-time 20 -p " +
+        url +
+        " 2>/dev/null | head -c 3); "
+        "k=$(curl -sS --max-time 20 --socks5-hostname 127.0.0.1:3128 " +
+        url +
+        " 2>/dev/null | head -c 3); "
         "[ \"$a$b$k\" = xxxxxxxxx ] && n=$((n+1)); "
-        "curl -sS --max-time 20 -o /dev/null https://example.test:" + tp + "/bytes/1048576 2>/dev/null; "
+        "curl -sS --max-time 20 -o /dev/null https://example.test:" +
+        tp +
+        "/bytes/1048576 2>/dev/null; "
         "t=$?; done; echo R early $n; echo R tls $t; echo R survived yes";
     std::string rec = f.scratch.path() + "/result.json";
     ajtest::RunOptions o;
     o.timeout_ms = 180000;
-    auto r = jail.run(cat(jail.base(), {"-p", f.policy(p), "--result-file", rec, "--", "/bin/bash", "-c", script}),
+    auto r = jail.run(cat(jail.base(), {"-p", f.policy(p), "--result-file", rec, "--", "/bin/bash",
+                                        "-c", script}),
                       o);
     EXPECT_NE(r.status, 141) << "agentjail died of SIGPIPE\n" << describe(r);
     ASSERT_EQ(r.status, 0) << describe(r);
@@ -1071,7 +1093,7 @@ TEST_F(Escape, PROC06_EarlyClosesNeverKillTheSupervisor) {
         EXPECT_EQ(status_of(r.out, mode), "rounds=40 data=40") << mode << "\n" << describe(r);
     EXPECT_EQ(status_of(r.out, "early"), "15") << describe(r);
     EXPECT_EQ(status_of(r.out, "tls"), "60") << "curl was expected to refuse the test certificate\n"
-                                            << describe(r);
+                                             << describe(r);
 }
 
 namespace {
@@ -1086,7 +1108,8 @@ std::vector<std::string> host_interface_addresses() {
         if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
         char buf[INET6_ADDRSTRLEN] = {};
         if (i->ifa_addr->sa_family == AF_INET) {
-            ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
+            ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf,
+                        sizeof buf);
             out.push_back(buf);
         } else if (i->ifa_addr->sa_family == AF_INET6) {
             const auto* a6 = &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr;
@@ -1167,9 +1190,10 @@ TEST_F(Escape, NET03_TheHostsOwnInterfaceAddressesAreRefused) {
     std::string port = std::to_string(canary.port());
     // Control 1: each address reaches the canary from the host.
     for (const auto& a : addrs) {
-        auto direct = ajtest::run({"/bin/bash", "-c", "exec 3<>/dev/tcp/" +
-                                                          (a[0] == '[' ? a.substr(1, a.size() - 2) : a) + "/" + port +
-                                                          " && echo ok"});
+        auto direct =
+            ajtest::run({"/bin/bash", "-c",
+                         "exec 3<>/dev/tcp/" + (a[0] == '[' ? a.substr(1, a.size() - 2) : a) + "/" +
+                             port + " && echo ok"});
         ASSERT_TRUE(ajtest::contains(direct.out, "ok")) << a << "\n" << describe(direct);
     }
     int direct_connections = canary.connections();
@@ -1182,9 +1206,11 @@ TEST_F(Escape, NET03_TheHostsOwnInterfaceAddressesAreRefused) {
     auto r = in_bash(jail, script, {"-p", f.policy(p), "--net-log", f.log_path()});
     ASSERT_EQ(r.status, 0) << describe(r);
     for (size_t i = 0; i < addrs.size(); ++i)
-        EXPECT_TRUE(is_403(status_of(r.out, "a" + std::to_string(i)))) << addrs[i] << "\n" << describe(r);
-    EXPECT_EQ(canary.connections(), direct_connections) << "the proxy reached the host's own address\n"
-                                                       << describe(r);
+        EXPECT_TRUE(is_403(status_of(r.out, "a" + std::to_string(i)))) << addrs[i] << "\n"
+                                                                       << describe(r);
+    EXPECT_EQ(canary.connections(), direct_connections)
+        << "the proxy reached the host's own address\n"
+        << describe(r);
     for (const auto& e : f.log()) {
         if (e.value("decision", "") != "deny") continue;
         std::string why = e.value("reason", "");
@@ -1195,8 +1221,9 @@ TEST_F(Escape, NET03_TheHostsOwnInterfaceAddressesAreRefused) {
     // Control 2: named exactly, the first address is reached through the proxy.
     NetPolicy named;
     named.allow = {addrs[0] + ":" + port};
-    auto ok = in_bash(jail, std::string(kRawRequest) + "req named '" + connect_req(addrs[0] + ":" + port) + "'",
-                      {"-p", f.policy(named)});
+    auto ok = in_bash(
+        jail, std::string(kRawRequest) + "req named '" + connect_req(addrs[0] + ":" + port) + "'",
+        {"-p", f.policy(named)});
     EXPECT_TRUE(ajtest::contains(status_of(ok.out, "named"), " 200")) << describe(ok);
     EXPECT_EQ(canary.connections(), direct_connections + 1) << describe(ok);
 }

@@ -716,13 +716,15 @@ void descriptors(pid_t pid, std::set<unsigned long>& sockets, std::vector<std::s
         std::string target = std::filesystem::read_symlink(e.path(), ec).string();
         if (ec) continue;
         if (target.rfind("socket:[", 0) == 0) sockets.insert(std::stoul(target.substr(8)));
-        if (target.rfind("pipe:[", 0) == 0 && seen.insert(target).second) pipes.push_back(e.path().string());
+        if (target.rfind("pipe:[", 0) == 0 && seen.insert(target).second)
+            pipes.push_back(e.path().string());
     }
 }
 
 // Bytes queued (sent but not acknowledged, or received but not read) on the
 // sockets in `inodes`, from a /proc/PID/net/tcp{,6} table of one network namespace.
-std::uint64_t queued_bytes(const std::string& table, const std::set<unsigned long>& inodes, int& found) {
+std::uint64_t queued_bytes(const std::string& table, const std::set<unsigned long>& inodes,
+                           int& found) {
     std::uint64_t total = 0;
     auto lines = ajtest::lines(ajtest::read_file(table));
     for (size_t i = 1; i < lines.size(); ++i) {
@@ -732,38 +734,42 @@ std::uint64_t queued_bytes(const std::string& table, const std::set<unsigned lon
         if (inodes.count(inode) == 0) continue;
         ++found;
         auto colon = w[4].find(':');
-        total += std::stoull(w[4].substr(0, colon), nullptr, 16) + std::stoull(w[4].substr(colon + 1), nullptr, 16);
+        total += std::stoull(w[4].substr(0, colon), nullptr, 16) +
+                 std::stoull(w[4].substr(colon + 1), nullptr, 16);
     }
     return total;
 }
 
 std::uint64_t vm_rss_kib(pid_t pid) {
-    for (const auto& l : ajtest::lines(ajtest::read_file("/proc/" + std::to_string(pid) + "/status")))
+    for (const auto& l :
+         ajtest::lines(ajtest::read_file("/proc/" + std::to_string(pid) + "/status")))
         if (l.rfind("VmRSS:", 0) == 0) return std::stoull(ajit::words(l)[1]);
     return 0;
 }
 
 struct FloodResult {
-    std::uint64_t queued = 0;     // bytes in agentjail's sockets, both namespaces
-    int sockets = 0;              // agentjail's TCP sockets found in the tables
-    std::uint64_t rss_kib = 0;    // agentjail's VmRSS
-    std::uint64_t pipe_bytes = 0; // capacity of agentjail's pipes (F_GETPIPE_SZ)
+    std::uint64_t queued = 0;      // bytes in agentjail's sockets, both namespaces
+    int sockets = 0;               // agentjail's TCP sockets found in the tables
+    std::uint64_t rss_kib = 0;     // agentjail's VmRSS
+    std::uint64_t pipe_bytes = 0;  // capacity of agentjail's pipes (F_GETPIPE_SZ)
     size_t pipes = 0;
-    int fresh_pipe = 0;           // F_GETPIPE_SZ of a pipe this process made meanwhile
+    int fresh_pipe = 0;  // F_GETPIPE_SZ of a pipe this process made meanwhile
     ajtest::RunOutput run;
 };
 
 // 64 tunnels through the proxy to a server that sends 1 GiB on each, none of them
 // read inside: every buffer on the way fills up. Measured once the queues stop
 // growing (read twice, 300 ms apart, the same), while the tunnels are still open.
-FloodResult flood(ajtest::Jail& jail, const std::string& policy, const std::vector<std::string>& flags,
-                  std::uint16_t port) {
+FloodResult flood(ajtest::Jail& jail, const std::string& policy,
+                  const std::vector<std::string>& flags, std::uint16_t port) {
     FloodResult f;
-    std::string req = "CONNECT example.test:" + std::to_string(port) + " HTTP/1.1\\r\\n\\r\\nGET /bytes/1073741824 "
+    std::string req = "CONNECT example.test:" + std::to_string(port) +
+                      " HTTP/1.1\\r\\n\\r\\nGET /bytes/1073741824 "
                       "HTTP/1.1\\r\\nHost: example.test\\r\\n\\r\\n";
     // SIGPIPE ignored: a tunnel over the limit is answered 503 and closed at once.
-    std::string script = "trap '' PIPE; for i in $(seq 64); do exec {fd}<>/dev/tcp/127.0.0.1/3128 && printf '" + req +
-                         "' >&$fd; done; touch ready; while [ ! -e go ]; do sleep 0.1; done; echo done";
+    std::string script =
+        "trap '' PIPE; for i in $(seq 64); do exec {fd}<>/dev/tcp/127.0.0.1/3128 && printf '" +
+        req + "' >&$fd; done; touch ready; while [ ! -e go ]; do sleep 0.1; done; echo done";
     std::vector<std::string> args = {ajtest::agentjail_bin(), "-C", jail.ws(), "-p", policy};
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"--", "/bin/bash", "-c", script});
@@ -787,7 +793,8 @@ FloodResult flood(ajtest::Jail& jail, const std::string& policy, const std::vect
         int found = 0;
         std::uint64_t q = 0;
         for (const std::string& pid : {std::to_string(c.pid()), std::to_string(init)})
-            for (const char* t : {"/net/tcp", "/net/tcp6"}) q += queued_bytes("/proc/" + pid + t, sockets, found);
+            for (const char* t : {"/net/tcp", "/net/tcp6"})
+                q += queued_bytes("/proc/" + pid + t, sockets, found);
         f.queued = q;
         f.sockets = found;
         f.rss_kib = vm_rss_kib(c.pid());
@@ -823,11 +830,13 @@ FloodResult flood(ajtest::Jail& jail, const std::string& policy, const std::vect
 // and the 48 over the limit are refused with a log line each.
 TEST_F(Network, ManyTunnelsUnderASmallMemoryLimitStayWithinTheProxysBounds) {
     TestServer s({"flood"});
-    auto f = flood(jail, pinned(s), {"-m", "32M", "--allow-degraded", "--net-log", log_path()}, s.port());
+    auto f = flood(jail, pinned(s), {"-m", "32M", "--allow-degraded", "--net-log", log_path()},
+                   s.port());
     ASSERT_EQ(f.run.status, 0) << describe(f.run);
     ASSERT_TRUE(ajtest::contains(f.run.out, "done")) << describe(f.run);
-    std::cout << "[   INFO   ] queued " << f.queued / 1024 << " KiB in " << f.sockets << " sockets, VmRSS "
-              << f.rss_kib << " KiB, " << f.pipes << " pipes of " << f.pipe_bytes / 1024 << " KiB\n";
+    std::cout << "[   INFO   ] queued " << f.queued / 1024 << " KiB in " << f.sockets
+              << " sockets, VmRSS " << f.rss_kib << " KiB, " << f.pipes << " pipes of "
+              << f.pipe_bytes / 1024 << " KiB\n";
     EXPECT_GT(f.sockets, 0) << "no socket of agentjail found in /proc/PID/net/tcp";
     // 16 connections x 2 sockets x (receive + send) x 2 x 128 KiB (the kernel's doubling).
     EXPECT_LE(f.queued, 16u << 20);
@@ -850,9 +859,9 @@ TEST_F(Network, ManyTunnelsLeaveTheUsersPipeQuotaAlone) {
     TestServer s({"flood"});
     auto f = flood(jail, pinned(s), {}, s.port());
     ASSERT_EQ(f.run.status, 0) << describe(f.run);
-    std::cout << "[   INFO   ] " << f.pipes << " pipes of " << f.pipe_bytes / 1024 << " KiB in all, queued "
-              << f.queued / 1024 << " KiB in " << f.sockets << " sockets, a fresh pipe holds " << f.fresh_pipe
-              << "\n";
+    std::cout << "[   INFO   ] " << f.pipes << " pipes of " << f.pipe_bytes / 1024
+              << " KiB in all, queued " << f.queued / 1024 << " KiB in " << f.sockets
+              << " sockets, a fresh pipe holds " << f.fresh_pipe << "\n";
     EXPECT_GT(f.pipes, 0u) << "the tunnels were expected to be spliced";
     // 128 splice pipes of 16 KiB, and a few of agentjail's own (stdio, status) of 64 KiB.
     EXPECT_LE(f.pipes, 128u + 8);
@@ -867,24 +876,29 @@ TEST_F(Network, ManyTunnelsLeaveTheUsersPipeQuotaAlone) {
 // request (a Content-Length body cut in 7-byte writes) comes back with the value
 // masked by a string of the same length, so the body's length stays what the origin said.
 TEST_F(Network, SecretGoesOnlyInTheHeadersItsEntryNames) {
-    auto c = ajnet::make_cert(scratch.path() + "/ca.pem", scratch.path() + "/key.pem", {"api.test"});
+    auto c =
+        ajnet::make_cert(scratch.path() + "/ca.pem", scratch.path() + "/key.pem", {"api.test"});
     TestServer api({"api", &c});
     std::string ap = std::to_string(api.port());
     const std::string value = ajit::unique_name("sk-hdr-");
     NetPolicy p;
     p.hosts = {{"api.test", "127.0.0.1"}};
-    p.extra = "\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_HDR_SECRET\", hosts = [\"api.test:" + ap +
-              "\"], headers = [\"X-Goog-Api-Key\"] }\n";
-    std::string script = "curl -sS --max-time 15 -o body.out -w 'R code %{http_code} %{size_download}\\n' "
-                         "-H \"X-Goog-Api-Key: $API_KEY\" -H \"X-Other: $API_KEY\" https://api.test:" + ap +
-                         "/echo; echo R body $(grep -c \"X-Goog-Api-Key: agentjail-secret\" body.out); "
-                         "echo R len $(wc -c < body.out); rm -f body.out";
+    p.extra =
+        "\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_HDR_SECRET\", hosts = [\"api.test:" + ap +
+        "\"], headers = [\"X-Goog-Api-Key\"] }\n";
+    std::string script =
+        "curl -sS --max-time 15 -o body.out -w 'R code %{http_code} %{size_download}\\n' "
+        "-H \"X-Goog-Api-Key: $API_KEY\" -H \"X-Other: $API_KEY\" https://api.test:" +
+        ap +
+        "/echo; echo R body $(grep -c \"X-Goog-Api-Key: agentjail-secret\" body.out); "
+        "echo R len $(wc -c < body.out); rm -f body.out";
     auto r = bash_trusting(jail, c, script, {"-p", policy(p)}, {"AJ_TEST_HDR_SECRET=" + value});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_FALSE(ajtest::contains(r.out, value)) << describe(r);
     auto line = [&](const std::string& label) {
         for (const auto& l : ajtest::lines(r.out))
-            if (l.rfind("R " + label + " ", 0) == 0) return ajtest::trim(l.substr(label.size() + 3));
+            if (l.rfind("R " + label + " ", 0) == 0)
+                return ajtest::trim(l.substr(label.size() + 3));
         return std::string("<missing>");
     };
     ASSERT_EQ(api.requests().size(), 1u) << describe(r);

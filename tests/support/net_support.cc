@@ -358,12 +358,15 @@ void TestServer::handle(int fd) {
         };
         bool chunked = path == "/echo-chunked";
         body = req.head + "\r\n";
-        std::string h = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nAccess-Control-Allow-Origin: " +
-                        header("origin") + "\r\nVary: Origin\r\nX-Echo-Authorization: " + header("authorization") +
-                        "\r\nX-Echo-Api-Key: " + header("x-api-key") + "\r\nX-Echo-Marker: " + header("x-marker") +
-                        "\r\n" + (chunked ? std::string("Transfer-Encoding: chunked\r\n")
-                                           : "Content-Length: " + std::to_string(body.size()) + "\r\n") +
-                        "Connection: close\r\n\r\n";
+        std::string h =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nAccess-Control-Allow-Origin: " +
+            header("origin") +
+            "\r\nVary: Origin\r\nX-Echo-Authorization: " + header("authorization") +
+            "\r\nX-Echo-Api-Key: " + header("x-api-key") +
+            "\r\nX-Echo-Marker: " + header("x-marker") + "\r\n" +
+            (chunked ? std::string("Transfer-Encoding: chunked\r\n")
+                     : "Content-Length: " + std::to_string(body.size()) + "\r\n") +
+            "Connection: close\r\n\r\n";
         if (c.write_all(h) && req.method != "HEAD") {
             for (size_t at = 0; at < body.size(); at += 7) {
                 std::string piece = body.substr(at, 7);

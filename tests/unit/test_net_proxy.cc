@@ -21,11 +21,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <functional>
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -463,8 +463,8 @@ public:
         return received_;
     }
     static std::string echo_head(const std::string& head) {
-        return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.size()) + "\r\nConnection: close\r\n\r\n" +
-               head;
+        return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.size()) +
+               "\r\nConnection: close\r\n\r\n" + head;
     }
 
 private:
@@ -501,7 +501,8 @@ TEST_F(ProxyTest, SecretsAreAddedForTheirHostOnlyAndSentOverTls) {
     std::string r = read_until(c);
     ::close(c);
     EXPECT_NE(r.find("200 OK"), std::string::npos) << r;
-    EXPECT_NE(tls.received().find("x-api-key: sk-real-123\r\n"), std::string::npos) << tls.received();
+    EXPECT_NE(tls.received().find("x-api-key: sk-real-123\r\n"), std::string::npos)
+        << tls.received();
     EXPECT_EQ(tls.received().find("placeholder"), std::string::npos) << tls.received();
     // The echo of the request comes back with the value masked (as long as the value).
     EXPECT_NE(r.find("x-api-key: agentjail-s\r\n"), std::string::npos) << r;
@@ -529,7 +530,11 @@ TEST_F(ProxyTest, AnUnverifiableUpstreamGets502) {
     ::setenv("AJ_TEST_SECRET_VALUE", "sk-real-123", 1);
     Settings s = pinned();
     s.rules.pins.push_back({"api.test", *parse_numeric_host("127.0.0.1"), "t.toml:7:1"});
-    Secret sec{"KEY", "env:AJ_TEST_SECRET_VALUE", "ph-KEY", {rule("api.test:" + std::to_string(tls.port()), "x")}, {}};
+    Secret sec{"KEY",
+               "env:AJ_TEST_SECRET_VALUE",
+               "ph-KEY",
+               {rule("api.test:" + std::to_string(tls.port()), "x")},
+               {}};
     s.rules.allow.push_back(sec.hosts[0]);
     s.secrets = {sec};
     start(s);
