@@ -548,6 +548,35 @@ TEST_F(ProxyTest, AnUnverifiableUpstreamGets502) {
     ::unsetenv("AJ_TEST_SECRET_VALUE");
 }
 
+// The proxy's own failure during the run (here its listening socket is shut down
+// under it, so accept fails for good) is kept for the result record and logged,
+// instead of the proxy spinning or the sandbox losing its way out without a word.
+TEST_F(ProxyTest, AFailureOfTheProxyItselfIsReported) {
+    Settings s = pinned();
+    s.log_path = dir.path() + "/net.jsonl";
+    auto p = Proxy::create(s);
+    ASSERT_TRUE(p) << p.error().message();
+    proxy = std::move(*p);
+    int lfd = listen_loopback(proxy_port);
+    ASSERT_GE(lfd, 0);
+    int keep = ::dup(lfd);
+    ASSERT_TRUE(proxy->serve(sys::UniqueFd(lfd)));
+    EXPECT_EQ(proxy->counters().failure, "");
+    // Control: it serves.
+    int probe = connect_to(proxy_port);
+    ASSERT_GE(probe, 0);
+    send_all(probe, "CONNECT example.test:" + std::to_string(echo.port()) + " HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(read_until(probe, "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+    ::close(probe);
+    ::shutdown(keep, SHUT_RDWR);  // a listening socket shut down: accept gets EINVAL
+    for (int i = 0; i < 500 && proxy->counters().failure.empty(); ++i) ajtest::sleep_ms(10);
+    Counters c = proxy->stop();
+    ::close(keep);
+    EXPECT_NE(c.failure.find("network proxy: accept on the sandbox's proxy socket"), std::string::npos)
+        << c.failure;
+    EXPECT_NE(ajtest::read_file(dir.path() + "/net.jsonl").find("\"decision\":\"error\""), std::string::npos);
+}
+
 TEST(Proxy, AMissingSecretFailsAtServe) {
     Settings s;
     s.secrets = {Secret{"KEY", "env:AJ_TEST_SURELY_UNSET_VARIABLE", "ph", {}, {}}};

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where a secret goes and that it does not come back (pure code): the placeholder
 // becomes the value only in credential headers, and the streaming redactor masks the
-// value in a response however its bytes are cut into reads and chunks.
+// value in a response however its bytes are cut into reads and chunks; and the
+// proxy's per-run bounds.
 #include "net/http.hpp"
+#include "net/proxy.hpp"
 #include "net/redact.hpp"
 
 #include <gtest/gtest.h>
@@ -126,6 +128,30 @@ TEST(NetRedact, WithoutSecretsEverythingPassesAtOnce) {
     EXPECT_TRUE(r.idle());
     EXPECT_EQ(r.feed("abc"), "abc");
     EXPECT_EQ(r.finish(), "");
+}
+
+}  // namespace
+}  // namespace agentjail::net
+
+namespace agentjail::net {
+namespace {
+
+// The proxy's per-run bounds follow the memory limit (docs/network.md, Bounds).
+TEST(NetBounds, ScaleWithTheMemoryLimit) {
+    Bounds none = bounds_for(std::nullopt, 256);
+    EXPECT_EQ(none.max_connections, 256u);
+    EXPECT_EQ(none.max_pipes, 128u);
+    EXPECT_EQ(none.pipe_size, 16 * 1024);
+    EXPECT_EQ(none.socket_buffer, 128 * 1024);
+    Bounds small = bounds_for(32ull << 20, 256);
+    EXPECT_EQ(small.max_connections, 16u);
+    EXPECT_EQ(small.max_pipes, 32u);
+    // Worst case of the kernel's socket memory (2 sockets x 2 buffers x 2 x size) stays
+    // within half of the limit.
+    EXPECT_LE(small.max_connections * 8u * static_cast<std::size_t>(small.socket_buffer), (32u << 20) / 2);
+    EXPECT_EQ(bounds_for(1ull << 20, 256).max_connections, 8u);  // never below 8
+    EXPECT_EQ(bounds_for(64ull << 30, 100).max_connections, 100u);  // the policy's, when lower
+    EXPECT_EQ(bounds_for(std::nullopt, 0).max_connections, 1u);
 }
 
 }  // namespace
