@@ -75,12 +75,21 @@ std::string Redactor::finish() { return drain(true); }
 
 std::string Redactor::drain(bool all) {
     std::string out;
-    // A value that begins in the last (longest - 1) bytes may end in the next piece:
-    // matches are taken only before `limit`, so a short value inside a longer one
-    // that is still arriving is never replaced on its own (which would let the rest
-    // of the longer one through).
-    size_t limit =
-        all ? pending_.size() : pending_.size() - std::min(pending_.size(), longest_ - 1);
+    // Only what may be the start of a value waits for the next piece: the longest
+    // tail of the bytes that is a proper prefix of some value. Anything else goes
+    // on at once, so a streamed response (server-sent events) is not held up.
+    size_t keep = 0;
+    if (!all) {
+        for (size_t k = std::min(pending_.size(), longest_ - 1); k > 0 && keep == 0; --k) {
+            std::string_view tail = std::string_view(pending_).substr(pending_.size() - k);
+            for (const auto& v : values_)
+                if (v.size() > k && std::string_view(v).substr(0, k) == tail) keep = k;
+        }
+    }
+    // Matches are taken only before the kept tail, so that a short value inside a
+    // longer one that is still arriving is never replaced on its own (which would
+    // let the rest of the longer one through).
+    size_t limit = pending_.size() - keep;
     size_t pos = 0;
     for (;;) {
         // The leftmost complete match of any value (the longest one at a tie).
@@ -99,7 +108,6 @@ std::string Redactor::drain(bool all) {
         out += masks_[which];
         pos = best + values_[which].size();
     }
-    // Before `limit` no match begins any more; from it on, bytes wait for the next piece.
     size_t end = std::max(pos, limit);
     out.append(pending_, pos, end - pos);
     pending_.erase(0, end);

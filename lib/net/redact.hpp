@@ -38,8 +38,9 @@ std::string redact_head(std::string head, const std::vector<SecretUse>& uses);
 
 // Replaces the real values in a stream that arrives in pieces (a body read by
 // reads and chunks of any size): a value split across two pieces is still found,
-// because the last (longest value - 1) bytes are held back until the next piece or
-// finish(). The output is exactly as long as the input (body_mask()).
+// because a tail that is the start of a value (at most longest value - 1 bytes) is
+// held back until the next piece or finish(); other bytes go on at once. The output
+// is exactly as long as the input (body_mask()).
 class Redactor {
 public:
     explicit Redactor(const std::vector<SecretUse>& uses);

@@ -105,11 +105,22 @@ TEST(NetRedact, AValueSplitAcrossPiecesIsStillMasked) {
 
 TEST(NetRedact, APrefixAtTheEndIsPassedOnAtFinish) {
     Redactor r(uses());
-    std::string in = std::string(40, 't') + kValue.substr(0, 10);
-    std::string out = r.feed(in);
-    // The last (value length - 1) bytes wait: they may be the start of the value.
-    EXPECT_EQ(out, std::string(in.size() - (kValue.size() - 1), 't'));
-    EXPECT_EQ(out + r.finish(), in);
+    std::string part = kValue.substr(0, 10);
+    std::string out = r.feed(std::string(40, 't') + part);
+    // Only the tail that may be the start of the value waits.
+    EXPECT_EQ(out, std::string(40, 't'));
+    EXPECT_EQ(r.held(), part.size());
+    EXPECT_EQ(r.finish(), part);
+}
+
+// A stream whose tail cannot begin a value is passed on whole (server-sent events
+// are not held up by the redactor).
+TEST(NetRedact, BytesThatCannotStartAValueAreNotHeld) {
+    Redactor r(uses());
+    EXPECT_EQ(r.feed("data: {\"token\": \"hi\"}\n\n"), "data: {\"token\": \"hi\"}\n\n");
+    EXPECT_EQ(r.held(), 0u);
+    EXPECT_EQ(r.feed("ends with s"), "ends with ");  // "s" may begin "sk-live-..."
+    EXPECT_EQ(r.feed("k-live-4f9c2b7e1d3a5c6b8e0f!"), body_mask(uses()[0]) + "!");
 }
 
 // A short secret inside a longer one that is still arriving does not unmask the rest.
@@ -148,8 +159,9 @@ TEST(NetBounds, ScaleWithTheMemoryLimit) {
     EXPECT_EQ(small.max_pipes, 32u);
     // Worst case of the kernel's socket memory (2 sockets x 2 buffers x 2 x size) stays
     // within half of the limit.
-    EXPECT_LE(small.max_connections * 8u * static_cast<std::size_t>(small.socket_buffer), (32u << 20) / 2);
-    EXPECT_EQ(bounds_for(1ull << 20, 256).max_connections, 8u);  // never below 8
+    EXPECT_LE(small.max_connections * 8u * static_cast<std::size_t>(small.socket_buffer),
+              (32u << 20) / 2);
+    EXPECT_EQ(bounds_for(1ull << 20, 256).max_connections, 8u);     // never below 8
     EXPECT_EQ(bounds_for(64ull << 30, 100).max_connections, 100u);  // the policy's, when lower
     EXPECT_EQ(bounds_for(std::nullopt, 0).max_connections, 1u);
 }
