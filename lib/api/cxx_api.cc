@@ -267,6 +267,9 @@ Result<RunResult> Sandbox::wait() {
         net::Counters c = l_->proxy->stop();
         r->network_denials = c.denied;
         r->network_allowed = c.allowed;
+        // The proxy failed during the run (the sandbox lost its way out): the
+        // record says so rather than only showing fewer connections.
+        if (!c.failure.empty()) r->degraded.push_back(c.failure);
     }
     if (l_->shares_host_network)
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");

@@ -10,6 +10,7 @@
 
 #include "limits/record.hpp"
 #include "net/address.hpp"
+#include "net/redact.hpp"
 #include "net/rules.hpp"
 
 #include <openssl/ssl.h>
@@ -18,7 +19,9 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 
 namespace agentjail::net {
 
@@ -31,7 +34,8 @@ namespace {
 constexpr auto idle_timeout = std::chrono::seconds(60);  // between requests
 constexpr auto handshake_timeout = std::chrono::seconds(30);
 constexpr size_t max_line = 4096;  // a chunk-size or trailer line
-constexpr size_t chunk = 64 * 1024;
+// One read of an intercepted stream (the coroutine frame holding it is per connection).
+constexpr size_t chunk = 16 * 1024;
 
 class Exchange : public Connection, public std::enable_shared_from_this<Exchange> {
 public:
@@ -114,8 +118,11 @@ private:
         co_return !ec;
     }
 
-    // Moves exactly n body bytes from one side to the other.
-    asio::awaitable<bool> copy(Side from, Side to, std::uint64_t n) {
+    // Moves exactly n body bytes from one side to the other. With `red`, the bytes
+    // pass through the redactor first (what it holds back goes out later), and with
+    // `framed` each piece it lets go is sent as a chunk of its own.
+    asio::awaitable<bool> copy(Side from, Side to, std::uint64_t n, Redactor* red = nullptr,
+                               bool framed = false) {
         while (n > 0) {
             std::string& b = buf(from);
             if (b.empty() && !co_await fill(from)) co_return false;
@@ -123,9 +130,18 @@ private:
             std::string part = b.substr(0, take);
             b.erase(0, take);
             n -= take;
-            if (!co_await write(to, part)) co_return false;
+            if (red != nullptr) part = red->feed(part);
+            if (!co_await send_piece(to, part, framed)) co_return false;
         }
         co_return true;
+    }
+
+    asio::awaitable<bool> send_piece(Side to, const std::string& part, bool framed) {
+        if (part.empty()) co_return true;
+        if (!framed) co_return co_await write(to, part);
+        char size[32];
+        std::snprintf(size, sizeof size, "%zx\r\n", part.size());
+        co_return co_await write(to, size + part + "\r\n");
     }
 
     // One CRLF-terminated line of a chunked body (kept with its CRLF). A CR, LF or NUL
@@ -148,20 +164,39 @@ private:
     }
 
     // A body, relayed as its framing delimits it. false: the stream is broken (or,
-    // for until_close, ended), and the connection ends.
+    // for until_close, ended), and the connection ends. Towards the client on a
+    // connection that carries secrets, every real value is masked (redact.hpp): a
+    // length body keeps its length (the mask is as long as the value); a chunked
+    // body is sent on in chunks of what the redactor lets go, so a value split
+    // across two chunks or two reads is found all the same.
     asio::awaitable<bool> body(Side from, Side to, Body b) {
+        std::optional<Redactor> red;
+        if (to == Side::client && !replace_.empty()) red.emplace(replace_);
+        Redactor* r = red ? &*red : nullptr;
         switch (b.framing) {
         case Framing::none: co_return true;
-        case Framing::length: co_return co_await copy(from, to, b.length);
+        case Framing::length:
+            if (!co_await copy(from, to, b.length, r)) co_return false;
+            // (Written out: GCC 12 evaluates the operands of a co_await under || or &&
+            // before the condition, so r->finish() must not sit in one.)
+            if (r == nullptr) co_return true;
+            co_return co_await write(to, r->finish());
         case Framing::until_close:
             for (;;) {
                 std::string& buffer = buf(from);
                 if (!buffer.empty()) {
                     std::string part = std::move(buffer);
                     buffer.clear();
-                    if (!co_await write(to, part)) co_return false;
+                    if (r != nullptr) part = r->feed(part);
+                    if (!co_await send_piece(to, part, false)) co_return false;
                 }
-                if (!co_await fill(from)) co_return false;
+                if (!co_await fill(from)) {
+                    if (r != nullptr) {
+                        std::string rest = r->finish();
+                        (void)co_await send_piece(to, rest, false);
+                    }
+                    co_return false;
+                }
             }
         case Framing::chunked: break;
         }
@@ -177,18 +212,28 @@ private:
             std::uint64_t n = std::stoull(std::string(size), nullptr, 16);
             // The size line is written anew, without extensions, and trailers are
             // dropped: nothing of the sender's own spelling of the framing goes on.
-            if (!co_await write(to, std::string(size) + "\r\n")) co_return false;
+            // (Redacted bodies get their own chunk sizes, see copy().)
+            if (r == nullptr && n != 0) {
+                if (!co_await write(to, std::string(size) + "\r\n")) co_return false;
+            }
             if (n == 0) {
                 // Trailers, up to the empty line: read, not passed on.
                 for (int i = 0; i < 64; ++i) {
                     if (!co_await line(from, l)) co_return false;
-                    if (l == "\r\n") co_return co_await write(to, l);
+                    if (l == "\r\n") {
+                        if (r != nullptr) {
+                            if (!co_await send_piece(to, r->finish(), true)) co_return false;
+                        }
+                        co_return co_await write(to, "0\r\n\r\n");
+                    }
                 }
                 co_return false;
             }
-            if (!co_await copy(from, to, n)) co_return false;
+            if (!co_await copy(from, to, n, r, r != nullptr)) co_return false;
             if (!co_await line(from, l) || l != "\r\n") co_return false;
-            if (!co_await write(to, l)) co_return false;
+            if (r == nullptr) {
+                if (!co_await write(to, l)) co_return false;
+            }
         }
     }
 
@@ -389,7 +434,7 @@ private:
                 }
                 if (rp.status == ParseStatus::ok && rp.response.status >= 100 &&
                     rp.response.status < 200 && rp.response.status != 101) {
-                    std::string interim = ubuf_.substr(0, rp.head_size);
+                    std::string interim = redact_head(ubuf_.substr(0, rp.head_size), replace_);
                     ubuf_.erase(0, rp.head_size);
                     if (!co_await write(Side::client, interim)) co_return abort();
                     continue;
@@ -413,7 +458,10 @@ private:
                 co_return co_await reply(502, "Bad Gateway",
                                          "a response from " + x_.host + ": " + why);
             }
-            std::string rhead = ubuf_.substr(0, rp.head_size);
+            // An origin may echo a credential header in its response's (CORS puts
+            // Origin in Access-Control-Allow-Origin; debug endpoints echo more): the
+            // sandbox gets the placeholder back, never the value.
+            std::string rhead = redact_head(ubuf_.substr(0, rp.head_size), replace_);
             ubuf_.erase(0, rp.head_size);
             bool ok = co_await write(Side::client, rhead);
             ok = ok && co_await body(Side::upstream, Side::client, resp_body);
@@ -473,7 +521,7 @@ private:
     asio::steady_timer timer_;
     std::optional<asio::ssl::stream<tcp::socket&>> ctls_, utls_;
     std::string cbuf_, ubuf_;
-    std::vector<std::pair<std::string, std::string>> replace_;
+    std::vector<SecretUse> replace_;
     std::string rule_, failure_, tunnel_note_;
     std::uint64_t bytes_up_ = 0, bytes_down_ = 0;
     int requests_ = 0;

@@ -229,19 +229,9 @@ bool listed_hop(const std::string& n, const std::vector<std::string>& listed) {
     return false;
 }
 
-// value with every occurrence of each `from` replaced by its `to` (secret placeholders).
-std::string replaced(std::string value, const std::vector<std::pair<std::string, std::string>>& replace) {
-    for (const auto& [from, to] : replace) {
-        if (from.empty()) continue;
-        for (size_t at = value.find(from); at != std::string::npos; at = value.find(from, at + to.size()))
-            value.replace(at, from.size(), to);
-    }
-    return value;
-}
-
 }  // namespace
 
-std::string origin_form_head(const Request& r, const std::vector<std::pair<std::string, std::string>>& replace) {
+std::string origin_form_head(const Request& r) {
     std::string out = r.method + " " + r.path + " " + r.version + "\r\n";
     const std::vector<std::string> listed = connection_tokens(r);
     for (const auto& [n, v] : r.headers) {
@@ -255,7 +245,7 @@ std::string origin_form_head(const Request& r, const std::vector<std::pair<std::
         // The origin gets the URL's authority as Host (RFC 9112 3.2.2): a
         // different Host header would pick another virtual host than the one checked.
         if (iequals(n, "host")) continue;
-        out += n + ": " + replaced(v, replace) + "\r\n";
+        out += n + ": " + v + "\r\n";
     }
     {
         bool v6 = r.host.find(':') != std::string::npos;
@@ -476,9 +466,9 @@ bool response_body(const Response& r, std::string_view method, Body& body, std::
     return framing_headers(r.headers, body, why);
 }
 
-std::string exchange_head(const Request& r, std::string_view path, std::string_view host, std::uint16_t port,
-                          std::uint16_t default_port, bool keep_alive,
-                          const std::vector<std::pair<std::string, std::string>>& replace) {
+std::string exchange_head(const Request& r, std::string_view path, std::string_view host,
+                          std::uint16_t port, std::uint16_t default_port, bool keep_alive,
+                          const std::vector<SecretUse>& secrets) {
     std::string out = r.method + " " + std::string(path) + " " + r.version + "\r\n";
     const std::vector<std::string> listed = connection_tokens(r);
     for (const auto& [n, v] : r.headers) {
@@ -489,8 +479,11 @@ std::string exchange_head(const Request& r, std::string_view path, std::string_v
             iequals(n, "upgrade") || iequals(n, "expect") || iequals(n, "host") || iequals(n, "http2-settings"))
             continue;
         if (listed_hop(n, listed)) continue;
-        out += n + ": " + replaced(v, replace) + "\r\n";
+        // Compressed bodies would hide an echoed value from the redactor.
+        if (!secrets.empty() && iequals(n, "accept-encoding")) continue;
+        out += n + ": " + put_secrets(n, v, secrets) + "\r\n";
     }
+    if (!secrets.empty()) out += "Accept-Encoding: identity\r\n";
     bool v6 = host.find(':') != std::string_view::npos;
     std::string h = v6 ? "[" + std::string(host) + "]" : std::string(host);
     if (port != default_port) h += ":" + std::to_string(port);

@@ -4,6 +4,8 @@
 // fully understand is refused, never guessed at), and their origin-form rewrite.
 #pragma once
 
+#include "net/redact.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -89,10 +91,13 @@ bool response_body(const Response& r, std::string_view request_method, Body& bod
 // it intercepts, or plain HTTP with per-request rules): origin-form line with the
 // normalised path, Host set to the checked authority (port shown unless it is
 // default_port), Proxy-*, hop-by-hop, Upgrade and Expect headers dropped,
-// Connection as keep_alive says; `replace` substitutes secrets in header values.
-std::string exchange_head(const Request& r, std::string_view path, std::string_view host, std::uint16_t port,
-                          std::uint16_t default_port, bool keep_alive,
-                          const std::vector<std::pair<std::string, std::string>>& replace = {});
+// Connection as keep_alive says. `secrets`: their placeholders become the real
+// values in the credential headers only (carries_credential()), and then the
+// response is asked for without content coding (Accept-Encoding: identity), so that
+// the proxy can find a value the origin echoes in the body (redact.hpp).
+std::string exchange_head(const Request& r, std::string_view path, std::string_view host,
+                          std::uint16_t port, std::uint16_t default_port, bool keep_alive,
+                          const std::vector<SecretUse>& secrets = {});
 
 // Splits an authority "host:port", "[v6]:port" or (default_port != 0) "host".
 // false when malformed.
@@ -101,9 +106,8 @@ bool split_authority(std::string_view authority, std::uint16_t default_port, std
 
 // The head to send upstream for a plain-HTTP request: origin-form request line,
 // Host kept (or added), hop-by-hop and Proxy-* headers dropped, Connection: close.
-// `replace`: (placeholder, value) pairs substituted in header values (secrets).
-std::string origin_form_head(const Request& r,
-                             const std::vector<std::pair<std::string, std::string>>& replace = {});
+// Never carries a secret: requests with secrets go through exchange_head().
+std::string origin_form_head(const Request& r);
 
 // A complete response with a short text body.
 std::string simple_response(int code, std::string_view reason, std::string_view body);

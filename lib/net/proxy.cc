@@ -18,6 +18,10 @@
 
 #include <sys/stat.h>
 
+#include <ifaddrs.h>
+#include <pthread.h>
+#include <signal.h>
+
 #include <fcntl.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -25,10 +29,12 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -43,7 +49,6 @@ using boost::system::error_code;
 
 namespace {
 
-constexpr size_t relay_buffer_size = 64 * 1024;
 constexpr auto head_timeout = std::chrono::seconds(30);
 constexpr auto connect_timeout = std::chrono::seconds(15);
 // A SOCKS5 request is at most 4 + 1 + 255 + 2 bytes; the greeting 2 + 255.
@@ -73,22 +78,44 @@ asio::ip::address to_asio(const Address& a) {
     return asio::ip::address_v6(b);
 }
 
-constexpr size_t splice_chunk = 1 << 20;
 constexpr int splice_budget = 16;
 
-// A pipe for splice(2) relaying; not open when pipes cannot be had (EMFILE), and
-// then the relay copies through a buffer instead.
+// Takes a SIGPIPE this thread raised off its pending set. The proxy's thread blocks
+// SIGPIPE (serve()), so a splice(2) into a socket the client closed, which raises
+// SIGPIPE unlike send(MSG_NOSIGNAL), leaves it pending on this thread instead of
+// killing the process; it is taken here so that it is not left pending. A
+// process-wide SIG_IGN is not used: the library may live in a host that wants its
+// own SIGPIPE disposition.
+void drain_sigpipe() {
+    sigset_t pipe_only;
+    ::sigemptyset(&pipe_only);
+    ::sigaddset(&pipe_only, SIGPIPE);
+    sigset_t pending;
+    ::sigemptyset(&pending);
+    if (::sigpending(&pending) != 0 || ::sigismember(&pending, SIGPIPE) != 1) return;
+    timespec zero{0, 0};
+    while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+    }
+}
+
+// A pipe for splice(2) relaying, of the run's pipe size (a small pipe: the user's
+// pipe quota, pipe-user-pages-soft, is shared by all of the user's programs, and a
+// user over it gets 8 KiB pipes everywhere). Not open when the run's pipe budget is
+// spent or pipes cannot be had (EMFILE): then the relay copies through a buffer.
 struct SplicePipe {
     int r = -1, w = -1;
     size_t pending = 0;  // bytes in the pipe, not yet written on
+    size_t* open_count = nullptr;
     SplicePipe() = default;
-    bool make() {
+    bool make(size_t& count, const Bounds& b) {
+        if (count >= b.max_pipes) return false;
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return false;
         r = fds[0];
         w = fds[1];
-        // A bigger pipe moves more per call; the default (64 KiB) when refused.
-        (void)::fcntl(w, F_SETPIPE_SZ, static_cast<int>(splice_chunk));
+        (void)::fcntl(w, F_SETPIPE_SZ, b.pipe_size);
+        open_count = &count;
+        ++count;
         return true;
     }
     ~SplicePipe() { close(); }
@@ -98,9 +125,19 @@ struct SplicePipe {
     void close() {
         if (r >= 0) ::close(r);
         if (w >= 0) ::close(w);
+        if (r >= 0 && open_count != nullptr) --*open_count;
         r = w = -1;
+        open_count = nullptr;
     }
 };
+
+// Bounds the kernel's buffers of one socket (autotuning would grow each to
+// tcp_rmem/tcp_wmem's maximum, megabytes, for every connection of the sandbox).
+void bound_buffers(int fd, const Bounds& b) {
+    int v = b.socket_buffer;
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
+    (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
+}
 
 }  // namespace
 
@@ -111,23 +148,32 @@ void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
     // One write per line on an O_APPEND file: lines of concurrent runs do not interleave.
     const char* p = line.data();
     size_t left = line.size();
+    // The log is also written from the caller's thread (sessions that end while
+    // the proxy is destroyed): SIGPIPE is blocked around the write there too.
+    sigset_t pipe_only, old;
+    ::sigemptyset(&pipe_only);
+    ::sigaddset(&pipe_only, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    bool broke = false;
     while (left > 0) {
         ssize_t n = ::write(log_fd.get(), p, left);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
+        if (n < 0 && errno == EPIPE) broke = true;
+        if (n <= 0) break;
         p += n;
         left -= static_cast<size_t>(n);
     }
+    if (broke) drain_sigpipe();
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-std::vector<std::pair<std::string, std::string>> Proxy::Impl::secrets_for(const std::string& host,
-                                                                          std::uint16_t port) const {
-    std::vector<std::pair<std::string, std::string>> out;
+std::vector<SecretUse> Proxy::Impl::secrets_for(const std::string& host, std::uint16_t port) const {
+    std::vector<SecretUse> out;
     const auto& secrets = settings.secrets;
     for (size_t i = 0; i < secrets.size() && i < secret_values.size(); ++i) {
         bool match = false;
         for (const auto& r : secrets[i].hosts) match = match || matches(r.pattern, host, port, false);
-        if (match) out.emplace_back(secrets[i].placeholder, secret_values[i]);
+        if (match) out.push_back({secrets[i].placeholder, secret_values[i], secrets[i].headers});
     }
     return out;
 }
@@ -148,6 +194,7 @@ public:
     void start() {
         error_code ec;
         client_.set_option(tcp::no_delay(true), ec);
+        bound_buffers(client_.native_handle(), px_.settings.bounds);
         arm_timer(head_timeout);
         read_head();
     }
@@ -293,7 +340,15 @@ private:
             return deny("'" + host_ + "' is not a host name", "default");
         NameDecision d = check_name(px_.settings.rules, host_, port);
         rule_ = d.rule;
-        if (!d.allowed) return deny(d.reason, d.rule);
+        if (!d.allowed) {
+            // An internal address (loopback, private, one of the host's own) not in
+            // the allowlist: the refusal says what it is rather than how to allow it.
+            if (auto numeric = parse_numeric_host(host_)) {
+                std::string bad = check_address(host_, *numeric, px_.own_addresses());
+                if (!bad.empty()) return deny(bad, d.rule);
+            }
+            return deny(d.reason, d.rule);
+        }
         connect_port_ = port;
         if (proto_ == Proto::http && !req_.connect) {
             // Plain HTTP: the request is in view, so method and path rules apply to it now.
@@ -334,7 +389,7 @@ private:
             return allow_and_connect();
         }
         if (auto numeric = parse_numeric_host(host_)) {
-            std::string bad = check_address(host_, *numeric);
+            std::string bad = check_address(host_, *numeric, px_.own_addresses());
             if (!bad.empty()) return deny(bad, rule_);
             endpoints_.emplace_back(to_asio(*numeric), connect_port_);
             return allow_and_connect();
@@ -369,7 +424,7 @@ private:
         for (const auto& entry : results) {
             asio::ip::address a = entry.endpoint().address();
             if (a.is_v6() && a.to_v6().scope_id() != 0) return deny(host_ + " resolved to a scoped IPv6 address", rule_);
-            std::string bad = check_address(host_, from_asio(a));
+            std::string bad = check_address(host_, from_asio(a), px_.own_addresses());
             if (!bad.empty()) return deny(bad, rule_);
             endpoints_.push_back(entry.endpoint());
         }
@@ -394,6 +449,10 @@ private:
         tcp::endpoint ep = endpoints_[next_endpoint_++];
         error_code ignore;
         upstream_.close(ignore);
+        // Opened here, not by async_connect, so that the buffers are bounded before
+        // the handshake (the window it announces follows them).
+        upstream_.open(ep.protocol(), ignore);
+        if (!ignore) bound_buffers(upstream_.native_handle(), px_.settings.bounds);
         upstream_.async_connect(ep, [self = shared_from_this()](const error_code& ec) {
             if (ec == asio::error::operation_aborted || self->timed_out_) {
                 if (!self->timed_out_) return;  // the proxy is stopping
@@ -474,7 +533,8 @@ private:
     }
 
     void relay_both() {
-        if (up_pipe_.make() && down_pipe_.make()) {
+        if (up_pipe_.make(px_.pipes_open, px_.settings.bounds) &&
+            down_pipe_.make(px_.pipes_open, px_.settings.bounds)) {
             // Both ends are plain TCP: the kernel moves the bytes (socket -> pipe ->
             // socket), nothing is copied through this process.
             error_code ignore;
@@ -486,10 +546,10 @@ private:
         }
         up_pipe_.close();
         down_pipe_.close();
-        up_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
-        down_buf_ = std::make_unique<std::array<char, relay_buffer_size>>();
-        relay(client_, upstream_, *up_buf_, bytes_up_);
-        relay(upstream_, client_, *down_buf_, bytes_down_);
+        up_buf_.resize(px_.settings.bounds.copy_buffer);
+        down_buf_.resize(px_.settings.bounds.copy_buffer);
+        relay(client_, upstream_, up_buf_, bytes_up_);
+        relay(upstream_, client_, down_buf_, bytes_down_);
     }
 
     // One direction with splice(2): drain the pipe into `to`, then refill it from
@@ -513,9 +573,14 @@ private:
                 }
                 if (n < 0 && errno == EINTR) continue;
                 if (n < 0 && errno == EAGAIN) return to.async_wait(tcp::socket::wait_write, again);
+                // EPIPE: the reader closed early (curl | head -c 3). splice raised
+                // SIGPIPE at this thread, which blocks it: taken off, and only this
+                // connection ends.
+                if (n < 0 && errno == EPIPE) drain_sigpipe();
                 return abort();
             }
-            ssize_t n = ::splice(from.native_handle(), nullptr, p.w, nullptr, splice_chunk,
+            ssize_t n = ::splice(from.native_handle(), nullptr, p.w, nullptr,
+                                 static_cast<size_t>(px_.settings.bounds.pipe_size),
                                  SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
             if (n > 0) {
                 p.pending = static_cast<size_t>(n);
@@ -539,7 +604,7 @@ private:
     // the write, so a slow reader holds back a fast writer (back-pressure) and
     // a connection never holds more than one buffer per direction.
     template <class From, class To>
-    void relay(From& from, To& to, std::array<char, relay_buffer_size>& buf, std::uint64_t& count) {
+    void relay(From& from, To& to, std::vector<char>& buf, std::uint64_t& count) {
         auto self = shared_from_this();
         from.async_read_some(asio::buffer(buf), [self, &from, &to, &buf, &count](const error_code& ec, size_t n) {
             if (ec) {
@@ -657,7 +722,7 @@ private:
     size_t next_endpoint_ = 0;
     int closed_dirs_ = 0;
     std::uint64_t bytes_up_ = 0, bytes_down_ = 0;
-    std::unique_ptr<std::array<char, relay_buffer_size>> up_buf_, down_buf_;
+    std::vector<char> up_buf_, down_buf_;
     SplicePipe up_pipe_, down_pipe_;
 };
 
@@ -665,8 +730,16 @@ void Proxy::Impl::accept() {
     acceptor->async_accept([this](const error_code& ec, tcp::socket s) {
         if (stopping) return;
         if (ec) {
-            // EMFILE and friends: back off briefly instead of spinning.
             if (ec == asio::error::operation_aborted) return;
+            // EMFILE and friends: back off briefly instead of spinning. Anything else
+            // means the listening socket is broken: the sandbox has lost its way out,
+            // and the result record says so.
+            int e = ec.value();
+            if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM && e != ECONNABORTED &&
+                e != EINTR && e != EPROTO && e != EPERM && e != ETIMEDOUT) {
+                fail("accept on the sandbox's proxy socket: " + ec.message());
+                return;
+            }
             auto t = std::make_shared<asio::steady_timer>(*io, std::chrono::milliseconds(50));
             t->async_wait([this, t](const error_code&) {
                 if (!stopping) accept();
@@ -851,6 +924,9 @@ Result<void> Proxy::serve(sys::UniqueFd listener) {
             return Error(ErrorKind::setup, err, "network proxy: getsockname: " + util::errno_text(err));
         }
         tcp protocol = ss.ss_family == AF_INET6 ? tcp::v6() : tcp::v4();
+        // Accepted sockets inherit the listener's buffer sizes (and their lock
+        // against autotuning) from their first packet on.
+        bound_buffers(listener.get(), impl_->settings.bounds);
         impl_->acceptor.emplace(*impl_->io);
         impl_->acceptor->assign(protocol, listener.release());
         impl_->accept();
@@ -859,12 +935,28 @@ Result<void> Proxy::serve(sys::UniqueFd listener) {
     }
     Impl* impl = impl_.get();
     impl_->thread = std::thread([impl] {
-        for (;;) {
+        // Every asynchronous signal is blocked on this thread: the host's (or the
+        // CLI's) signals are handled by its own threads, never run in the middle of
+        // a handler here, and SIGPIPE, which splice(2) raises at the thread that
+        // writes into a socket its client closed, stays pending here instead of
+        // killing the process (drain_sigpipe() takes it). Faults stay unblocked.
+        sigset_t mask;
+        ::sigfillset(&mask);
+        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})
+            ::sigdelset(&mask, sig);
+        ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+        for (int errors = 0;;) {
             try {
                 impl->io->run();
                 break;
+            } catch (const std::exception& e) {
+                // A handler threw (bad_alloc): keep serving the other connections,
+                // but a loop that keeps failing is the proxy's end, said in the record.
+                if (++errors == 100) impl->fail(std::string("internal error: ") + e.what());
+                if (errors >= 100) break;
             } catch (...) {
-                // A handler threw (bad_alloc): keep serving the other connections.
+                if (++errors == 100) impl->fail("internal error");
+                if (errors >= 100) break;
             }
         }
         impl->done.set_value();
@@ -894,6 +986,59 @@ Counters Proxy::stop() {
     return counters();
 }
 
-Counters Proxy::counters() const { return {impl_->allowed.load(), impl_->denied.load()}; }
+Counters Proxy::counters() const {
+    Counters c{impl_->allowed.load(), impl_->denied.load(), {}};
+    std::lock_guard lock(impl_->failure_mu);
+    c.failure = impl_->failure;
+    return c;
+}
+
+void Proxy::Impl::fail(const std::string& why) {
+    {
+        std::lock_guard lock(failure_mu);
+        if (failure.empty()) failure = "network proxy: " + why;
+    }
+    nlohmann::ordered_json j;
+    j["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
+    j["host"] = "";
+    j["port"] = 0;
+    j["method"] = "?";
+    j["decision"] = "error";
+    j["reason"] = "network proxy: " + why;
+    j["rule"] = "default";
+    write_log(j);
+}
+
+const std::vector<Address>& Proxy::Impl::own_addresses() {
+    auto now = std::chrono::steady_clock::now();
+    if (host_addresses_read != std::chrono::steady_clock::time_point{} &&
+        now - host_addresses_read < std::chrono::seconds(1))
+        return host_addresses;
+    host_addresses_read = now;
+    // Read where the proxy runs, in the host's network namespace: every address of
+    // every interface, whatever its range (a public address of the host's own
+    // reaches its services just as 127.0.0.1 does). Kept as it was if the read fails.
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return host_addresses;
+    std::vector<Address> out;
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+        if (i->ifa_addr == nullptr) continue;
+        Address a;
+        if (i->ifa_addr->sa_family == AF_INET) {
+            const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+            std::memcpy(a.bytes.data(), &in->sin_addr, 4);
+        } else if (i->ifa_addr->sa_family == AF_INET6) {
+            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
+            a.v6 = true;
+            std::memcpy(a.bytes.data(), &in6->sin6_addr, 16);
+        } else {
+            continue;
+        }
+        if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+    }
+    ::freeifaddrs(list);
+    host_addresses = std::move(out);
+    return host_addresses;
+}
 
 }  // namespace agentjail::net

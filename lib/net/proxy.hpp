@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,35 @@ struct Secret {
     std::string source;       // "env:VAR" or "file:/abs/path"
     std::string placeholder;  // what the command's $NAME holds
     std::vector<Rule> hosts;
+    // Request headers that may carry it besides Authorization and x-api-key
+    // ([secrets] NAME = { ..., headers = ["X-Goog-Api-Key"] }).
+    std::vector<std::string> headers;
 };
 
 // What the proxy enforces, as the plan carries it (plain data, no Asio).
+// What one run's proxy may hold (docs/network.md, "Bounds"): connections at once,
+// each socket's kernel buffers, the splice pipes and the buffers of the copy path.
+// The plan derives them from the run's memory limit (bounds_for()).
+struct Bounds {
+    std::size_t max_connections = 256;  // concurrent connections per sandbox
+    // SO_RCVBUF and SO_SNDBUF of every socket (the kernel doubles it for its own
+    // bookkeeping and stops autotuning): a connection holds at most 4 such buffers.
+    int socket_buffer = 128 * 1024;
+    int pipe_size = 16 * 1024;            // F_SETPIPE_SZ of each splice pipe (4 pages)
+    std::size_t max_pipes = 128;          // splice pipes open at once (two per relayed tunnel)
+    std::size_t copy_buffer = 16 * 1024;  // per direction, when a tunnel gets no pipes
+};
+// Bounds for a run: max_connections is the policy's, but at most one per 2 MiB of
+// the memory limit (at least 8), so that the kernel memory the proxy can be made to
+// hold (about 1 MiB per connection) stays under half of the sandbox's own limit.
+Bounds bounds_for(std::optional<std::uint64_t> memory_limit, std::size_t policy_max_connections);
+
 struct Settings {
     Rules rules;
     std::string log_path;              // one JSON line per attempt; "" for none
-    std::size_t max_connections = 256;  // concurrent connections per sandbox
+    std::size_t max_connections =
+        256;  // concurrent connections per sandbox (bounds.max_connections)
+    Bounds bounds;
     std::uint16_t port = 3128;         // where the proxy listens inside the sandbox
     std::vector<Secret> secrets;
     // TLS interception (docs/network.md): destinations whose rules need to see the
@@ -47,6 +70,9 @@ struct Settings {
 struct Counters {
     std::uint64_t allowed = 0;
     std::uint64_t denied = 0;
+    // Set when the proxy itself failed during the run (it stopped accepting, or
+    // its thread ended on an error): the cause, for the result record.
+    std::string failure;
 };
 
 class Proxy {

@@ -9,6 +9,7 @@
 #include "net/ca.hpp"
 #include "net/http.hpp"
 #include "net/proxy.hpp"
+#include "net/redact.hpp"
 #include "sys/fd.hpp"
 
 #include <boost/asio.hpp>
@@ -46,6 +47,16 @@ struct Proxy::Impl {
     std::mutex log_mu;
     std::atomic<std::uint64_t> allowed{0}, denied{0};
     std::unordered_set<Connection*> sessions;  // io thread only
+    size_t pipes_open = 0;                     // splice pipes of the run (io thread only)
+    // The proxy's own failure during the run (Counters::failure); set on the io thread.
+    std::mutex failure_mu;
+    std::string failure;
+    void fail(const std::string& why);
+    // The host's own interface addresses (refreshed at most once a second), which
+    // the proxy treats like loopback: they reach the host's services.
+    std::vector<Address> host_addresses;
+    std::chrono::steady_clock::time_point host_addresses_read{};
+    const std::vector<Address>& own_addresses();
     bool stopping = false;                     // io thread only
     bool stopped = false;
     // Secrets: their values (read in serve(), index as settings.secrets) and the
@@ -59,9 +70,8 @@ struct Proxy::Impl {
 
     void accept();
     void write_log(const nlohmann::ordered_json& j);
-    // The (placeholder, value) pairs of the secrets bound to host:port.
-    std::vector<std::pair<std::string, std::string>> secrets_for(const std::string& host,
-                                                                 std::uint16_t port) const;
+    // The secrets bound to host:port (placeholder, value, the headers they may go in).
+    std::vector<SecretUse> secrets_for(const std::string& host, std::uint16_t port) const;
 };
 
 // What a session hands over to an exchange once the destination is connected.

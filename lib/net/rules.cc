@@ -132,6 +132,25 @@ bool matches(const HostPattern& p, std::string_view host, std::uint16_t port, bo
     return false;
 }
 
+std::string allow_hint(std::string_view host, std::uint16_t port) {
+    std::string exact = std::string(host);
+    if (exact.find(':') != std::string::npos) exact = "[" + exact + "]";
+    exact += ":" + std::to_string(port);
+    // Never "allow 127.0.0.0/8" or "*": what is suggested is the one destination
+    // asked for, and for the host's own or internal addresses a warning with it,
+    // since such an entry opens a service of the host or the LAN to the sandbox.
+    auto a = parse_numeric_host(host);
+    bool internal_name =
+        host == "localhost" || (host.size() > 10 && host.substr(host.size() - 10) == ".localhost");
+    if ((a && classify(*a) != AddressKind::global) || internal_name)
+        return "it is " + std::string(a ? describe(classify(*a)) : "a name of this host") +
+               ": only an allow entry naming exactly \"" + exact +
+               "\" reaches it, and that gives the sandbox the service listening there";
+    if (port == 80 || port == 443)
+        return "add --allow-host " + std::string(host) + " or [network] allow";
+    return "add --allow-host " + exact + " or [network] allow";
+}
+
 NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t port) {
     NameDecision d;
     std::string hp = std::string(host) + ":" + std::to_string(port);
@@ -162,13 +181,15 @@ NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t
     }
     if (!allow) {
         d.rule = "default";
+        std::string hint = allow_hint(host, port);
         if (other_port)
-            d.reason = hp + " is not in the allowlist: \"" + other_port->text + "\" (" + other_port->origin +
-                       ") allows other ports only (an entry without a port allows 80 and 443; add --allow-host " +
-                       std::string(host) + ":" + std::to_string(port) + ")";
+            d.reason = hp + " is not in the allowlist: \"" + other_port->text + "\" (" +
+                       other_port->origin +
+                       ") allows other ports only (an entry without a port allows 80 and 443; " +
+                       hint + ")";
         else
-            d.reason = std::string(host) + " is not in the allowlist (default: nothing is allowed; add --allow-host " +
-                       std::string(host) + " or [network] allow)";
+            d.reason = std::string(host) +
+                       " is not in the allowlist (default: nothing is allowed; " + hint + ")";
         return d;
     }
     d.allowed = true;
@@ -339,13 +360,25 @@ RequestDecision check_request(const Rules& rules, std::string_view host, std::ui
     return d;
 }
 
-std::string check_address(std::string_view host, const Address& a) {
+std::string check_address(std::string_view host, const Address& a,
+                          const std::vector<Address>& own) {
     AddressKind k = classify(a);
-    if (k == AddressKind::global) return {};
+    bool host_own = std::find(own.begin(), own.end(), a) != own.end();
+    // An IPv4 address spelt as IPv6 (::ffff:a.b.c.d) reaches the same interface.
+    if (!host_own)
+        if (auto inner = embedded_ipv4(a))
+            host_own = std::find(own.begin(), own.end(), *inner) != own.end();
+    if (k == AddressKind::global && !host_own) return {};
+    std::string what =
+        k == AddressKind::global ? std::string("an address of this host") : describe(k);
+    if (host_own && k != AddressKind::global && k != AddressKind::loopback) what += " of this host";
     std::string s = std::string(host);
     std::string text = a.to_string();
-    if (s == text) return s + " is " + describe(k) + " (the proxy never connects there unless the policy names it)";
-    return s + " resolved to " + text + ", " + describe(k) + " (DNS rebinding?)";
+    // No hint to open a range: only an entry naming this exact address lifts the check.
+    if (s == text)
+        return s + " is " + what +
+               " (refused unless an allow entry names exactly this address and port)";
+    return s + " resolved to " + text + ", " + what + " (DNS rebinding?)";
 }
 
 }  // namespace agentjail::net

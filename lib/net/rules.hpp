@@ -98,7 +98,14 @@ RequestDecision check_request(const Rules& rules, std::string_view host, std::ui
                               std::string_view path);
 
 // The address check after resolution: "" when the address may be reached,
-// else why not (names the host and the kind of address).
-std::string check_address(std::string_view host, const Address& a);
+// else why not (names the host and the kind of address). `own`: the addresses of
+// the host's interfaces (any range), refused like loopback: they reach its services.
+std::string check_address(std::string_view host, const Address& a,
+                          const std::vector<Address>& own = {});
+
+// The hint of a refusal for host:port not in the allowlist: the exact entry that
+// would allow it, never a range or a wildcard, and for an internal address (loopback,
+// private, the host's names) a warning instead of an invitation.
+std::string allow_hint(std::string_view host, std::uint16_t port);
 
 }  // namespace agentjail::net

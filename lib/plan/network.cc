@@ -93,6 +93,7 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
                          net::Settings& s) {
     net::Secret out;
     out.name = sec.name;
+    out.headers = sec.headers;
     // Checked now so a missing source fails before anything runs; the value itself
     // is read by the proxy once the sandbox exists (proxy.cc).
     if (sec.source.rfind("env:", 0) == 0) {
@@ -212,7 +213,10 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
         plan.mounts.push_back(std::move(m));
         for (const char* var : ca_bundle_vars) set_env(plan, var, s->ca_bundle_inside);
     }
-    s->max_connections = static_cast<std::size_t>(n.max_connections.value);
+    // What the proxy holds for the sandbox scales with the sandbox's memory limit.
+    s->bounds = net::bounds_for(plan.limits.memory_bytes,
+                                static_cast<std::size_t>(n.max_connections.value));
+    s->max_connections = s->bounds.max_connections;
     if (!n.log.value.empty()) {
         std::string raw = n.log.value;
         // A relative log path means what it means in the caller's shell.
@@ -272,7 +276,10 @@ std::string network_text(const Plan& plan) {
     for (const auto& p : s.rules.pins) out += "  pin        " + p.host + " -> " + p.address.to_string() + "  (" + p.origin + ")\n";
     out += "  refused    loopback, private, link-local, metadata, multicast and unspecified addresses"
            " (unless pinned)\n";
-    out += "  limit      " + std::to_string(s.max_connections) + " connections at once\n";
+    out += "  limit      " + std::to_string(s.max_connections) +
+           " connections at once (socket buffers " + std::to_string(s.bounds.socket_buffer / 1024) +
+           " KiB, at most " + std::to_string(s.bounds.max_pipes) + " splice pipes of " +
+           std::to_string(s.bounds.pipe_size / 1024) + " KiB)\n";
     if (!s.log_path.empty()) out += "  log        " + s.log_path + "\n";
     if (!s.ca_bundle_inside.empty())
         out += "  tls        HTTPS to hosts with method/path rules or secrets is intercepted (per-run CA;"
@@ -280,8 +287,11 @@ std::string network_text(const Plan& plan) {
     for (const auto& sec : s.secrets) {
         std::string hosts;
         for (const auto& h : sec.hosts) hosts += (hosts.empty() ? "" : ", ") + h.text;
-        out += "  secret     " + sec.name + " from " + sec.source + " for " + hosts +
-               " (requests to those hosts, sent on over TLS)\n";
+        std::string headers = "Authorization, x-api-key";
+        for (const auto& h : sec.headers) headers += ", " + h;
+        out += "  secret     " + sec.name + " from " + sec.source + " for " + hosts + " (in " +
+               headers +
+               " of requests to those hosts, sent on over TLS; masked in what comes back)\n";
     }
     return out;
 }
@@ -315,7 +325,10 @@ std::string network_json(const Plan& plan) {
         for (const auto& sec : s.secrets) {
             json hosts = json::array();
             for (const auto& h : sec.hosts) hosts.push_back(h.text);
-            secrets.push_back({{"name", sec.name}, {"source", sec.source}, {"hosts", hosts}});
+            secrets.push_back({{"name", sec.name},
+                               {"source", sec.source},
+                               {"hosts", hosts},
+                               {"headers", sec.headers}});
         }
         j["secrets"] = std::move(secrets);
         j["ca_bundle"] = s.ca_bundle_inside.empty() ? json(nullptr) : json(s.ca_bundle_inside);

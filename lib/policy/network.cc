@@ -10,6 +10,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 
 namespace agentjail::policy {
@@ -44,6 +45,23 @@ void apply_network(Policy& p, const Layer& l) {
         else
             n.secrets.push_back(sec);
     }
+}
+
+std::string check_secret_header(std::string_view s) {
+    bool token = !s.empty() && s.size() <= 64;
+    for (char c : s)
+        token = token && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+    if (!token) return "'" + std::string(s) + "' is not a header name (letters, digits, '-')";
+    std::string lower(s);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // These are reflected by origins (CORS, redirects, Set-Cookie) or are the proxy's
+    // own: a secret there would come back into the sandbox or go where it must not.
+    for (const char* never : {"origin", "referer", "cookie", "host", "proxy-authorization",
+                              "content-length", "transfer-encoding", "connection"})
+        if (lower == never)
+            return "a secret cannot go in " + std::string(s) +
+                   " (it is echoed or not a credential)";
+    return {};
 }
 
 std::string check_secret_source(std::string_view s) {

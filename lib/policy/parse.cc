@@ -689,7 +689,8 @@ bool Parser::host_rule(const toml::node& n, const std::string& key, HostRule& ru
     return true;
 }
 
-// [secrets]: NAME = { source = "env:VAR" | "file:PATH", hosts = ["api.example.com"] }.
+// [secrets]: NAME = { source = "env:VAR" | "file:PATH", hosts = ["api.example.com"],
+// headers = ["X-Goog-Api-Key"] }.
 bool Parser::secrets(const toml::table& t) {
     for (const auto& e : entries(t)) {
         std::string name(e.key->str());
@@ -718,8 +719,18 @@ bool Parser::secrets(const toml::table& t) {
                         return false;
                     rule.hosts.push_back(h);
                 }
+            } else if (k == "headers") {
+                const toml::array* a = nullptr;
+                if (!array_of(*f.node, sub, a)) return false;
+                for (size_t i = 0; i < a->size(); ++i) {
+                    std::string h;
+                    if (!checked(*a->get(i), sub + "[" + std::to_string(i) + "]", h,
+                                 check_secret_header))
+                        return false;
+                    rule.headers.push_back(h);
+                }
             } else {
-                return unknown_key(f, sub, {"source", "hosts"});
+                return unknown_key(f, sub, {"source", "hosts", "headers"});
             }
         }
         if (!have_source || rule.hosts.empty())

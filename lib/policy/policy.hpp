@@ -115,13 +115,15 @@ struct HostPin {
     Origin origin;
 };
 
-// [secrets] NAME = { source = "env:VAR" | "file:PATH", hosts = [...] } and
+// [secrets] NAME = { source = "env:VAR" | "file:PATH", hosts = [...], headers = [...] } and
 // --secret NAME=SOURCE@HOST,...: the command's NAME holds a placeholder; the proxy
 // puts the real value in place of it in plain-HTTP requests to those hosts only.
 struct SecretRule {
     std::string name;
     std::string source;
     std::vector<std::string> hosts;  // host patterns
+    // Request headers the value may go in besides Authorization and x-api-key.
+    std::vector<std::string> headers;
     Origin origin;
 };
 

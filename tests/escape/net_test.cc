@@ -8,7 +8,15 @@
 #include "common.hpp"
 #include "net_support.hpp"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include <string>
 #include <vector>
@@ -945,6 +953,279 @@ TEST_F(Escape, NET09_TunAndSysctlAreClosed) {
     if (field(c.out, "tun") != "OK")
         std::cout << "[   NOTE   ] the host has no usable /dev/net/tun: " << field(c.out, "tun")
                   << "\n";
+}
+
+// ---- Issue 9: reflected secrets, SIGPIPE, the host's own addresses ---------------
+
+// NET-06 / issue 9 section 3: an origin that reflects request headers (CORS echoes
+// Origin into Access-Control-Allow-Origin; this one also echoes Authorization and
+// x-api-key into response headers and the whole request head into the body, in
+// 7-byte pieces and chunks) never hands the real value back: the placeholder goes
+// out in Origin, Referer, Cookie and the query unchanged, the value only in
+// Authorization, and what comes back carries the placeholder (headers) or a mask
+// of the value's length (bodies). Control: the origin did receive the value and did
+// send it back (its echo of a marker header reaches the sandbox, and it echoes what
+// it received), so only the proxy stands between the value and the sandbox.
+TEST_F(Escape, NET06_AnEchoingOriginHandsNoSecretBack) {
+    NetFixture f;
+    auto c =
+        ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem", {"api.test"});
+    TestServer api({"api", &c});
+    std::string ap = std::to_string(api.port());
+    const std::string value = unique_name("sk-echo-");
+    NetPolicy p;
+    p.hosts = {{"api.test", "127.0.0.1"}};
+    p.extra =
+        "\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_ECHO_SECRET\", hosts = [\"api.test:" + ap +
+        "\"] }\n";
+    std::string marker = unique_name("marker-");
+    std::string req =
+        "-H \"Authorization: Bearer $API_KEY\" -H \"x-api-key: $API_KEY\" "
+        "-H \"Origin: https://$API_KEY.example\" -H \"Referer: https://x.example/$API_KEY\" "
+        "-H \"Cookie: k=$API_KEY\" -H \"X-Marker: " +
+        marker + "\"";
+    std::string script;
+    for (const char* route : {"echo", "echo-chunked"})
+        script += std::string("curl -sS --max-time 15 -D - ") + req + " 'https://api.test:" + ap +
+                  "/" + route + "?q='\"$API_KEY\"; echo; echo R " + route + " done; ";
+    // Plain HTTP to the secret's host goes on over TLS through the same exchange.
+    script += "curl -sS --max-time 15 -D - " + req + " 'http://api.test:" + ap +
+              "/echo'; echo; echo R plain done; ";
+    script += "echo placeholder=$API_KEY";
+    ajtest::RunOptions o;
+    o.timeout_ms = kTimeoutMs;
+    o.env = {"SSL_CERT_FILE=" + c.cert_path, "AJ_TEST_ECHO_SECRET=" + value};
+    auto r = jail.run(cat(jail.base(), {"-p", f.policy(p), "--net-log", f.log_path(), "--",
+                                        "/bin/bash", "-c", script}),
+                      o);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    std::string placeholder = field(r.out, "placeholder");
+    ASSERT_TRUE(ajtest::contains(placeholder, "agentjail-secret-placeholder-API_KEY-"))
+        << describe(r);
+    // The attack: the value anywhere in what the sandbox got.
+    EXPECT_FALSE(ajtest::contains(r.out, value)) << "the origin's echo handed the secret back\n"
+                                                 << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.err, value)) << describe(r);
+    EXPECT_FALSE(ajtest::contains(ajtest::read_file(f.log_path()), value));
+    // What came back: the placeholder in the reflected headers.
+    EXPECT_TRUE(
+        ajtest::contains(r.out, "Access-Control-Allow-Origin: https://" + placeholder + ".example"))
+        << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "X-Echo-Authorization: Bearer " + placeholder))
+        << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "X-Echo-Api-Key: " + placeholder)) << describe(r);
+    for (const char* route : {"echo", "echo-chunked", "plain"})
+        EXPECT_EQ(status_of(r.out, route), "done") << describe(r);
+    // What went out: the value only in the credential headers.
+    auto reqs = api.requests();
+    ASSERT_EQ(reqs.size(), 3u) << describe(r);
+    for (const auto& q : reqs) {
+        EXPECT_TRUE(ajtest::contains(q.head, "Authorization: Bearer " + value)) << q.head;
+        EXPECT_TRUE(ajtest::contains(q.head, "x-api-key: " + value)) << q.head;
+        EXPECT_TRUE(ajtest::contains(q.head, "Origin: https://" + placeholder + ".example"))
+            << q.head;
+        EXPECT_TRUE(ajtest::contains(q.head, "Referer: https://x.example/" + placeholder))
+            << q.head;
+        EXPECT_TRUE(ajtest::contains(q.head, "Cookie: k=" + placeholder)) << q.head;
+        EXPECT_FALSE(ajtest::contains(q.target, value)) << q.target;
+    }
+    // Control: the echo reaches the sandbox (the marker, in a header and in the body).
+    EXPECT_TRUE(ajtest::contains(r.out, "X-Echo-Marker: " + marker)) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "X-Marker: " + marker)) << describe(r);
+}
+
+// PROC-06 / issue 9 section 4: a client that closes a proxied connection while data
+// still flows (curl | head -c 3, a TLS client refusing the certificate) makes the
+// proxy's splice(2) into that socket fail with EPIPE (surely so when the client
+// half-closed first: its reset then finds the proxy's socket in CLOSE_WAIT), which
+// raises SIGPIPE at the writing thread: it must end that connection only, never
+// agentjail (status 141, no result record), over plain HTTP, CONNECT and SOCKS5,
+// many times. Control: each early close did happen with data in flight (every round
+// read body bytes of a 64 MiB download) and a TLS client refused the certificate.
+TEST_F(Escape, PROC06_EarlyClosesNeverKillTheSupervisor) {
+    NetFixture f;
+    auto c = ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem",
+                              {"example.test"});
+    TestServer s({"flood"});
+    TestServer tls({"flood-tls", &c});
+    std::string sp = std::to_string(s.port()), tp = std::to_string(tls.port());
+    NetPolicy p;
+    p.allow = {"example.test:" + sp, "example.test:" + tp};
+    p.hosts = {{"example.test", "127.0.0.1"}};
+    std::string url = "http://example.test:" + sp + "/bytes/67108864";
+    std::string script;
+    // The sure way to EPIPE: half-close, read a little, close with data unread.
+    for (const char* mode : {"http", "connect", "socks"})
+        script += "echo R " + std::string(mode) + " $(" + helper("earlyclose") + " " + mode +
+                  " example.test " + sp + " /bytes/67108864 40); ";
+    script +=
+        "n=0; for i in $(seq 15); do "
+        "a=$(curl -sS --max-time 20 " +
+        url +
+        " 2>/dev/null | head -c 3); "
+        "b=$(curl -sS --max-time 20 -p " +
+        url +
+        " 2>/dev/null | head -c 3); "
+        "k=$(curl -sS --max-time 20 --socks5-hostname 127.0.0.1:3128 " +
+        url +
+        " 2>/dev/null | head -c 3); "
+        "[ \"$a$b$k\" = xxxxxxxxx ] && n=$((n+1)); "
+        "curl -sS --max-time 20 -o /dev/null https://example.test:" +
+        tp +
+        "/bytes/1048576 2>/dev/null; "
+        "t=$?; done; echo R early $n; echo R tls $t; echo R survived yes";
+    std::string rec = f.scratch.path() + "/result.json";
+    ajtest::RunOptions o;
+    o.timeout_ms = 180000;
+    auto r = jail.run(cat(jail.base(), {"-p", f.policy(p), "--result-file", rec, "--", "/bin/bash",
+                                        "-c", script}),
+                      o);
+    EXPECT_NE(r.status, 141) << "agentjail died of SIGPIPE\n" << describe(r);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(status_of(r.out, "survived"), "yes") << describe(r);
+    ASSERT_TRUE(ajtest::exists(rec)) << "no result record\n" << describe(r);
+    auto j = nlohmann::json::parse(ajtest::read_file(rec), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << ajtest::read_file(rec);
+    EXPECT_EQ(j.value("exit_code", -1), 0) << j.dump();
+    EXPECT_GE(j["network"].value("allowed", 0), 45 + 120) << j.dump();
+    // Control: every round closed early with data flowing, and curl refused the cert.
+    for (const char* mode : {"http", "connect", "socks"})
+        EXPECT_EQ(status_of(r.out, mode), "rounds=40 data=40") << mode << "\n" << describe(r);
+    EXPECT_EQ(status_of(r.out, "early"), "15") << describe(r);
+    EXPECT_EQ(status_of(r.out, "tls"), "60") << "curl was expected to refuse the test certificate\n"
+                                             << describe(r);
+}
+
+namespace {
+
+// The host's own non-loopback interface addresses (what a getifaddrs in the host's
+// network sees), without IPv6 link-local ones (they need a scope).
+std::vector<std::string> host_interface_addresses() {
+    std::vector<std::string> out;
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return out;
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+        if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_LOOPBACK) != 0) continue;
+        char buf[INET6_ADDRSTRLEN] = {};
+        if (i->ifa_addr->sa_family == AF_INET) {
+            ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf,
+                        sizeof buf);
+            out.push_back(buf);
+        } else if (i->ifa_addr->sa_family == AF_INET6) {
+            const auto* a6 = &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr;
+            if (IN6_IS_ADDR_LINKLOCAL(a6)) continue;
+            ::inet_ntop(AF_INET6, a6, buf, sizeof buf);
+            out.push_back(std::string("[") + buf + "]");
+        }
+    }
+    ::freeifaddrs(list);
+    return out;
+}
+
+// A canary listening on every address of the host (0.0.0.0 and ::), counting connections.
+class AnyAddressCanary {
+public:
+    AnyAddressCanary() {
+        fd_ = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int zero = 0, one = 1;
+        ::setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+        ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sockaddr_in6 a{};
+        a.sin6_family = AF_INET6;
+        a.sin6_addr = in6addr_any;
+        socklen_t len = sizeof a;
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 16) != 0 ||
+            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+            ::close(fd_);
+            fd_ = -1;
+            return;
+        }
+        port_ = ntohs(a.sin6_port);
+        thread_ = std::thread([this] {
+            for (;;) {
+                int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+                if (c < 0) return;
+                if (stop_) {
+                    ::close(c);
+                    return;
+                }
+                ++connections_;
+                ::close(c);
+            }
+        });
+    }
+    ~AnyAddressCanary() {
+        if (fd_ < 0) return;
+        stop_ = true;
+        ::shutdown(fd_, SHUT_RDWR);
+        thread_.join();
+        ::close(fd_);
+    }
+    bool ok() const { return fd_ >= 0; }
+    std::uint16_t port() const { return port_; }
+    int connections() const { return connections_.load(); }
+
+private:
+    int fd_ = -1;
+    std::uint16_t port_ = 0;
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> connections_{0};
+};
+
+}  // namespace
+
+// NET-03 / issue 9 section 6: the proxy runs in the host's network, so every address
+// of the host's own interfaces (here a public-looking one too, whatever its range)
+// reaches the host's services as 127.0.0.1 does. Under a policy that allows any host
+// on any port ("*:*"), a CONNECT to each of them is refused, and the refusal does not
+// suggest opening a range. Control: the canary listens on each address (the test
+// reaches it directly), and an allow entry naming one address:port exactly reaches it
+// through the proxy.
+TEST_F(Escape, NET03_TheHostsOwnInterfaceAddressesAreRefused) {
+    auto addrs = host_interface_addresses();
+    if (addrs.empty()) GTEST_SKIP() << "the host has no non-loopback interface address to try";
+    AnyAddressCanary canary;
+    ASSERT_TRUE(canary.ok());
+    std::string port = std::to_string(canary.port());
+    // Control 1: each address reaches the canary from the host.
+    for (const auto& a : addrs) {
+        auto direct =
+            ajtest::run({"/bin/bash", "-c",
+                         "exec 3<>/dev/tcp/" + (a[0] == '[' ? a.substr(1, a.size() - 2) : a) + "/" +
+                             port + " && echo ok"});
+        ASSERT_TRUE(ajtest::contains(direct.out, "ok")) << a << "\n" << describe(direct);
+    }
+    int direct_connections = canary.connections();
+    NetFixture f;
+    NetPolicy p;
+    p.allow = {"*:*"};
+    std::string script = kRawRequest;
+    for (size_t i = 0; i < addrs.size(); ++i)
+        script += "req a" + std::to_string(i) + " '" + connect_req(addrs[i] + ":" + port) + "'; ";
+    auto r = in_bash(jail, script, {"-p", f.policy(p), "--net-log", f.log_path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    for (size_t i = 0; i < addrs.size(); ++i)
+        EXPECT_TRUE(is_403(status_of(r.out, "a" + std::to_string(i)))) << addrs[i] << "\n"
+                                                                       << describe(r);
+    EXPECT_EQ(canary.connections(), direct_connections)
+        << "the proxy reached the host's own address\n"
+        << describe(r);
+    for (const auto& e : f.log()) {
+        if (e.value("decision", "") != "deny") continue;
+        std::string why = e.value("reason", "");
+        EXPECT_TRUE(ajtest::contains(why, "this host") || ajtest::contains(why, "address")) << why;
+        for (const char* bad : {"/8", "/16", "*:*", "add --allow-host"})
+            EXPECT_FALSE(ajtest::contains(why, bad)) << why;
+    }
+    // Control 2: named exactly, the first address is reached through the proxy.
+    NetPolicy named;
+    named.allow = {addrs[0] + ":" + port};
+    auto ok = in_bash(
+        jail, std::string(kRawRequest) + "req named '" + connect_req(addrs[0] + ":" + port) + "'",
+        {"-p", f.policy(named)});
+    EXPECT_TRUE(ajtest::contains(status_of(ok.out, "named"), " 200")) << describe(ok);
+    EXPECT_EQ(canary.connections(), direct_connections + 1) << describe(ok);
 }
 
 }  // namespace

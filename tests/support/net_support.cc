@@ -245,6 +245,9 @@ void TestServer::accept_loop() {
 }
 
 void TestServer::handle(int fd) {
+    // Small writes leave as they are written (the /echo routes cut their bodies).
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     timeval tv{10, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
@@ -337,7 +340,46 @@ void TestServer::handle(int fd) {
             found = true;
         }
     }
-    if (req.method == "POST" || req.method == "PUT") {
+    if (path == "/echo" || path == "/echo-chunked") {
+        // A reflecting origin: CORS-style Access-Control-Allow-Origin from Origin,
+        // the credential headers echoed into response headers, and the whole request
+        // head as the body, sent in small pieces (and for /echo-chunked, chunks of
+        // 7 bytes) so that a value in it is cut across reads and chunks.
+        auto header = [&](const std::string& name) {
+            std::istringstream hs(req.head);
+            std::string l;
+            while (std::getline(hs, l)) {
+                if (!l.empty() && l.back() == '\r') l.pop_back();
+                auto colon = l.find(':');
+                if (colon != std::string::npos && lower(l.substr(0, colon)) == name)
+                    return ajtest::trim(l.substr(colon + 1));
+            }
+            return std::string();
+        };
+        bool chunked = path == "/echo-chunked";
+        body = req.head + "\r\n";
+        std::string h =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nAccess-Control-Allow-Origin: " +
+            header("origin") +
+            "\r\nVary: Origin\r\nX-Echo-Authorization: " + header("authorization") +
+            "\r\nX-Echo-Api-Key: " + header("x-api-key") +
+            "\r\nX-Echo-Marker: " + header("x-marker") + "\r\n" +
+            (chunked ? std::string("Transfer-Encoding: chunked\r\n")
+                     : "Content-Length: " + std::to_string(body.size()) + "\r\n") +
+            "Connection: close\r\n\r\n";
+        if (c.write_all(h) && req.method != "HEAD") {
+            for (size_t at = 0; at < body.size(); at += 7) {
+                std::string piece = body.substr(at, 7);
+                if (chunked) {
+                    char size[16];
+                    std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+                    piece = size + piece + "\r\n";
+                }
+                if (!c.write_all(piece)) break;
+            }
+            if (chunked) c.write_all("0\r\n\r\n");
+        }
+    } else if (req.method == "POST" || req.method == "PUT") {
         body = "got " + std::to_string(req.body_bytes) + " bytes\n";
         respond(200, "OK", body, body.size());
     } else if (found) {

@@ -46,6 +46,10 @@ struct Request {
 //   GET/HEAD other      a body set with set_body(), else a file under the root set
 //                       with serve_dir() (query strings ignored), else 404
 //   POST, PUT           reads the body, answers "got N bytes\n"
+//   GET /echo           reflects: Access-Control-Allow-Origin = Origin, X-Echo-Authorization,
+//                       X-Echo-Api-Key and X-Echo-Marker = those request headers, the body =
+//                       the request head, written 7 bytes at a time (Content-Length)
+//   GET /echo-chunked   the same with a chunked body of 7-byte chunks
 // Each connection waits at most 10 s for a request; stop() ends everything.
 class TestServer {
 public:

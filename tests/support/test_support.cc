@@ -92,6 +92,9 @@ RunOutput run(const std::vector<std::string>& argv, const std::vector<std::strin
         for (const auto& e : envs) ev.push_back(const_cast<char*>(e.c_str()));
         ev.push_back(nullptr);
         environ = ev.data();
+        // The test process ignores SIGPIPE (net_support's servers): a program under
+        // test starts with the default, as from a shell, or it could not die of one.
+        signal(SIGPIPE, SIG_DFL);
         execvp(av[0], av.data());
         _exit(errno == ENOENT ? 127 : 126);
     }
@@ -259,6 +262,9 @@ Child::Child(const std::vector<std::string>& argv, const RunOptions& opts) {
         }
         if (!opts.cwd.empty() && chdir(opts.cwd.c_str()) != 0) _exit(121);
         environ = ev.data();
+        // The test process ignores SIGPIPE (net_support's servers): a program under
+        // test starts with the default, as from a shell, or it could not die of one.
+        signal(SIGPIPE, SIG_DFL);
         execvp(av[0], av.data());
         _exit(errno == ENOENT ? 127 : 126);
     }

@@ -175,8 +175,12 @@ TEST(NetHttpExchange, ResponsesAndForwardedHeads) {
                                 "Upgrade: websocket\r\nConnection: Upgrade\r\nProxy-Authorization: x\r\n\r\n",
                                 TargetForm::origin);
     ASSERT_EQ(q.status, ParseStatus::ok) << q.error;
-    std::string h = exchange_head(q.request, "/v1", "api.test", 443, 443, true, {{"PH", "sk-1"}});
-    EXPECT_EQ(h, "POST /v1 HTTP/1.1\r\nx-api-key: sk-1\r\nHost: api.test\r\nConnection: keep-alive\r\n\r\n");
+    std::string h =
+        exchange_head(q.request, "/v1", "api.test", 443, 443, true, {{"PH", "sk-1", {}}});
+    EXPECT_EQ(
+        h,
+        "POST /v1 HTTP/1.1\r\nx-api-key: sk-1\r\nAccept-Encoding: identity\r\nHost: api.test\r\n"
+        "Connection: keep-alive\r\n\r\n");
 }
 
 }  // namespace

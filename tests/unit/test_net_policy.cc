@@ -153,6 +153,20 @@ TEST(NetPolicy, Secrets) {
               "t.toml:2:16: secrets.K.source: 'vault:x': a secret's source is env:VARIABLE or file:PATH");
     EXPECT_EQ(parse_err("[secrets]\nK = { source = \"env:X\" }\n"),
               "t.toml:2:5: secrets.K: expected a table with 'source' and 'hosts'");
+    // headers: more request headers the value may go in; never one that origins reflect.
+    Policy h = parse_ok(
+        "[network]\nmode = \"proxy\"\n[secrets]\nK = { source = \"env:X\", hosts = [\"a.test\"], "
+        "headers = [\"X-Goog-Api-Key\"] }\n");
+    ASSERT_EQ(h.network.secrets.size(), 1u);
+    EXPECT_EQ(h.network.secrets[0].headers, (std::vector<std::string>{"X-Goog-Api-Key"}));
+    for (const char* bad : {"Origin", "referer", "Cookie", "Proxy-Authorization", "Host", "a b"})
+        EXPECT_NE(
+            parse_err(
+                std::string(
+                    "[secrets]\nK = { source = \"env:X\", hosts = [\"a.test\"], headers = [\"") +
+                bad + "\"] }\n"),
+            "(no error)")
+            << bad;
     Policy q = parse_ok("");
     ASSERT_TRUE(policy::add_secret(q, "KEY=file:/run/key@api.test,*.api.test", flag("--secret")));
     EXPECT_EQ(q.network.mode.value, NetMode::proxy);

@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -22,8 +23,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -408,7 +410,11 @@ TEST_F(ProxyTest, StopEndsOpenTunnelsAndLogsThem) {
 // A one-connection HTTPS server that answers with the request head it read.
 class TlsEcho {
 public:
-    TlsEcho(const std::string& cert, const std::string& key) {
+    // What the server answers to a request head (by default: the head, echoed as a
+    // Content-Length body), written in pieces of `piece` bytes, one TLS record each.
+    using Respond = std::function<std::string(const std::string& head)>;
+    TlsEcho(const std::string& cert, const std::string& key, Respond respond = {}, size_t piece = 0)
+        : respond_(respond ? std::move(respond) : Respond(echo_head)), piece_(piece) {
         ctx_ = SSL_CTX_new(TLS_server_method());
         SSL_CTX_use_certificate_chain_file(ctx_, cert.c_str());
         SSL_CTX_use_PrivateKey_file(ctx_, key.c_str(), SSL_FILETYPE_PEM);
@@ -418,6 +424,8 @@ public:
             if (::poll(&p, 1, 10000) <= 0) return;
             int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
             if (c < 0) return;
+            int one = 1;
+            ::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             SSL* ssl = SSL_new(ctx_);
             SSL_set_fd(ssl, c);
             if (SSL_accept(ssl) == 1) {
@@ -428,9 +436,16 @@ public:
                     if (n <= 0) break;
                     head.append(buf, static_cast<size_t>(n));
                 }
-                std::string r = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.size()) +
-                                "\r\nConnection: close\r\n\r\n" + head;
-                SSL_write(ssl, r.data(), static_cast<int>(r.size()));
+                {
+                    std::lock_guard<std::mutex> l(mu_);
+                    received_ = head;
+                }
+                std::string r = respond_(head);
+                size_t step = piece_ == 0 ? r.size() : piece_;
+                for (size_t at = 0; at < r.size(); at += step) {
+                    int k = static_cast<int>(std::min(step, r.size() - at));
+                    if (SSL_write(ssl, r.data() + at, k) != k) break;
+                }
                 SSL_shutdown(ssl);
             }
             SSL_free(ssl);
@@ -443,12 +458,24 @@ public:
         SSL_CTX_free(ctx_);
     }
     std::uint16_t port() const { return port_; }
+    std::string received() const {
+        std::lock_guard<std::mutex> l(mu_);
+        return received_;
+    }
+    static std::string echo_head(const std::string& head) {
+        return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.size()) +
+               "\r\nConnection: close\r\n\r\n" + head;
+    }
 
 private:
+    Respond respond_;
+    size_t piece_ = 0;
     SSL_CTX* ctx_ = nullptr;
     int fd_ = -1;
     std::uint16_t port_ = 0;
     std::thread thread_;
+    mutable std::mutex mu_;
+    std::string received_;
 };
 
 // The secret's placeholder is replaced only in requests to its host, and those go
@@ -474,8 +501,12 @@ TEST_F(ProxyTest, SecretsAreAddedForTheirHostOnlyAndSentOverTls) {
     std::string r = read_until(c);
     ::close(c);
     EXPECT_NE(r.find("200 OK"), std::string::npos) << r;
-    EXPECT_NE(r.find("x-api-key: sk-real-123"), std::string::npos) << r;
-    EXPECT_EQ(r.find("placeholder"), std::string::npos) << r;
+    EXPECT_NE(tls.received().find("x-api-key: sk-real-123\r\n"), std::string::npos)
+        << tls.received();
+    EXPECT_EQ(tls.received().find("placeholder"), std::string::npos) << tls.received();
+    // The echo of the request comes back with the value masked (as long as the value).
+    EXPECT_NE(r.find("x-api-key: agentjail-s\r\n"), std::string::npos) << r;
+    EXPECT_EQ(r.find("sk-real-123"), std::string::npos) << r;
     // Another allowed host gets the placeholder as it is, in clear.
     c = connect_to(proxy_port);
     send_all(c, "GET http://example.test:" + std::to_string(http.port()) +
@@ -499,7 +530,11 @@ TEST_F(ProxyTest, AnUnverifiableUpstreamGets502) {
     ::setenv("AJ_TEST_SECRET_VALUE", "sk-real-123", 1);
     Settings s = pinned();
     s.rules.pins.push_back({"api.test", *parse_numeric_host("127.0.0.1"), "t.toml:7:1"});
-    Secret sec{"KEY", "env:AJ_TEST_SECRET_VALUE", "ph-KEY", {rule("api.test:" + std::to_string(tls.port()), "x")}};
+    Secret sec{"KEY",
+               "env:AJ_TEST_SECRET_VALUE",
+               "ph-KEY",
+               {rule("api.test:" + std::to_string(tls.port()), "x")},
+               {}};
     s.rules.allow.push_back(sec.hosts[0]);
     s.secrets = {sec};
     start(s);
@@ -513,9 +548,38 @@ TEST_F(ProxyTest, AnUnverifiableUpstreamGets502) {
     ::unsetenv("AJ_TEST_SECRET_VALUE");
 }
 
+// The proxy's own failure during the run (here its listening socket is shut down
+// under it, so accept fails for good) is kept for the result record and logged,
+// instead of the proxy spinning or the sandbox losing its way out without a word.
+TEST_F(ProxyTest, AFailureOfTheProxyItselfIsReported) {
+    Settings s = pinned();
+    s.log_path = dir.path() + "/net.jsonl";
+    auto p = Proxy::create(s);
+    ASSERT_TRUE(p) << p.error().message();
+    proxy = std::move(*p);
+    int lfd = listen_loopback(proxy_port);
+    ASSERT_GE(lfd, 0);
+    int keep = ::dup(lfd);
+    ASSERT_TRUE(proxy->serve(sys::UniqueFd(lfd)));
+    EXPECT_EQ(proxy->counters().failure, "");
+    // Control: it serves.
+    int probe = connect_to(proxy_port);
+    ASSERT_GE(probe, 0);
+    send_all(probe, "CONNECT example.test:" + std::to_string(echo.port()) + " HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(read_until(probe, "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+    ::close(probe);
+    ::shutdown(keep, SHUT_RDWR);  // a listening socket shut down: accept gets EINVAL
+    for (int i = 0; i < 500 && proxy->counters().failure.empty(); ++i) ajtest::sleep_ms(10);
+    Counters c = proxy->stop();
+    ::close(keep);
+    EXPECT_NE(c.failure.find("network proxy: accept on the sandbox's proxy socket"), std::string::npos)
+        << c.failure;
+    EXPECT_NE(ajtest::read_file(dir.path() + "/net.jsonl").find("\"decision\":\"error\""), std::string::npos);
+}
+
 TEST(Proxy, AMissingSecretFailsAtServe) {
     Settings s;
-    s.secrets = {Secret{"KEY", "env:AJ_TEST_SURELY_UNSET_VARIABLE", "ph", {}}};
+    s.secrets = {Secret{"KEY", "env:AJ_TEST_SURELY_UNSET_VARIABLE", "ph", {}, {}}};
     auto p = Proxy::create(s);
     ASSERT_TRUE(p);
     std::uint16_t port = 0;

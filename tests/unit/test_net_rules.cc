@@ -137,6 +137,64 @@ TEST(NetRules, AddressCheck) {
     EXPECT_EQ(check_address("one.test", *parse_numeric_host("1.1.1.1")), "");
 }
 
+// The host's own addresses are refused whatever their range: a public address of
+// the host's interface reaches its services as 127.0.0.1 does.
+TEST(NetRules, TheHostsOwnAddressesAreRefusedLikeLoopback) {
+    std::vector<Address> own = {*parse_numeric_host("203.0.113.7"),
+                                *parse_numeric_host("2001:db8::7")};
+    std::string why = check_address("203.0.113.7", own[0], own);
+    EXPECT_NE(why.find("an address of this host"), std::string::npos) << why;
+    EXPECT_NE(check_address("api.test", own[1], own).find("an address of this host"),
+              std::string::npos);
+    // The same address spelt as IPv4-mapped IPv6.
+    EXPECT_NE(check_address("x", *parse_numeric_host("::ffff:203.0.113.7"), own), "");
+    // Control: the same public address is fine when it is not the host's.
+    EXPECT_EQ(check_address("203.0.113.7", own[0], {}), "");
+    EXPECT_EQ(check_address("203.0.113.8", *parse_numeric_host("203.0.113.8"), own), "");
+    // An allow entry naming the address exactly still decides (named_address skips the check).
+    Rules r;
+    r.allow.push_back(rule("203.0.113.7:8080", "t.toml:1:1"));
+    auto d = check_name(r, "203.0.113.7", 8080);
+    ASSERT_TRUE(d.allowed);
+    ASSERT_TRUE(d.named_address.has_value());
+}
+
+// No refusal suggests a range, a wildcard, or loopback/private wholesale: the hint
+// names the one destination asked for, and for internal ones says what it opens.
+TEST(NetRules, HintsNeverOpenARangeOrLoopback) {
+    Rules r;
+    r.allow.push_back(rule("*.example.com", "t.toml:1:1"));
+    for (const char* host : {"127.0.0.1", "10.1.2.3", "192.168.1.1", "169.254.169.254", "::1",
+                             "fd00::1", "localhost", "db.localhost", "0.0.0.0", "public.test"}) {
+        for (std::uint16_t port : {80, 5432}) {
+            auto d = check_name(r, normalize_host(host), port);
+            ASSERT_FALSE(d.allowed) << host;
+            for (const char* bad :
+                 {"/8", "/16", "/12", "*", "allow loopback", "allow_private", "0.0.0.0/0"})
+                EXPECT_EQ(d.reason.find(bad), std::string::npos) << host << ": " << d.reason;
+        }
+    }
+    std::string h = allow_hint("127.0.0.1", 5432);
+    EXPECT_NE(h.find("only an allow entry naming exactly \"127.0.0.1:5432\""), std::string::npos)
+        << h;
+    EXPECT_EQ(h.find("add --allow-host"), std::string::npos) << h;
+    h = allow_hint("localhost", 80);
+    EXPECT_NE(h.find("a name of this host"), std::string::npos) << h;
+    h = allow_hint("::1", 631);
+    EXPECT_NE(h.find("\"[::1]:631\""), std::string::npos) << h;
+    // Public names get the plain hint, with the port when it is not 80/443.
+    EXPECT_EQ(allow_hint("public.test", 443), "add --allow-host public.test or [network] allow");
+    EXPECT_EQ(allow_hint("public.test", 8443),
+              "add --allow-host public.test:8443 or [network] allow");
+    // Refusals by address never invite either.
+    for (const char* a : {"127.0.0.1", "10.0.0.1", "169.254.169.254"}) {
+        std::string why = check_address(a, *parse_numeric_host(a));
+        EXPECT_NE(why.find("refused unless an allow entry names exactly this address"),
+                  std::string::npos)
+            << why;
+    }
+}
+
 }  // namespace
 }  // namespace agentjail::net
 

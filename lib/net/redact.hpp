@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where a secret may go and where it must not come back: which request headers
+// carry a credential (the only place a placeholder becomes the real value), and
+// the streaming redactor that turns the real value back into a mask in whatever
+// an intercepted upstream sends to the sandbox (pure code, no system calls).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentjail::net {
+
+// One secret bound to the destination of a connection.
+struct SecretUse {
+    std::string placeholder;           // what the sandbox holds
+    std::string value;                 // the real credential
+    std::vector<std::string> headers;  // headers the policy names besides the defaults
+};
+
+// Whether a request header may receive a secret's value: Authorization, x-api-key,
+// or one the secret names (any case). Never Proxy-Authorization (the proxy drops
+// it), Origin, Referer or Cookie: an origin that reflects those (CORS echoes
+// Origin into Access-Control-Allow-Origin) would hand the value back.
+bool carries_credential(std::string_view header, const std::vector<std::string>& named);
+// The value of request header `name` with each placeholder of `uses` that may go
+// into that header replaced by its real value; every other header is unchanged.
+std::string put_secrets(std::string_view name, std::string value,
+                        const std::vector<SecretUse>& uses);
+
+// The text the sandbox gets in place of a secret's real value in a response body:
+// exactly as long as the value (so Content-Length and chunk sizes stay true), made
+// of the placeholder repeated and cut to that length.
+std::string body_mask(const SecretUse& use);
+// A response head with every real value replaced by its placeholder.
+std::string redact_head(std::string head, const std::vector<SecretUse>& uses);
+
+// Replaces the real values in a stream that arrives in pieces (a body read by
+// reads and chunks of any size): a value split across two pieces is still found,
+// because a tail that is the start of a value (at most longest value - 1 bytes) is
+// held back until the next piece or finish(); other bytes go on at once. The output
+// is exactly as long as the input (body_mask()).
+class Redactor {
+public:
+    explicit Redactor(const std::vector<SecretUse>& uses);
+    // True when there is nothing to replace (no secret bound): feed() passes through.
+    bool idle() const { return values_.empty(); }
+    // The bytes that can be passed on now (possibly fewer than given: some held back).
+    std::string feed(std::string_view in);
+    // The bytes still held back, redacted: call at the end of the body.
+    std::string finish();
+    std::size_t held() const { return pending_.size(); }
+
+private:
+    std::string drain(bool all);
+    std::vector<std::string> values_, masks_;
+    std::size_t longest_ = 0;
+    std::string pending_;
+};
+
+}  // namespace agentjail::net

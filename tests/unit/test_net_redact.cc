@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where a secret goes and that it does not come back (pure code): the placeholder
+// becomes the value only in credential headers, and the streaming redactor masks the
+// value in a response however its bytes are cut into reads and chunks; and the
+// proxy's per-run bounds.
+#include "net/http.hpp"
+#include "net/proxy.hpp"
+#include "net/redact.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace agentjail::net {
+namespace {
+
+const std::string kPh = "agentjail-secret-placeholder-API_KEY-0123456789abcdef";
+const std::string kValue = "sk-live-4f9c2b7e1d3a5c6b8e0f";
+
+std::vector<SecretUse> uses(std::vector<std::string> headers = {}) {
+    return {{kPh, kValue, std::move(headers)}};
+}
+
+TEST(NetRedact, OnlyCredentialHeadersGetTheValue) {
+    EXPECT_TRUE(carries_credential("Authorization", {}));
+    EXPECT_TRUE(carries_credential("X-API-KEY", {}));
+    EXPECT_TRUE(carries_credential("x-goog-api-key", {"X-Goog-Api-Key"}));
+    for (const char* h : {"Origin", "Referer", "Cookie", "Proxy-Authorization", "Host",
+                          "X-Forwarded-For", "Accept", "x-goog-api-key"})
+        EXPECT_FALSE(carries_credential(h, {})) << h;
+    // A policy cannot make a reflected header a credential header.
+    EXPECT_FALSE(carries_credential("Origin", {"Origin"}));
+    EXPECT_EQ(put_secrets("Authorization", "Bearer " + kPh, uses()), "Bearer " + kValue);
+    EXPECT_EQ(put_secrets("Origin", "https://" + kPh, uses()), "https://" + kPh);
+    EXPECT_EQ(put_secrets("Cookie", "k=" + kPh, uses()), "k=" + kPh);
+    EXPECT_EQ(put_secrets("X-Custom", kPh, uses({"x-custom"})), kValue);
+}
+
+TEST(NetRedact, TheHeadGoesOutWithTheValueInItsCredentialHeaderOnly) {
+    std::string in = "POST " + std::string("/v1?k=") + kPh +
+                     " HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer " + kPh +
+                     "\r\nOrigin: https://" + kPh + "\r\nReferer: https://x/" + kPh +
+                     "\r\nCookie: s=" + kPh + "\r\nProxy-Authorization: Basic " + kPh +
+                     "\r\nAccept-Encoding: gzip\r\nContent-Length: 3\r\n\r\n";
+    auto q = parse_request_head(in, TargetForm::origin);
+    ASSERT_EQ(q.status, ParseStatus::ok) << q.error;
+    std::string h = exchange_head(q.request, "/v1?k=" + kPh, "api.test", 443, 443, true, uses());
+    EXPECT_NE(h.find("Authorization: Bearer " + kValue + "\r\n"), std::string::npos) << h;
+    // The value is nowhere else: one occurrence in all.
+    EXPECT_EQ(h.find(kValue), h.rfind(kValue)) << h;
+    EXPECT_NE(h.find("Origin: https://" + kPh), std::string::npos) << h;
+    EXPECT_NE(h.find("POST /v1?k=" + kPh + " "), std::string::npos) << h;
+    EXPECT_EQ(h.find("Proxy-Authorization"), std::string::npos) << h;
+    // Compressed bodies would hide an echo from the redactor.
+    EXPECT_NE(h.find("Accept-Encoding: identity\r\n"), std::string::npos) << h;
+    EXPECT_EQ(h.find("gzip"), std::string::npos) << h;
+    // Without secrets the client's Accept-Encoding goes on.
+    std::string plain = exchange_head(q.request, "/v1", "api.test", 443, 443, true, {});
+    EXPECT_NE(plain.find("Accept-Encoding: gzip"), std::string::npos) << plain;
+}
+
+TEST(NetRedact, AResponseHeadGetsThePlaceholderBack) {
+    std::string head = "HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: https://" + kValue +
+                       "\r\nX-Echo: Bearer " + kValue + "\r\n\r\n";
+    std::string out = redact_head(head, uses());
+    EXPECT_EQ(out.find(kValue), std::string::npos) << out;
+    EXPECT_NE(out.find("Access-Control-Allow-Origin: https://" + kPh + "\r\n"), std::string::npos)
+        << out;
+}
+
+TEST(NetRedact, TheMaskIsAsLongAsTheValue) {
+    SecretUse shorter{kPh, "abc", {}}, longer{"PH", std::string(7, 'v'), {}};
+    EXPECT_EQ(body_mask(shorter), "age");
+    EXPECT_EQ(body_mask(longer), "PHPHPHP");
+    EXPECT_EQ(body_mask(uses()[0]).size(), kValue.size());
+}
+
+// Every way of cutting "...value..." into two or three pieces is masked, and what
+// comes out is exactly as long as what went in (Content-Length stays true).
+TEST(NetRedact, AValueSplitAcrossPiecesIsStillMasked) {
+    const std::string body = "{\"echo\":\"" + kValue + "\",\"again\":\"" + kValue + "\"}";
+    const std::string want =
+        "{\"echo\":\"" + body_mask(uses()[0]) + "\",\"again\":\"" + body_mask(uses()[0]) + "\"}";
+    for (size_t a = 0; a <= body.size(); ++a) {
+        for (size_t b = a; b <= body.size(); b += 3) {
+            Redactor r(uses());
+            std::string out = r.feed(body.substr(0, a));
+            out += r.feed(body.substr(a, b - a));
+            out += r.feed(body.substr(b));
+            out += r.finish();
+            ASSERT_EQ(out, want) << "cut at " << a << ", " << b;
+        }
+    }
+    // One byte at a time.
+    Redactor r(uses());
+    std::string out;
+    for (char c : body) {
+        out += r.feed(std::string(1, c));
+        ASSERT_LT(r.held(), kValue.size());  // bounded: never more than one value's length
+    }
+    out += r.finish();
+    EXPECT_EQ(out, want);
+}
+
+TEST(NetRedact, APrefixAtTheEndIsPassedOnAtFinish) {
+    Redactor r(uses());
+    std::string part = kValue.substr(0, 10);
+    std::string out = r.feed(std::string(40, 't') + part);
+    // Only the tail that may be the start of the value waits.
+    EXPECT_EQ(out, std::string(40, 't'));
+    EXPECT_EQ(r.held(), part.size());
+    EXPECT_EQ(r.finish(), part);
+}
+
+// A stream whose tail cannot begin a value is passed on whole (server-sent events
+// are not held up by the redactor).
+TEST(NetRedact, BytesThatCannotStartAValueAreNotHeld) {
+    Redactor r(uses());
+    EXPECT_EQ(r.feed("data: {\"token\": \"hi\"}\n\n"), "data: {\"token\": \"hi\"}\n\n");
+    EXPECT_EQ(r.held(), 0u);
+    EXPECT_EQ(r.feed("ends with s"), "ends with ");  // "s" may begin "sk-live-..."
+    EXPECT_EQ(r.feed("k-live-4f9c2b7e1d3a5c6b8e0f!"), body_mask(uses()[0]) + "!");
+}
+
+// A short secret inside a longer one that is still arriving does not unmask the rest.
+TEST(NetRedact, OverlappingSecretsMaskTheLongerOne) {
+    std::vector<SecretUse> two{{"P1", "abcdefgh", {}}, {"P2", "cd", {}}};
+    Redactor r(two);
+    std::string out = r.feed("xxabcd");
+    out += r.feed("efghyy");
+    out += r.finish();
+    EXPECT_EQ(out, "xxP1P1P1P1yy");
+    EXPECT_EQ(out.find("ef"), std::string::npos);
+}
+
+TEST(NetRedact, WithoutSecretsEverythingPassesAtOnce) {
+    Redactor r({});
+    EXPECT_TRUE(r.idle());
+    EXPECT_EQ(r.feed("abc"), "abc");
+    EXPECT_EQ(r.finish(), "");
+}
+
+}  // namespace
+}  // namespace agentjail::net
+
+namespace agentjail::net {
+namespace {
+
+// The proxy's per-run bounds follow the memory limit (docs/network.md, Bounds).
+TEST(NetBounds, ScaleWithTheMemoryLimit) {
+    Bounds none = bounds_for(std::nullopt, 256);
+    EXPECT_EQ(none.max_connections, 256u);
+    EXPECT_EQ(none.max_pipes, 128u);
+    EXPECT_EQ(none.pipe_size, 16 * 1024);
+    EXPECT_EQ(none.socket_buffer, 128 * 1024);
+    Bounds small = bounds_for(32ull << 20, 256);
+    EXPECT_EQ(small.max_connections, 16u);
+    EXPECT_EQ(small.max_pipes, 32u);
+    // Worst case of the kernel's socket memory (2 sockets x 2 buffers x 2 x size) stays
+    // within half of the limit.
+    EXPECT_LE(small.max_connections * 8u * static_cast<std::size_t>(small.socket_buffer),
+              (32u << 20) / 2);
+    EXPECT_EQ(bounds_for(1ull << 20, 256).max_connections, 8u);     // never below 8
+    EXPECT_EQ(bounds_for(64ull << 30, 100).max_connections, 100u);  // the policy's, when lower
+    EXPECT_EQ(bounds_for(std::nullopt, 0).max_connections, 1u);
+}
+
+}  // namespace
+}  // namespace agentjail::net
