@@ -92,17 +92,25 @@ AJ_API void aj_policy_free(aj_policy *policy);
 
 /* Versioned options: initialise with AJ_RUN_OPTIONS_INIT. New fields are only ever
  * added at the end, with a new AJ_RUN_OPTIONS_VERSION. */
-#define AJ_RUN_OPTIONS_VERSION 1
+#define AJ_RUN_OPTIONS_VERSION 2
+/* aj_run_options.terminal */
+#define AJ_TERMINAL_AUTO 0  /* a pty of the sandbox's own when one of the fds is a terminal */
+#define AJ_TERMINAL_PIPES 1 /* pipes only: the command sees no terminal */
 typedef struct aj_run_options {
     unsigned int version;
-    /* Descriptors the command gets as 0, 1, 2; -1: inherit the caller's. The
-     * library does not take ownership: the caller may close them after aj_spawn. */
+    /* Where the command's 0, 1, 2 lead; -1: the caller's own 0, 1, 2. The command
+     * never holds these descriptors: it gets pipes (or a pty) that a thread of the
+     * library relays. The library duplicates them: the caller may close its own
+     * after aj_spawn. */
     int stdin_fd;
     int stdout_fd;
     int stderr_fd;
+    /* Since version 2. */
+    int terminal; /* AJ_TERMINAL_AUTO or AJ_TERMINAL_PIPES */
+    int tty_raw;  /* nonzero: pass every escape sequence to the terminal (no filter) */
 } aj_run_options;
 #define AJ_RUN_OPTIONS_INIT \
-    { AJ_RUN_OPTIONS_VERSION, -1, -1, -1 }
+    { AJ_RUN_OPTIONS_VERSION, -1, -1, -1, AJ_TERMINAL_AUTO, 0 }
 
 /* Starts argv (NULL-terminated, argv[0] looked up in the sandbox's PATH) in a new
  * sandbox built from policy (not modified; may be freed afterwards). opts may be NULL.

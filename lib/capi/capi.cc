@@ -258,6 +258,14 @@ AJ_API int aj_spawn(aj_sandbox** out, const aj_policy* policy, const char* const
             so.stdin_fd = opts->stdin_fd;
             so.stdout_fd = opts->stdout_fd;
             so.stderr_fd = opts->stderr_fd;
+            if (opts->version >= 2) {
+                if (opts->terminal != AJ_TERMINAL_AUTO && opts->terminal != AJ_TERMINAL_PIPES)
+                    return fail(err, AJ_EINVAL,
+                                "aj_spawn: aj_run_options.terminal " + std::to_string(opts->terminal) +
+                                    " is neither AJ_TERMINAL_AUTO nor AJ_TERMINAL_PIPES");
+                if (opts->terminal == AJ_TERMINAL_PIPES) so.terminal = agentjail::SpawnOptions::Terminal::pipes;
+                so.tty_raw = opts->tty_raw != 0;
+            }
         }
         std::vector<std::string> args;
         for (const char* const* a = argv; *a != nullptr; ++a) args.emplace_back(*a);

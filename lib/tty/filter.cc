@@ -38,24 +38,24 @@ bool osc_allowed(const std::string& body) {
         if (c < 0x20 || c == 0x7f) return false;
     const bool query = body.find('?') != std::string::npos;
     switch (ps) {
-        case 0:
-        case 1:
-        case 2: return true;  // window and icon titles; their reports (CSI 20/21 t) are dropped
-        case 4:
-        case 104: return !query;
-        case 8: {
-            // OSC 8 ; params ; URI. An empty URI closes the link.
-            if (semi == std::string::npos) return false;
-            size_t uri = body.find(';', semi + 1);
-            if (uri == std::string::npos) return false;
-            ++uri;
-            if (uri == body.size()) return true;
-            return starts_with_nocase(body, uri, "https://") || starts_with_nocase(body, uri, "http://") ||
-                   starts_with_nocase(body, uri, "mailto:");
-        }
-        default:
-            if ((ps >= 10 && ps <= 19) || (ps >= 110 && ps <= 119)) return !query;
-            return false;
+    case 0:
+    case 1:
+    case 2: return true;  // window and icon titles; their reports (CSI 20/21 t) are dropped
+    case 4:
+    case 104: return !query;
+    case 8: {
+        // OSC 8 ; params ; URI. An empty URI closes the link.
+        if (semi == std::string::npos) return false;
+        size_t uri = body.find(';', semi + 1);
+        if (uri == std::string::npos) return false;
+        ++uri;
+        if (uri == body.size()) return true;
+        return starts_with_nocase(body, uri, "https://") ||
+               starts_with_nocase(body, uri, "http://") || starts_with_nocase(body, uri, "mailto:");
+    }
+    default:
+        if ((ps >= 10 && ps <= 19) || (ps >= 110 && ps <= 119)) return !query;
+        return false;
     }
 }
 
@@ -111,134 +111,137 @@ void OutputFilter::feed(const char* data, size_t n, std::string& out) {
     for (size_t i = 0; i < n; ++i) {
         const auto b = static_cast<unsigned char>(data[i]);
         switch (state_) {
-            case State::ground: {
-                if (b == ESC) {
-                    state_ = State::esc;
-                    utf8_need_ = 0;
-                    break;
-                }
-                if (b < 0x80) {
-                    // The common case: copy a run of plain bytes in one go.
-                    size_t j = i + 1;
-                    while (j < n && static_cast<unsigned char>(data[j]) < 0x80 &&
-                           static_cast<unsigned char>(data[j]) != ESC)
-                        ++j;
-                    out.append(data + i, j - i);
-                    i = j - 1;
-                    utf8_need_ = 0;
-                    break;
-                }
-                if (b <= 0xbf) {
-                    if (utf8_need_ > 0) {
-                        --utf8_need_;
-                        out += static_cast<char>(b);
-                    } else if (b <= 0x9f) {
-                        ++dropped_;  // a lone C1 control
-                    } else {
-                        out += static_cast<char>(b);
-                    }
-                    break;
-                }
-                utf8_need_ = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : 0;
-                out += static_cast<char>(b);
+        case State::ground: {
+            if (b == ESC) {
+                state_ = State::esc;
+                utf8_need_ = 0;
                 break;
             }
-            case State::esc:
-                if (b == '[') {
-                    csi_.assign("\x1b[");
-                    state_ = State::csi;
-                } else if (b == ']') {
-                    osc_.clear();
-                    osc_overflow_ = false;
-                    state_ = State::osc;
-                } else if (b == 'P' || b == '_' || b == '^' || b == 'X') {
-                    ++dropped_;
-                    state_ = State::str;
-                } else if (b == ESC) {
-                    out += static_cast<char>(ESC);  // stays in esc for the second one
-                } else if (b == CAN || b == SUB) {
-                    state_ = State::ground;  // cancels the sequence
-                } else if (b >= 0x20 && b <= 0x2f) {
-                    out += static_cast<char>(ESC);
+            if (b < 0x80) {
+                // The common case: copy a run of plain bytes in one go.
+                size_t j = i + 1;
+                while (j < n && static_cast<unsigned char>(data[j]) < 0x80 &&
+                       static_cast<unsigned char>(data[j]) != ESC)
+                    ++j;
+                out.append(data + i, j - i);
+                i = j - 1;
+                utf8_need_ = 0;
+                break;
+            }
+            if (b <= 0xbf) {
+                if (utf8_need_ > 0) {
+                    --utf8_need_;
                     out += static_cast<char>(b);
-                    state_ = State::esc_intermediate;
-                } else if (b < 0x20) {
-                    // A C0 control inside a sequence is executed by the terminal.
-                    out += static_cast<char>(b);
+                } else if (b <= 0x9f) {
+                    ++dropped_;  // a lone C1 control
                 } else {
-                    out += static_cast<char>(ESC);
                     out += static_cast<char>(b);
-                    state_ = State::ground;
                 }
                 break;
-            case State::esc_intermediate:
-                if (b == CAN || b == SUB) {
-                    state_ = State::ground;
-                    break;
-                }
-                if (b == ESC) {
-                    state_ = State::esc;
-                    break;
-                }
+            }
+            utf8_need_ = b >= 0xc2 && b <= 0xdf   ? 1
+                         : b >= 0xe0 && b <= 0xef ? 2
+                         : b >= 0xf0 && b <= 0xf4 ? 3
+                                                  : 0;
+            out += static_cast<char>(b);
+            break;
+        }
+        case State::esc:
+            if (b == '[') {
+                csi_.assign("\x1b[");
+                state_ = State::csi;
+            } else if (b == ']') {
+                osc_.clear();
+                osc_overflow_ = false;
+                state_ = State::osc;
+            } else if (b == 'P' || b == '_' || b == '^' || b == 'X') {
+                ++dropped_;
+                state_ = State::str;
+            } else if (b == ESC) {
+                out += static_cast<char>(ESC);  // stays in esc for the second one
+            } else if (b == CAN || b == SUB) {
+                state_ = State::ground;  // cancels the sequence
+            } else if (b >= 0x20 && b <= 0x2f) {
+                out += static_cast<char>(ESC);
                 out += static_cast<char>(b);
-                if (b >= 0x30 && b <= 0x7e) state_ = State::ground;
+                state_ = State::esc_intermediate;
+            } else if (b < 0x20) {
+                // A C0 control inside a sequence is executed by the terminal.
+                out += static_cast<char>(b);
+            } else {
+                out += static_cast<char>(ESC);
+                out += static_cast<char>(b);
+                state_ = State::ground;
+            }
+            break;
+        case State::esc_intermediate:
+            if (b == CAN || b == SUB) {
+                state_ = State::ground;
                 break;
-            case State::csi:
-                if (b >= 0x40 && b <= 0x7e) {
-                    end_csi(b, out);
-                } else if (b == ESC) {
-                    csi_.clear();
-                    ++dropped_;
-                    state_ = State::esc;
-                } else if (b == CAN || b == SUB) {
-                    csi_.clear();
-                    state_ = State::ground;
-                } else if (b < 0x20) {
-                    out += static_cast<char>(b);
-                } else if (csi_.size() <= kMaxCsi) {
-                    csi_ += static_cast<char>(b);
-                } else {
-                    csi_.resize(kMaxCsi + 1);  // marked too long: dropped at its end
-                }
+            }
+            if (b == ESC) {
+                state_ = State::esc;
                 break;
-            case State::osc:
-                if (b == BEL) {
-                    end_osc(out, true);
-                } else if (b == ESC) {
-                    state_ = State::osc_esc;
-                } else if (b == CAN || b == SUB) {
-                    ++dropped_;
-                    osc_.clear();
-                    state_ = State::ground;
-                } else if (osc_.size() < kMaxOsc) {
-                    osc_ += static_cast<char>(b);
-                } else {
-                    osc_overflow_ = true;
-                }
-                break;
-            case State::osc_esc:
-                if (b == '\\') {
-                    end_osc(out, false);
-                } else {
-                    // Not a string terminator: the OSC is abandoned, a new sequence starts.
-                    ++dropped_;
-                    osc_.clear();
-                    state_ = State::esc;
-                    --i;  // judge b as the byte after ESC
-                }
-                break;
-            case State::str:
-                if (b == ESC) state_ = State::str_esc;
-                if (b == CAN || b == SUB) state_ = State::ground;
-                break;
-            case State::str_esc:
-                // Only ST ends the string here; an ESC followed by anything else stays
-                // inside it (some terminals would end it sooner: dropping more is safe).
-                if (b == '\\' || b == CAN || b == SUB)
-                    state_ = State::ground;
-                else if (b != ESC)
-                    state_ = State::str;
-                break;
+            }
+            out += static_cast<char>(b);
+            if (b >= 0x30 && b <= 0x7e) state_ = State::ground;
+            break;
+        case State::csi:
+            if (b >= 0x40 && b <= 0x7e) {
+                end_csi(b, out);
+            } else if (b == ESC) {
+                csi_.clear();
+                ++dropped_;
+                state_ = State::esc;
+            } else if (b == CAN || b == SUB) {
+                csi_.clear();
+                state_ = State::ground;
+            } else if (b < 0x20) {
+                out += static_cast<char>(b);
+            } else if (csi_.size() <= kMaxCsi) {
+                csi_ += static_cast<char>(b);
+            } else {
+                csi_.resize(kMaxCsi + 1);  // marked too long: dropped at its end
+            }
+            break;
+        case State::osc:
+            if (b == BEL) {
+                end_osc(out, true);
+            } else if (b == ESC) {
+                state_ = State::osc_esc;
+            } else if (b == CAN || b == SUB) {
+                ++dropped_;
+                osc_.clear();
+                state_ = State::ground;
+            } else if (osc_.size() < kMaxOsc) {
+                osc_ += static_cast<char>(b);
+            } else {
+                osc_overflow_ = true;
+            }
+            break;
+        case State::osc_esc:
+            if (b == '\\') {
+                end_osc(out, false);
+            } else {
+                // Not a string terminator: the OSC is abandoned, a new sequence starts.
+                ++dropped_;
+                osc_.clear();
+                state_ = State::esc;
+                --i;  // judge b as the byte after ESC
+            }
+            break;
+        case State::str:
+            if (b == ESC) state_ = State::str_esc;
+            if (b == CAN || b == SUB) state_ = State::ground;
+            break;
+        case State::str_esc:
+            // Only ST ends the string here; an ESC followed by anything else stays
+            // inside it (some terminals would end it sooner: dropping more is safe).
+            if (b == '\\' || b == CAN || b == SUB)
+                state_ = State::ground;
+            else if (b != ESC)
+                state_ = State::str;
+            break;
         }
     }
 }

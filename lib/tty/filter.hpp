@@ -39,12 +39,12 @@ public:
 private:
     enum class State : std::uint8_t {
         ground,
-        esc,          // after ESC
-        csi,          // ESC [ ... (parameters and intermediates)
-        osc,          // ESC ] ... collecting into osc_
-        osc_esc,      // ESC inside an OSC: ST (ESC \) or a new sequence
-        str,          // DCS/APC/PM/SOS body: dropped
-        str_esc,      // ESC inside such a string
+        esc,               // after ESC
+        csi,               // ESC [ ... (parameters and intermediates)
+        osc,               // ESC ] ... collecting into osc_
+        osc_esc,           // ESC inside an OSC: ST (ESC \) or a new sequence
+        str,               // DCS/APC/PM/SOS body: dropped
+        str_esc,           // ESC inside such a string
         esc_intermediate,  // ESC followed by intermediates (0x20-0x2f), e.g. ESC ( B
     };
     void end_osc(std::string& out, bool bel);

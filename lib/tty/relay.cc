@@ -77,7 +77,8 @@ Endpoint caller_endpoint(int fd, bool for_write) {
 }
 
 bool same_object(int a, int b) {
-    struct stat sa {}, sb {};
+    struct stat sa {
+    }, sb{};
     if (::fstat(a, &sa) != 0 || ::fstat(b, &sb) != 0) return false;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -95,7 +96,8 @@ struct Relay::Channel {
     bool input = false;  // caller -> sandbox
     bool pty = false;    // the pty master is the sandbox side
     Endpoint caller;     // input: the source; output: the destination
-    sys::UniqueFd ours;  // input: the pipe's write end or the master; output: the read end or the master
+    sys::UniqueFd
+        ours;  // input: the pipe's write end or the master; output: the read end or the master
     bool master_borrowed = false;
     bool filter = false;
     OutputFilter f;
@@ -197,7 +199,8 @@ Result<std::unique_ptr<Relay>> Relay::prepare(const Options& o) {
     int shared_out = -1;
     for (int i = 1; i <= 2; ++i) {
         if (tty[i]) continue;
-        if (i == 2 && shared_out >= 0 && valid_fd(fds[1]) && valid_fd(fds[2]) && same_object(fds[1], fds[2])) {
+        if (i == 2 && shared_out >= 0 && valid_fd(fds[1]) && valid_fd(fds[2]) &&
+            same_object(fds[1], fds[2])) {
             c.fd[2] = shared_out;
             continue;
         }
@@ -252,7 +255,8 @@ void without_sigttou(F f) {
 
 void Relay::set_raw() {
     std::lock_guard<std::mutex> lock(term_mu_);
-    if (!have_saved_ || !term_ctl_ || channels_.empty() || !channels_[0]->input || !channels_[0]->pty)
+    if (!have_saved_ || !term_ctl_ || channels_.empty() || !channels_[0]->input ||
+        !channels_[0]->pty)
         return;
     if (!in_foreground(term_ctl_.get())) return;
     termios raw = saved_;
@@ -279,6 +283,14 @@ void Relay::resize() {
 
 void Relay::suspend_terminal() { restore(); }
 
+bool Relay::take_user_suspend() noexcept {
+    std::int64_t at = user_suspend_ns_.exchange(0);
+    if (at == 0) return false;
+    auto age = std::chrono::steady_clock::now().time_since_epoch() -
+               std::chrono::steady_clock::duration(at);
+    return age < std::chrono::seconds(2);
+}
+
 void Relay::resume_terminal() {
     set_raw();
     resize();
@@ -290,7 +302,8 @@ void Relay::resume_terminal() {
 Result<void> Relay::start(sys::UniqueFd master) {
     child_ends_.clear();
     if (child_.pty) {
-        if (!master) return Error(ErrorKind::internal, EINVAL, "stdio relay: the sandbox sent no pty");
+        if (!master)
+            return Error(ErrorKind::internal, EINVAL, "stdio relay: the sandbox sent no pty");
         master_ = std::move(master);
         ::fcntl(master_.get(), F_SETFL, O_NONBLOCK);
     }
@@ -395,7 +408,9 @@ void Relay::run() {
             if (fds[i].fd < 0) immediate = true;
         if (immediate) timeout = 0;
         if (draining) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now())
+                    .count();
             if (left <= 0) return;  // what a wedged reader did not take is dropped
             if (timeout < 0 || timeout > left) timeout = static_cast<int>(left);
         }
@@ -472,8 +487,10 @@ void Relay::run() {
                     // The user's own ^Z (never something the sandbox can type): the
                     // one stop of the command that agentjail follows by stopping too.
                     const unsigned char susp = have_saved_ ? saved_.c_cc[VSUSP] : 0x1a;
-                    if (std::memchr(buf, 0x1a, len) != nullptr || (susp != 0 && std::memchr(buf, susp, len) != nullptr))
-                        user_suspend_ = true;
+                    if (std::memchr(buf, 0x1a, len) != nullptr ||
+                        (susp != 0 && std::memchr(buf, susp, len) != nullptr))
+                        user_suspend_ns_ =
+                            std::chrono::steady_clock::now().time_since_epoch().count();
                 }
                 if (ch.filter) {
                     filtered.clear();

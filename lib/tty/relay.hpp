@@ -4,8 +4,8 @@
 // the supervisor copies between them and the caller's files.
 #pragma once
 
-#include "sys/fd.hpp"
 #include <agentjail/agentjail.hpp>
+#include "sys/fd.hpp"
 
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -26,7 +26,8 @@ enum class Mode {
 };
 
 struct Options {
-    std::array<int, 3> fds{-1, -1, -1};  // the caller's descriptors for 0, 1, 2 (-1: its own 0, 1, 2)
+    std::array<int, 3> fds{-1, -1,
+                           -1};  // the caller's descriptors for 0, 1, 2 (-1: its own 0, 1, 2)
     Mode mode = Mode::automatic;
     bool raw_output = false;  // pass every escape sequence to the terminal (no filter)
     bool have_devpts = true;  // the plan mounts a devpts of the sandbox's own
@@ -68,8 +69,10 @@ public:
     void resize();            // the terminal's size onto the pty (the kernel sends SIGWINCH inside)
     void suspend_terminal();  // the user's terminal as it was (before stopping agentjail)
     void resume_terminal();   // raw again, the size re-read
-    // Whether the user typed the suspend character (^Z) since the last call.
-    bool take_user_suspend() noexcept { return user_suspend_.exchange(false); }
+    // Whether the user typed the suspend character (^Z) in the last two seconds and
+    // since the last call: a ^Z an inner program took as a key does not make a later
+    // stop the sandbox causes itself look like the user's.
+    bool take_user_suspend() noexcept;
     std::uint64_t filtered() const noexcept { return filtered_.load(); }
 
 private:
@@ -91,7 +94,7 @@ private:
     termios saved_{};
     bool have_saved_ = false;
     std::mutex term_mu_;
-    std::atomic<bool> user_suspend_{false};
+    std::atomic<std::int64_t> user_suspend_ns_{0};  // steady clock, 0: none pending
     std::atomic<bool> finish_requested_{false};
     std::atomic<std::uint64_t> filtered_{0};
     std::thread thread_;

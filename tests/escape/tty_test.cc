@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 using namespace ajesc;
 
 namespace {
@@ -39,7 +38,8 @@ std::string aj(const ajtest::Jail& jail, const std::vector<std::string>& flags =
 // A shell script in a process group of its own (setsid), as a non-interactive
 // shell runs a pipeline: agentjail shares that group with the script and its
 // background canary.
-ajtest::RunOutput in_own_group(const ajtest::Jail& jail, const std::string& script, int timeout_ms = 30000) {
+ajtest::RunOutput in_own_group(const ajtest::Jail& jail, const std::string& script,
+                               int timeout_ms = 30000) {
     ajtest::RunOptions o;
     o.env = {"HOME=" + jail.home()};
     o.timeout_ms = timeout_ms;
@@ -59,8 +59,9 @@ struct Shell {
 // the calling script and its other children live on. Control: the same call from a
 // process of the script's group kills the script and its background canary.
 TEST_F(Escape, SESSION01_KillZeroReachesNothingOutside) {
-    const std::string probe = "sleep 30 & c=$!; %RUN% sh -c 'kill -KILL 0'; echo rc=$?; "
-                              "if kill -0 $c 2>/dev/null; then echo canary=alive; kill $c; else echo canary=dead; fi";
+    const std::string probe =
+        "sleep 30 & c=$!; %RUN% sh -c 'kill -KILL 0'; echo rc=$?; "
+        "if kill -0 $c 2>/dev/null; then echo canary=alive; kill $c; else echo canary=dead; fi";
     std::string script = probe;
     script.replace(script.find("%RUN%"), 5, aj(jail) + " --");
     auto r = in_own_group(jail, script);
@@ -70,7 +71,8 @@ TEST_F(Escape, SESSION01_KillZeroReachesNothingOutside) {
     std::string control = probe;
     control.replace(control.find("%RUN%"), 5, "");
     auto c = in_own_group(jail, control);
-    EXPECT_EQ(field(c.out, "canary"), "<missing>") << "control: kill(0) did not reach the script\n" << describe(c);
+    EXPECT_EQ(field(c.out, "canary"), "<missing>") << "control: kill(0) did not reach the script\n"
+                                                   << describe(c);
     EXPECT_EQ(c.status, 128 + SIGKILL) << describe(c);
 }
 
@@ -80,8 +82,10 @@ TEST_F(Escape, SESSION01_KillZeroReachesNothingOutside) {
 // the same process group (a shell), the stop freezes the supervisor itself.
 TEST_F(Escape, SESSION02_StopZeroCannotFreezeTheSupervisor) {
     std::string marker = jail.ws() + "/survived";
-    std::string inner = "(setsid sh -c 'sleep 4; echo x > " + marker + "' &) ; kill -STOP 0; sleep 10";
-    std::string script = aj(jail, {"-t", "1", "--kill-grace", "1"}) + " -- sh -c " + q(inner) + "; echo rc=$?";
+    std::string inner =
+        "(setsid sh -c 'sleep 4; echo x > " + marker + "' &) ; kill -STOP 0; sleep 10";
+    std::string script =
+        aj(jail, {"-t", "1", "--kill-grace", "1"}) + " -- sh -c " + q(inner) + "; echo rc=$?";
     auto r = in_own_group(jail, script, 20000);
     EXPECT_FALSE(r.timed_out) << "agentjail was frozen\n" << describe(r);
     EXPECT_EQ(field(r.out, "rc"), "124") << describe(r);
@@ -91,7 +95,8 @@ TEST_F(Escape, SESSION02_StopZeroCannotFreezeTheSupervisor) {
     // Control: a shell supervising `kill -STOP 0` in its own group stops with it.
     ajtest::TempDir d("aj-stopctl");
     ajtest::RunOptions o;
-    ajtest::Child child({"setsid", "/bin/sh", "-c", "sh -c 'kill -STOP 0'; echo supervisor-ran"}, o);
+    ajtest::Child child({"setsid", "/bin/sh", "-c", "sh -c 'kill -STOP 0'; echo supervisor-ran"},
+                        o);
     char state = '\0';
     for (int i = 0; i < 100; ++i) {
         auto pids = ajtest::pids_with_marker("supervisor-ran");
@@ -111,8 +116,10 @@ TEST_F(Escape, TTY01_InjectionLandsInTheSandboxsOwnPty) {
     ASSERT_TRUE(s.sh.ok()) << s.sh.output();
     std::string marker = jail.ws() + "/pwned";
     std::string line = "touch " + marker + "|";
-    std::string out = s.sh.run(aj(jail, {"--policy", "minimal"}) + " -- " + q(helper("ttyinject")) + " " + q(line));
-    EXPECT_TRUE(ajtest::contains(out, "tiocsti=OK")) << "the probe could not even inject inside:\n" << out;
+    std::string out = s.sh.run(aj(jail, {"--policy", "minimal"}) + " -- " + q(helper("ttyinject")) +
+                               " " + q(line));
+    EXPECT_TRUE(ajtest::contains(out, "tiocsti=OK")) << "the probe could not even inject inside:\n"
+                                                     << out;
     // Whatever was queued on the user's terminal would run now.
     (void)s.sh.run("sleep 0.5; true");
     EXPECT_FALSE(ajtest::exists(marker)) << "the injected line ran in the user's shell";
@@ -121,8 +128,9 @@ TEST_F(Escape, TTY01_InjectionLandsInTheSandboxsOwnPty) {
     std::string control = jail.ws() + "/control";
     (void)s.sh.run(q(helper("ttyinject")) + " " + q("touch " + control + "|"));
     (void)s.sh.run("sleep 0.5; true");
-    EXPECT_TRUE(ajtest::exists(control)) << "control: TIOCSTI on the user's terminal did not inject\n"
-                                          << s.sh.output();
+    EXPECT_TRUE(ajtest::exists(control))
+        << "control: TIOCSTI on the user's terminal did not inject\n"
+        << s.sh.output();
 }
 
 // The default policy still refuses TIOCSTI, on its own pty too.
@@ -132,7 +140,8 @@ TEST_F(Escape, TTY01_DefaultPolicyStillRefusesTiocsti) {
     std::string out = s.sh.run(aj(jail) + " -- " + q(helper("ttyinject")) + " x");
     EXPECT_TRUE(ajtest::contains(out, "tiocsti=EPERM")) << out;
     // Control: minimal lets the same call through (on the sandbox's pty).
-    std::string c = s.sh.run(aj(jail, {"--policy", "minimal"}) + " -- " + q(helper("ttyinject")) + " x");
+    std::string c =
+        s.sh.run(aj(jail, {"--policy", "minimal"}) + " -- " + q(helper("ttyinject")) + " x");
     EXPECT_TRUE(ajtest::contains(c, "tiocsti=OK")) << c;
 }
 
@@ -162,13 +171,17 @@ TEST_F(Escape, TTY03_APtyOfItsOwn) {
     ASSERT_TRUE(s.sh.ok()) << s.sh.output();
     std::string host_tty = ajtest::trim(s.sh.run("tty"));
     ASSERT_EQ(host_tty.rfind("/dev/pts/", 0), 0u) << host_tty;
-    std::string out = s.sh.run(aj(jail) + " -- sh -c 'echo tty=$(tty); t=$(tty); test -c $t && echo exists=yes; "
-                                        "echo pts=$(ls /dev/pts | tr \"\\n\" \" \"); echo host=$(test -e " +
-                               host_tty + " && echo visible || echo absent); echo sid=$(ps -o sid= -p $$)'");
+    std::string out =
+        s.sh.run(aj(jail) +
+                 " -- sh -c 'echo tty=$(tty); t=$(tty); test -c $t && echo exists=yes; "
+                 "echo pts=$(ls /dev/pts | tr \"\\n\" \" \"); echo host=$(test -e " +
+                 host_tty + " && echo visible || echo absent); echo sid=$(ps -o sid= -p $$)'");
     EXPECT_EQ(field(out, "tty").rfind("/dev/pts/", 0), 0u) << out;
     EXPECT_EQ(field(out, "exists"), "yes") << out;
     EXPECT_EQ(ajtest::trim(field(out, "pts")), "0 ptmx") << out;
-    EXPECT_EQ(ajtest::trim(field(out, "sid")), "1") << "the command is not in the sandbox's own session\n" << out;
+    EXPECT_EQ(ajtest::trim(field(out, "sid")), "1")
+        << "the command is not in the sandbox's own session\n"
+        << out;
     if (host_tty != "/dev/pts/0") {
         EXPECT_EQ(field(out, "host"), "absent") << out;
     }
@@ -176,8 +189,9 @@ TEST_F(Escape, TTY03_APtyOfItsOwn) {
 
 // Non-interactive, the command has no terminal at all: /dev/tty is ENXIO.
 TEST_F(Escape, TTY03_NoControllingTerminalWithoutATty) {
-    auto r = jail.sh("if (exec 3<>/dev/tty) 2>/dev/null; then echo devtty=open; else echo devtty=none; fi; "
-                     "tty >/dev/null && echo tty=yes || echo tty=no");
+    auto r = jail.sh(
+        "if (exec 3<>/dev/tty) 2>/dev/null; then echo devtty=open; else echo devtty=none; fi; "
+        "tty >/dev/null && echo tty=yes || echo tty=no");
     EXPECT_EQ(field(r.out, "devtty"), "none") << describe(r);
     EXPECT_EQ(field(r.out, "tty"), "no") << describe(r);
 }
@@ -195,11 +209,13 @@ TEST_F(Escape, STDIO01_WriteOnlyStdoutCannotBeReadBack) {
     std::string script = aj(jail) + " -- sh -c " + q(probe) + " >> " + q(log);
     auto r = in_own_group(jail, script);
     jail.record(r);
-    EXPECT_FALSE(ajtest::contains(r.err, secret)) << "the sandbox read its write-only stdout\n" << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.err, secret)) << "the sandbox read its write-only stdout\n"
+                                                  << describe(r);
     EXPECT_TRUE(ajtest::contains(r.err, "done")) << describe(r);
 
     auto c = in_own_group(jail, "sh -c " + q(probe) + " >> " + q(log));
-    EXPECT_TRUE(ajtest::contains(c.err, secret)) << "control: the reopen did not read the file\n" << describe(c);
+    EXPECT_TRUE(ajtest::contains(c.err, secret)) << "control: the reopen did not read the file\n"
+                                                 << describe(c);
 }
 
 // A read-only stdin file cannot be overwritten through /proc/self/fd/0. Control: on
@@ -213,7 +229,8 @@ TEST_F(Escape, STDIO02_ReadOnlyStdinCannotBeOverwritten) {
     EXPECT_EQ(ajtest::read_file(input), "original\n") << "the sandbox wrote its read-only stdin";
 
     auto c = in_own_group(jail, "sh -c " + q(probe) + " < " + q(input));
-    EXPECT_EQ(ajtest::read_file(input), "PWNED\n") << "control: the reopen did not write the file\n" << describe(c);
+    EXPECT_EQ(ajtest::read_file(input), "PWNED\n") << "control: the reopen did not write the file\n"
+                                                   << describe(c);
 }
 
 // The same for a write-only stderr file: reading it back through /proc/PID/fd/2

@@ -25,8 +25,14 @@ int main(int argc, char** argv) {
     char sub = 2;  // TIOCLINUX subcode 2: set selection (a paste follows with 3)
     int lr = ioctl(0, TIOCLINUX, &sub);
     int lerr = lr < 0 ? errno : 0;
-    printf("tiocsti=%s\n", err == 0 ? "OK" : err == EPERM ? "EPERM" : err == EIO ? "EIO" : strerror(err));
-    printf("tioclinux=%s\n", lerr == 0 ? "OK" : lerr == EPERM ? "EPERM" : lerr == EINVAL ? "EINVAL"
-                             : lerr == ENOTTY ? "ENOTTY" : strerror(lerr));
+    printf("tiocsti=%s\n", err == 0       ? "OK"
+                           : err == EPERM ? "EPERM"
+                           : err == EIO   ? "EIO"
+                                          : strerror(err));
+    printf("tioclinux=%s\n", lerr == 0        ? "OK"
+                             : lerr == EPERM  ? "EPERM"
+                             : lerr == EINVAL ? "EINVAL"
+                             : lerr == ENOTTY ? "ENOTTY"
+                                              : strerror(lerr));
     return 0;
 }

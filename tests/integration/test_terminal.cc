@@ -34,7 +34,9 @@ protected:
         ASSERT_FALSE(before.empty());
     }
     // The terminal is exactly as it was before the test's runs.
-    void expect_restored(const char* when) { EXPECT_EQ(sh->stty_g(), before) << "terminal not restored " << when; }
+    void expect_restored(const char* when) {
+        EXPECT_EQ(sh->stty_g(), before) << "terminal not restored " << when;
+    }
     std::unique_ptr<ajtest::PtyShell> sh;
     std::string before;
 };
@@ -46,7 +48,8 @@ TEST_F(Terminal, WindowSizeAtStartAndOnEveryResize) {
     EXPECT_EQ(out, "30 100\n");
     sh->mark();
     sh->type(aj(jail) +
-             " -- sh -c 'trap \"echo size=\\$(stty size)\" WINCH; echo armed; i=0; while [ $i -lt 100 ]; do sleep 0.1; "
+             " -- sh -c 'trap \"echo size=\\$(stty size)\" WINCH; echo armed; i=0; while [ $i -lt "
+             "100 ]; do sleep 0.1; "
              "i=$((i+1)); done'\n");
     ASSERT_TRUE(sh->wait_for("armed\r\n")) << sh->output();
     sh->resize(40, 120);
@@ -66,7 +69,8 @@ TEST_F(Terminal, WindowSizeAtStartAndOnEveryResize) {
 // child's end, with or without agentjail.)
 TEST_F(Terminal, CtrlCReachesTheCommandAndExitStatusFollows) {
     sh->mark();
-    sh->type(aj(jail) + " -- sh -c 'echo started; exec sleep 30; echo not-inter\"\"rupted'; echo rc=$?\n");
+    sh->type(aj(jail) +
+             " -- sh -c 'echo started; exec sleep 30; echo not-inter\"\"rupted'; echo rc=$?\n");
     ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
     sh->type("\x03");
     EXPECT_TRUE(sh->wait_for("rc=130")) << sh->output();
@@ -120,7 +124,8 @@ TEST_F(Terminal, RestoredAfterTheCommandDiesOfASignal) {
 }
 
 TEST_F(Terminal, RestoredAfterTheWallClock) {
-    std::string out = sh->run(aj(jail, {"-t", "1", "--kill-grace", "1"}) + " -- sh -c 'stty raw; sleep 10'; echo rc=$?");
+    std::string out = sh->run(aj(jail, {"-t", "1", "--kill-grace", "1"}) +
+                              " -- sh -c 'stty raw; sleep 10'; echo rc=$?");
     EXPECT_TRUE(ajtest::contains(out, "rc=124")) << out;
     expect_restored("after a timeout");
 }
@@ -135,7 +140,8 @@ TEST_F(Terminal, RestoredWhenAgentjailIsSentSigtermOrSighup) {
         ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
         int sent = 0;
         for (int pid : ajtest::pids_with_marker(marker)) {
-            std::string comm = ajtest::trim(ajtest::read_file("/proc/" + std::to_string(pid) + "/comm"));
+            std::string comm =
+                ajtest::trim(ajtest::read_file("/proc/" + std::to_string(pid) + "/comm"));
             if (comm == "agentjail" && kill(pid, sig) == 0) ++sent;
         }
         EXPECT_GE(sent, 1) << "no agentjail found for " << marker;
@@ -148,8 +154,10 @@ TEST_F(Terminal, RestoredWhenAgentjailIsSentSigtermOrSighup) {
 // reports; text, colours and web links pass. Control: --tty-raw passes them all.
 TEST_F(Terminal, OutputFilterDropsSequencesThatActOnTheUsersMachine) {
     std::string printf_arg =
-        "A\\033]52;c;SGVsbG8=\\007B\\033]8;;file:///etc/passwd\\033\\\\L\\033]8;;\\033\\\\C\\033P+q544e\\033\\\\D"
-        "\\033[21tE\\033[31mred\\033[0m\\033]8;;https://example.com/\\033\\\\W\\033]8;;\\033\\\\Z\\n";
+        "A\\033]52;c;SGVsbG8=\\007B\\033]8;;file:///etc/"
+        "passwd\\033\\\\L\\033]8;;\\033\\\\C\\033P+q544e\\033\\\\D"
+        "\\033[21tE\\033[31mred\\033[0m\\033]8;;https://example.com/"
+        "\\033\\\\W\\033]8;;\\033\\\\Z\\n";
     // What run() returns is what the command printed, not the echo of the typed line.
     std::string out = sh->run(aj(jail) + " -- printf '" + printf_arg + "'");
     EXPECT_FALSE(ajtest::contains(out, "]52;")) << out;
@@ -161,7 +169,8 @@ TEST_F(Terminal, OutputFilterDropsSequencesThatActOnTheUsersMachine) {
     EXPECT_TRUE(ajtest::contains(out, "\x1b]8;;https://example.com/")) << out;
 
     std::string raw = sh->run(aj(jail) + " --tty-raw -- printf '" + printf_arg + "'");
-    EXPECT_TRUE(ajtest::contains(raw, "]52;c;SGVsbG8=")) << "control: --tty-raw dropped OSC 52\n" << raw;
+    EXPECT_TRUE(ajtest::contains(raw, "]52;c;SGVsbG8=")) << "control: --tty-raw dropped OSC 52\n"
+                                                         << raw;
     EXPECT_TRUE(ajtest::contains(raw, "file:///etc/passwd")) << raw;
     (void)sh->run("printf '\\033c'; true");  // reset whatever the raw run set
 }
@@ -169,10 +178,11 @@ TEST_F(Terminal, OutputFilterDropsSequencesThatActOnTheUsersMachine) {
 // Without a terminal: stdout and stderr sent to one place keep their order exactly,
 // and the exit status is the command's.
 TEST_F(Sandbox, PipesKeepOrderAndStatus) {
-    auto r = ajtest::run({"/bin/sh", "-c",
-                          q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
-                              " -- sh -c 'for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done; exit 7' 2>&1"},
-                         {"HOME=" + jail.home()});
+    auto r = ajtest::run(
+        {"/bin/sh", "-c",
+         q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
+             " -- sh -c 'for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done; exit 7' 2>&1"},
+        {"HOME=" + jail.home()});
     EXPECT_EQ(r.status, 7) << describe(r);
     EXPECT_EQ(r.out, "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5\n") << describe(r);
 }
@@ -183,8 +193,9 @@ TEST_F(Sandbox, StdinFileOffsetIsWhatTheCommandConsumed) {
     ajtest::TempDir d("aj-stdin");
     std::string f = d.write("lines", "a\nb\nc\n");
     std::string script = "while read l; do " + q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
-                         " -- true; echo \"$l\"; done < " + q(f) + "; " + q(ajtest::agentjail_bin()) + " -C " +
-                         q(jail.ws()) + " -- sh -c 'read x; echo first=$x; cat' < " + q(f);
+                         " -- true; echo \"$l\"; done < " + q(f) + "; " +
+                         q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
+                         " -- sh -c 'read x; echo first=$x; cat' < " + q(f);
     auto r = ajtest::run({"/bin/sh", "-c", script}, {"HOME=" + jail.home()});
     EXPECT_EQ(r.out, "a\nb\nc\nfirst=a\nb\nc\n") << describe(r);
 }
@@ -194,7 +205,8 @@ TEST_F(Sandbox, StdinFileOffsetIsWhatTheCommandConsumed) {
 TEST_F(Sandbox, EarlyClosedReaderEndsTheCommandNotAgentjail) {
     auto r = ajtest::run({"/bin/sh", "-c",
                           q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
-                              " -- sh -c 'yes; echo yes-ended=$? >&2' | head -c 3; echo; echo status=${PIPESTATUS:-done}"},
+                              " -- sh -c 'yes; echo yes-ended=$? >&2' | head -c 3; echo; echo "
+                              "status=${PIPESTATUS:-done}"},
                          {"HOME=" + jail.home()});
     EXPECT_TRUE(ajtest::contains(r.out, "y\ny")) << describe(r);
     EXPECT_TRUE(ajtest::contains(r.err, "yes-ended=")) << describe(r);

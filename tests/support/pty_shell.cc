@@ -96,7 +96,9 @@ bool PtyShell::wait_for(const std::string& needle, int timeout_ms) {
     auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
         if (out_.find(needle, mark_) != std::string::npos) return true;
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        end - std::chrono::steady_clock::now())
+                        .count();
         if (left <= 0) return false;
         pump(static_cast<int>(left > 100 ? 100 : left));
     }
@@ -110,7 +112,8 @@ std::string PtyShell::run(const std::string& line, int timeout_ms) {
     // never matches them.
     std::string a = "@@b" + std::to_string(seq_), z = "@@e" + std::to_string(seq_);
     mark();
-    type("echo '@@''b" + std::to_string(seq_) + "'; " + line + "; echo '@@''e" + std::to_string(seq_) + "'\n");
+    type("echo '@@''b" + std::to_string(seq_) + "'; " + line + "; echo '@@''e" +
+         std::to_string(seq_) + "'\n");
     if (!wait_for(z + "\r\n", timeout_ms)) return "<timeout>";
     size_t b = out_.find(a + "\r\n", mark_);
     size_t e = out_.find(z + "\r\n", mark_);

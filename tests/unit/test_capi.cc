@@ -150,6 +150,11 @@ TEST(CApi, SpawnRefusesBadArgumentsBeforeCloning) {
     zero.version = 0;
     EXPECT_EQ(aj_spawn(&sb, pol.p, argv, &zero, err.out()), AJ_EINVAL);
     EXPECT_EQ(sb, nullptr);
+    aj_run_options bad_terminal = AJ_RUN_OPTIONS_INIT;
+    bad_terminal.terminal = 7;
+    EXPECT_EQ(aj_spawn(&sb, pol.p, argv, &bad_terminal, err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("terminal"), std::string::npos) << err.message();
+    EXPECT_EQ(sb, nullptr);
 }
 
 TEST(CApi, SpawnReportsAnOverrideThatBreaksValidation) {
