@@ -14,11 +14,7 @@ using namespace ajesc;
 
 namespace {
 
-std::string q(const std::string& s) {
-    std::string o = "'";
-    for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return o + "'";
-}
+std::string q(const std::string& s) { return ajtest::shell_quote(s); }
 
 std::string join_q(const std::vector<std::string>& v) {
     std::string o;

@@ -12,11 +12,7 @@ using namespace ajit;
 
 namespace {
 
-std::string q(const std::string& s) {
-    std::string o = "'";
-    for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return o + "'";
-}
+std::string q(const std::string& s) { return ajtest::shell_quote(s); }
 
 std::string aj(const ajtest::Jail& jail, const std::vector<std::string>& flags = {}) {
     std::string o = q(ajtest::agentjail_bin());

@@ -16,6 +16,12 @@
 
 namespace ajtest {
 
+std::string shell_quote(const std::string& s) {
+    std::string o = "'";
+    for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return o + "'";
+}
+
 PtyShell::PtyShell(unsigned short rows, unsigned short cols, const std::string& home,
                    const std::string& cwd) {
     master_ = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);

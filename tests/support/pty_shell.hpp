@@ -9,6 +9,9 @@
 
 namespace ajtest {
 
+// s as one single-quoted shell word, for the lines a PtyShell types.
+std::string shell_quote(const std::string& s);
+
 class PtyShell {
 public:
     // Starts `bash --norc --noprofile -i` as the session leader of a new pty with the
