@@ -243,3 +243,23 @@ TEST_F(Escape, STDIO03_WriteOnlyStderrCannotBeReadBack) {
     auto c = in_own_group(jail, "sh -c " + q(probe) + " 2>> " + q(log));
     EXPECT_TRUE(ajtest::contains(c.out, secret)) << "control\n" << describe(c);
 }
+
+// On a pty too: a command that stops itself (no ^Z from the user) does not stop
+// agentjail, whose wall clock ends the run; the user's shell never reports a stopped
+// job. Control: the user's own ^Z does stop the job.
+TEST_F(Escape, SESSION03_SelfStopOnAPtyDoesNotSuspendAgentjail) {
+    Shell s(jail);
+    ASSERT_TRUE(s.sh.ok()) << s.sh.output();
+    std::string out = s.sh.run(aj(jail, {"-t", "1", "--kill-grace", "1"}) +
+                               " -- sh -c 'kill -STOP $$; echo not-reached'; echo rc=$?");
+    EXPECT_TRUE(ajtest::contains(out, "rc=124")) << out;
+    EXPECT_FALSE(ajtest::contains(s.sh.output(), "Stopped")) << s.sh.output();
+
+    s.sh.mark();
+    s.sh.type(aj(jail) + " -- sh -c 'echo started; sleep 30'\n");
+    ASSERT_TRUE(s.sh.wait_for("started\r\n")) << s.sh.output();
+    s.sh.type("\x1a");
+    EXPECT_TRUE(s.sh.wait_for("Stopped")) << "control: the user's ^Z did not stop the job\n"
+                                          << s.sh.output();
+    s.sh.type("kill -9 %1\n");
+}

@@ -208,3 +208,26 @@ TEST_F(Sandbox, EarlyClosedReaderEndsTheCommandNotAgentjail) {
     EXPECT_TRUE(ajtest::contains(r.err, "yes-ended=")) << describe(r);
     EXPECT_FALSE(r.timed_out) << describe(r);
 }
+
+// SIGTSTP sent to agentjail (kill -TSTP, or ^Z where it has no pty) stops the command
+// and agentjail as one job; fg brings both back.
+TEST_F(Terminal, SigtstpToAgentjailStopsTheJobAndFgResumesIt) {
+    std::string marker = unique_name("aj-tstp-");
+    sh->mark();
+    sh->type(aj(jail) + " -- sh -c ': " + marker + "; echo started; read x; echo got=$x'\n");
+    ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
+    int sent = 0;
+    for (int pid : ajtest::pids_with_marker(marker)) {
+        std::string comm =
+            ajtest::trim(ajtest::read_file("/proc/" + std::to_string(pid) + "/comm"));
+        if (comm == "agentjail" && kill(pid, SIGTSTP) == 0) ++sent;
+    }
+    ASSERT_GE(sent, 1);
+    ASSERT_TRUE(sh->wait_for("Stopped")) << sh->output();
+    expect_restored("while stopped by SIGTSTP");
+    sh->type("fg\n");
+    ajtest::sleep_ms(300);
+    sh->type("again\n");
+    ASSERT_TRUE(sh->wait_for("got=again\r\n$ ")) << sh->output();
+    expect_restored("after fg");
+}
