@@ -6,6 +6,7 @@
 
 #include "net/rules.hpp"
 #include "sys/fd.hpp"
+#include "sys/host_file.hpp"
 
 #include <agentjail/agentjail.hpp>
 
@@ -31,6 +32,7 @@ struct Secret {
 struct Settings {
     Rules rules;
     std::string log_path;              // one JSON line per attempt; "" for none
+    sys::HostFileRules log_rules;      // what log_path must stay clear of (sys/host_file.hpp)
     std::size_t max_connections = 256;  // concurrent connections per sandbox
     std::uint16_t port = 3128;         // where the proxy listens inside the sandbox
     std::vector<Secret> secrets;
