@@ -33,7 +33,8 @@ void print_plan_summary(const Invocation& inv) {
     if (!plan) return;
     // Paths come from the filesystem: no control character of theirs reaches the terminal.
     std::fputs(util::printable(plan::to_text(*plan), true).c_str(), stderr);
-    for (const auto& note : plan->notes) std::fprintf(stderr, "note: %s\n", util::printable(note).c_str());
+    for (const auto& note : plan->notes)
+        std::fprintf(stderr, "note: %s\n", util::printable(note).c_str());
     std::fflush(stderr);
 }
 

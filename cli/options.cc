@@ -330,9 +330,10 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
         inv.json_fd = vm["json-fd"].as<int>();
         // 0, 1 and 2 are the command's streams as well: a record there can be forged.
         if (inv.json_fd < 3)
-            return invalid("--json-fd " + std::to_string(inv.json_fd) +
-                           ": must be 3 or more (0-2 are the command's streams, which it can write a fake "
-                           "record to; use --json for stderr)");
+            return invalid(
+                "--json-fd " + std::to_string(inv.json_fd) +
+                ": must be 3 or more (0-2 are the command's streams, which it can write a fake "
+                "record to; use --json for stderr)");
     }
     if (vm.count("result-file")) {
         inv.result_file = resolve_path(vm["result-file"].as<std::string>(), ctx);
@@ -494,7 +495,8 @@ std::string global_help() {
           "Examples:\n"
           "  agentjail -- claude\n"
           "  agentjail --policy minimal -- /bin/true\n"
-          "  agentjail -m 2G --cpus 1.5 --pids 256 -t 30m --result-file /tmp/result.json -- npm test\n"
+          "  agentjail -m 2G --cpus 1.5 --pids 256 -t 30m --result-file /tmp/result.json -- npm "
+          "test\n"
           "  agentjail -C ~/project --ro ~/datasets --hide ~/project/secrets -e FOO=bar -- make "
           "test\n"
           "  agentjail explain -- claude\n"

@@ -32,8 +32,8 @@ struct Invocation {
     std::vector<std::string> command;  // what follows the options (may be empty)
     bool help = false;
     bool verbose = false;
-    bool json = false;  // explain: the plan as JSON; run: the result record last on stderr
-    int json_fd = -1;   // run: --json-fd N, the record alone on N
+    bool json = false;        // explain: the plan as JSON; run: the result record last on stderr
+    int json_fd = -1;         // run: --json-fd N, the record alone on N
     std::string result_file;  // run: write the result record here (also when agentjail fails)
 };
 

@@ -40,7 +40,8 @@ bool emit(const RecordRequest& req, const std::string& pretty, const std::string
         // Renamed over the target from a fresh unguessable name, never through a
         // link, never inside the sandbox (sys/host_file.hpp): a CI job that reads
         // the file never sees half a record, even when agentjail is killed meanwhile.
-        if (auto r = sys::replace_host_file(req.file, pretty + "\n", req.file_rules, "result file"); !r) {
+        if (auto r = sys::replace_host_file(req.file, pretty + "\n", req.file_rules, "result file");
+            !r) {
             std::fprintf(stderr, "agentjail: %s\n", r.error().message().c_str());
             ok = false;
         }
@@ -49,7 +50,8 @@ bool emit(const RecordRequest& req, const std::string& pretty, const std::string
         // A descriptor of the caller's that the command never had (every fd but
         // 0-2 is closed before execve): nothing in it can come from the command.
         if (!write_all(req.json_fd, line + "\n")) {
-            std::fprintf(stderr, "agentjail: --json-fd %d: %s\n", req.json_fd, util::errno_text(errno).c_str());
+            std::fprintf(stderr, "agentjail: --json-fd %d: %s\n", req.json_fd,
+                         util::errno_text(errno).c_str());
             ok = false;
         }
     }
@@ -66,7 +68,8 @@ bool emit(const RecordRequest& req, const std::string& pretty, const std::string
 }
 
 int prescan_fd(const std::string& s) {
-    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return -1;
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+        return -1;
     int fd = std::stoi(s);
     if (fd < 3 || ::fcntl(fd, F_GETFD) < 0) return -1;
     return fd;
@@ -85,8 +88,9 @@ Result<void> prepare_record(RecordRequest& req, const Invocation& inv) {
         int fl = ::fcntl(req.json_fd, F_GETFL);
         if (fl < 0) {
             req.json_fd = -1;
-            return Error(ErrorKind::invalid_input, EBADF,
-                         "--json-fd " + std::to_string(inv.json_fd) + ": not an open file descriptor");
+            return Error(
+                ErrorKind::invalid_input, EBADF,
+                "--json-fd " + std::to_string(inv.json_fd) + ": not an open file descriptor");
         }
         if ((fl & O_ACCMODE) == O_RDONLY) {
             req.json_fd = -1;

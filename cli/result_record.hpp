@@ -24,7 +24,7 @@ inline constexpr const char* record_delimiter = "--- agentjail result ---";
 struct RecordRequest {
     std::string file;  // empty: none
     bool json = false;
-    int json_fd = -1;  // --json-fd N: the record alone, one line, on N; -1: none
+    int json_fd = -1;               // --json-fd N: the record alone, one line, on N; -1: none
     sys::HostFileRules file_rules;  // what the result file must stay clear of (the plan's)
     std::chrono::system_clock::time_point start = std::chrono::system_clock::now();
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();

@@ -139,7 +139,8 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     sys::UniqueFd log;
     if (!plan.seccomp_log.empty()) {
         // Never through a link, a FIFO or the sandbox's own files (sys/host_file.hpp).
-        auto f = sys::open_host_file(plan.seccomp_log, sys::HostWrite::truncate, plan.host_files, "seccomp log");
+        auto f = sys::open_host_file(plan.seccomp_log, sys::HostWrite::truncate, plan.host_files,
+                                     "seccomp log");
         if (!f) return std::move(f).error();
         log = std::move(*f);
     }

@@ -113,15 +113,22 @@ void Supervisor::handle_notification() {
     denials_.fetch_add(1);  // exact, whatever the log below writes
     if (!c_.log.valid()) return;
 
-    // A flood of refused calls writes a few lines of each kind (call, rule,
-    // action) and counts the rest, so the log and the time spent on it stay
-    // bounded; the summaries say how many were left out.
+    // A flood of refused calls writes a few lines of each kind (the same call
+    // with the same arguments, rule and action) and counts the rest, so the log
+    // and the time spent on it stay bounded; the summaries say how many were left out.
     const auto& rules = c_.program->rules();
     const bool has_rule = dec.rule >= 0 && static_cast<size_t>(dec.rule) < rules.size();
+    auto arr = nlohmann::json::array();
+    for (int i = 0; i < 6; ++i) {
+        char hex[24];
+        std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(d.args[i]));
+        arr.push_back(hex);
+    }
     nlohmann::json kind;
     kind["syscall"] = seccomp::syscall_name(d.arch, d.nr);
     kind["nr"] = d.nr;
     kind["arch"] = seccomp::arch_name(d.arch);
+    kind["args"] = arr;
     kind["rule"] = has_rule ? rules[static_cast<size_t>(dec.rule)].where : std::string("default");
     kind["action"] = action_text(dec.action);
     const double now = monotonic_s();
@@ -135,12 +142,6 @@ void Supervisor::handle_notification() {
     j["syscall"] = kind["syscall"];
     j["nr"] = d.nr;
     j["arch"] = kind["arch"];
-    auto arr = nlohmann::json::array();
-    for (int i = 0; i < 6; ++i) {
-        char hex[24];
-        std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(d.args[i]));
-        arr.push_back(hex);
-    }
     j["args"] = arr;
     if (has_rule) {
         j["rule"] = rules[static_cast<size_t>(dec.rule)].where;
@@ -155,7 +156,8 @@ void Supervisor::handle_notification() {
 
 void Supervisor::write_line(const nlohmann::json& j) {
     // ASCII, with shell metacharacters escaped in every string: inert wherever it lands.
-    std::string line = util::inert_json(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)) + "\n";
+    std::string line =
+        util::inert_json(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)) + "\n";
     // One write per record (O_APPEND): lines from concurrent sandboxes never interleave.
     ssize_t n;
     do {
@@ -166,10 +168,12 @@ void Supervisor::write_line(const nlohmann::json& j) {
 void Supervisor::write_summaries(double now) {
     for (auto& [k, count] : limiter_.drain(now)) {
         if (!limiter_.take_summary_line()) break;
-        nlohmann::json s = k == util::LogLimiter::other_kind() ? nlohmann::json::object() : nlohmann::json::parse(k);
+        nlohmann::json s = k == util::LogLimiter::other_kind() ? nlohmann::json::object()
+                                                               : nlohmann::json::parse(k);
         s["time"] = now_iso8601();
         s["more_like_this"] = count;
-        s["summary"] = std::to_string(count) + " more like this, not written (the log is rate-limited)";
+        s["summary"] =
+            std::to_string(count) + " more like this, not written (the log is rate-limited)";
         write_line(s);
     }
 }

@@ -107,14 +107,17 @@ struct SplicePipe {
 namespace {
 
 double monotonic_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 std::string json_line(const nlohmann::ordered_json& j) {
     // ASCII only (ensure_ascii), then every shell metacharacter in a string as
     // \u00XX: a host name spelled $(cmd) or with ESC/newline in it is inert in
     // whatever file or terminal the line ends up in.
-    return util::inert_json(j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace)) + "\n";
+    return util::inert_json(
+               j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace)) +
+           "\n";
 }
 
 }  // namespace
@@ -131,7 +134,8 @@ void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
         nlohmann::ordered_json kind;
         for (const char* k : {"host", "port", "method", "path", "reason", "rule"})
             if (j.contains(k)) kind[k] = j[k];
-        bool admitted = log_limit.admit(kind.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace), now);
+        bool admitted = log_limit.admit(
+            kind.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace), now);
         if (log_limit.summary_due(now)) write_summaries(now);
         if (!admitted) return;
     }
@@ -871,7 +875,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Settings& settings) {
     if (impl->settings.max_connections == 0) impl->settings.max_connections = 1;
     if (!settings.log_path.empty()) {
         // Never through a link, a FIFO or the sandbox's own files (sys/host_file.hpp).
-        auto fd = sys::open_host_file(settings.log_path, sys::HostWrite::append, settings.log_rules, "network log");
+        auto fd = sys::open_host_file(settings.log_path, sys::HostWrite::append, settings.log_rules,
+                                      "network log");
         if (!fd) return std::move(fd).error();
         impl->log_fd = std::move(*fd);
     }

@@ -64,7 +64,7 @@ struct Proxy::Impl {
     // through the limiter; flush_log_summaries() writes the counts it holds.
     void write_log(const nlohmann::ordered_json& j);
     void flush_log_summaries();
-    void write_summaries(double now);                   // log_mu held
+    void write_summaries(double now);                  // log_mu held
     void write_line(const nlohmann::ordered_json& j);  // log_mu held
     // The (placeholder, value) pairs of the secrets bound to host:port.
     std::vector<std::pair<std::string, std::string>> secrets_for(const std::string& host,

@@ -3,10 +3,10 @@
 // and facts about the host. `agentjail explain` prints it; launch only walks it.
 #pragma once
 
-#include "policy/policy.hpp"
 #include "limits/limits.hpp"
-#include "seccomp/seccomp.hpp"
 #include "net/proxy.hpp"
+#include "policy/policy.hpp"
+#include "seccomp/seccomp.hpp"
 #include "sys/host_file.hpp"
 
 #include <sys/types.h>

@@ -27,12 +27,8 @@ const std::vector<std::string_view> log_keys = {"allow_in_sandbox"};
 const std::vector<std::string_view> seccomp_rule_keys = {"syscalls", "action", "args", "why",
                                                          "unless",   "record"};
 const std::pair<std::string_view, const std::vector<std::string_view>&> section_keys[] = {
-    {"filesystem", filesystem_keys},
-    {"environment", environment_keys},
-    {"process", process_keys},
-    {"namespaces", namespaces_keys},
-    {"seccomp", seccomp_keys},
-    {"log", log_keys}};
+    {"filesystem", filesystem_keys}, {"environment", environment_keys}, {"process", process_keys},
+    {"namespaces", namespaces_keys}, {"seccomp", seccomp_keys},         {"log", log_keys}};
 
 std::string type_name(const toml::node& n) {
     switch (n.type()) {
@@ -185,8 +181,8 @@ private:
 
 bool Parser::root(const toml::table& t) {
     static const std::vector<std::string_view> known = {
-        "description", "extends", "filesystem", "environment", "process",
-        "namespaces",  "seccomp", "limits",     "network",     "workspace", "secrets", "log"};
+        "description", "extends", "filesystem", "environment", "process", "namespaces",
+        "seccomp",     "limits",  "network",    "workspace",   "secrets", "log"};
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         const toml::table* sub = nullptr;

@@ -27,12 +27,12 @@ Error refuse(const std::string& what, const std::string& path, int err, const st
 
 Error failed(const std::string& what, const std::string& path, int err) {
     if (err == ELOOP)
-        return refuse(what, path, err,
-                      "a component of the path is a symbolic link, which agentjail never follows for a file "
-                      "it writes (the sandbox or another user could point it at any of your files); give the "
-                      "path without links");
-    if (err == ENXIO)
-        return refuse(what, path, err, "is a FIFO or a socket, not a regular file");
+        return refuse(
+            what, path, err,
+            "a component of the path is a symbolic link, which agentjail never follows for a file "
+            "it writes (the sandbox or another user could point it at any of your files); give the "
+            "path without links");
+    if (err == ENXIO) return refuse(what, path, err, "is a FIFO or a socket, not a regular file");
     return refuse(what, path, err, util::errno_text(err));
 }
 
@@ -66,10 +66,11 @@ int open_dir_nofollow(const std::string& dir) {
         int next = ::openat(cur.get(), comp.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) {
             int err = errno;
-            struct stat st{};
+            struct stat st {};
             // O_PATH|O_NOFOLLOW opens a link as itself and O_DIRECTORY then says
             // ENOTDIR: name it for what it is.
-            if (err == ENOTDIR && ::fstatat(cur.get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            if (err == ENOTDIR &&
+                ::fstatat(cur.get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                 S_ISLNK(st.st_mode))
                 err = ELOOP;
             return -err;
@@ -81,11 +82,12 @@ int open_dir_nofollow(const std::string& dir) {
 
 // The sandbox-writable root `fd` (a directory or the file itself) is, or nullptr.
 const WritableRoot* writable_root_of(int fd, const HostFileRules& rules) {
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0) return nullptr;
     for (const auto& r : rules.sandbox_writable) {
-        struct stat rs{};
-        if (::stat(r.path.c_str(), &rs) == 0 && rs.st_dev == st.st_dev && rs.st_ino == st.st_ino) return &r;
+        struct stat rs {};
+        if (::stat(r.path.c_str(), &rs) == 0 && rs.st_dev == st.st_dev && rs.st_ino == st.st_ino)
+            return &r;
     }
     return nullptr;
 }
@@ -101,14 +103,17 @@ Result<void> check_outside(int dirfd, const std::string& path, const HostFileRul
     for (int depth = 0; depth < 4096; ++depth) {
         if (const WritableRoot* r = writable_root_of(cur.get(), rules))
             return refuse(what, path, EPERM,
-                          "is inside " + util::printable(r->path) + ", which the sandbox can write (" +
-                              util::printable(r->why) + "), so the sandbox could replace it or plant a link " +
+                          "is inside " + util::printable(r->path) +
+                              ", which the sandbox can write (" + util::printable(r->why) +
+                              "), so the sandbox could replace it or plant a link " +
                               "there for a later run; " + where_instead +
                               ", or set [log] allow_in_sandbox = true in the policy");
         UniqueFd up(::openat(cur.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (!up) return failed(what, path, errno);
-        struct stat a{}, b{};
-        if (::fstat(cur.get(), &a) != 0 || ::fstat(up.get(), &b) != 0) return failed(what, path, errno);
+        struct stat a {
+        }, b{};
+        if (::fstat(cur.get(), &a) != 0 || ::fstat(up.get(), &b) != 0)
+            return failed(what, path, errno);
         if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) return {};  // reached "/"
         cur = std::move(up);
     }
@@ -116,12 +121,13 @@ Result<void> check_outside(int dirfd, const std::string& path, const HostFileRul
 }
 
 // The checks on an opened (or found) target: a regular file, one link, not a root.
-Result<void> check_target(const struct stat& st, int fd, const std::string& path, const HostFileRules& rules,
-                          const std::string& what) {
+Result<void> check_target(const struct stat& st, int fd, const std::string& path,
+                          const HostFileRules& rules, const std::string& what) {
     if (S_ISLNK(st.st_mode)) return failed(what, path, ELOOP);
     if (!S_ISREG(st.st_mode))
-        return refuse(what, path, EINVAL, S_ISDIR(st.st_mode) ? "is a directory"
-                                                              : "is not a regular file (a FIFO, a device or a socket)");
+        return refuse(what, path, EINVAL,
+                      S_ISDIR(st.st_mode) ? "is a directory"
+                                          : "is not a regular file (a FIFO, a device or a socket)");
     if (!rules.allow_in_sandbox && st.st_nlink > 1)
         return refuse(what, path, EMLINK,
                       "has other hard links, one of which the sandbox may be able to write; " +
@@ -129,11 +135,13 @@ Result<void> check_target(const struct stat& st, int fd, const std::string& path
     if (fd >= 0 && !rules.allow_in_sandbox)
         if (const WritableRoot* r = writable_root_of(fd, rules))
             return refuse(what, path, EPERM,
-                          "is bound into the sandbox read-write (" + util::printable(r->why) + "); " + where_instead);
+                          "is bound into the sandbox read-write (" + util::printable(r->why) +
+                              "); " + where_instead);
     return {};
 }
 
-Result<std::pair<UniqueFd, std::string>> open_parent(const std::string& path, const HostFileRules& rules,
+Result<std::pair<UniqueFd, std::string>> open_parent(const std::string& path,
+                                                     const HostFileRules& rules,
                                                      const std::string& what) {
     if (path.empty() || path[0] != '/') return refuse(what, path, EINVAL, "not an absolute path");
     auto [dir, name] = split(path);
@@ -177,18 +185,20 @@ Result<UniqueFd> open_host_file(const std::string& path, HostWrite mode, const H
     if (mode == HostWrite::append) flags |= O_APPEND;
     UniqueFd fd(::openat(dirfd.get(), name.c_str(), flags, 0600));
     if (!fd) return failed(what, path, errno);
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return failed(what, path, errno);
     if (auto r = check_target(st, fd.get(), path, rules, what); !r) return std::move(r).error();
-    if (mode == HostWrite::truncate && ::ftruncate(fd.get(), 0) != 0) return failed(what, path, errno);
+    if (mode == HostWrite::truncate && ::ftruncate(fd.get(), 0) != 0)
+        return failed(what, path, errno);
     return fd;
 }
 
-Result<void> check_host_file(const std::string& path, const HostFileRules& rules, const std::string& what) {
+Result<void> check_host_file(const std::string& path, const HostFileRules& rules,
+                             const std::string& what) {
     auto parent = open_parent(path, rules, what);
     if (!parent) return std::move(parent).error();
     auto& [dirfd, name] = *parent;
-    struct stat st{};
+    struct stat st {};
     if (::fstatat(dirfd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT) return {};
         return failed(what, path, errno);
@@ -201,8 +211,8 @@ Result<void> check_host_file(const std::string& path, const HostFileRules& rules
     return check_target(st, -1, path, rules, what);
 }
 
-Result<void> replace_host_file(const std::string& path, const std::string& text, const HostFileRules& rules,
-                               const std::string& what) {
+Result<void> replace_host_file(const std::string& path, const std::string& text,
+                               const HostFileRules& rules, const std::string& what) {
     if (auto r = check_host_file(path, rules, what); !r) return r;
     auto parent = open_parent(path, rules, what);
     if (!parent) return std::move(parent).error();
@@ -213,8 +223,8 @@ Result<void> replace_host_file(const std::string& path, const std::string& text,
     UniqueFd fd;
     for (int attempt = 0; attempt < 8 && !fd; ++attempt) {
         tmp = random_name(name);
-        fd.reset(::openat(dirfd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-                          0644));
+        fd.reset(::openat(dirfd.get(), tmp.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644));
         if (!fd && errno != EEXIST) break;
     }
     if (!fd) return failed(what, path, errno);

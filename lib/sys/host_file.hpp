@@ -44,12 +44,13 @@ Result<UniqueFd> open_host_file(const std::string& path, HostWrite mode, const H
 
 // The checks of open_host_file without creating anything: the directory must exist
 // and the name, when present, be a regular file. For failing before a run.
-Result<void> check_host_file(const std::string& path, const HostFileRules& rules, const std::string& what);
+Result<void> check_host_file(const std::string& path, const HostFileRules& rules,
+                             const std::string& what);
 
 // Replaces `path` by a file holding `text` (mode 0644): written under a fresh,
 // unguessable name (O_EXCL, O_NOFOLLOW) in the same directory and renamed over
 // it, so a reader never sees half a file and no planted link is ever written through.
-Result<void> replace_host_file(const std::string& path, const std::string& text, const HostFileRules& rules,
-                               const std::string& what);
+Result<void> replace_host_file(const std::string& path, const std::string& text,
+                               const HostFileRules& rules, const std::string& what);
 
 }  // namespace agentjail::sys

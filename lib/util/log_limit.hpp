@@ -15,11 +15,13 @@ namespace agentjail::util {
 class LogLimiter {
 public:
     struct Limits {
-        std::uint64_t per_kind = 5;      // lines of one kind written before they are only counted
-        std::uint64_t max_lines = 2000;  // lines written per run (summaries: up to twice that)
-        double rate = 50;                // lines per second, long-run ...
-        double burst = 100;              // ... and at once
-        size_t max_kinds = 512;          // kinds tracked; the rest share one
+        // Generous enough that an ordinary run (a sweep of every system call, a
+        // dozen retries of one request) is logged in full; a flood is not.
+        std::uint64_t per_kind = 20;      // identical lines written before they are only counted
+        std::uint64_t max_lines = 10000;  // lines written per run (summaries: up to twice that)
+        double rate = 200;                // lines per second, long-run ...
+        double burst = 1000;              // ... and at once
+        size_t max_kinds = 1024;          // kinds tracked; the rest share one
         double summary_every_s = 10;     // how often pending counts are due as summaries
     };
     explicit LogLimiter(Limits l);
