@@ -22,7 +22,7 @@ public:
         double rate = 200;                // lines per second, long-run ...
         double burst = 1000;              // ... and at once
         size_t max_kinds = 1024;          // kinds tracked; the rest share one
-        double summary_every_s = 10;     // how often pending counts are due as summaries
+        double summary_every_s = 10;      // how often pending counts are due as summaries
     };
     explicit LogLimiter(Limits l);
     LogLimiter() : LogLimiter(Limits{}) {}
