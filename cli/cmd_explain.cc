@@ -5,6 +5,7 @@
 #include "options.hpp"
 
 #include "plan/plan.hpp"
+#include "util/strings.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -46,10 +47,11 @@ int cmd_explain(const std::vector<std::string>& args) {
     // The plan's text starts with the policy and its layers; what the command
     // line changed on top of them comes after the command it applies to.
     if (!defaulted.empty()) std::printf("(%s)\n", defaulted.c_str());
-    std::fputs(plan::to_text(*plan).c_str(), stdout);
+    // Paths come from the filesystem: no control character of theirs reaches the terminal.
+    std::fputs(util::printable(plan::to_text(*plan), true).c_str(), stdout);
     auto overrides = describe_overrides(p);
     std::printf("\noverrides from the command line:%s\n", overrides.empty() ? " none" : "");
-    for (const auto& o : overrides) std::printf("  %s\n", o.c_str());
+    for (const auto& o : overrides) std::printf("  %s\n", util::printable(o).c_str());
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "result_record.hpp"
 
 #include "plan/plan.hpp"
+#include "util/strings.hpp"
 
 #include <poll.h>
 #include <pthread.h>
@@ -57,8 +58,10 @@ void print_plan_summary(const Invocation& inv) {
     if (!host) return;  // the spawn below reports the same failure
     auto plan = plan::build(inv.policy->raw(), inv.command, *host);
     if (!plan) return;
-    std::fputs(plan::to_text(*plan).c_str(), stderr);
-    for (const auto& note : plan->notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+    // Paths come from the filesystem: no control character of theirs reaches the terminal.
+    std::fputs(util::printable(plan::to_text(*plan), true).c_str(), stderr);
+    for (const auto& note : plan->notes)
+        std::fprintf(stderr, "note: %s\n", util::printable(note).c_str());
     std::fflush(stderr);
 }
 
@@ -71,11 +74,8 @@ int cmd_run(const std::vector<std::string>& args) {
     RecordRequest rec = prescan_record_flags(args, ctx->cwd);
     auto inv = parse_invocation(Verb::run, args, *ctx);
     if (!inv) return finish_error(rec, inv.error());
-    if (inv->policy) {
-        rec.file = inv->result_file;
-        rec.json = inv->json;
-        rec.limits = record_limits(inv->policy->raw());
-    }
+    if (inv->policy)
+        if (auto r = prepare_record(rec, *inv); !r) return finish_error(rec, r.error());
     if (inv->help) {
         std::fputs(global_help().c_str(), stdout);
         return 0;

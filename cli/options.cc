@@ -131,7 +131,11 @@ po::options_description record_options() {
         ("result-file", po::value<std::string>()->value_name("FILE"),
          "write the result record (JSON: status, times, memory, limits) to FILE, also when "
          "agentjail itself fails")
-        ("json", "print the result record as one JSON line on stdout after the command ended");
+        ("json", "after the command ended, write the result record on stderr: its last line, "
+         "after a line \"--- agentjail result ---\" (accept it only there; see --json-fd)")
+        ("json-fd", po::value<int>()->value_name("N"),
+         "write the result record as one JSON line to file descriptor N (3 or more, open "
+         "for writing, never given to the command): the channel a CI job can trust");
     // clang-format on
     return d;
 }
@@ -342,6 +346,15 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     inv.json = vm.count("json") > 0;
     inv.tty_raw = vm.count("tty-raw") > 0;
     inv.no_tty = vm.count("no-tty") > 0;
+    if (vm.count("json-fd")) {
+        inv.json_fd = vm["json-fd"].as<int>();
+        // 0, 1 and 2 are the command's streams as well: a record there can be forged.
+        if (inv.json_fd < 3)
+            return invalid(
+                "--json-fd " + std::to_string(inv.json_fd) +
+                ": must be 3 or more (0-2 are the command's streams, which it can write a fake "
+                "record to; use --json for stderr)");
+    }
     if (vm.count("result-file")) {
         inv.result_file = resolve_path(vm["result-file"].as<std::string>(), ctx);
         if (vm["result-file"].as<std::string>().empty()) return invalid("--result-file: empty value");
@@ -355,8 +368,8 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     // Overrides in command-line order, so a later flag lands on top of an earlier one.
     for (const po::option& o : parsed.options) {
         if (o.string_key == "policy" || o.string_key == "help" || o.string_key == "verbose" ||
-            o.string_key == "json" || o.string_key == "result-file" || o.string_key == "tty-raw" ||
-            o.string_key == "no-tty")
+            o.string_key == "json" || o.string_key == "json-fd" || o.string_key == "result-file" ||
+            o.string_key == "tty-raw" || o.string_key == "no-tty")
             continue;
         if (o.string_key == "allow-degraded") {
             if (auto r = policy::set_limit(p, "allow_degraded", "true", flag_origin("--allow-degraded")); !r)
@@ -489,6 +502,13 @@ std::string global_help() {
        << terminal_options() << "\n"
        << record_options()
        << "\n"
+          "Reading the record: with --json it is the last line of stderr, and only when the\n"
+          "line before it is exactly '--- agentjail result ---' (the command can print that\n"
+          "too, but never after agentjail's); with --json-fd N it is the one line on N, which\n"
+          "the command never had. No record there: agentjail was killed before writing it.\n"
+          "Logs and the result file are refused inside what the sandbox can write (the\n"
+          "workspace, --rw) unless the policy says [log] allow_in_sandbox = true.\n"
+          "\n"
           "Exit status: the command's own; 128+N when it died of signal N; 124 when the\n"
           "--timeout ran out; 137 when the memory limit's OOM killer ended it; 125 when\n"
           "agentjail itself failed; 126 when the command is not executable; 127 when it is\n"
@@ -497,7 +517,8 @@ std::string global_help() {
           "Examples:\n"
           "  agentjail -- claude\n"
           "  agentjail --policy minimal -- /bin/true\n"
-          "  agentjail -m 2G --cpus 1.5 --pids 256 -t 30m --result-file result.json -- npm test\n"
+          "  agentjail -m 2G --cpus 1.5 --pids 256 -t 30m --result-file /tmp/result.json -- npm "
+          "test\n"
           "  agentjail -C ~/project --ro ~/datasets --hide ~/project/secrets -e FOO=bar -- make "
           "test\n"
           "  agentjail explain -- claude\n"
@@ -543,7 +564,8 @@ std::string gc_help() {
 }
 
 int report(const Error& e) {
-    std::fprintf(stderr, "agentjail: %s\n", e.message().c_str());
+    // Messages name files and hosts; none may act on the user's terminal.
+    std::fprintf(stderr, "agentjail: %s\n", util::printable(e.message()).c_str());
     switch (e.kind()) {
     case ErrorKind::command_not_found: return 127;
     case ErrorKind::command_not_executable: return 126;
@@ -552,7 +574,7 @@ int report(const Error& e) {
 }
 
 int usage_error(const std::string& message) {
-    std::fprintf(stderr, "agentjail: %s\n", message.c_str());
+    std::fprintf(stderr, "agentjail: %s\n", util::printable(message).c_str());
     return exit_agentjail_error;
 }
 

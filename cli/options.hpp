@@ -32,7 +32,8 @@ struct Invocation {
     std::vector<std::string> command;  // what follows the options (may be empty)
     bool help = false;
     bool verbose = false;
-    bool json = false;  // explain: the plan as JSON; run: the result record on stdout at the end
+    bool json = false;        // explain: the plan as JSON; run: the result record last on stderr
+    int json_fd = -1;         // run: --json-fd N, the record alone on N
     std::string result_file;  // run: write the result record here (also when agentjail fails)
     bool tty_raw = false;     // run: no output filter on the pty relay
     bool no_tty = false;      // run: pipes even from a terminal

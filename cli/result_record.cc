@@ -6,6 +6,7 @@
 #include "options.hpp"
 
 #include "limits/record.hpp"
+#include "plan/plan.hpp"
 #include "util/strings.hpp"
 
 #include <fcntl.h>
@@ -18,54 +19,103 @@ namespace agentjail::cli {
 
 namespace {
 
-Result<void> write_file(const std::string& path, const std::string& text) {
-    // Written next to the target and renamed over it: a CI job that reads the file
-    // never sees half a record, even when agentjail is killed while writing.
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        return Error(ErrorKind::setup, e, "cannot write the result file " + path + ": " + util::errno_text(e));
-    }
+bool write_all(int fd, const std::string& text) {
     size_t off = 0;
     while (off < text.size()) {
         ssize_t n = ::write(fd, text.data() + off, text.size() - off);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            return Error(ErrorKind::setup, e, "cannot write the result file " + path + ": " + util::errno_text(e));
+            if (n == 0) errno = EIO;
+            return false;
         }
         off += static_cast<size_t>(n);
     }
-    ::close(fd);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        int e = errno;
-        ::unlink(tmp.c_str());
-        return Error(ErrorKind::setup, e, "cannot write the result file " + path + ": " + util::errno_text(e));
-    }
-    return {};
+    return true;
 }
 
 // Writes the record where asked; false (after saying why) when the file failed.
 bool emit(const RecordRequest& req, const std::string& pretty, const std::string& line) {
     bool ok = true;
     if (!req.file.empty()) {
-        if (auto r = write_file(req.file, pretty + "\n"); !r) {
+        // Renamed over the target from a fresh unguessable name, never through a
+        // link, never inside the sandbox (sys/host_file.hpp): a CI job that reads
+        // the file never sees half a record, even when agentjail is killed meanwhile.
+        if (auto r = sys::replace_host_file(req.file, pretty + "\n", req.file_rules, "result file");
+            !r) {
             std::fprintf(stderr, "agentjail: %s\n", r.error().message().c_str());
             ok = false;
         }
     }
+    if (req.json_fd >= 0) {
+        // A descriptor of the caller's that the command never had (every fd but
+        // 0-2 is closed before execve): nothing in it can come from the command.
+        if (!write_all(req.json_fd, line + "\n")) {
+            std::fprintf(stderr, "agentjail: --json-fd %d: %s\n", req.json_fd,
+                         util::errno_text(errno).c_str());
+            ok = false;
+        }
+    }
     if (req.json) {
+        // Last on stderr, after everything the command wrote (its streams are
+        // closed by now): a newline that ends any line the command left open,
+        // the delimiter, the record. A reader takes the last line, and only when
+        // the line before it is the delimiter (docs/limits.md, "Reading the record").
         std::fflush(stdout);
-        std::fprintf(stdout, "%s\n", line.c_str());
-        std::fflush(stdout);
+        std::fflush(stderr);
+        (void)write_all(STDERR_FILENO, std::string("\n") + record_delimiter + "\n" + line + "\n");
     }
     return ok;
 }
 
+int prescan_fd(const std::string& s) {
+    if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+        return -1;
+    int fd = std::stoi(s);
+    if (fd < 3 || ::fcntl(fd, F_GETFD) < 0) return -1;
+    return fd;
+}
+
 }  // namespace
+
+Result<void> prepare_record(RecordRequest& req, const Invocation& inv) {
+    req.file = inv.result_file;
+    req.json = inv.json;
+    req.json_fd = inv.json_fd;
+    if (inv.policy) req.limits = record_limits(inv.policy->raw());
+    if (req.json_fd >= 0) {
+        // 0-2 are the command's too (it could write a record there first); a
+        // closed or read-only descriptor would lose the record at the very end.
+        int fl = ::fcntl(req.json_fd, F_GETFL);
+        if (fl < 0) {
+            req.json_fd = -1;
+            return Error(
+                ErrorKind::invalid_input, EBADF,
+                "--json-fd " + std::to_string(inv.json_fd) + ": not an open file descriptor");
+        }
+        if ((fl & O_ACCMODE) == O_RDONLY) {
+            req.json_fd = -1;
+            return Error(ErrorKind::invalid_input, EBADF,
+                         "--json-fd " + std::to_string(inv.json_fd) + ": open for reading only");
+        }
+        // The command must never hold it, even should a later change stop closing
+        // every descriptor before execve.
+        (void)::fcntl(req.json_fd, F_SETFD, FD_CLOEXEC);
+    }
+    if (req.file.empty() || !inv.policy || inv.command.empty()) return {};
+    // The result file obeys the plan's rules like the logs: the same plan the run
+    // builds, so "inside the sandbox" means what the run will bind read-write.
+    auto host = plan::HostFacts::current();
+    if (!host) return {};  // the spawn reports the same failure, with the record
+    auto plan = plan::build(inv.policy->raw(), inv.command, *host);
+    if (!plan) return {};
+    req.file_rules = plan->host_files;
+    auto checked = sys::check_host_file(req.file, req.file_rules, "result file");
+    if (!checked) {
+        req.file.clear();  // refused: not written either when reporting this
+        return std::move(checked).error();
+    }
+    return {};
+}
 
 RecordRequest prescan_record_flags(const std::vector<std::string>& args, const std::string& cwd) {
     RecordRequest req;
@@ -77,6 +127,9 @@ RecordRequest prescan_record_flags(const std::vector<std::string>& args, const s
         // failures before the real parse.
         if (a == "--" || a.empty() || a[0] != '-') break;
         if (a == "--json") req.json = true;
+        // Only a descriptor that is open is taken here; the real parse says why not.
+        if (a == "--json-fd" && i + 1 < args.size()) req.json_fd = prescan_fd(args[++i]);
+        if (util::starts_with(a, "--json-fd=")) req.json_fd = prescan_fd(a.substr(10));
         if (a == "--result-file" && i + 1 < args.size()) req.file = resolve_path(args[++i], ctx);
         if (util::starts_with(a, "--result-file=")) req.file = resolve_path(a.substr(14), ctx);
     }

@@ -6,6 +6,7 @@
 #include <agentjail/agentjail.hpp>
 
 #include "policy/policy.hpp"
+#include "sys/host_file.hpp"
 
 #include <chrono>
 #include <optional>
@@ -14,18 +15,32 @@
 
 namespace agentjail::cli {
 
+// The line --json writes on stderr just before the record, which is then the last
+// line of stderr. The command cannot write after it (agentjail writes it once the
+// command's streams are closed), and a newline before it ends any line the
+// command left open, so a record the command forged is never the last line.
+inline constexpr const char* record_delimiter = "--- agentjail result ---";
+
 struct RecordRequest {
     std::string file;  // empty: none
     bool json = false;
+    int json_fd = -1;               // --json-fd N: the record alone, one line, on N; -1: none
+    sys::HostFileRules file_rules;  // what the result file must stay clear of (the plan's)
     std::chrono::system_clock::time_point start = std::chrono::system_clock::now();
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
     std::optional<RunLimits> limits;  // known once the policy loaded
-    bool wanted() const { return json || !file.empty(); }
+    bool wanted() const { return json || json_fd >= 0 || !file.empty(); }
 };
 
 // --result-file and --json found among the options of args (before the command), so
 // that a failure while parsing the rest (a bad policy) still gets its XX record.
 RecordRequest prescan_record_flags(const std::vector<std::string>& args, const std::string& cwd);
+
+// The record's flags of a parsed invocation, with the plan's rules for the result
+// file; fails (exit 125) when the result file is refused (a link, inside the
+// sandbox) or --json-fd names no writable descriptor, before anything runs.
+struct Invocation;
+Result<void> prepare_record(RecordRequest& req, const Invocation& inv);
 
 // The limits a loaded policy asks for, for the record of a run that failed.
 RunLimits record_limits(const policy::Policy& p);

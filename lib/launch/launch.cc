@@ -6,6 +6,7 @@
 
 #include "launch/child.hpp"
 #include "launch/supervisor.hpp"
+#include "sys/host_file.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 
@@ -148,8 +149,11 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
                                                          std::to_string(plan.seccomp->bpf().size()) + " instructions)");
     sys::UniqueFd log;
     if (!plan.seccomp_log.empty()) {
-        log.reset(::open(plan.seccomp_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
-        if (!log) return setup_error(ErrorKind::invalid_input, errno, "seccomp log " + plan.seccomp_log);
+        // Never through a link, a FIFO or the sandbox's own files (sys/host_file.hpp).
+        auto f = sys::open_host_file(plan.seccomp_log, sys::HostWrite::truncate, plan.host_files,
+                                     "seccomp log");
+        if (!f) return std::move(f).error();
+        log = std::move(*f);
     }
 
     int go[2], errp[2], status[2];

@@ -48,6 +48,12 @@ std::string now_iso8601() {
     return buf;
 }
 
+double monotonic_s() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 std::string action_text(const seccomp::Action& a) {
     switch (a.kind) {
         case seccomp::ActionKind::allow: return "allow";
@@ -104,37 +110,72 @@ void Supervisor::handle_notification() {
     ::ioctl(c_.listener.get(), SECCOMP_IOCTL_NOTIF_SEND, resp);
     const bool recorded = refused || dec.action.kind == seccomp::ActionKind::log;
     if (!recorded) return;
-    denials_.fetch_add(1);
+    denials_.fetch_add(1);  // exact, whatever the log below writes
     if (!c_.log.valid()) return;
 
-    nlohmann::json j;
-    j["time"] = now_iso8601();
-    j["pid"] = req->pid;
-    j["syscall"] = seccomp::syscall_name(d.arch, d.nr);
-    j["nr"] = d.nr;
-    j["arch"] = seccomp::arch_name(d.arch);
+    // A flood of refused calls writes a few lines of each kind (the same call
+    // with the same arguments, rule and action) and counts the rest, so the log
+    // and the time spent on it stay bounded; the summaries say how many were left out.
+    const auto& rules = c_.program->rules();
+    const bool has_rule = dec.rule >= 0 && static_cast<size_t>(dec.rule) < rules.size();
     auto arr = nlohmann::json::array();
     for (int i = 0; i < 6; ++i) {
         char hex[24];
         std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(d.args[i]));
         arr.push_back(hex);
     }
+    nlohmann::json kind;
+    kind["syscall"] = seccomp::syscall_name(d.arch, d.nr);
+    kind["nr"] = d.nr;
+    kind["arch"] = seccomp::arch_name(d.arch);
+    kind["args"] = arr;
+    kind["rule"] = has_rule ? rules[static_cast<size_t>(dec.rule)].where : std::string("default");
+    kind["action"] = action_text(dec.action);
+    const double now = monotonic_s();
+    const bool admitted = limiter_.admit(kind.dump(), now);
+    if (limiter_.summary_due(now)) write_summaries(now);
+    if (!admitted) return;
+
+    nlohmann::json j;
+    j["time"] = now_iso8601();
+    j["pid"] = req->pid;
+    j["syscall"] = kind["syscall"];
+    j["nr"] = d.nr;
+    j["arch"] = kind["arch"];
     j["args"] = arr;
-    const auto& rules = c_.program->rules();
-    if (dec.rule >= 0 && static_cast<size_t>(dec.rule) < rules.size()) {
+    if (has_rule) {
         j["rule"] = rules[static_cast<size_t>(dec.rule)].where;
         j["why"] = rules[static_cast<size_t>(dec.rule)].why;
         j["text"] = rules[static_cast<size_t>(dec.rule)].text;
     } else {
         j["rule"] = "default";
     }
-    j["action"] = action_text(dec.action);
-    std::string line = j.dump() + "\n";
+    j["action"] = kind["action"];
+    write_line(j);
+}
+
+void Supervisor::write_line(const nlohmann::json& j) {
+    // ASCII, with shell metacharacters escaped in every string: inert wherever it lands.
+    std::string line =
+        util::inert_json(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)) + "\n";
     // One write per record (O_APPEND): lines from concurrent sandboxes never interleave.
     ssize_t n;
     do {
         n = ::write(c_.log.get(), line.data(), line.size());
     } while (n < 0 && errno == EINTR);
+}
+
+void Supervisor::write_summaries(double now) {
+    for (auto& [k, count] : limiter_.drain(now)) {
+        if (!limiter_.take_summary_line()) break;
+        nlohmann::json s = k == util::LogLimiter::other_kind() ? nlohmann::json::object()
+                                                               : nlohmann::json::parse(k);
+        s["time"] = now_iso8601();
+        s["more_like_this"] = count;
+        s["summary"] =
+            std::to_string(count) + " more like this, not written (the log is rate-limited)";
+        write_line(s);
+    }
 }
 
 void Supervisor::run() {
@@ -173,7 +214,10 @@ void Supervisor::run() {
                 timer.reset();
             }
         }
-        if (fds[0].revents != 0) return;  // the init exited: the sandbox is gone
+        if (fds[0].revents != 0) {  // the init exited: the sandbox is gone
+            if (c_.log.valid()) write_summaries(monotonic_s());
+            return;
+        }
     }
 }
 

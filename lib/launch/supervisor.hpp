@@ -5,6 +5,9 @@
 
 #include "seccomp/seccomp.hpp"
 #include "sys/fd.hpp"
+#include "util/log_limit.hpp"
+
+#include <nlohmann/json_fwd.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -40,10 +43,13 @@ public:
 private:
     void run();
     void handle_notification();
+    void write_line(const nlohmann::json& j);
+    void write_summaries(double now);
 
     Config c_;
     std::atomic<bool> timed_out_{false};
     std::atomic<std::uint64_t> denials_{0};
+    util::LogLimiter limiter_;  // supervisor thread only
     std::thread thread_;
 };
 

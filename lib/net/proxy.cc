@@ -141,10 +141,68 @@ void bound_buffers(int fd, const Bounds& b) {
 
 }  // namespace
 
+namespace {
+
+double monotonic_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string json_line(const nlohmann::ordered_json& j) {
+    // ASCII only (ensure_ascii), then every shell metacharacter in a string as
+    // \u00XX: a host name spelled $(cmd) or with ESC/newline in it is inert in
+    // whatever file or terminal the line ends up in.
+    return util::inert_json(
+               j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace)) +
+           "\n";
+}
+
+}  // namespace
+
 void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
     if (!log_fd) return;
-    std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
     std::lock_guard lock(log_mu);
+    double now = monotonic_s();
+    // A flood of refused attempts (the sandbox can make them as fast as it can
+    // connect) writes a few lines of each kind and counts the rest; the counters
+    // of the result record are kept by the callers, exact either way. Allowed
+    // lines are the audit of real traffic and are all written.
+    if (j.value("decision", "") == "deny") {
+        nlohmann::ordered_json kind;
+        for (const char* k : {"host", "port", "method", "path", "reason", "rule"})
+            if (j.contains(k)) kind[k] = j[k];
+        bool admitted = log_limit.admit(
+            kind.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace), now);
+        if (log_limit.summary_due(now)) write_summaries(now);
+        if (!admitted) return;
+    }
+    write_line(j);
+}
+
+void Proxy::Impl::flush_log_summaries() {
+    if (!log_fd) return;
+    std::lock_guard lock(log_mu);
+    write_summaries(monotonic_s());
+}
+
+void Proxy::Impl::write_summaries(double now) {
+    for (auto& [k, n] : log_limit.drain(now)) {
+        if (!log_limit.take_summary_line()) break;
+        nlohmann::ordered_json s;
+        s["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
+        s["decision"] = "deny";
+        if (k != util::LogLimiter::other_kind()) {
+            const auto fields = nlohmann::ordered_json::parse(k);
+            for (const auto& [f, v] : fields.items()) s[f] = v;
+        }
+        s["more_like_this"] = n;
+        s["summary"] = std::to_string(n) + " more like this, not written (the log is rate-limited)";
+        write_line(s);
+    }
+}
+
+void Proxy::Impl::write_line(const nlohmann::ordered_json& j) {
+    std::string line = json_line(j);
     // One write per line on an O_APPEND file: lines of concurrent runs do not interleave.
     const char* p = line.data();
     size_t left = line.size();
@@ -889,13 +947,11 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Settings& settings) {
     impl->settings = settings;
     if (impl->settings.max_connections == 0) impl->settings.max_connections = 1;
     if (!settings.log_path.empty()) {
-        int fd = ::open(settings.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
-        if (fd < 0) {
-            int err = errno;
-            return Error(ErrorKind::invalid_input, err,
-                         "network log " + settings.log_path + ": " + util::errno_text(err));
-        }
-        impl->log_fd.reset(fd);
+        // Never through a link, a FIFO or the sandbox's own files (sys/host_file.hpp).
+        auto fd = sys::open_host_file(settings.log_path, sys::HostWrite::append, settings.log_rules,
+                                      "network log");
+        if (!fd) return std::move(fd).error();
+        impl->log_fd = std::move(*fd);
     }
     return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
 }
@@ -982,6 +1038,8 @@ Counters Proxy::stop() {
             if (finished.wait_for(std::chrono::seconds(2)) != std::future_status::ready) m.io->stop();
             m.thread.join();
         }
+        // What the limiter counted but did not write, so the log ends with the totals.
+        m.flush_log_summaries();
     }
     return counters();
 }

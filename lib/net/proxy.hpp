@@ -6,6 +6,7 @@
 
 #include "net/rules.hpp"
 #include "sys/fd.hpp"
+#include "sys/host_file.hpp"
 
 #include <agentjail/agentjail.hpp>
 
@@ -52,6 +53,7 @@ Bounds bounds_for(std::optional<std::uint64_t> memory_limit, std::size_t policy_
 struct Settings {
     Rules rules;
     std::string log_path;              // one JSON line per attempt; "" for none
+    sys::HostFileRules log_rules;      // what log_path must stay clear of (sys/host_file.hpp)
     std::size_t max_connections =
         256;  // concurrent connections per sandbox (bounds.max_connections)
     Bounds bounds;

@@ -11,6 +11,7 @@
 #include "net/proxy.hpp"
 #include "net/redact.hpp"
 #include "sys/fd.hpp"
+#include "util/log_limit.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -45,6 +46,7 @@ struct Proxy::Impl {
     std::promise<void> done;
     sys::UniqueFd log_fd;
     std::mutex log_mu;
+    util::LogLimiter log_limit;  // deny lines of a flood are counted, not written (log_mu)
     std::atomic<std::uint64_t> allowed{0}, denied{0};
     std::unordered_set<Connection*> sessions;  // io thread only
     size_t pipes_open = 0;                     // splice pipes of the run (io thread only)
@@ -69,7 +71,12 @@ struct Proxy::Impl {
     std::string ca_dir;  // the directory of settings.ca_bundle_host, removed at the end
 
     void accept();
+    // One JSON line to the log: fields escaped (util::inert_json), deny lines
+    // through the limiter; flush_log_summaries() writes the counts it holds.
     void write_log(const nlohmann::ordered_json& j);
+    void flush_log_summaries();
+    void write_summaries(double now);                  // log_mu held
+    void write_line(const nlohmann::ordered_json& j);  // log_mu held
     // The secrets bound to host:port (placeholder, value, the headers they may go in).
     std::vector<SecretUse> secrets_for(const std::string& host, std::uint16_t port) const;
 };

@@ -242,6 +242,7 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
     if (s->rules.allow.empty())
         plan.notes.push_back("network: the proxy allows no host yet (" + where +
                              "); add --allow-host NAME or [network] allow");
+    s->log_rules = plan.host_files;
     plan.net = std::move(s);
     return {};
 }

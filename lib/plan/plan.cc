@@ -248,6 +248,12 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (policy.ns_uts.value) plan.hostname = policy.hostname.value;
     plan.die_with_parent = policy.die_with_parent.value;
     for (const auto& d : policy.env_deny) plan.env_redact.push_back(d.value);
+    // Before the network: the proxy's log takes the same rules.
+    for (const auto& m : plan.mounts)
+        if (m.kind == MountKind::bind && !m.read_only)
+            plan.host_files.sandbox_writable.push_back({m.src, m.why});
+    plan.host_files.allow_in_sandbox = policy.log_in_sandbox.value;
+    plan.host_files.allow_origin = detail::describe(policy.log_in_sandbox.origin);
     if (auto r = detail::build_network(policy, host, ctx, plan); !r) return std::move(r).error();
     return plan;
 }

@@ -3,10 +3,11 @@
 // and facts about the host. `agentjail explain` prints it; launch only walks it.
 #pragma once
 
-#include "policy/policy.hpp"
 #include "limits/limits.hpp"
-#include "seccomp/seccomp.hpp"
 #include "net/proxy.hpp"
+#include "policy/policy.hpp"
+#include "seccomp/seccomp.hpp"
+#include "sys/host_file.hpp"
 
 #include <sys/types.h>
 
@@ -103,6 +104,9 @@ struct Plan {
     // where refused calls are logged as JSON lines (empty: counted only).
     std::shared_ptr<const seccomp::Program> seccomp;
     std::string seccomp_log;
+    // What a file agentjail writes on the host (the logs, the result record) must
+    // stay clear of: every read-write bind's source, unless [log] allow_in_sandbox.
+    sys::HostFileRules host_files;
     // false: the sandbox's user namespace gets user.max_user_namespaces = 0, a second
     // lock (besides the filter) on nested user namespaces (CAP-04).
     bool allow_nested_userns = false;

@@ -57,6 +57,8 @@ struct Layer {
     std::optional<Located<std::string>> seccomp_log;
     std::vector<SeccompRule> seccomp_rules;
 
+    std::optional<Located<bool>> log_in_sandbox;  // [log] allow_in_sandbox
+
     // [network] as written; apply_network() merges it (network.cc).
     std::optional<Located<NetMode>> net_mode;
     std::vector<HostRule> net_allow;

@@ -37,6 +37,7 @@ Policy default_policy() {
     p.seccomp_default.origin = def("seccomp.default");
     p.seccomp_nested.origin = def("seccomp.nested_sandboxes");
     p.seccomp_log.origin = def("seccomp.log");
+    p.log_in_sandbox.origin = def("log.allow_in_sandbox");
     p.limits.memory.origin = def("limits.memory");
     p.limits.swap.origin = def("limits.swap");
     p.limits.cpus.origin = def("limits.cpus");
@@ -83,6 +84,7 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.seccomp_default, l.seccomp_default);
     override_with(p.seccomp_nested, l.seccomp_nested);
     override_with(p.seccomp_log, l.seccomp_log);
+    override_with(p.log_in_sandbox, l.log_in_sandbox);
     apply_network(p, l);
     for (auto rule : l.seccomp_rules) {
         rule.declared_default = p.seccomp_default;  // this layer's default already applied

@@ -23,14 +23,12 @@ const std::vector<std::string_view> environment_keys = {"allow", "deny", "set"};
 const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with_parent"};
 const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};
 const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};
+const std::vector<std::string_view> log_keys = {"allow_in_sandbox"};
 const std::vector<std::string_view> seccomp_rule_keys = {"syscalls", "action", "args", "why",
                                                          "unless",   "record"};
 const std::pair<std::string_view, const std::vector<std::string_view>&> section_keys[] = {
-    {"filesystem", filesystem_keys},
-    {"environment", environment_keys},
-    {"process", process_keys},
-    {"namespaces", namespaces_keys},
-    {"seccomp", seccomp_keys}};
+    {"filesystem", filesystem_keys}, {"environment", environment_keys}, {"process", process_keys},
+    {"namespaces", namespaces_keys}, {"seccomp", seccomp_keys},         {"log", log_keys}};
 
 std::string type_name(const toml::node& n) {
     switch (n.type()) {
@@ -167,6 +165,7 @@ private:
                   std::vector<Located<std::string>>& out);
     bool process(const toml::table& t);
     bool namespaces(const toml::table& t);
+    bool log(const toml::table& t);
     bool seccomp(const toml::table& t);
     bool seccomp_rule(const toml::node& n, const std::string& key);
     bool limits(const toml::table& t);
@@ -182,8 +181,8 @@ private:
 
 bool Parser::root(const toml::table& t) {
     static const std::vector<std::string_view> known = {
-        "description", "extends", "filesystem", "environment", "process",
-        "namespaces",  "seccomp", "limits",     "network",     "workspace", "secrets"};
+        "description", "extends", "filesystem", "environment", "process", "namespaces",
+        "seccomp",     "limits",  "network",    "workspace",   "secrets", "log"};
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         const toml::table* sub = nullptr;
@@ -209,6 +208,8 @@ bool Parser::root(const toml::table& t) {
             if (!table_of(*e.node, "network", sub) || !network(*sub)) return false;
         } else if (k == "secrets") {
             if (!table_of(*e.node, "secrets", sub) || !secrets(*sub)) return false;
+        } else if (k == "log") {
+            if (!table_of(*e.node, "log", sub) || !log(*sub)) return false;
         } else if (std::find(std::begin(reserved_sections), std::end(reserved_sections), k) !=
                    std::end(reserved_sections)) {
             if (!reserved(*e.node, std::string(k))) return false;
@@ -458,6 +459,20 @@ bool Parser::process(const toml::table& t) {
             if (!boolean(*e.node, key, out_.die_with_parent)) return false;
         } else {
             return unknown_key(e, key, known);
+        }
+    }
+    return true;
+}
+
+// [log]: where the files agentjail writes on the host may be (sys/host_file.hpp).
+bool Parser::log(const toml::table& t) {
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "log." + std::string(k);
+        if (k == "allow_in_sandbox") {
+            if (!boolean(*e.node, key, out_.log_in_sandbox)) return false;
+        } else {
+            return unknown_key(e, key, log_keys);
         }
     }
     return true;

@@ -176,6 +176,10 @@ struct Policy {
     Located<std::string> seccomp_log{"", {}};  // "": refused calls are counted only
     std::vector<SeccompRule> seccomp_rules;
 
+    // [log]  true: the logs and the result file may lie inside a path the sandbox
+    // can write (refused by default: the sandbox could plant a link there).
+    Located<bool> log_in_sandbox{false, {}};
+
     // [limits]
     LimitsPolicy limits;
 

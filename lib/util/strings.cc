@@ -87,3 +87,102 @@ bool path_within(std::string_view path, std::string_view dir) {
 }
 
 }  // namespace agentjail::util
+
+namespace agentjail::util {
+
+namespace {
+
+void hex_byte(std::string& out, unsigned char c) {
+    static const char hex[] = "0123456789abcdef";
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+}
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0.
+size_t utf8_length(std::string_view s, size_t i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    if (len == 0 || i + len > s.size()) return 0;
+    for (size_t k = 1; k < len; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+    auto c1 = static_cast<unsigned char>(s[i + 1]);
+    if (c == 0xe0 && c1 < 0xa0) return 0;   // overlong
+    if (c == 0xed && c1 >= 0xa0) return 0;  // surrogate
+    if (c == 0xf0 && c1 < 0x90) return 0;   // overlong
+    if (c == 0xf4 && c1 >= 0x90) return 0;  // past U+10FFFF
+    return len;
+}
+
+}  // namespace
+
+std::string printable(std::string_view s, bool keep_newlines) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (c == '\\') {
+            out += "\\\\";
+            ++i;
+        } else if (c == '\n' && keep_newlines) {
+            out += '\n';
+            ++i;
+        } else if (c < 0x20 || c == 0x7f) {
+            hex_byte(out, c);
+            ++i;
+        } else if (c < 0x80) {
+            out += static_cast<char>(c);
+            ++i;
+        } else if (size_t len = utf8_length(s, i); len == 0) {
+            hex_byte(out, c);
+            ++i;
+        } else if (c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) {
+            // U+0080..U+009F: the C1 controls (CSI, OSC, DCS...) in UTF-8.
+            hex_byte(out, c);
+            hex_byte(out, static_cast<unsigned char>(s[i + 1]));
+            i += 2;
+        } else {
+            out.append(s.substr(i, len));
+            i += len;
+        }
+    }
+    return out;
+}
+
+std::string inert_json(std::string_view json) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(json.size() + json.size() / 8);
+    bool in_string = false;
+    for (size_t i = 0; i < json.size(); ++i) {
+        char c = json[i];
+        if (!in_string) {
+            if (c == '"') in_string = true;
+            out += c;
+            continue;
+        }
+        if (c == '"') {
+            in_string = false;
+            out += c;
+        } else if (c == '\\' && i + 1 < json.size()) {
+            // An escape already: \" is the one that keeps a quote character.
+            if (json[i + 1] == '"') {
+                out += "\\u0022";
+            } else {
+                out += c;
+                out += json[i + 1];
+            }
+            ++i;
+        } else if (std::string_view("$`;|&<>'()!\x7f").find(c) != std::string_view::npos) {
+            auto u = static_cast<unsigned char>(c);
+            out += "\\u00";
+            out += hex[u >> 4];
+            out += hex[u & 15];
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+}  // namespace agentjail::util

@@ -31,3 +31,20 @@ std::string normalize_path(std::string_view path);
 bool path_within(std::string_view path, std::string_view dir);
 
 }  // namespace agentjail::util
+
+namespace agentjail::util {
+
+// `s` made safe to print on a terminal in agentjail's own messages: control
+// characters (C0, DEL, C1 whether as raw bytes or UTF-8) and bytes that are not
+// UTF-8 become \xNN, a backslash becomes \\; everything else is kept. A file name
+// with ESC sequences or a newline then cannot act on the user's terminal or fake a line.
+// keep_newlines: for a multi-line text (explain's), where '\n' ends its lines.
+std::string printable(std::string_view s, bool keep_newlines = false);
+
+// A JSON text (pure ASCII, as nlohmann's dump(ensure_ascii) makes it) with every
+// shell metacharacter inside its strings ($ ` ; | & < > ' " ( ) !) and DEL written as
+// \u00XX. Still the same JSON value; the line is inert wherever it lands (a shell
+// startup file, a terminal, a log viewer). Text outside strings is left as is.
+std::string inert_json(std::string_view json);
+
+}  // namespace agentjail::util

@@ -20,6 +20,8 @@
 //                         blocked syscall (modify_ldt read) after each
 //   three                 exactly three refused calls, ptrace, bpf and unshare, made
 //                         directly (no fork): the denial-log test
+//   flood N               N refused ptrace calls and N refused bpf calls, directly:
+//                         the bounded-log test (prints refused=COUNT)
 //   tty                   TTY-01: TIOCSTI (plain and with bit 32 set) and TIOCLINUX on
 //                         fds 0-2 and /dev/tty, plus TIOCSTI on a pty the probe owns
 //                         and controls (the kernel allows that one: the control)
@@ -966,6 +968,16 @@ static int op_three(void) {
     return 0;
 }
 
+static int op_flood(long n) {
+    long refused = 0;
+    for (long i = 0; i < n; ++i) {
+        if (syscall(SYS_ptrace, PTRACE_ATTACH, NO_SUCH_PID, 0, 0) < 0 && errno != ESRCH) ++refused;
+        if (syscall(SYS_bpf, -1, NULL, 0) < 0 && errno != EINVAL) ++refused;
+    }
+    printf("refused=%ld\n", refused);
+    return 0;
+}
+
 // ---- TTY-01 --------------------------------------------------------------------
 
 static int g_tty_fd;
@@ -1042,8 +1054,9 @@ int main(int argc, char** argv) {
     if (argc == 2 && strcmp(argv[1], "stack") == 0) return op_stack();
     if (argc == 2 && strcmp(argv[1], "three") == 0) return op_three();
     if (argc == 2 && strcmp(argv[1], "tty") == 0) return op_tty();
+    if (argc == 3 && strcmp(argv[1], "flood") == 0) return op_flood(strtol(argv[2], NULL, 0));
     fprintf(stderr,
             "usage: sysprobe call NAME...|all | list | sweep ABI FROM TO | threads | stack | three "
-            "| tty\n");
+            "| tty | flood N\n");
     return 2;
 }

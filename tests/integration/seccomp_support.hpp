@@ -41,6 +41,8 @@ inline std::vector<Denial> parse_denials(const std::string& text, std::string* e
         d.line = l;
         try {
             auto j = nlohmann::json::parse(l);
+            // A summary of lines the rate limit left out ("N more like this"): not a call.
+            if (j.contains("more_like_this")) continue;
             d.syscall = j.at("syscall").get<std::string>();
             d.nr = j.at("nr").get<long long>();
             d.arch = j.at("arch").get<std::string>();

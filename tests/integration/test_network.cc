@@ -5,6 +5,7 @@
 // line, the result record's counts) and the presets.
 #include "common.hpp"
 #include "net_support.hpp"
+#include "record.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -80,15 +81,6 @@ std::string curl(const std::string& url, const std::string& extra = "") {
            " -o body.out -w 'code=%{http_code}\\nconnect=%{http_connect}\\n' '" + url +
            "'; echo curl_exit=$?; echo body=$(cat body.out 2>/dev/null | head -c 300 | tr '\\n' ' "
            "'); rm -f body.out";
-}
-
-nlohmann::json last_json_line(const std::string& out) {
-    auto ls = ajtest::lines(out);
-    for (auto it = ls.rbegin(); it != ls.rend(); ++it) {
-        auto j = nlohmann::json::parse(*it, nullptr, false);
-        if (!j.is_discarded() && j.is_object()) return j;
-    }
-    return nlohmann::json();
 }
 
 // ---- modes -------------------------------------------------------------------
@@ -438,7 +430,7 @@ TEST_F(Network, JsonRecordCountsNetworkAttempts) {
                          curl("http://nope2.test/") + " >/dev/null";
     auto r = bash(script, {"-p", pinned(s), "--json"});
     ASSERT_EQ(r.status, 0) << describe(r);
-    auto rec = last_json_line(r.out);
+    auto rec = ajit::record_of(r);
     ASSERT_TRUE(rec.is_object()) << describe(r);
     EXPECT_EQ(rec["denials"]["network"], 2) << rec.dump();
     EXPECT_EQ(rec["network"]["allowed"], 1) << rec.dump();

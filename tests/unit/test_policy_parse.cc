@@ -364,5 +364,22 @@ TEST(PolicyParseError, ReservedSectionsRefuseAnyKey) {
               "t.toml:1:11: seccomp: expected a table, got a string");
 }
 
+// [log] allow_in_sandbox: off by default, a boolean with its origin, and errors
+// with file:line:col like every key.
+TEST(PolicyParse, LogAllowInSandbox) {
+    Policy d = parse_ok("");
+    EXPECT_FALSE(d.log_in_sandbox.value);
+    EXPECT_EQ(d.log_in_sandbox.origin.describe(), "built-in default (log.allow_in_sandbox)");
+    Policy p = parse_ok("[log]\nallow_in_sandbox = true\n");
+    EXPECT_TRUE(p.log_in_sandbox.value);
+    EXPECT_EQ(p.log_in_sandbox.origin.describe(), "t.toml:2:20 (log.allow_in_sandbox)");
+    std::string e = parse_err("[log]\nallow_in_sandbox = \"yes\"\n");
+    EXPECT_NE(e.find("t.toml:2:20"), std::string::npos) << e;
+    EXPECT_NE(e.find("log.allow_in_sandbox"), std::string::npos) << e;
+    e = parse_err("[log]\nallow_in_sandboxx = true\n");
+    EXPECT_NE(e.find("t.toml:2:1"), std::string::npos) << e;
+    EXPECT_NE(e.find("allow_in_sandbox"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace agentjail::policy

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one way agentjail opens a file it writes on the host (the logs, the result
+// record): no symbolic link followed at any component, never blocking on a FIFO,
+// only a regular file, and never inside what the sandbox can write unless asked.
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include "sys/fd.hpp"
+
+#include <string>
+#include <vector>
+
+namespace agentjail::sys {
+
+// A host path the sandbox can write (the source of a read-write bind).
+struct WritableRoot {
+    std::string path;  // canonical host path
+    std::string why;   // what binds it ("workspace", "policy.toml:3:1 (filesystem.rw[0])")
+};
+
+// What a host file agentjail writes must stay clear of. Plain data: the plan
+// fills it, the writers pass it here.
+struct HostFileRules {
+    std::vector<WritableRoot> sandbox_writable;
+    bool allow_in_sandbox = false;  // [log] allow_in_sandbox
+    std::string allow_origin;       // where that was decided, for messages
+};
+
+enum class HostWrite {
+    append,    // a log shared by runs: O_APPEND, kept
+    truncate,  // a log of this run only: emptied after the checks, never before
+};
+
+// Opens `path` (absolute) for writing, creating it (mode 0600) when absent.
+// `what` names it in messages ("network log"). Refused, with a one-line reason
+// (ErrorKind::invalid_input): a symbolic link at any component, anything but a
+// regular file (a FIFO fails at once, O_NONBLOCK), a file with other hard links,
+// and a path inside a sandbox-writable root (by device and inode of every
+// ancestor, so another name for the same directory is caught too) unless
+// rules.allow_in_sandbox.
+Result<UniqueFd> open_host_file(const std::string& path, HostWrite mode, const HostFileRules& rules,
+                                const std::string& what);
+
+// The checks of open_host_file without creating anything: the directory must exist
+// and the name, when present, be a regular file. For failing before a run.
+Result<void> check_host_file(const std::string& path, const HostFileRules& rules,
+                             const std::string& what);
+
+// Replaces `path` by a file holding `text` (mode 0644): written under a fresh,
+// unguessable name (O_EXCL, O_NOFOLLOW) in the same directory and renamed over
+// it, so a reader never sees half a file and no planted link is ever written through.
+Result<void> replace_host_file(const std::string& path, const std::string& text,
+                               const HostFileRules& rules, const std::string& what);
+
+}  // namespace agentjail::sys
