@@ -106,6 +106,13 @@ int cmd_run(const std::vector<std::string>& args) {
         ::close(sfd);
         return finish_error(rec, sb.error());
     }
+    // This thread writes the record and messages on stderr after the command: a
+    // reader that went away must cost the record, not agentjail's exit status (141).
+    // Blocked here only, after the spawn: the library's threads guard themselves.
+    sigset_t pipe_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
 
     pollfd fds[3] = {{sb->pidfd(), POLLIN, 0}, {sfd, POLLIN, 0}, {sb->job_fd(), POLLIN, 0}};
     for (;;) {

@@ -231,3 +231,16 @@ TEST_F(Terminal, SigtstpToAgentjailStopsTheJobAndFgResumesIt) {
     ASSERT_TRUE(sh->wait_for("got=again\r\n$ ")) << sh->output();
     expect_restored("after fg");
 }
+
+// A reader of agentjail's stderr that went away before the record is written costs
+// the record, not the command's exit status (no SIGPIPE death, 141).
+TEST_F(Sandbox, RecordToAClosedReaderKeepsTheExitStatus) {
+    ajtest::TempDir d("aj-rc");
+    std::string rc = d.path() + "/rc";
+    std::string script = "{ " + q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
+                         " --json -- sh -c 'echo a; sleep 0.5; exit 3'; echo $? > " + q(rc) +
+                         "; } 2>&1 | head -c 1";
+    auto r = ajtest::run({"/bin/sh", "-c", script}, {"HOME=" + jail.home()});
+    EXPECT_EQ(r.out, "a") << describe(r);
+    EXPECT_EQ(ajtest::trim(ajtest::read_file(rc)), "3") << describe(r);
+}

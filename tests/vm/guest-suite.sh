@@ -93,12 +93,14 @@ limits_smoke() {
     # shellcheck disable=SC2016 # expanded by the inner shell
     out=$("$@" bash -c 'bin=$1 scope=$2
         ws=$(mktemp -d "${TMPDIR:-/tmp}/aj-smoke.XXXXXX") && cd "$ws" || exit 125
+        # The record outside the workspace: agentjail refuses a file the sandbox can write.
+        rd=$(mktemp -d "${TMPDIR:-/tmp}/aj-smoke-record.XXXXXX") || exit 125
         sh -c '\''if [ "$1" = scope ]; then d=$AJVM_DELEGATED/smoke-scope.$$; mkdir "$d" && echo $$ >"$d/cgroup.procs" || exit 125; fi
-            shift; exec "$@"'\'' sh "$scope" "$bin" -m 32M --result-file "$ws/result.json" -- tail /dev/zero
+            shift; exec "$@"'\'' sh "$scope" "$bin" -m 32M --result-file "$rd/result.json" -- tail /dev/zero
         rc=$?
         echo "exit status $rc"
-        grep -E "\"(status|message|cgroup|memory_peak_bytes|oom_kill_count)\":" "$ws/result.json" 2>/dev/null || echo "no result file"
-        cd / && rm -rf "$ws"
+        grep -E "\"(status|message|cgroup|memory_peak_bytes|oom_kill_count)\":" "$rd/result.json" 2>/dev/null || echo "no result file"
+        cd / && rm -rf "$ws" "$rd"
         if [ "$scope" = scope ]; then
             find "$AJVM_DELEGATED" -mindepth 1 -depth -type d -path "*/smoke-scope.*" -exec rmdir {} + 2>/dev/null
         fi
