@@ -32,8 +32,9 @@ vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils systemd)
 # What bench/ compares against, beyond the test packages (--bench): firejail for
 # bench/startup.sh; socat and ripgrep for sandbox-runtime (`srt`, installed from npm)
 # in bench/network.sh, and Debian's nodejs and npm where no npm is installed (a
-# NodeSource nodejs brings its own npm and conflicts with Debian's).
-bench_pkgs=(firejail socat ripgrep)
+# NodeSource nodejs brings its own npm and conflicts with Debian's); tmux, the terminal
+# bench/tty.sh times a large output in.
+bench_pkgs=(firejail socat ripgrep tmux)
 
 say() { printf 'setup.sh: %s\n' "$*" >&2; }
 
