@@ -113,6 +113,11 @@ struct Relay::Channel {
     off_t start = 0;
     std::uint64_t written = 0;
     sys::UniqueFd reader_copy;  // the pipe's read end, to count what is still unread
+    // An output pipe to a caller's file or pipe moves in the kernel (splice), with no
+    // copy through the relay; off after the first EINVAL (an O_APPEND file on some
+    // kernels, a device that does not take it). wait_dst: the caller's pipe is full.
+    bool splice = false;
+    bool wait_dst = false;
 };
 
 Result<std::unique_ptr<Relay>> Relay::prepare(const Options& o) {
@@ -212,6 +217,7 @@ Result<std::unique_ptr<Relay>> Relay::prepare(const Options& o) {
         ch->ours.reset(p[0]);
         ::fcntl(p[0], F_SETFL, O_NONBLOCK);
         ch->caller = caller_endpoint(valid_fd(fds[i]) ? fds[i] : -1, true);
+        ch->splice = ch->caller.io == Io::plain || ch->caller.io == Io::file;
         r->channels_.push_back(std::move(ch));
     }
     for (const auto& ch : r->channels_) {
@@ -386,6 +392,11 @@ void Relay::run() {
                 }
             }
             if (ch.src_eof) continue;
+            if (ch.wait_dst) {
+                fds.push_back({ch.caller.fd.get(), POLLOUT, 0});
+                who.push_back(&ch);
+                continue;
+            }
             if (ch.input && ch.pty && !in_foreground(ch.caller.fd.get())) {
                 background_input = true;
                 continue;
@@ -468,9 +479,33 @@ void Relay::run() {
                 }
                 continue;
             }
+            if (ch.wait_dst) {
+                ch.wait_dst = false;  // room again: read (splice) on the next round
+                continue;
+            }
             // Read a chunk.
             ssize_t r;
-            if (ch.input) {
+            if (!ch.input && ch.splice) {
+                r = ::splice(ch.ours.get(), nullptr, ch.caller.fd.get(), nullptr, kBuf,
+                             SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+                if (r > 0) continue;
+                if (r < 0 && errno == EAGAIN) {
+                    // Our pipe was readable, so it is the caller's side that is full.
+                    ch.wait_dst = true;
+                    continue;
+                }
+                if (r < 0 && (errno == EINVAL || errno == ENOSYS)) {
+                    ch.splice = false;
+                    continue;
+                }
+                if (r < 0 && errno != EINTR) {
+                    ch.done = true;  // the caller's reader is gone: the command gets EPIPE
+                    ch.ours.reset();
+                    ch.caller.fd.reset();
+                    continue;
+                }
+                if (r < 0) continue;
+            } else if (ch.input) {
                 int src = ch.caller.fd.get();
                 if (ch.positional)
                     r = ::pread(src, buf, ch.chunk, ch.start + static_cast<off_t>(ch.written));

@@ -416,10 +416,12 @@ TEST_F(Limits, KilledAgentjailLeavesAStaleGroupThatGcRemoves) {
     auto still = groups_of(c.pid());
     auto gc = ajtest::agentjail({"gc"});
     EXPECT_EQ(gc.status, 0) << describe(gc);
+    // Another run may still take some of them between our look and gc's: gc must
+    // have removed at least one of those that were left, and none may remain.
     if (joined(still) == joined(groups)) {
-        for (const auto& g : groups) {
-            EXPECT_TRUE(ajtest::contains(gc.out, "removed " + g)) << gc.out;
-        }
+        int removed = 0;
+        for (const auto& g : groups) removed += ajtest::contains(gc.out, "removed " + g) ? 1 : 0;
+        EXPECT_GT(removed, 0) << gc.out;
     }
     EXPECT_EQ(joined(groups_of(c.pid())), "") << "gc left them";
     jail.record(c.wait(1000));
