@@ -150,11 +150,11 @@ void send_event(const ChildSpec& s, std::int32_t kind, std::int32_t sig) {
                 pid_t p = ::waitpid(-1, &status, WNOHANG | __WALL | WUNTRACED | WCONTINUED);
                 if (p <= 0) break;
                 if (p == command && WIFSTOPPED(status)) {
-                    send_event(s, 1, WSTOPSIG(status));
+                    send_event(s, JobEvent::stopped, WSTOPSIG(status));
                     continue;
                 }
                 if (p == command && WIFCONTINUED(status)) {
-                    send_event(s, 2, 0);
+                    send_event(s, JobEvent::continued, 0);
                     continue;
                 }
                 if (WIFSTOPPED(status) || WIFCONTINUED(status)) continue;

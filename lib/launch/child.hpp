@@ -87,8 +87,9 @@ struct ChildSpec {
 
 // What the init writes on events_fd.
 struct JobEvent {
-    std::int32_t kind;  // 1: stopped, 2: continued
-    std::int32_t sig;   // the stop signal
+    enum Kind : std::int32_t { stopped = 1, continued = 2 };
+    std::int32_t kind;
+    std::int32_t sig;  // the stop signal
 };
 
 // The child's whole life: setup, then init of the pid namespace. Never returns.

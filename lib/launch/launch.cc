@@ -324,8 +324,8 @@ std::optional<JobChange> Process::next_job_change() {
     ssize_t n = ::read(events_fd_.get(), &e, sizeof e);
     if (n != static_cast<ssize_t>(sizeof e)) return std::nullopt;
     JobChange c;
-    c.stopped = e.kind == 1;
-    c.sig = e.kind == 1 ? e.sig : 0;
+    c.stopped = e.kind == JobEvent::stopped;
+    c.sig = c.stopped ? e.sig : 0;
     return c;
 }
 

@@ -9,13 +9,13 @@
 #include "util/strings.hpp"
 
 #include <linux/seccomp.h>
-#include <nlohmann/json.hpp>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <chrono>
@@ -43,24 +43,18 @@ std::string now_iso8601() {
     tm t{};
     gmtime_r(&ts.tv_sec, &t);
     char buf[64];  // room for any int fields: GCC -O2 -Wformat-truncation counts their widest
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900, t.tm_mon + 1,
-                  t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900,
+                  t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
     return buf;
-}
-
-double monotonic_s() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 std::string action_text(const seccomp::Action& a) {
     switch (a.kind) {
-        case seccomp::ActionKind::allow: return "allow";
-        case seccomp::ActionKind::errno_ret: return "errno:" + util::errno_name(a.err);
-        case seccomp::ActionKind::kill: return "kill";
-        case seccomp::ActionKind::log: return "log";
-        case seccomp::ActionKind::notify: return "notify";
+    case seccomp::ActionKind::allow: return "allow";
+    case seccomp::ActionKind::errno_ret: return "errno:" + util::errno_name(a.err);
+    case seccomp::ActionKind::kill: return "kill";
+    case seccomp::ActionKind::log: return "log";
+    case seccomp::ActionKind::notify: return "notify";
     }
     return "?";
 }
@@ -85,7 +79,8 @@ void Supervisor::handle_notification() {
     }
     // The kernel may know a larger struct than our headers: size buffers by its word.
     std::vector<char> req_buf(std::max<size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)), 0);
-    std::vector<char> resp_buf(std::max<size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)), 0);
+    std::vector<char> resp_buf(
+        std::max<size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)), 0);
     auto* req = reinterpret_cast<seccomp_notif*>(req_buf.data());
     auto* resp = reinterpret_cast<seccomp_notif_resp*>(resp_buf.data());
     if (::ioctl(c_.listener.get(), SECCOMP_IOCTL_NOTIF_RECV, req) < 0) return;  // the caller died
@@ -131,7 +126,7 @@ void Supervisor::handle_notification() {
     kind["args"] = arr;
     kind["rule"] = has_rule ? rules[static_cast<size_t>(dec.rule)].where : std::string("default");
     kind["action"] = action_text(dec.action);
-    const double now = monotonic_s();
+    const double now = util::monotonic_s();
     const bool admitted = limiter_.admit(kind.dump(), now);
     if (limiter_.summary_due(now)) write_summaries(now);
     if (!admitted) return;
@@ -166,16 +161,9 @@ void Supervisor::write_line(const nlohmann::json& j) {
 }
 
 void Supervisor::write_summaries(double now) {
-    for (auto& [k, count] : limiter_.drain(now)) {
-        if (!limiter_.take_summary_line()) break;
-        nlohmann::json s = k == util::LogLimiter::other_kind() ? nlohmann::json::object()
-                                                               : nlohmann::json::parse(k);
-        s["time"] = now_iso8601();
-        s["more_like_this"] = count;
-        s["summary"] =
-            std::to_string(count) + " more like this, not written (the log is rate-limited)";
-        write_line(s);
-    }
+    nlohmann::json base;
+    base["time"] = now_iso8601();
+    util::write_summaries(limiter_, now, base, [this](const nlohmann::json& s) { write_line(s); });
 }
 
 void Supervisor::run() {
@@ -189,14 +177,16 @@ void Supervisor::run() {
     }
     bool term_sent = false;
     for (;;) {
-        pollfd fds[3] = {{c_.pidfd, POLLIN, 0}, {c_.listener.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
+        pollfd fds[3] = {
+            {c_.pidfd, POLLIN, 0}, {c_.listener.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
         int n = ::poll(fds, 3, -1);
         if (n < 0) {
             if (errno == EINTR) continue;
             return;
         }
         if (fds[1].revents & POLLIN) handle_notification();
-        if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL)) c_.listener.reset();  // no filtered task left
+        if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))
+            c_.listener.reset();  // no filtered task left
         if (fds[2].revents & POLLIN) {
             std::uint64_t ticks = 0;
             (void)!::read(timer.get(), &ticks, sizeof ticks);
@@ -215,7 +205,7 @@ void Supervisor::run() {
             }
         }
         if (fds[0].revents != 0) {  // the init exited: the sandbox is gone
-            if (c_.log.valid()) write_summaries(monotonic_s());
+            if (c_.log.valid()) write_summaries(util::monotonic_s());
             return;
         }
     }

@@ -8,8 +8,8 @@
 
 #include "net/proxy_impl.hpp"
 
-#include "net/http.hpp"
 #include "limits/record.hpp"
+#include "net/http.hpp"
 #include "util/strings.hpp"
 
 #include <boost/asio.hpp>
@@ -23,10 +23,10 @@
 #include <signal.h>
 
 #include <fcntl.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -143,11 +143,6 @@ void bound_buffers(int fd, const Bounds& b) {
 
 namespace {
 
-double monotonic_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 std::string json_line(const nlohmann::ordered_json& j) {
     // ASCII only (ensure_ascii), then every shell metacharacter in a string as
     // \u00XX: a host name spelled $(cmd) or with ESC/newline in it is inert in
@@ -162,7 +157,7 @@ std::string json_line(const nlohmann::ordered_json& j) {
 void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
     if (!log_fd) return;
     std::lock_guard lock(log_mu);
-    double now = monotonic_s();
+    double now = util::monotonic_s();
     // A flood of refused attempts (the sandbox can make them as fast as it can
     // connect) writes a few lines of each kind and counts the rest; the counters
     // of the result record are kept by the callers, exact either way. Allowed
@@ -182,23 +177,15 @@ void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
 void Proxy::Impl::flush_log_summaries() {
     if (!log_fd) return;
     std::lock_guard lock(log_mu);
-    write_summaries(monotonic_s());
+    write_summaries(util::monotonic_s());
 }
 
 void Proxy::Impl::write_summaries(double now) {
-    for (auto& [k, n] : log_limit.drain(now)) {
-        if (!log_limit.take_summary_line()) break;
-        nlohmann::ordered_json s;
-        s["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
-        s["decision"] = "deny";
-        if (k != util::LogLimiter::other_kind()) {
-            const auto fields = nlohmann::ordered_json::parse(k);
-            for (const auto& [f, v] : fields.items()) s[f] = v;
-        }
-        s["more_like_this"] = n;
-        s["summary"] = std::to_string(n) + " more like this, not written (the log is rate-limited)";
-        write_line(s);
-    }
+    nlohmann::ordered_json base;
+    base["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
+    base["decision"] = "deny";
+    util::write_summaries(log_limit, now, base,
+                          [this](const nlohmann::ordered_json& s) { write_line(s); });
 }
 
 void Proxy::Impl::write_line(const nlohmann::ordered_json& j) {
@@ -230,7 +217,8 @@ std::vector<SecretUse> Proxy::Impl::secrets_for(const std::string& host, std::ui
     const auto& secrets = settings.secrets;
     for (size_t i = 0; i < secrets.size() && i < secret_values.size(); ++i) {
         bool match = false;
-        for (const auto& r : secrets[i].hosts) match = match || matches(r.pattern, host, port, false);
+        for (const auto& r : secrets[i].hosts)
+            match = match || matches(r.pattern, host, port, false);
         if (match) out.push_back({secrets[i].placeholder, secret_values[i], secrets[i].headers});
     }
     return out;
@@ -240,7 +228,11 @@ std::vector<SecretUse> Proxy::Impl::secrets_for(const std::string& host, std::ui
 class Session : public Connection, public std::enable_shared_from_this<Session> {
 public:
     Session(Proxy::Impl& px, tcp::socket client)
-        : px_(px), client_(std::move(client)), upstream_(*px.io), resolver_(*px.io), timer_(*px.io),
+        : px_(px),
+          client_(std::move(client)),
+          upstream_(*px.io),
+          resolver_(*px.io),
+          timer_(*px.io),
           started_(std::chrono::system_clock::now()) {
         px_.sessions.insert(this);
     }
@@ -289,11 +281,12 @@ private:
 
     void read_head() {
         if (!head_buf_) head_buf_ = std::make_unique<std::array<char, 4096>>();
-        client_.async_read_some(asio::buffer(*head_buf_), [self = shared_from_this()](const error_code& ec, size_t n) {
-            if (ec) return;  // the client went away before saying anything useful
-            self->inbuf_.append(self->head_buf_->data(), n);
-            self->on_head_data();
-        });
+        client_.async_read_some(
+            asio::buffer(*head_buf_), [self = shared_from_this()](const error_code& ec, size_t n) {
+                if (ec) return;  // the client went away before saying anything useful
+                self->inbuf_.append(self->head_buf_->data(), n);
+                self->on_head_data();
+            });
     }
 
     void on_head_data() {
@@ -302,12 +295,12 @@ private:
         if (proto_ == Proto::socks) return on_socks_data();
         ParseResult r = parse_request_head(inbuf_);
         switch (r.status) {
-            case ParseStatus::incomplete: return read_head();
-            case ParseStatus::bad:
-            case ParseStatus::too_large:
-                method_ = "?";
-                return refuse(400, "Bad Request", r.error, "malformed request: " + r.error);
-            case ParseStatus::ok: break;
+        case ParseStatus::incomplete: return read_head();
+        case ParseStatus::bad:
+        case ParseStatus::too_large:
+            method_ = "?";
+            return refuse(400, "Bad Request", r.error, "malformed request: " + r.error);
+        case ParseStatus::ok: break;
         }
         req_ = std::move(r.request);
         leftover_ = inbuf_.substr(r.head_size);
@@ -330,19 +323,21 @@ private:
             inbuf_.erase(0, used);
             if (!no_auth) {
                 method_ = "SOCKS5";
-                reply_and_close(std::string("\x05\xff", 2), "SOCKS5 client offered no 'no authentication' method");
+                reply_and_close(std::string("\x05\xff", 2),
+                                "SOCKS5 client offered no 'no authentication' method");
                 return;
             }
             socks_stage_ = 1;
             auto self = shared_from_this();
             auto msg = std::make_shared<std::string>("\x05\x00", 2);
-            asio::async_write(client_, asio::buffer(*msg), [self, msg](const error_code& ec, size_t) {
-                if (ec) return;
-                if (!self->inbuf_.empty())
-                    self->on_socks_data();
-                else
-                    self->read_head();
-            });
+            asio::async_write(client_, asio::buffer(*msg),
+                              [self, msg](const error_code& ec, size_t) {
+                                  if (ec) return;
+                                  if (!self->inbuf_.empty())
+                                      self->on_socks_data();
+                                  else
+                                      self->read_head();
+                              });
             return;
         }
         method_ = "SOCKS5";
@@ -350,10 +345,10 @@ private:
         if (b[0] != 0x05) return socks_fail(1, "malformed SOCKS5 request");
         size_t need = 0;
         switch (b[3]) {
-            case 0x01: need = 4 + 4 + 2; break;
-            case 0x03: need = 4 + 1 + b[4] + 2; break;
-            case 0x04: need = 4 + 16 + 2; break;
-            default: return socks_fail(8, "SOCKS5 address type not supported");
+        case 0x01: need = 4 + 4 + 2; break;
+        case 0x03: need = 4 + 1 + b[4] + 2; break;
+        case 0x04: need = 4 + 16 + 2; break;
+        default: return socks_fail(8, "SOCKS5 address type not supported");
         }
         if (n < need) return read_head();
         if (b[1] != 0x01) return socks_fail(7, "only the SOCKS5 CONNECT command is supported");
@@ -380,7 +375,8 @@ private:
     }
 
     void socks_fail(unsigned char code, const std::string& why) {
-        std::string reply = std::string("\x05", 1) + static_cast<char>(code) + std::string("\x00\x01\0\0\0\0\0\0", 8);
+        std::string reply = std::string("\x05", 1) + static_cast<char>(code) +
+                            std::string("\x00\x01\0\0\0\0\0\0", 8);
         reply_and_close(reply, why);
     }
 
@@ -390,11 +386,13 @@ private:
     void decide(const std::string& raw_host, std::uint16_t port) {
         port_ = port;
         host_ = normalize_host(raw_host);
-        if (host_.empty() || host_.size() > 253) return deny("the host name is empty or too long", "default");
+        if (host_.empty() || host_.size() > 253)
+            return deny("the host name is empty or too long", "default");
         // A name is letters, digits, '-', '_' and dots (or an address, normalised
         // above): anything else (',', '/', spaces from a SOCKS5 name) is no host
         // and must never reach a resolver or a certificate's alt-name text.
-        if (!parse_numeric_host(host_).has_value() && host_.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos)
+        if (!parse_numeric_host(host_).has_value() &&
+            host_.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos)
             return deny("'" + host_ + "' is not a host name", "default");
         NameDecision d = check_name(px_.settings.rules, host_, port);
         rule_ = d.rule;
@@ -436,9 +434,10 @@ private:
             if (px_.ca) {
                 intercept_ = true;
             } else if (needs_requests(px_.settings.rules, host_, port)) {
-                return deny(host_ + ":" + std::to_string(port) +
-                                " has method or path rules, which need TLS interception, and it is off",
-                            rule_);
+                return deny(
+                    host_ + ":" + std::to_string(port) +
+                        " has method or path rules, which need TLS interception, and it is off",
+                    rule_);
             }
         }
         if (d.named_address) {
@@ -453,7 +452,8 @@ private:
             return allow_and_connect();
         }
         auto self = shared_from_this();
-        resolver_.async_resolve(host_, std::to_string(connect_port_), tcp::resolver::numeric_service,
+        resolver_.async_resolve(host_, std::to_string(connect_port_),
+                                tcp::resolver::numeric_service,
                                 [self](const error_code& ec, tcp::resolver::results_type results) {
                                     self->on_resolved(ec, std::move(results));
                                 });
@@ -481,7 +481,8 @@ private:
         // gets the whole name refused.
         for (const auto& entry : results) {
             asio::ip::address a = entry.endpoint().address();
-            if (a.is_v6() && a.to_v6().scope_id() != 0) return deny(host_ + " resolved to a scoped IPv6 address", rule_);
+            if (a.is_v6() && a.to_v6().scope_id() != 0)
+                return deny(host_ + " resolved to a scoped IPv6 address", rule_);
             std::string bad = check_address(host_, from_asio(a), px_.own_addresses());
             if (!bad.empty()) return deny(bad, rule_);
             endpoints_.push_back(entry.endpoint());
@@ -501,7 +502,8 @@ private:
     void connect_next() {
         if (next_endpoint_ >= endpoints_.size()) {
             connecting_ = false;
-            reason_ = "cannot connect to " + host_ + ":" + std::to_string(port_) + ": " + last_error_;
+            reason_ =
+                "cannot connect to " + host_ + ":" + std::to_string(port_) + ": " + last_error_;
             return reply_error(502, "Bad Gateway", reason_, 5);
         }
         tcp::endpoint ep = endpoints_[next_endpoint_++];
@@ -515,7 +517,8 @@ private:
             if (ec == asio::error::operation_aborted || self->timed_out_) {
                 if (!self->timed_out_) return;  // the proxy is stopping
                 self->connecting_ = false;
-                self->reason_ = "cannot connect to " + self->host_ + ":" + std::to_string(self->port_) + ": timed out";
+                self->reason_ = "cannot connect to " + self->host_ + ":" +
+                                std::to_string(self->port_) + ": timed out";
                 return self->reply_error(504, "Gateway Timeout", self->reason_, 4);
             }
             if (ec) {
@@ -565,10 +568,11 @@ private:
             // The tunnel is answered here; what the client sends through it is the
             // exchange's (its first bytes tell TLS from plain HTTP).
             auto down = std::make_shared<std::string>(std::move(to_client));
-            asio::async_write(client_, asio::buffer(*down), [self, down](const error_code& ec, size_t) {
-                if (ec) return self->abort();
-                self->hand_over();
-            });
+            asio::async_write(client_, asio::buffer(*down),
+                              [self, down](const error_code& ec, size_t) {
+                                  if (ec) return self->abort();
+                                  self->hand_over();
+                              });
             return;
         }
         leftover_.clear();
@@ -584,10 +588,11 @@ private:
             asio::async_write(self->upstream_, asio::buffer(*up), then);
         };
         if (down->empty()) return start_relay();
-        asio::async_write(client_, asio::buffer(*down), [self, down, start_relay](const error_code& ec, size_t) {
-            if (ec) return self->abort();
-            start_relay();
-        });
+        asio::async_write(client_, asio::buffer(*down),
+                          [self, down, start_relay](const error_code& ec, size_t) {
+                              if (ec) return self->abort();
+                              start_relay();
+                          });
     }
 
     void relay_both() {
@@ -664,25 +669,27 @@ private:
     template <class From, class To>
     void relay(From& from, To& to, std::vector<char>& buf, std::uint64_t& count) {
         auto self = shared_from_this();
-        from.async_read_some(asio::buffer(buf), [self, &from, &to, &buf, &count](const error_code& ec, size_t n) {
-            if (ec) {
-                error_code ignore;
-                // A TLS server that closes without close_notify ends its stream all the same.
-                if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
-                    // Half-close: pass the end of this direction on, keep the other open.
-                    to.shutdown(tcp::socket::shutdown_send, ignore);
-                    if (++self->closed_dirs_ == 2) self->abort();
-                } else {
-                    self->abort();
+        from.async_read_some(
+            asio::buffer(buf), [self, &from, &to, &buf, &count](const error_code& ec, size_t n) {
+                if (ec) {
+                    error_code ignore;
+                    // A TLS server that closes without close_notify ends its stream all the same.
+                    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+                        // Half-close: pass the end of this direction on, keep the other open.
+                        to.shutdown(tcp::socket::shutdown_send, ignore);
+                        if (++self->closed_dirs_ == 2) self->abort();
+                    } else {
+                        self->abort();
+                    }
+                    return;
                 }
-                return;
-            }
-            count += n;
-            asio::async_write(to, asio::buffer(buf.data(), n), [self, &from, &to, &buf, &count](const error_code& wec, size_t) {
-                if (wec) return self->abort();
-                self->relay(from, to, buf, count);
+                count += n;
+                asio::async_write(to, asio::buffer(buf.data(), n),
+                                  [self, &from, &to, &buf, &count](const error_code& wec, size_t) {
+                                      if (wec) return self->abort();
+                                      self->relay(from, to, buf, count);
+                                  });
             });
-        });
     }
 
     void deny(const std::string& reason, const std::string& rule) {
@@ -717,10 +724,11 @@ private:
         write_and_close(bytes);
     }
 
-    void reply_error(int code, const char* status, const std::string& body, unsigned char socks_code) {
+    void reply_error(int code, const char* status, const std::string& body,
+                     unsigned char socks_code) {
         if (proto_ == Proto::socks) {
-            std::string reply =
-                std::string("\x05", 1) + static_cast<char>(socks_code) + std::string("\x00\x01\0\0\0\0\0\0", 8);
+            std::string reply = std::string("\x05", 1) + static_cast<char>(socks_code) +
+                                std::string("\x00\x01\0\0\0\0\0\0", 8);
             return write_and_close(reply);
         }
         write_and_close(simple_response(code, status, "agentjail: " + body));
@@ -729,11 +737,12 @@ private:
     void write_and_close(std::string bytes) {
         timer_.cancel();
         auto msg = std::make_shared<std::string>(std::move(bytes));
-        asio::async_write(client_, asio::buffer(*msg), [self = shared_from_this(), msg](const error_code&, size_t) {
-            error_code ec;
-            self->client_.shutdown(tcp::socket::shutdown_both, ec);
-            self->client_.close(ec);
-        });
+        asio::async_write(client_, asio::buffer(*msg),
+                          [self = shared_from_this(), msg](const error_code&, size_t) {
+                              error_code ec;
+                              self->client_.shutdown(tcp::socket::shutdown_both, ec);
+                              self->client_.close(ec);
+                          });
     }
 
     void log() {
@@ -813,15 +822,17 @@ void Proxy::Impl::accept() {
             j["port"] = 0;
             j["method"] = "?";
             j["decision"] = "deny";
-            j["reason"] = "more than " + std::to_string(settings.max_connections) + " connections at once";
+            j["reason"] =
+                "more than " + std::to_string(settings.max_connections) + " connections at once";
             j["rule"] = "default";
             j["bytes_up"] = 0;
             j["bytes_down"] = 0;
             write_log(j);
             auto sock = std::make_shared<tcp::socket>(std::move(s));
-            auto msg = std::make_shared<std::string>(simple_response(
-                503, "Service Unavailable",
-                "agentjail: more than " + std::to_string(settings.max_connections) + " connections at once"));
+            auto msg = std::make_shared<std::string>(
+                simple_response(503, "Service Unavailable",
+                                "agentjail: more than " + std::to_string(settings.max_connections) +
+                                    " connections at once"));
             asio::async_write(*sock, asio::buffer(*msg), [sock, msg](const error_code&, size_t) {
                 error_code e;
                 sock->close(e);
@@ -837,7 +848,8 @@ namespace {
 
 Result<std::string> read_secret(const Secret& sec) {
     auto fail = [&](const std::string& why) {
-        return Error(ErrorKind::invalid_input, EINVAL, "secret " + sec.name + " (" + sec.source + "): " + why);
+        return Error(ErrorKind::invalid_input, EINVAL,
+                     "secret " + sec.name + " (" + sec.source + "): " + why);
     };
     if (sec.source.rfind("env:", 0) == 0) {
         const char* v = ::getenv(sec.source.c_str() + 4);
@@ -848,7 +860,8 @@ Result<std::string> read_secret(const Secret& sec) {
         return std::string(v);
     }
     if (sec.source.rfind("file:", 0) == 0) {
-        sys::UniqueFd fd(::open(sec.source.c_str() + 5, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+        sys::UniqueFd fd(
+            ::open(sec.source.c_str() + 5, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
         if (!fd) return fail(util::errno_text(errno));
         std::string v;
         char buf[4096];
@@ -920,15 +933,19 @@ Result<void> Proxy::prepare_ca() {
     std::string dir = file.substr(0, file.rfind('/'));
     auto fail = [&](const std::string& what) {
         int err = errno;
-        return Error(ErrorKind::setup, err, "network proxy: CA bundle " + what + ": " + util::errno_text(err));
+        return Error(ErrorKind::setup, err,
+                     "network proxy: CA bundle " + what + ": " + util::errno_text(err));
     };
     // A fresh directory (mkdir fails on one that exists, so nobody can have put a
     // file or a link there first), then the file, exclusively.
     if (::mkdir(dir.c_str(), 0700) != 0) return fail(dir);
     m.ca_dir = dir;
-    sys::UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644));
+    sys::UniqueFd fd(::open(file.c_str(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644));
     if (!fd) return fail(file);
-    std::string text = system_bundle() + "# agentjail: this run's CA (TLS interception by the proxy)\n" + (*ca)->cert_pem();
+    std::string text = system_bundle() +
+                       "# agentjail: this run's CA (TLS interception by the proxy)\n" +
+                       (*ca)->cert_pem();
     const char* p = text.data();
     size_t left = text.size();
     while (left > 0) {
@@ -970,14 +987,16 @@ Result<void> Proxy::serve(sys::UniqueFd listener) {
             // The system's CAs (SSL_CERT_FILE / SSL_CERT_DIR are honoured); peers are verified.
             impl_->tls_ctx.emplace(asio::ssl::context::tls_client);
             impl_->tls_ctx->set_default_verify_paths();
-            impl_->tls_ctx->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
-                                        asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+            impl_->tls_ctx->set_options(
+                asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
         }
         sockaddr_storage ss{};
         socklen_t len = sizeof ss;
         if (::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
             int err = errno;
-            return Error(ErrorKind::setup, err, "network proxy: getsockname: " + util::errno_text(err));
+            return Error(ErrorKind::setup, err,
+                         "network proxy: getsockname: " + util::errno_text(err));
         }
         tcp protocol = ss.ss_family == AF_INET6 ? tcp::v6() : tcp::v4();
         // Accepted sockets inherit the listener's buffer sizes (and their lock
@@ -1035,7 +1054,8 @@ Counters Proxy::stop() {
             });
             // Aborted sessions finish in a moment; a stuck handler must not hang the
             // caller's wait(), so the loop is stopped after a grace period.
-            if (finished.wait_for(std::chrono::seconds(2)) != std::future_status::ready) m.io->stop();
+            if (finished.wait_for(std::chrono::seconds(2)) != std::future_status::ready)
+                m.io->stop();
             m.thread.join();
         }
         // What the limiter counted but did not write, so the log ends with the totals.

@@ -80,15 +80,29 @@ int open_dir_nofollow(const std::string& dir) {
     return cur.release();
 }
 
-// The sandbox-writable root `fd` (a directory or the file itself) is, or nullptr.
-const WritableRoot* writable_root_of(int fd, const HostFileRules& rules) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) return nullptr;
+// The identity of each sandbox-writable root, read once per check (not once per
+// level of the walk below).
+struct RootId {
+    dev_t dev;
+    ino_t ino;
+    const WritableRoot* root;
+};
+
+std::vector<RootId> root_ids(const HostFileRules& rules) {
+    std::vector<RootId> ids;
     for (const auto& r : rules.sandbox_writable) {
         struct stat rs {};
-        if (::stat(r.path.c_str(), &rs) == 0 && rs.st_dev == st.st_dev && rs.st_ino == st.st_ino)
-            return &r;
+        if (::stat(r.path.c_str(), &rs) == 0) ids.push_back({rs.st_dev, rs.st_ino, &r});
     }
+    return ids;
+}
+
+// The sandbox-writable root `fd` (a directory or the file itself) is, or nullptr.
+const WritableRoot* writable_root_of(int fd, const std::vector<RootId>& ids) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return nullptr;
+    for (const auto& id : ids)
+        if (id.dev == st.st_dev && id.ino == st.st_ino) return id.root;
     return nullptr;
 }
 
@@ -98,10 +112,11 @@ const WritableRoot* writable_root_of(int fd, const HostFileRules& rules) {
 Result<void> check_outside(int dirfd, const std::string& path, const HostFileRules& rules,
                            const std::string& what) {
     if (rules.allow_in_sandbox || rules.sandbox_writable.empty()) return {};
+    const auto ids = root_ids(rules);
     UniqueFd cur(::fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
     if (!cur) return failed(what, path, errno);
     for (int depth = 0; depth < 4096; ++depth) {
-        if (const WritableRoot* r = writable_root_of(cur.get(), rules))
+        if (const WritableRoot* r = writable_root_of(cur.get(), ids))
             return refuse(what, path, EPERM,
                           "is inside " + util::printable(r->path) +
                               ", which the sandbox can write (" + util::printable(r->why) +
@@ -133,7 +148,7 @@ Result<void> check_target(const struct stat& st, int fd, const std::string& path
                       "has other hard links, one of which the sandbox may be able to write; " +
                           std::string(where_instead));
     if (fd >= 0 && !rules.allow_in_sandbox)
-        if (const WritableRoot* r = writable_root_of(fd, rules))
+        if (const WritableRoot* r = writable_root_of(fd, root_ids(rules)))
             return refuse(what, path, EPERM,
                           "is bound into the sandbox read-write (" + util::printable(r->why) +
                               "); " + where_instead);

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -64,15 +66,10 @@ Endpoint caller_endpoint(int fd, bool for_write) {
             return e;
         }
     }
-    // A regular file, or an object we may not reopen: the caller's own description.
+    // A regular file, or an object we may not reopen (another user's FIFO): the
+    // caller's own description, which for the latter may block.
     e.fd.reset(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
-    if (!e.fd) return e;
-    e.io = Io::file;
-    if (!S_ISREG(st.st_mode)) {
-        // Not reopenable (another user's FIFO, a /proc file): fall back to the shared
-        // description, which may block. Make nothing of ours depend on it being quick.
-        e.io = Io::file;
-    }
+    if (e.fd) e.io = Io::file;
     return e;
 }
 
@@ -98,12 +95,10 @@ struct Relay::Channel {
     Endpoint caller;     // input: the source; output: the destination
     sys::UniqueFd
         ours;  // input: the pipe's write end or the master; output: the read end or the master
-    bool master_borrowed = false;
     bool filter = false;
     OutputFilter f;
     std::string pending;  // read, not yet written
     size_t off = 0;
-    bool src_eof = false;
     bool done = false;
     size_t chunk = kBuf;
     // A regular-file stdin is read with pread from where the caller's offset stood,
@@ -122,7 +117,6 @@ struct Relay::Channel {
 
 Result<std::unique_ptr<Relay>> Relay::prepare(const Options& o) {
     std::unique_ptr<Relay> r(new Relay());
-    r->raw_output_ = o.raw_output;
     int fds[3];
     bool tty[3];
     bool any_tty = false;
@@ -147,8 +141,6 @@ Result<std::unique_ptr<Relay>> Relay::prepare(const Options& o) {
         if (!r->term_ctl_) return sys_error(errno, "dup of the terminal");
         if (::tcgetattr(ctl, &c.tio) == 0) {
             c.have_termios = true;
-            r->saved_ = c.tio;
-            r->have_saved_ = true;
         }
         if (::ioctl(ctl, TIOCGWINSZ, &c.ws) == 0) c.have_winsize = true;
         // Keystrokes: only when stdin is the terminal.
@@ -157,14 +149,12 @@ Result<std::unique_ptr<Relay>> Relay::prepare(const Options& o) {
             ch->input = true;
             ch->pty = true;
             ch->caller = caller_endpoint(fds[0], false);
-            ch->master_borrowed = true;
             r->channels_.push_back(std::move(ch));
         }
         auto ch = std::make_unique<Channel>();
         ch->pty = true;
         int out = tty[1] ? fds[1] : tty[2] ? fds[2] : fds[0];
         ch->caller = caller_endpoint(out, true);
-        ch->master_borrowed = true;
         ch->filter = !o.raw_output;
         r->channels_.push_back(std::move(ch));
     }
@@ -261,11 +251,11 @@ void without_sigttou(F f) {
 
 void Relay::set_raw() {
     std::lock_guard<std::mutex> lock(term_mu_);
-    if (!have_saved_ || !term_ctl_ || channels_.empty() || !channels_[0]->input ||
+    if (!child_.have_termios || !term_ctl_ || channels_.empty() || !channels_[0]->input ||
         !channels_[0]->pty)
         return;
     if (!in_foreground(term_ctl_.get())) return;
-    termios raw = saved_;
+    termios raw = child_.tio;
     cfmakeraw(&raw);
     raw.c_cc[VMIN] = 1;
     raw.c_cc[VTIME] = 0;
@@ -277,7 +267,7 @@ void Relay::set_raw() {
 void Relay::restore() {
     std::lock_guard<std::mutex> lock(term_mu_);
     if (!raw_set_) return;
-    without_sigttou([&] { (void)::tcsetattr(term_ctl_.get(), TCSADRAIN, &saved_); });
+    without_sigttou([&] { (void)::tcsetattr(term_ctl_.get(), TCSADRAIN, &child_.tio); });
     raw_set_ = false;
 }
 
@@ -360,13 +350,24 @@ void Relay::run() {
 
     auto sandbox_fd = [this](const Channel& ch) { return ch.pty ? master_.get() : ch.ours.get(); };
 
+    // Whether this process is the terminal's foreground job: asked once, then again
+    // only when woken (resume_terminal() after a SIGCONT) or, while in the
+    // background, every 250 ms; not for every chunk of output.
+    bool foreground = true;
+    bool recheck_foreground = true;
+    // At most four channels (keys, the pty's output, stdin, stdout/stderr) and the wake.
+    std::array<pollfd, 6> fds{};
+    std::array<Channel*, 6> who{};
     for (;;) {
-        std::vector<pollfd> fds;
-        std::vector<Channel*> who;
-        fds.push_back({wake_.get(), POLLIN, 0});
-        who.push_back(nullptr);
+        size_t nfds = 0;
+        auto add = [&](int fd, short events, Channel* ch) {
+            fds[nfds] = {fd, events, 0};
+            who[nfds++] = ch;
+        };
+        add(wake_.get(), POLLIN, nullptr);
         bool background_input = false;
         bool outputs_left = false;
+        bool immediate = false;
         for (auto& chp : channels_) {
             Channel& ch = *chp;
             if (ch.done) continue;
@@ -376,48 +377,34 @@ void Relay::run() {
             }
             if (!ch.input) outputs_left = true;
             if (ch.off < ch.pending.size()) {
+                // Regular files are always writable: no poll (-1, handled at once).
                 int dst = ch.input ? sandbox_fd(ch) : ch.caller.fd.get();
-                if (!ch.input && ch.caller.io == Io::none) {
-                    ch.pending.clear();
-                    ch.off = 0;
-                } else if (!ch.input && ch.caller.io == Io::file) {
-                    // Regular files are always writable: no poll.
-                    fds.push_back({-1, 0, 0});
-                    who.push_back(&ch);
-                    continue;
-                } else {
-                    fds.push_back({dst, POLLOUT, 0});
-                    who.push_back(&ch);
+                bool file = !ch.input && ch.caller.io == Io::file;
+                immediate = immediate || file;
+                add(file ? -1 : dst, file ? 0 : POLLOUT, &ch);
+                continue;
+            }
+            if (ch.wait_dst) {
+                add(ch.caller.fd.get(), POLLOUT, &ch);
+                continue;
+            }
+            if (ch.input && ch.pty) {
+                if (recheck_foreground) foreground = in_foreground(ch.caller.fd.get());
+                recheck_foreground = !foreground;
+                if (!foreground) {
+                    background_input = true;
                     continue;
                 }
             }
-            if (ch.src_eof) continue;
-            if (ch.wait_dst) {
-                fds.push_back({ch.caller.fd.get(), POLLOUT, 0});
-                who.push_back(&ch);
-                continue;
-            }
-            if (ch.input && ch.pty && !in_foreground(ch.caller.fd.get())) {
-                background_input = true;
-                continue;
-            }
             if (ch.input && ch.caller.io == Io::file) {
                 // A regular file is always readable; wait for room in the pipe instead.
-                fds.push_back({ch.ours.get(), POLLOUT, 0});
-                who.push_back(&ch);
+                add(ch.ours.get(), POLLOUT, &ch);
                 continue;
             }
-            int src = ch.input ? ch.caller.fd.get() : sandbox_fd(ch);
-            fds.push_back({src, POLLIN, 0});
-            who.push_back(&ch);
+            add(ch.input ? ch.caller.fd.get() : sandbox_fd(ch), POLLIN, &ch);
         }
         if (draining && !outputs_left) return;
-        int timeout = -1;
-        if (background_input) timeout = 250;
-        bool immediate = false;
-        for (size_t i = 1; i < fds.size(); ++i)
-            if (fds[i].fd < 0) immediate = true;
-        if (immediate) timeout = 0;
+        int timeout = immediate ? 0 : background_input ? 250 : -1;
         if (draining) {
             auto left =
                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now())
@@ -425,7 +412,7 @@ void Relay::run() {
             if (left <= 0) return;  // what a wedged reader did not take is dropped
             if (timeout < 0 || timeout > left) timeout = static_cast<int>(left);
         }
-        int n = ::poll(fds.data(), fds.size(), timeout);
+        int n = ::poll(fds.data(), nfds, timeout);
         if (n < 0) {
             if (errno == EINTR) continue;
             return;
@@ -433,12 +420,13 @@ void Relay::run() {
         if (fds[0].revents & POLLIN) {
             std::uint64_t v = 0;
             (void)!::read(wake_.get(), &v, sizeof v);
+            recheck_foreground = true;
         }
         if (finish_requested_ && !draining) {
             draining = true;
             deadline = clock::now() + std::chrono::seconds(3);
         }
-        for (size_t i = 1; i < fds.size(); ++i) {
+        for (size_t i = 1; i < nfds; ++i) {
             Channel& ch = *who[i];
             const bool file_ready = fds[i].fd < 0;
             if (!file_ready && fds[i].revents == 0) continue;
@@ -521,7 +509,7 @@ void Relay::run() {
                 if (ch.input && ch.pty) {
                     // The user's own ^Z (never something the sandbox can type): the
                     // one stop of the command that agentjail follows by stopping too.
-                    const unsigned char susp = have_saved_ ? saved_.c_cc[VSUSP] : 0x1a;
+                    const unsigned char susp = child_.have_termios ? child_.tio.c_cc[VSUSP] : 0x1a;
                     if (std::memchr(buf, 0x1a, len) != nullptr ||
                         (susp != 0 && std::memchr(buf, susp, len) != nullptr))
                         user_suspend_ns_ =
@@ -529,9 +517,7 @@ void Relay::run() {
                 }
                 if (ch.filter) {
                     filtered.clear();
-                    std::uint64_t before = ch.f.dropped();
                     ch.f.feed(buf, len, filtered);
-                    filtered_ += ch.f.dropped() - before;
                     ch.pending.swap(filtered);
                 } else {
                     ch.pending.assign(buf, len);
@@ -541,8 +527,13 @@ void Relay::run() {
                 continue;
             }
             if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+            // The user's terminal answers EIO to a background reader (SIGTTIN is
+            // blocked here): agentjail was put in the background, not hung up.
+            if (r < 0 && errno == EIO && ch.input && ch.pty && !in_foreground(ch.caller.fd.get())) {
+                foreground = false;
+                continue;
+            }
             // EOF (or EIO: the pty's last slave closed, the user's terminal hung up).
-            ch.src_eof = true;
             ch.done = true;
             if (ch.input) {
                 if (!ch.pty) ch.ours.reset();  // the command reads EOF

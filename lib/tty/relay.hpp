@@ -39,7 +39,7 @@ struct ChildSide {
     std::array<int, 3> fd{-1, -1, -1};
     bool pty = false;
     bool have_termios = false;
-    termios tio{};  // the caller's terminal settings, copied onto the pty
+    termios tio{};  // the caller's terminal settings: copied onto the pty, restored at the end
     bool have_winsize = false;
     winsize ws{};
     // The relay's own ends, which the child must close (it is cloned with copies).
@@ -73,7 +73,6 @@ public:
     // since the last call: a ^Z an inner program took as a key does not make a later
     // stop the sandbox causes itself look like the user's.
     bool take_user_suspend() noexcept;
-    std::uint64_t filtered() const noexcept { return filtered_.load(); }
 
 private:
     Relay() = default;
@@ -89,14 +88,10 @@ private:
     sys::UniqueFd term_ctl_;                 // the terminal whose modes and size we use (a dup)
     sys::UniqueFd master_;
     sys::UniqueFd wake_;  // eventfd: finish() asks the thread to drain and stop
-    bool raw_output_ = false;
     bool raw_set_ = false;
-    termios saved_{};
-    bool have_saved_ = false;
     std::mutex term_mu_;
     std::atomic<std::int64_t> user_suspend_ns_{0};  // steady clock, 0: none pending
     std::atomic<bool> finish_requested_{false};
-    std::atomic<std::uint64_t> filtered_{0};
     std::thread thread_;
     bool finished_ = false;
 };

@@ -3,9 +3,16 @@
 // over lines that repeat, and counts for summaries (see log_limit.hpp).
 #include "util/log_limit.hpp"
 
+#include <chrono>
+
 #include <algorithm>
 
 namespace agentjail::util {
+
+double monotonic_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 
 LogLimiter::LogLimiter(Limits l) : l_(l), tokens_(l.burst) {}
 

@@ -12,6 +12,9 @@
 
 namespace agentjail::util {
 
+// Seconds on the monotonic clock: the time the limiter is given.
+double monotonic_s();
+
 class LogLimiter {
 public:
     struct Limits {
@@ -62,5 +65,25 @@ private:
     std::map<std::string, Kind> kinds_;
     size_t pending_kinds_ = 0;
 };
+
+// Writes one summary line for each kind the limiter counted since the last drain:
+// `base` (the time, a decision) with the kind's own fields (the JSON the caller gave
+// admit() as the kind), the count in "more_like_this", and a "summary" sentence;
+// `write` gets each line. Json is nlohmann::json or nlohmann::ordered_json.
+template <class Json, class Write>
+void write_summaries(LogLimiter& limiter, double now_s, const Json& base, Write&& write) {
+    for (auto& [kind, count] : limiter.drain(now_s)) {
+        if (!limiter.take_summary_line()) break;
+        Json s = base;
+        if (kind != LogLimiter::other_kind()) {
+            const Json fields = Json::parse(kind);  // named: items() refers into it
+            for (const auto& [f, v] : fields.items()) s[f] = v;
+        }
+        s["more_like_this"] = count;
+        s["summary"] =
+            std::to_string(count) + " more like this, not written (the log is rate-limited)";
+        write(s);
+    }
+}
 
 }  // namespace agentjail::util

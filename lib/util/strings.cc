@@ -86,17 +86,14 @@ bool path_within(std::string_view path, std::string_view dir) {
     return path.size() == dir.size() || path[dir.size()] == '/';
 }
 
-}  // namespace agentjail::util
-
-namespace agentjail::util {
-
 namespace {
 
+constexpr char kHex[] = "0123456789abcdef";
+
 void hex_byte(std::string& out, unsigned char c) {
-    static const char hex[] = "0123456789abcdef";
     out += "\\x";
-    out += hex[c >> 4];
-    out += hex[c & 15];
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
 }
 
 // Length of the well-formed UTF-8 sequence at s[i], or 0.
@@ -150,7 +147,6 @@ std::string printable(std::string_view s, bool keep_newlines) {
 }
 
 std::string inert_json(std::string_view json) {
-    static const char hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(json.size() + json.size() / 8);
     bool in_string = false;
@@ -176,8 +172,8 @@ std::string inert_json(std::string_view json) {
         } else if (std::string_view("$`;|&<>'()!\x7f").find(c) != std::string_view::npos) {
             auto u = static_cast<unsigned char>(c);
             out += "\\u00";
-            out += hex[u >> 4];
-            out += hex[u & 15];
+            out += kHex[u >> 4];
+            out += kHex[u & 15];
         } else {
             out += c;
         }

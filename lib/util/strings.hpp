@@ -30,9 +30,6 @@ std::string normalize_path(std::string_view path);
 // True when `path` equals `dir` or lies beneath it (both normalised, absolute).
 bool path_within(std::string_view path, std::string_view dir);
 
-}  // namespace agentjail::util
-
-namespace agentjail::util {
 
 // `s` made safe to print on a terminal in agentjail's own messages: control
 // characters (C0, DEL, C1 whether as raw bytes or UTF-8) and bytes that are not

@@ -30,6 +30,14 @@ std::string opt_in_policy(const ajtest::TempDir& dir) {
     return dir.write("opt-in.toml", "extends = \"default\"\n[log]\nallow_in_sandbox = true\n");
 }
 
+// The user's ~/.bashrc in the fake home, holding kVictimText: what a planted link aims at.
+std::string plant_victim(const ajtest::Jail& jail) {
+    std::string victim = jail.home() + "/.bashrc";
+    auto r =
+        ajtest::run({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$2\"", "sh", kVictimText, victim});
+    return r.status == 0 ? victim : std::string();
+}
+
 std::vector<std::string> probe_three() { return {"--", ajtest::helper("sysprobe"), "three"}; }
 
 std::vector<std::string> dir_names(const std::string& dir) {
@@ -45,11 +53,8 @@ std::vector<std::string> dir_names(const std::string& dir) {
 // Control: a plain path beside it is created and gets one line per refused call.
 TEST_F(Escape, OUT01_LogPathLinkedToAVictimIsRefused) {
     ajtest::TempDir cfg("aj-out01");
-    std::string victim = jail.home() + "/.bashrc";
-    ASSERT_EQ(
-        ajtest::run({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$2\"", "sh", kVictimText, victim})
-            .status,
-        0);
+    std::string victim = plant_victim(jail);
+    ASSERT_FALSE(victim.empty());
     std::string log = jail.ws() + "/agentjail.log";
     auto plant = jail.sh("ln -s '" + victim + "' '" + log + "' && echo planted");
     ASSERT_EQ(ajtest::trim(plant.out), "planted") << describe(plant);
@@ -76,11 +81,8 @@ TEST_F(Escape, OUT01_LogPathLinkedToAVictimIsRefused) {
 // Control: the real directory behind it works.
 TEST_F(Escape, OUT02_LinkInAParentComponentIsRefused) {
     ajtest::TempDir cfg("aj-out02");
-    std::string victim = jail.home() + "/.bashrc";
-    ASSERT_EQ(
-        ajtest::run({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$2\"", "sh", kVictimText, victim})
-            .status,
-        0);
+    std::string victim = plant_victim(jail);
+    ASSERT_FALSE(victim.empty());
     auto plant = jail.sh("ln -s '" + jail.home() + "' '" + jail.ws() + "/logs' && echo planted");
     ASSERT_EQ(ajtest::trim(plant.out), "planted") << describe(plant);
     auto r = jail.run(cat(

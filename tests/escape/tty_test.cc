@@ -167,9 +167,11 @@ TEST_F(Escape, TTY03_APtyOfItsOwn) {
     ASSERT_TRUE(s.sh.ok()) << s.sh.output();
     std::string host_tty = ajtest::trim(s.sh.run("tty"));
     ASSERT_EQ(host_tty.rfind("/dev/pts/", 0), 0u) << host_tty;
+    std::string host_pts = ajtest::trim(s.sh.run("stat -c %d /dev/pts"));
     std::string out =
         s.sh.run(aj(jail) +
                  " -- sh -c 'echo tty=$(tty); t=$(tty); test -c $t && echo exists=yes; "
+                 "echo ptsdev=$(stat -c %d /dev/pts); "
                  "echo pts=$(ls /dev/pts | tr \"\\n\" \" \"); echo host=$(test -e " +
                  host_tty + " && echo visible || echo absent); echo sid=$(ps -o sid= -p $$)'");
     EXPECT_EQ(field(out, "tty").rfind("/dev/pts/", 0), 0u) << out;
@@ -178,6 +180,10 @@ TEST_F(Escape, TTY03_APtyOfItsOwn) {
     EXPECT_EQ(ajtest::trim(field(out, "sid")), "1")
         << "the command is not in the sandbox's own session\n"
         << out;
+    // Its own devpts instance, by identity (the names alone match when the harness's
+    // pty is /dev/pts/0 too); control: the host's is another superblock.
+    ASSERT_FALSE(host_pts.empty());
+    EXPECT_NE(field(out, "ptsdev"), host_pts) << "the host's devpts is mounted inside\n" << out;
     if (host_tty != "/dev/pts/0") {
         EXPECT_EQ(field(out, "host"), "absent") << out;
     }

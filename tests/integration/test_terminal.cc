@@ -21,6 +21,17 @@ std::string aj(const ajtest::Jail& jail, const std::vector<std::string>& flags =
     return o;
 }
 
+// Sends sig to the agentjail process whose command line holds marker; how many got it.
+int signal_agentjail(const std::string& marker, int sig) {
+    int sent = 0;
+    for (int pid : ajtest::pids_with_marker(marker)) {
+        std::string comm =
+            ajtest::trim(ajtest::read_file("/proc/" + std::to_string(pid) + "/comm"));
+        if (comm == "agentjail" && kill(pid, sig) == 0) ++sent;
+    }
+    return sent;
+}
+
 class Terminal : public Sandbox {
 protected:
     void SetUp() override {
@@ -134,13 +145,7 @@ TEST_F(Terminal, RestoredWhenAgentjailIsSentSigtermOrSighup) {
         sh->mark();
         sh->type(aj(jail) + " -- sh -c ': " + marker + "; echo started; sleep 30'; echo rc=$?\n");
         ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
-        int sent = 0;
-        for (int pid : ajtest::pids_with_marker(marker)) {
-            std::string comm =
-                ajtest::trim(ajtest::read_file("/proc/" + std::to_string(pid) + "/comm"));
-            if (comm == "agentjail" && kill(pid, sig) == 0) ++sent;
-        }
-        EXPECT_GE(sent, 1) << "no agentjail found for " << marker;
+        EXPECT_GE(signal_agentjail(marker, sig), 1) << "no agentjail found for " << marker;
         EXPECT_TRUE(sh->wait_for("rc=" + std::to_string(128 + sig))) << sh->output();
         expect_restored(sig == SIGTERM ? "after SIGTERM" : "after SIGHUP");
     }
@@ -200,12 +205,13 @@ TEST_F(Sandbox, StdinFileOffsetIsWhatTheCommandConsumed) {
 // any pipeline; agentjail itself reports the command's status.
 TEST_F(Sandbox, EarlyClosedReaderEndsTheCommandNotAgentjail) {
     auto r = ajtest::run({"/bin/sh", "-c",
-                          q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
-                              " -- sh -c 'yes; echo yes-ended=$? >&2' | head -c 3; echo; echo "
-                              "status=${PIPESTATUS:-done}"},
+                          "{ " + q(ajtest::agentjail_bin()) + " -C " + q(jail.ws()) +
+                              " -- sh -c 'yes; echo yes-ended=$? >&2'; echo agentjail=$? >&2; } | "
+                              "head -c 3"},
                          {"HOME=" + jail.home()});
-    EXPECT_TRUE(ajtest::contains(r.out, "y\ny")) << describe(r);
-    EXPECT_TRUE(ajtest::contains(r.err, "yes-ended=")) << describe(r);
+    EXPECT_EQ(r.out, "y\ny") << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "yes-ended=141")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "agentjail=0")) << describe(r);
     EXPECT_FALSE(r.timed_out) << describe(r);
 }
 
@@ -216,13 +222,7 @@ TEST_F(Terminal, SigtstpToAgentjailStopsTheJobAndFgResumesIt) {
     sh->mark();
     sh->type(aj(jail) + " -- sh -c ': " + marker + "; echo started; read x; echo got=$x'\n");
     ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
-    int sent = 0;
-    for (int pid : ajtest::pids_with_marker(marker)) {
-        std::string comm =
-            ajtest::trim(ajtest::read_file("/proc/" + std::to_string(pid) + "/comm"));
-        if (comm == "agentjail" && kill(pid, SIGTSTP) == 0) ++sent;
-    }
-    ASSERT_GE(sent, 1);
+    ASSERT_GE(signal_agentjail(marker, SIGTSTP), 1);
     ASSERT_TRUE(sh->wait_for("Stopped")) << sh->output();
     expect_restored("while stopped by SIGTSTP");
     sh->type("fg\n");
