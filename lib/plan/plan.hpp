@@ -55,6 +55,26 @@ struct MountOp {
     std::string why;         // origin, e.g. "default.toml:12:5 (filesystem.ro[0])"
 };
 
+// A name in a host directory the sandbox sees that the plan masks (hidden) or binds
+// read-only over itself (protected). The kernel drops a mount when its name is
+// replaced on the host (an editor's atomic save, `git config`, `sed -i`), so the
+// supervisor watches each one for the run and re-applies it, or stops the run.
+struct Guard {
+    enum class Kind { hidden, protected_ro };
+    Kind kind = Kind::hidden;
+    std::string host;    // canonical host path of the name
+    std::string inside;  // the same name inside the sandbox
+    bool is_dir = false;
+    dev_t dev = 0;  // identity at plan time; 0/0 for a placeholder
+    ino_t ino = 0;
+    // The name did not exist: the launcher creates an empty file or directory there
+    // before the run (so the read-only bind has a mount point) and removes it after,
+    // if it is still the one it made.
+    bool placeholder = false;
+    std::string pattern;  // the rule that matched, as written
+    std::string why;      // its origin
+};
+
 // A resource limit applied to the command with prlimit before execve.
 struct Rlimit {
     int resource = 0;  // RLIMIT_*
@@ -82,12 +102,18 @@ struct Plan {
     std::uint64_t clone_flags = 0;
     std::string hostname;
     std::string workspace;  // empty when none
+    // [workspace] mode. In clone and overlay mode the sandbox sees the workspace at
+    // its own path, but what is mounted there is the run's clone or overlay, made by
+    // the launcher (lib/workspace), not the user's directory.
+    policy::WorkspaceMode workspace_mode = policy::WorkspaceMode::direct;
     std::string home;       // HOME inside
     std::string cwd;        // inside, absolute
 
     // In order: a mount point's parent mount always comes first; masks come last.
     std::vector<MountOp> mounts;
     bool die_with_parent = true;
+    // Every hidden or protected name under a bound host directory (see Guard).
+    std::vector<Guard> guards;
 
     // Applied in the command before execve (RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CORE...).
     std::vector<Rlimit> rlimits;

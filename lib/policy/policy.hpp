@@ -57,6 +57,21 @@ struct EnvSet {
 
 enum class WorkspaceAccess { rw, ro, none };
 
+// [workspace] mode (docs/workspace.md): where the agent's writes go.
+enum class WorkspaceMode {
+    direct,   // the workspace itself, with what runs on the host later read-only
+    clone,    // a private git clone; commits come back as the branch agentjail/<run-id>
+    overlay,  // an overlay over the workspace; the upper layer is applied on request
+};
+
+// [workspace] protect: a path or glob under the workspace (`.git/hooks`,
+// `**/.git/config`, `.claude/settings*.json`) that is read-only inside, and
+// protected against creation when it does not exist yet.
+struct ProtectRule {
+    std::string pattern;
+    Origin origin;
+};
+
 // One [[seccomp.rule]] as written. lib/seccomp resolves the names, the action and
 // the conditions, and reports their errors at these origins (docs/seccomp.md).
 struct SeccompRule {
@@ -151,6 +166,12 @@ struct Policy {
     Located<bool> private_home{true, {}};  // home = "tmpfs" | "none"
     Located<bool> proc{true, {}};          // proc = true: a fresh procfs
     Located<bool> dev{true, {}};           // dev = "minimal" | "none"
+
+    // [workspace]  protect accumulates over layers; unprotect drops entries of it
+    // (by the pattern as written) from every layer below.
+    Located<WorkspaceMode> workspace_mode{WorkspaceMode::direct, {}};
+    std::vector<ProtectRule> protect;
+    std::vector<ProtectRule> unprotect;
 
     // [environment]
     std::vector<Located<std::string>> env_allow;  // names or globs (LC_*)
