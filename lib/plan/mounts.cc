@@ -528,6 +528,7 @@ private:
         ops.reserve(entries_.size());
         for (const auto& e : entries_) ops.push_back(e.op);
         std::vector<MountOp> masks;
+        std::vector<std::pair<std::string, const Hidden*>> hidden_at;  // mask dst -> its rule
         if (std::any_of(ops.begin(), ops.end(), [](const MountOp& o) {
                 return o.kind == MountKind::proc && o.dst == "/proc";
             }))
@@ -546,6 +547,7 @@ private:
                 m.is_dir = h.is_dir;
                 m.mode = 0;
                 m.why = h.why;
+                hidden_at.emplace_back(m.dst, &h);
                 masks.push_back(std::move(m));
             }
         }
@@ -559,6 +561,26 @@ private:
                 return util::path_within(m.dst, o.dst);
             });
             if (!inside) out.push_back(std::move(m));
+        }
+        // A mask is over a name: the supervisor watches each host name for the run
+        // (the kernel drops the mask when the host replaces the name).
+        for (const auto& m : out) {
+            auto it = std::find_if(hidden_at.begin(), hidden_at.end(),
+                                   [&](const auto& p) { return p.first == m.dst; });
+            if (it == hidden_at.end()) continue;
+            Guard g;
+            g.kind = Guard::Kind::hidden;
+            g.host = it->second->path;
+            g.inside = m.dst;
+            g.is_dir = it->second->is_dir;
+            struct stat st {};
+            if (::lstat(g.host.c_str(), &st) == 0) {
+                g.dev = st.st_dev;
+                g.ino = st.st_ino;
+            }
+            g.pattern = it->second->pattern;
+            g.why = it->second->why;
+            plan_.guards.push_back(std::move(g));
         }
         return out;
     }
