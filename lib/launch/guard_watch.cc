@@ -55,7 +55,8 @@ const char* const kStages[] = {
 };
 
 struct HelperSpec {
-    int pidfd = -1;
+    int userns = -1;
+    int mntns = -1;
     int report_fd = -1;
     const char* rel = nullptr;  // the name inside, without the leading '/'
     bool hidden = true;
@@ -74,7 +75,8 @@ struct HelperSpec {
 // calls only over memory the parent prepared (the host may be multi-threaded).
 [[noreturn]] void helper_main(const HelperSpec& s) {
     // The user namespace first: it gives the capabilities over the mount namespace.
-    if (::setns(s.pidfd, CLONE_NEWUSER | CLONE_NEWNS) < 0) helper_exit(s, -1, 0, errno);
+    if (::setns(s.userns, CLONE_NEWUSER) < 0) helper_exit(s, -1, 0, errno);
+    if (::setns(s.mntns, CLONE_NEWNS) < 0) helper_exit(s, -1, 0, errno);
     // setns into a mount namespace puts our root at its root: the sandbox's "/".
     int root = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) helper_exit(s, -1, 1, errno);
@@ -196,8 +198,9 @@ Result<std::unique_ptr<GuardWatch>> GuardWatch::create(const plan::Plan& plan) {
 
 GuardWatch::~GuardWatch() = default;
 
-void GuardWatch::attach(int pidfd, std::function<void(bool)> freeze) {
-    pidfd_ = pidfd;
+void GuardWatch::attach(sys::UniqueFd userns, sys::UniqueFd mntns, std::function<void(bool)> freeze) {
+    userns_ = std::move(userns);
+    mntns_ = std::move(mntns);
     freeze_ = std::move(freeze);
 }
 
@@ -242,7 +245,8 @@ int GuardWatch::run_helper(const Item& it, bool, bool have_ino, dev_t dev, ino_t
     if (::pipe2(rp, O_CLOEXEC) < 0) return -errno;
     sys::UniqueFd rd(rp[0]), wr(rp[1]);
     HelperSpec s;
-    s.pidfd = pidfd_;
+    s.userns = userns_.get();
+    s.mntns = mntns_.get();
     s.report_fd = wr.get();
     std::string rel = it.guard.inside.size() > 1 ? it.guard.inside.substr(1) : std::string(".");
     s.rel = rel.c_str();
