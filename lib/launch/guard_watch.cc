@@ -133,6 +133,8 @@ struct HelperSpec {
         }
     }
     int r = sys::move_mount(tree, "", target, "", attach_flags);
+    // ENOENT: the name was replaced again since we opened it (its dentry is gone).
+    if (r == -ENOENT) helper_exit(s, 3, 8, ENOENT);
     if (r < 0) helper_exit(s, -1, 8, -r);
     helper_exit(s, 1, 0, 0);
 }
@@ -327,8 +329,11 @@ bool GuardWatch::check(Item& it, const char* why) {
         if (res == 0 || res == 2) return true;
         if (res == 3) {
             // The name changed again between our look and the helper's: look again.
+            // A name that keeps changing is looked at again on the event its next
+            // change queues (inotify reports every one, or overflows: then all are).
             if (attempt < 3) continue;
-            return fail("it kept changing");
+            it.dirty = why;
+            return true;
         }
         if (res < 0) return fail(std::string(stage) + ": " + util::errno_text(-res));
         ++count_;

@@ -316,3 +316,61 @@ TEST_F(Escape, WS06_WorkspaceThroughAPlantedLinkIsRefused) {
     EXPECT_EQ(ajtest::lines(ok.out).front(), "1") << describe(ok);
     EXPECT_EQ(field(ok.out, "ssh-rc"), "1") << describe(ok);
 }
+
+// When the protection cannot come back (here the host put a symbolic link at the
+// protected name, which a read-only bind cannot cover safely), the run stops and
+// the record says why, rather than going on with the name open.
+TEST_F(Escape, WS07_ARunWhoseGuardCannotBeReappliedIsStopped) {
+    host("git init -q .", jail.ws());
+    const std::string cfg = jail.ws() + "/.git/config";
+    LiveRun r = start(jail, "echo still-running", {"--ro", cfg});
+    ASSERT_TRUE(ready(r));
+    host("ln -s ../README .git/config.new && "
+         "mv -f .git/config.new .git/config",
+         jail.ws());
+    auto out = finish(jail, r);
+    EXPECT_EQ(out.status, 137) << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, "still-running")) << describe(out);
+    auto rec = ajit::record_of(out);
+    ASSERT_TRUE(rec.is_object()) << out.err;
+    EXPECT_EQ(rec["reason"], "workspace guard") << out.err;
+    EXPECT_TRUE(ajtest::contains(rec["workspace"]["stopped"].get<std::string>(), "symbolic link")) << out.err;
+    EXPECT_TRUE(ajtest::contains(out.err, "the run was stopped")) << out.err;
+}
+
+// A flood of host-side replacements never kills agentjail and each wake-up costs one
+// check per guard; once it is over the name is masked.
+TEST_F(Escape, WS08_AFloodOfReplacementsIsBoundedAndEndsMasked) {
+    const std::string fresh = jail.new_canary();
+    LiveRun r = start(jail, "cat .env; echo env-rc=$?");
+    ASSERT_TRUE(ready(r));
+    host("i=0; while [ $i -lt 300 ]; do printf 'API_KEY=" + fresh + "\\n' > .env.t; mv -f .env.t .env; "
+         "i=$((i+1)); done",
+         jail.ws());
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_EQ(field(out.out, "env-rc"), "1") << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, fresh)) << describe(out);
+    auto rec = ajit::record_of(out);
+    ASSERT_TRUE(rec.is_object()) << out.err;
+    auto n = rec["workspace"]["reapplied_count"].get<std::uint64_t>();
+    EXPECT_GE(n, 1u);
+    EXPECT_LE(n, 300u);
+    EXPECT_LE(rec["workspace"]["reapplied"].size(), 64u);
+    std::cout << "[ flood ] 300 host renames: " << n << " re-applications\n";
+}
+
+// The same with the sandbox in a cgroup: it is frozen while the mask goes back.
+TEST_F(Escape, WS09_ReappliedWithTheSandboxFrozenInItsCgroup) {
+    if (!ajit::cgroup_probe().ok) GTEST_SKIP() << "no cgroup for this caller: " << ajit::cgroup_probe().refusal;
+    const std::string fresh = jail.new_canary();
+    LiveRun r = start(jail, "cat .env; echo env-rc=$?", {"--pids", "64"});
+    ASSERT_TRUE(ready(r));
+    host("sed -i 's/^API_KEY=.*/API_KEY=" + fresh + "/' .env", r.ws);
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_EQ(field(out.out, "env-rc"), "1") << describe(out);
+    double window = -1;
+    EXPECT_EQ(reapplied(ajit::record_of(out), r.ws + "/.env", &window), 1u) << out.err;
+    std::cout << "[ window ] sed -i .env, frozen in a cgroup: re-applied " << window << " ms after noticing\n";
+}
