@@ -25,5 +25,7 @@ TEST(DoctorWorkspace, OverlayProbeAnswers) {
     Check c = agentjail::doctor::check_overlay();
     EXPECT_EQ(c.name, "unprivileged overlayfs");
     ASSERT_FALSE(c.detail.empty());
-    if (c.status != Check::Status::ok) EXPECT_FALSE(c.fix.empty());
+    if (c.status != Check::Status::ok) {
+        EXPECT_FALSE(c.fix.empty());
+    }
 }
