@@ -20,9 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <utility>
 #include <ctime>
 
 #ifndef STATX_ATTR_MOUNT_ROOT
@@ -198,7 +200,54 @@ Result<std::unique_ptr<GuardWatch>> GuardWatch::create(const plan::Plan& plan) {
     return w;
 }
 
-GuardWatch::~GuardWatch() = default;
+// Closing an inotify instance that has marks waits for an SRCU grace period (the
+// kernel's fsnotify_destroy_group: 3 to 20 ms on a loaded machine), and dropping the
+// last handle on the sandbox's mount namespace unmounts its whole tree. Neither is
+// the run's business: an orphaned grandchild takes the last references and drops
+// them off the critical path (the intermediate child exits at once and is reaped
+// here; init reaps the grandchild). Raw system calls only: the host may be threaded.
+GuardWatch::~GuardWatch() {
+    if (!inotify_ && !userns_ && !mntns_) return;
+    int hold[2];
+    if (::pipe2(hold, O_CLOEXEC) != 0) return;  // then the members close them here
+    int keep[4] = {hold[0], inotify_.get(), userns_.get(), mntns_.get()};
+    std::sort(keep, keep + 4);
+    sys::CloneArgs args{};
+    args.exit_signal = 0;
+    int pidfd = -1;
+    args.flags = CLONE_PIDFD;
+    args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
+    long pid = sys::clone3(&args);
+    if (pid == 0) {
+        if (sys::raw_fork() != 0) ::_exit(0);
+        // The grandchild holds nothing else of ours (a caller waiting for EOF on our
+        // stdout must not wait for it), waits until we closed ours, closes the last.
+        unsigned from = 0;
+        for (int k : keep) {
+            if (k < 0) continue;
+            if (static_cast<unsigned>(k) > from) (void)sys::close_range(from, static_cast<unsigned>(k) - 1, 0);
+            from = static_cast<unsigned>(k) + 1;
+        }
+        (void)sys::close_range(from, ~0U, 0);
+        char c;
+        while (::read(hold[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        ::_exit(0);
+    }
+    ::close(hold[0]);
+    if (pid > 0) {
+        siginfo_t si{};
+        while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &si, WEXITED | __WALL) < 0 &&
+               errno == EINTR) {
+        }
+        ::close(pidfd);
+    }
+    // No longer the last references (when the fork worked): cheap. Then the grandchild goes.
+    inotify_.reset();
+    userns_.reset();
+    mntns_.reset();
+    ::close(hold[1]);
+}
 
 void GuardWatch::attach(sys::UniqueFd userns, sys::UniqueFd mntns, std::function<void(bool)> freeze) {
     userns_ = std::move(userns);
