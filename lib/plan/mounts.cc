@@ -168,11 +168,40 @@ public:
         for (auto& e : entries_) out.push_back(std::move(e.op));
         for (auto& m : masks) out.push_back(std::move(m));
         if (auto r = check_mount_points(out); !r) return r;
+        protected_guards(out);
         plan_.mounts = std::move(out);
         return {};
     }
 
 private:
+    // A read-only bind of a name over itself inside a writable bind (`--ro
+    // {workspace}/.git/config`) is a protection of that name: the supervisor watches
+    // it like a mask (the host replacing the name drops the bind).
+    void protected_guards(const std::vector<MountOp>& ops) {
+        for (size_t i = 0; i < ops.size(); ++i) {
+            const MountOp& op = ops[i];
+            if (op.kind != MountKind::bind || !op.read_only || op.src != op.dst) continue;
+            auto slash = op.dst.rfind('/');
+            auto parent = covering_op(ops, slash == 0 ? std::string("/") : op.dst.substr(0, slash));
+            if (!parent || ops[*parent].kind != MountKind::bind || ops[*parent].read_only) continue;
+            if (std::any_of(plan_.guards.begin(), plan_.guards.end(),
+                            [&](const Guard& g) { return g.host == op.src; }))
+                continue;
+            Guard g;
+            g.kind = Guard::Kind::protected_ro;
+            g.host = op.src;
+            g.inside = op.dst;
+            g.is_dir = op.is_dir;
+            struct stat st {};
+            if (::lstat(g.host.c_str(), &st) == 0) {
+                g.dev = st.st_dev;
+                g.ino = st.st_ino;
+            }
+            g.why = op.why;
+            plan_.guards.push_back(std::move(g));
+        }
+    }
+
     void add(MountOp op, bool derived = false, bool workspace = false) {
         entries_.push_back({std::move(op), derived, workspace});
     }
@@ -528,6 +557,7 @@ private:
         ops.reserve(entries_.size());
         for (const auto& e : entries_) ops.push_back(e.op);
         std::vector<MountOp> masks;
+        std::vector<std::pair<std::string, const Hidden*>> hidden_at;  // mask dst -> its rule
         if (std::any_of(ops.begin(), ops.end(), [](const MountOp& o) {
                 return o.kind == MountKind::proc && o.dst == "/proc";
             }))
@@ -546,6 +576,7 @@ private:
                 m.is_dir = h.is_dir;
                 m.mode = 0;
                 m.why = h.why;
+                hidden_at.emplace_back(m.dst, &h);
                 masks.push_back(std::move(m));
             }
         }
@@ -559,6 +590,26 @@ private:
                 return util::path_within(m.dst, o.dst);
             });
             if (!inside) out.push_back(std::move(m));
+        }
+        // A mask is over a name: the supervisor watches each host name for the run
+        // (the kernel drops the mask when the host replaces the name).
+        for (const auto& m : out) {
+            auto it = std::find_if(hidden_at.begin(), hidden_at.end(),
+                                   [&](const auto& p) { return p.first == m.dst; });
+            if (it == hidden_at.end()) continue;
+            Guard g;
+            g.kind = Guard::Kind::hidden;
+            g.host = it->second->path;
+            g.inside = m.dst;
+            g.is_dir = it->second->is_dir;
+            struct stat st {};
+            if (::lstat(g.host.c_str(), &st) == 0) {
+                g.dev = st.st_dev;
+                g.ino = st.st_ino;
+            }
+            g.pattern = it->second->pattern;
+            g.why = it->second->why;
+            plan_.guards.push_back(std::move(g));
         }
         return out;
     }
