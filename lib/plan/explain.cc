@@ -126,21 +126,12 @@ std::string mount_line(const MountOp& op) {
     return line;
 }
 
-const char* mode_name(policy::WorkspaceMode m) {
-    switch (m) {
-    case policy::WorkspaceMode::direct: return "direct";
-    case policy::WorkspaceMode::clone: return "clone";
-    case policy::WorkspaceMode::overlay: return "overlay";
-    }
-    return "direct";
-}
-
 // What the workspace rules did: every hidden or protected name in a bound host
 // directory (with the rule that matched it), the placeholders to be made, the
 // hard-link names added, and how many directories are locked against renaming.
 std::string workspace_text(const Plan& plan) {
     if (plan.workspace.empty()) return {};
-    std::string out = std::string("\nworkspace rules (") + mode_name(plan.workspace_mode) + " mode):\n";
+    std::string out = std::string("\nworkspace rules (") + policy::workspace_mode_name(plan.workspace_mode) + " mode):\n";
     if (plan.guards.empty()) out += "  (nothing hidden or protected in a bound directory)\n";
     for (const auto& g : plan.guards) {
         std::string what = g.kind == Guard::Kind::hidden ? "hidden" : g.placeholder ? "placeholder" : "protected";
@@ -272,7 +263,7 @@ std::string to_json(const Plan& plan) {
         mounts.push_back(std::move(m));
     }
     j["mounts"] = std::move(mounts);
-    j["workspace_mode"] = mode_name(plan.workspace_mode);
+    j["workspace_mode"] = policy::workspace_mode_name(plan.workspace_mode);
     json guards = json::array();
     for (const auto& g : plan.guards) {
         json o;

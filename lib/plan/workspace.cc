@@ -105,12 +105,6 @@ Result<std::string> protect_rel(const std::string& raw, const policy::Origin& or
     return rel;
 }
 
-std::string normalized_key(const std::string& raw) {
-    std::string rel = raw;
-    if (util::starts_with(rel, "{workspace}/")) rel = rel.substr(12);
-    return rel;
-}
-
 struct Stat {
     bool exists = false;
     struct stat st {};
@@ -234,23 +228,13 @@ private:
         std::string why;
     };
 
+    // policy.protect is what is left after every layer's unprotect (lib/policy/merge.cc).
     Result<void> collect_protect_rules() {
-        std::set<std::string> dropped;
-        for (const auto& u : policy_.unprotect) dropped.insert(normalized_key(u.pattern));
-        std::set<std::string> used;
         for (const auto& r : policy_.protect) {
-            if (dropped.count(normalized_key(r.pattern)) != 0) {
-                used.insert(normalized_key(r.pattern));
-                continue;
-            }
             auto rel = protect_rel(r.pattern, r.origin);
             if (!rel) return std::move(rel).error();
             rules_.push_back({r.pattern, *rel, Pattern(*rel), describe(r.origin)});
         }
-        for (const auto& u : policy_.unprotect)
-            if (used.count(normalized_key(u.pattern)) == 0)
-                plan_.notes.push_back("unprotect " + u.pattern + " (" + describe(u.origin) +
-                                      ") matches no protect entry");
         return {};
     }
 

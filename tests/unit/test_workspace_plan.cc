@@ -4,6 +4,7 @@
 // ancestors, hard links, and their guards; over a fixture tree in a temp dir.
 #include "test_plan_fixture.hpp"
 
+#include "policy/policy.hpp"
 #include "util/strings.hpp"
 #include "workspace/pattern.hpp"
 #include "workspace/scan.hpp"
@@ -418,19 +419,29 @@ TEST(WorkspaceProtect, NothingInCloneOrOverlayModeButHides) {
     }
 }
 
-TEST(WorkspaceProtect, UnprotectDropsAnEntryByItsPattern) {
+TEST(WorkspaceProtect, DefaultPolicyListAndUnprotect) {
     PlanTree t;
     git_tree(t);
-    Policy pol = with_protect(t.defaults());
-    pol.unprotect.push_back(ProtectRule{"**/.gitattributes", at("mine.toml", 3, 1, "workspace.unprotect")});
-    pol.unprotect.push_back(ProtectRule{"{workspace}/.mcp.json", at("mine.toml", 3, 20, "workspace.unprotect")});
-    pol.unprotect.push_back(ProtectRule{"nothing-like-this", at("mine.toml", 4, 1, "workspace.unprotect")});
+    auto loaded = agentjail::policy::load_text(
+        "extends = \"default\"\n[workspace]\nunprotect = [\"**/.gitattributes\", \"**/.mcp.json\"]\n", "mine.toml");
+    ASSERT_TRUE(loaded) << loaded.error().message();
+    Policy pol = t.defaults();
+    pol.protect = loaded->protect;
     auto r = plan::build(pol, {"/x"}, t.host());
     ASSERT_TRUE(r) << r.error().message();
+    SCOPED_TRACE(dump_mounts(*r) + dump_guards(*r));
     EXPECT_EQ(find_op(*r, t.proj() + "/.gitattributes"), nullptr);
     EXPECT_EQ(find_op(*r, t.proj() + "/.mcp.json"), nullptr);
-    EXPECT_NE(find_op(*r, t.proj() + "/.gitmodules"), nullptr);
-    EXPECT_TRUE(has_note(*r, "unprotect nothing-like-this (mine.toml:4:1"));
+    for (const char* rel : {"/.gitmodules", "/.git/config", "/.git/hooks", "/sub/.git", "/.vscode", "/.envrc",
+                            "/.claude", "/.husky", "/agentjail.toml"}) {
+        const MountOp* op = find_op(*r, t.proj() + rel);
+        ASSERT_NE(op, nullptr) << rel;
+        EXPECT_TRUE(op->read_only) << rel;
+        EXPECT_NE(op->why.find("default.toml:"), std::string::npos) << op->why;
+    }
+    auto base = agentjail::policy::load("default");
+    ASSERT_TRUE(base) << base.error().message();
+    EXPECT_EQ(base->protect.size(), loaded->protect.size() + 2);
 }
 
 TEST(WorkspaceProtect, SymlinkAtAProtectedNameIsRefused) {
