@@ -152,6 +152,11 @@ int cmd_run(const std::vector<std::string>& args) {
     ::close(sfd);
     auto res = sb->wait();
     if (!res) return finish_error(rec, res.error());
+    // Direct mode: the host replaced a guarded name during the run (docs/workspace.md).
+    for (const auto& w : res->workspace.reapplied)
+        std::fprintf(stderr, "agentjail: %s: %s by the host during the run; its %s was re-applied in %.1f ms\n",
+                     w.name.c_str(), w.why.c_str(), w.action.c_str(), w.window_ms);
+    if (!res->workspace.stopped.empty()) std::fprintf(stderr, "agentjail: %s\n", res->workspace.stopped.c_str());
     return finish_run(rec, *res);
 }
 

@@ -184,6 +184,27 @@ struct RunLimits {
     std::uint64_t fsize_bytes = 0;
 };
 
+// What direct mode did to the workspace's guarded names during a run (issue 10):
+// the placeholders made for protected names that did not exist, and each time the
+// host replaced a hidden or protected name and the supervisor put the mask or the
+// read-only bind back (or, when it could not, stopped the run).
+struct WorkspaceReapplied {
+    std::string name;    // the host path
+    std::string why;     // what the host did: "replaced", "created", "removed", "moved away"
+    std::string action;  // "mask" or "read-only bind" re-applied
+    std::string when;    // ISO 8601 UTC, when the host change was noticed
+    double window_ms = 0;  // from noticing the change to the protection being back
+};
+
+struct WorkspaceRecord {
+    std::vector<std::string> placeholders_made;     // host paths created empty for the run
+    std::vector<std::string> placeholders_removed;  // ... and removed after it
+    std::vector<std::string> placeholders_kept;     // ... kept: no longer empty or not ours, with why
+    std::vector<WorkspaceReapplied> reapplied;      // the first 64
+    std::uint64_t reapplied_count = 0;              // all of them
+    std::string stopped;  // non-empty: a protection could not be re-applied and the run was stopped
+};
+
 struct RunResult {
     bool exited = false;     // true: exit_code is valid; false: killed by term_signal
     int exit_code = 0;
@@ -214,6 +235,7 @@ struct RunResult {
     // manager, named in cgroup_unit); empty without a cgroup.
     std::string cgroup_via;
     std::string cgroup_unit;
+    WorkspaceRecord workspace;
 };
 
 class Launched;
