@@ -433,10 +433,17 @@ private:
                 if (!st.exists || S_ISLNK(st.st.st_mode)) continue;
                 add_existing(path, st.st, rule.raw, rule.why);
             }
-            // Placeholders for "**/name": at the workspace root and each repository root.
+            // Placeholders for "**/name": at the workspace root, and for git's own names
+            // (.git/..., .gitattributes, .gitmodules: read per repository) at each
+            // repository's root too. Editors and agents read their configuration in the
+            // folder the user opens, the workspace; a placeholder at every repository
+            // root would litter the tree for little.
             if (auto lit = literal_below_globstar(rule.pattern)) {
-                for (const auto& root : repo_roots)
+                const bool per_repo = util::starts_with(*lit, ".git");
+                for (const auto& root : repo_roots) {
+                    if (!root.empty() && !per_repo) break;
                     if (auto r = protect_literal(join(ws, root), *lit, rule, rule.raw); !r) return r;
+                }
             }
         }
         return hooks_paths(repo_roots);

@@ -382,6 +382,7 @@ TEST(WorkspaceProtect, MissingPathsGetPlaceholders) {
     EXPECT_EQ(find_op(*r, t.proj() + "/.git/commondir"), nullptr);
     EXPECT_EQ(find_op(*r, t.proj() + "/src/.gitattributes"), nullptr);
     EXPECT_EQ(find_op(*r, t.proj() + "/.git/modules/sub/info"), nullptr);
+    EXPECT_EQ(find_op(*r, t.proj() + "/nested/.vscode"), nullptr);  // editors: the workspace root only
     // The nested repository's .git/hooks exists: a read-only bind, not a placeholder.
     EXPECT_FALSE(find_op(*r, t.proj() + "/nested/.git/hooks")->placeholder);
 }
