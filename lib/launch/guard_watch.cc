@@ -14,15 +14,19 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <new>
+#include <utility>
 #include <ctime>
 
 #ifndef STATX_ATTR_MOUNT_ROOT
@@ -55,7 +59,8 @@ const char* const kStages[] = {
 };
 
 struct HelperSpec {
-    int pidfd = -1;
+    int userns = -1;
+    int mntns = -1;
     int report_fd = -1;
     const char* rel = nullptr;  // the name inside, without the leading '/'
     bool hidden = true;
@@ -74,7 +79,8 @@ struct HelperSpec {
 // calls only over memory the parent prepared (the host may be multi-threaded).
 [[noreturn]] void helper_main(const HelperSpec& s) {
     // The user namespace first: it gives the capabilities over the mount namespace.
-    if (::setns(s.pidfd, CLONE_NEWUSER | CLONE_NEWNS) < 0) helper_exit(s, -1, 0, errno);
+    if (::setns(s.userns, CLONE_NEWUSER) < 0) helper_exit(s, -1, 0, errno);
+    if (::setns(s.mntns, CLONE_NEWNS) < 0) helper_exit(s, -1, 0, errno);
     // setns into a mount namespace puts our root at its root: the sandbox's "/".
     int root = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) helper_exit(s, -1, 1, errno);
@@ -131,6 +137,8 @@ struct HelperSpec {
         }
     }
     int r = sys::move_mount(tree, "", target, "", attach_flags);
+    // ENOENT: the name was replaced again since we opened it (its dentry is gone).
+    if (r == -ENOENT) helper_exit(s, 3, 8, ENOENT);
     if (r < 0) helper_exit(s, -1, 8, -r);
     helper_exit(s, 1, 0, 0);
 }
@@ -194,10 +202,92 @@ Result<std::unique_ptr<GuardWatch>> GuardWatch::create(const plan::Plan& plan) {
     return w;
 }
 
-GuardWatch::~GuardWatch() = default;
+namespace {
 
-void GuardWatch::attach(int pidfd, std::function<void(bool)> freeze) {
-    pidfd_ = pidfd;
+// What the holder of the last references needs, on its own stack.
+struct Holder {
+    int hold = -1;  // read end: EOF once the supervisor closed its copies
+    int keep[4] = {-1, -1, -1, -1};
+    std::uint8_t* grand_stack = nullptr;
+    size_t stack_size = 0;
+};
+
+int holder_main(void* arg) {
+    // The grandchild: nothing else of ours (a caller waiting for EOF on our stdout
+    // must not wait for it); waits until we closed ours, then closes the last.
+    const Holder h = *static_cast<const Holder*>(arg);
+    unsigned from = 0;
+    for (int k : h.keep) {
+        if (k < 0) continue;
+        if (static_cast<unsigned>(k) > from) (void)sys::close_range(from, static_cast<unsigned>(k) - 1, 0);
+        from = static_cast<unsigned>(k) + 1;
+    }
+    (void)sys::close_range(from, ~0U, 0);
+    char c;
+    while (::read(h.hold, &c, 1) < 0 && errno == EINTR) {
+    }
+    ::syscall(SYS_exit, 0);  // this task only
+    return 0;
+}
+
+int spawner_main(void* arg) {
+    // The intermediate child: starts the holder and exits, so init adopts the holder.
+    auto* h = static_cast<Holder*>(arg);
+    (void)::clone(holder_main, h->grand_stack + h->stack_size, CLONE_VM | SIGCHLD, h);
+    ::syscall(SYS_exit, 0);
+    return 0;
+}
+
+}  // namespace
+
+// Closing an inotify instance that has marks waits for an SRCU grace period (the
+// kernel's fsnotify_destroy_group: 3 to 20 ms on a loaded machine), and dropping the
+// last handle on the sandbox's mount namespace unmounts its whole tree. Neither is
+// the run's business: an orphaned process adopted by init takes the last references
+// and drops them off the critical path. It shares our memory (CLONE_VM: no page
+// tables to copy, which would cost more than it saves) and touches only its own
+// small stack, which is left mapped for it (a few KiB per run). Raw system calls
+// only: the host may be multi-threaded.
+GuardWatch::~GuardWatch() {
+    if (!inotify_ && !userns_ && !mntns_) return;
+    int hold[2];
+    if (::pipe2(hold, O_CLOEXEC) != 0) return;  // then the members close them here
+    constexpr size_t kStack = 16 * 1024;
+    void* mem = ::mmap(nullptr, 2 * kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) {
+        ::close(hold[0]);
+        ::close(hold[1]);
+        return;
+    }
+    auto* stacks = static_cast<std::uint8_t*>(mem);
+    // The holder's copy of what it needs lives on its own stack region, not ours.
+    auto* h = new (stacks + 2 * kStack - sizeof(Holder) - 64) Holder();
+    h->hold = hold[0];
+    int keep[4] = {hold[0], inotify_.get(), userns_.get(), mntns_.get()};
+    std::sort(keep, keep + 4);
+    std::copy(keep, keep + 4, h->keep);
+    h->grand_stack = stacks + kStack;
+    h->stack_size = kStack - sizeof(Holder) - 128;
+    // CLONE_VFORK: we go on once the spawner exited, the holder started.
+    long pid = ::clone(spawner_main, stacks + kStack, CLONE_VM | CLONE_VFORK, h);
+    ::close(hold[0]);
+    if (pid > 0) {
+        int st = 0;
+        while (::waitpid(static_cast<pid_t>(pid), &st, __WALL) < 0 && errno == EINTR) {
+        }
+    } else {
+        ::munmap(mem, 2 * kStack);
+    }
+    // No longer the last references (when the holder started): cheap. Then it goes.
+    inotify_.reset();
+    userns_.reset();
+    mntns_.reset();
+    ::close(hold[1]);
+}
+
+void GuardWatch::attach(sys::UniqueFd userns, sys::UniqueFd mntns, std::function<void(bool)> freeze) {
+    userns_ = std::move(userns);
+    mntns_ = std::move(mntns);
     freeze_ = std::move(freeze);
 }
 
@@ -242,7 +332,8 @@ int GuardWatch::run_helper(const Item& it, bool, bool have_ino, dev_t dev, ino_t
     if (::pipe2(rp, O_CLOEXEC) < 0) return -errno;
     sys::UniqueFd rd(rp[0]), wr(rp[1]);
     HelperSpec s;
-    s.pidfd = pidfd_;
+    s.userns = userns_.get();
+    s.mntns = mntns_.get();
     s.report_fd = wr.get();
     std::string rel = it.guard.inside.size() > 1 ? it.guard.inside.substr(1) : std::string(".");
     s.rel = rel.c_str();
@@ -323,8 +414,11 @@ bool GuardWatch::check(Item& it, const char* why) {
         if (res == 0 || res == 2) return true;
         if (res == 3) {
             // The name changed again between our look and the helper's: look again.
+            // A name that keeps changing is looked at again on the event its next
+            // change queues (inotify reports every one, or overflows: then all are).
             if (attempt < 3) continue;
-            return fail("it kept changing");
+            it.dirty = why;
+            return true;
         }
         if (res < 0) return fail(std::string(stage) + ": " + util::errno_text(-res));
         ++count_;

@@ -29,9 +29,11 @@ public:
     GuardWatch(const GuardWatch&) = delete;
     GuardWatch& operator=(const GuardWatch&) = delete;
 
-    // The running sandbox (its init's pidfd: the helper enters its namespaces) and,
-    // optionally, a way to freeze it while a protection is re-applied.
-    void attach(int pidfd, std::function<void(bool)> freeze);
+    // The sandbox: its user and mount namespaces (opened by the launcher right after
+    // clone, while the init is still dumpable: later only a caller with
+    // CAP_SYS_PTRACE could reach them) for the helper to enter, and optionally a way
+    // to freeze it while a protection is re-applied.
+    void attach(sys::UniqueFd userns, sys::UniqueFd mntns, std::function<void(bool)> freeze);
 
     // The inotify descriptor, for the supervisor's poll.
     int fd() const { return inotify_.get(); }
@@ -66,7 +68,8 @@ private:
 
     std::vector<Item> items_;
     sys::UniqueFd inotify_;
-    int pidfd_ = -1;
+    sys::UniqueFd userns_;
+    sys::UniqueFd mntns_;
     std::function<void(bool)> freeze_;
     fs::Placeholders made_;  // placeholders made again for protected names the host removed
     std::vector<WorkspaceReapplied> reapplied_;

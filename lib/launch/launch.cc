@@ -220,6 +220,17 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         return e;
     };
 
+    // The namespaces the guard watcher's helper enters, opened while the init is still
+    // dumpable (it makes itself non-dumpable once released).
+    sys::UniqueFd userns_fd, mntns_fd;
+    if (*guards) {
+        const std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
+        userns_fd.reset(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
+        mntns_fd.reset(::open((ns + "mnt").c_str(), O_RDONLY | O_CLOEXEC));
+        if (!userns_fd || !mntns_fd)
+            return abort_child(setup_error(ErrorKind::setup, errno, "opening the sandbox's namespaces for the guard watch"));
+    }
+
     // Map our uid and gid to themselves and nothing else; setgroups stays denied
     // so groups cannot be dropped to get past a group-denied file (CAP-03).
     const std::string proc = "/proc/" + std::to_string(pid);
@@ -232,7 +243,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
 
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
     p.keep_placeholders(std::move(*placeholders));
-    if (*guards) (*guards)->attach(p.pidfd(), hooks.freeze);
+    if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze);
     if (::send(go_w.get(), "g", 1, MSG_NOSIGNAL) != 1)
         return setup_error(ErrorKind::setup, errno, "releasing the child");
     if (hooks.before_fork) {

@@ -166,11 +166,40 @@ public:
         }
         for (auto& m : masks) out.push_back(std::move(m));
         if (auto r = check_mount_points(out); !r) return r;
+        protected_guards(out);
         plan_.mounts = std::move(out);
         return {};
     }
 
 private:
+    // A read-only bind of a name over itself inside a writable bind (`--ro
+    // {workspace}/.git/config`) is a protection of that name: the supervisor watches
+    // it like a mask (the host replacing the name drops the bind).
+    void protected_guards(const std::vector<MountOp>& ops) {
+        for (size_t i = 0; i < ops.size(); ++i) {
+            const MountOp& op = ops[i];
+            if (op.kind != MountKind::bind || !op.read_only || op.src != op.dst) continue;
+            auto slash = op.dst.rfind('/');
+            auto parent = covering_op(ops, slash == 0 ? std::string("/") : op.dst.substr(0, slash));
+            if (!parent || ops[*parent].kind != MountKind::bind || ops[*parent].read_only) continue;
+            if (std::any_of(plan_.guards.begin(), plan_.guards.end(),
+                            [&](const Guard& g) { return g.host == op.src; }))
+                continue;
+            Guard g;
+            g.kind = Guard::Kind::protected_ro;
+            g.host = op.src;
+            g.inside = op.dst;
+            g.is_dir = op.is_dir;
+            struct stat st {};
+            if (::lstat(g.host.c_str(), &st) == 0) {
+                g.dev = st.st_dev;
+                g.ino = st.st_ino;
+            }
+            g.why = op.why;
+            plan_.guards.push_back(std::move(g));
+        }
+    }
+
     void add(MountOp op, bool derived = false, bool workspace = false) {
         entries_.push_back({std::move(op), derived, workspace});
     }
