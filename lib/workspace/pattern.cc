@@ -100,19 +100,6 @@ bool match_from(const std::vector<std::string>& pat, size_t pi,
     return si == segs.size();
 }
 
-// Can a path that starts with segs (a directory) and goes deeper match?
-bool prefix_from(const std::vector<std::string>& pat, size_t pi,
-                 const std::vector<std::string_view>& segs, size_t si) {
-    while (si < segs.size()) {
-        if (pi >= pat.size()) return false;
-        if (pat[pi] == "**") return true;
-        if (!match_segment(pat[pi], segs[si])) return false;
-        ++pi;
-        ++si;
-    }
-    return pi < pat.size();
-}
-
 }  // namespace
 
 bool has_wildcard(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
@@ -157,10 +144,6 @@ bool Pattern::match_segments(const std::vector<std::string_view>& segs, bool is_
 
 bool Pattern::match(std::string_view rel, bool is_dir) const {
     return match_segments(split_path(rel), is_dir);
-}
-
-bool Pattern::may_match_below(const std::vector<std::string_view>& segs) const {
-    return prefix_from(segs_, 0, segs, 0);
 }
 
 }  // namespace agentjail::workspace

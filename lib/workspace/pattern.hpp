@@ -22,11 +22,8 @@ public:
 
     // rel: a relative path ("packages/api/.env"), no leading or trailing '/'.
     bool match(std::string_view rel, bool is_dir) const;
-    // Like match(), but for a path whose last segment is `name` with parent
-    // segments `dirs` already split.
+    // Like match(), for a path already split into its segments.
     bool match_segments(const std::vector<std::string_view>& segs, bool is_dir) const;
-    // Could some path below `rel` (a directory) match? Lets a walk skip subtrees.
-    bool may_match_below(const std::vector<std::string_view>& segs) const;
 
     bool has_globstar() const { return globstar_; }
     bool has_wildcards() const { return wildcards_; }
