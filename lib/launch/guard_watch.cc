@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -24,6 +25,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <utility>
 #include <ctime>
 
@@ -200,49 +202,83 @@ Result<std::unique_ptr<GuardWatch>> GuardWatch::create(const plan::Plan& plan) {
     return w;
 }
 
+namespace {
+
+// What the holder of the last references needs, on its own stack.
+struct Holder {
+    int hold = -1;  // read end: EOF once the supervisor closed its copies
+    int keep[4] = {-1, -1, -1, -1};
+    std::uint8_t* grand_stack = nullptr;
+    size_t stack_size = 0;
+};
+
+int holder_main(void* arg) {
+    // The grandchild: nothing else of ours (a caller waiting for EOF on our stdout
+    // must not wait for it); waits until we closed ours, then closes the last.
+    const Holder h = *static_cast<const Holder*>(arg);
+    unsigned from = 0;
+    for (int k : h.keep) {
+        if (k < 0) continue;
+        if (static_cast<unsigned>(k) > from) (void)sys::close_range(from, static_cast<unsigned>(k) - 1, 0);
+        from = static_cast<unsigned>(k) + 1;
+    }
+    (void)sys::close_range(from, ~0U, 0);
+    char c;
+    while (::read(h.hold, &c, 1) < 0 && errno == EINTR) {
+    }
+    ::syscall(SYS_exit, 0);  // this task only
+    return 0;
+}
+
+int spawner_main(void* arg) {
+    // The intermediate child: starts the holder and exits, so init adopts the holder.
+    auto* h = static_cast<Holder*>(arg);
+    (void)::clone(holder_main, h->grand_stack + h->stack_size, CLONE_VM | SIGCHLD, h);
+    ::syscall(SYS_exit, 0);
+    return 0;
+}
+
+}  // namespace
+
 // Closing an inotify instance that has marks waits for an SRCU grace period (the
 // kernel's fsnotify_destroy_group: 3 to 20 ms on a loaded machine), and dropping the
 // last handle on the sandbox's mount namespace unmounts its whole tree. Neither is
-// the run's business: an orphaned grandchild takes the last references and drops
-// them off the critical path (the intermediate child exits at once and is reaped
-// here; init reaps the grandchild). Raw system calls only: the host may be threaded.
+// the run's business: an orphaned process adopted by init takes the last references
+// and drops them off the critical path. It shares our memory (CLONE_VM: no page
+// tables to copy, which would cost more than it saves) and touches only its own
+// small stack, which is left mapped for it (a few KiB per run). Raw system calls
+// only: the host may be multi-threaded.
 GuardWatch::~GuardWatch() {
     if (!inotify_ && !userns_ && !mntns_) return;
     int hold[2];
     if (::pipe2(hold, O_CLOEXEC) != 0) return;  // then the members close them here
+    constexpr size_t kStack = 16 * 1024;
+    void* mem = ::mmap(nullptr, 2 * kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (mem == MAP_FAILED) {
+        ::close(hold[0]);
+        ::close(hold[1]);
+        return;
+    }
+    auto* stacks = static_cast<std::uint8_t*>(mem);
+    // The holder's copy of what it needs lives on its own stack region, not ours.
+    auto* h = new (stacks + 2 * kStack - sizeof(Holder) - 64) Holder();
+    h->hold = hold[0];
     int keep[4] = {hold[0], inotify_.get(), userns_.get(), mntns_.get()};
     std::sort(keep, keep + 4);
-    sys::CloneArgs args{};
-    args.exit_signal = 0;
-    int pidfd = -1;
-    args.flags = CLONE_PIDFD;
-    args.pidfd = reinterpret_cast<std::uint64_t>(&pidfd);
-    long pid = sys::clone3(&args);
-    if (pid == 0) {
-        if (sys::raw_fork() != 0) ::_exit(0);
-        // The grandchild holds nothing else of ours (a caller waiting for EOF on our
-        // stdout must not wait for it), waits until we closed ours, closes the last.
-        unsigned from = 0;
-        for (int k : keep) {
-            if (k < 0) continue;
-            if (static_cast<unsigned>(k) > from) (void)sys::close_range(from, static_cast<unsigned>(k) - 1, 0);
-            from = static_cast<unsigned>(k) + 1;
-        }
-        (void)sys::close_range(from, ~0U, 0);
-        char c;
-        while (::read(hold[0], &c, 1) < 0 && errno == EINTR) {
-        }
-        ::_exit(0);
-    }
+    std::copy(keep, keep + 4, h->keep);
+    h->grand_stack = stacks + kStack;
+    h->stack_size = kStack - sizeof(Holder) - 128;
+    // CLONE_VFORK: we go on once the spawner exited, the holder started.
+    long pid = ::clone(spawner_main, stacks + kStack, CLONE_VM | CLONE_VFORK, h);
     ::close(hold[0]);
     if (pid > 0) {
-        siginfo_t si{};
-        while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &si, WEXITED | __WALL) < 0 &&
-               errno == EINTR) {
+        int st = 0;
+        while (::waitpid(static_cast<pid_t>(pid), &st, __WALL) < 0 && errno == EINTR) {
         }
-        ::close(pidfd);
+    } else {
+        ::munmap(mem, 2 * kStack);
     }
-    // No longer the last references (when the fork worked): cheap. Then the grandchild goes.
+    // No longer the last references (when the holder started): cheap. Then it goes.
     inotify_.reset();
     userns_.reset();
     mntns_.reset();

@@ -225,6 +225,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         return invalid(detail::describe(policy.private_home.origin),
                        "a private home needs the home directory, which is unknown (set HOME)");
     plan.home = host.home;
+    plan.workspace_mode = policy.workspace_mode.value;
 
     if (auto r = detail::build_mounts(policy, ctx, plan); !r) return std::move(r).error();
 
