@@ -66,6 +66,14 @@ void print_plan_summary(const Invocation& inv) {
     std::fflush(stderr);
 }
 
+// What direct mode's post-run check found in the workspace (lib/workspace/audit.hpp):
+// one line each, after the command's own output, whatever --json says.
+void print_workspace_findings(const RunResult& r) {
+    for (const auto& f : r.workspace.audit)
+        std::fprintf(stderr, "agentjail: workspace: %s: %s; %s\n",
+                     f.path.empty() ? "." : f.path.c_str(), util::printable(f.what).c_str(),
+                     util::printable(f.action).c_str());
+}
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -164,7 +172,8 @@ int cmd_run(const std::vector<std::string>& args) {
         std::fprintf(stderr, "agentjail: %s: %s by the host during the run; its %s was re-applied in %.1f ms\n",
                      w.name.c_str(), w.why.c_str(), w.action.c_str(), w.window_ms);
     }
-    if (!res->workspace.stopped.empty()) std::fprintf(stderr, "agentjail: %s\n", res->workspace.stopped.c_str());
+    if (!res->workspace.protection_lost.empty()) std::fprintf(stderr, "agentjail: %s\n", res->workspace.protection_lost.c_str());
+    print_workspace_findings(*res);
     return finish_run(rec, *res);
 }
 

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -128,6 +129,12 @@ public:
     // "tmpfs_size" "512M"; "max" lifts a limit; "allow_degraded" "true" runs with
     // rlimits only where no cgroup can be made (RunResult::degraded says so).
     Result<void> set_limit(const std::string& key, const std::string& value);
+    // [workspace]: "direct", "clone" or "overlay" (docs/workspace.md); a path under the
+    // workspace made read-only inside (** allowed); one of the policy's protected
+    // paths taken out (an error if the policy has no such entry).
+    Result<void> set_workspace_mode(const std::string& mode);
+    Result<void> add_protect(const std::string& pattern);
+    Result<void> remove_protect(const std::string& pattern);
 
     policy::Policy& raw();
     const policy::Policy& raw() const;
@@ -178,10 +185,8 @@ struct RunLimits {
     std::uint64_t fsize_bytes = 0;
 };
 
-// What direct mode did to the workspace's guarded names during a run (issue 10):
-// the placeholders made for protected names that did not exist, and each time the
-// host replaced a hidden or protected name and the supervisor put the mask or the
-// read-only bind back (or, when it could not, stopped the run).
+// Direct mode: one time the host replaced a hidden or protected name during the
+// run and the supervisor put the mask or the read-only bind back.
 struct WorkspaceReapplied {
     std::string name;    // the host path
     std::string why;     // what the host did: "replaced", "created", "removed", "moved away"
@@ -190,13 +195,35 @@ struct WorkspaceReapplied {
     double window_ms = 0;  // from noticing the change to the protection being back
 };
 
-struct WorkspaceRecord {
-    std::vector<std::string> placeholders_made;     // host paths created empty for the run
+// What a run did with the workspace (docs/workspace.md).
+struct WorkspaceFinding {
+    std::string path;    // relative to the workspace
+    std::string what;    // e.g. "nested repository with core.fsmonitor"
+    std::string action;  // e.g. "renamed to config.agentjail-quarantined", "flagged"
+};
+struct WorkspaceOutcome {
+    std::string mode = "direct";  // "direct", "clone" or "overlay"
+    // Clone and overlay modes: where the agent's work is, and the risky-change report.
+    std::string run_id;     // "20261202-011500-ab12cd"
+    std::string state_dir;  // the run's directory on the host
+    std::string branch;     // clone: "agentjail/<run-id>" in the user's repository
+    // As in run.json: "ok", "no-changes", "refused" (the sandbox tampered with what
+    // agentjail needs; nothing came back), "failed" (agentjail could not finish).
+    std::string status;
+    std::string message;      // why, when status is not "ok"
+    std::size_t flags = 0;    // changes that can run code later (the report's flags)
+    std::string report_text;  // for people, every name escaped
+    std::string report_json;  // a JSON object (docs/workspace.md)
+    // Direct mode: names made for the run and removed after, guards re-applied after
+    // a host-side change, why the run was stopped when one could not be, and what
+    // the post-run audit found and did.
+    std::vector<std::string> placeholders;          // host paths created empty for the run
     std::vector<std::string> placeholders_removed;  // ... and removed after it
-    std::vector<std::string> placeholders_kept;     // ... kept: no longer empty or not ours, with why
+    std::vector<std::string> placeholders_kept;     // ... kept (filled in, or not ours), with why
     std::vector<WorkspaceReapplied> reapplied;      // the first 64
     std::uint64_t reapplied_count = 0;              // all of them
-    std::string stopped;  // non-empty: a protection could not be re-applied and the run was stopped
+    std::string protection_lost;
+    std::vector<WorkspaceFinding> audit;
 };
 
 struct RunResult {
@@ -229,7 +256,7 @@ struct RunResult {
     // manager, named in cgroup_unit); empty without a cgroup.
     std::string cgroup_via;
     std::string cgroup_unit;
-    WorkspaceRecord workspace;
+    WorkspaceOutcome workspace;
 };
 
 class Launched;

@@ -9,6 +9,9 @@
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 #include "tty/relay.hpp"
+#include "workspace/audit.hpp"
+
+#include <time.h>
 
 #include <cerrno>
 #include <optional>
@@ -35,6 +38,9 @@ public:
     // it stops first when a sandbox is dropped without wait().
     std::unique_ptr<net::Proxy> proxy;
     bool shares_host_network = false;
+    // Direct mode with a writable workspace: what the run left there that would run
+    // on the host is looked for after it (lib/workspace/audit.hpp).
+    std::optional<workspace::AuditOptions> audit;
 };
 
 namespace {
@@ -169,6 +175,18 @@ Result<void> Policy::set_limit(const std::string& key, const std::string& value)
     return policy::set_limit(*p_, key, value, policy::Origin{"api", 0, 0, "set_limit " + key});
 }
 
+Result<void> Policy::set_workspace_mode(const std::string& mode) {
+    return policy::set_workspace_mode(*p_, mode, api_origin("set_workspace_mode"));
+}
+
+Result<void> Policy::add_protect(const std::string& pattern) {
+    return policy::add_protect(*p_, pattern, api_origin("add_protect"));
+}
+
+Result<void> Policy::remove_protect(const std::string& pattern) {
+    return policy::remove_protect(*p_, pattern, api_origin("remove_protect"));
+}
+
 // ---- Sandbox ----
 
 Sandbox::Sandbox(std::unique_ptr<Launched> l) : l_(std::move(l)) {}
@@ -226,6 +244,24 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
             return px->prepare_ca();
         };
     }
+    // Taken before the clone: whatever the run writes has a later ctime. The coarse
+    // clock the kernel stamps files with lags this one by up to a tick.
+    std::optional<workspace::AuditOptions> audit;
+    if (plan->workspace_mode == policy::WorkspaceMode::direct && !plan->workspace.empty() &&
+        policy.raw().workspace.value == policy::WorkspaceAccess::rw) {
+        audit.emplace();
+        audit->workspace = plan->workspace;
+        ::clock_gettime(CLOCK_REALTIME, &audit->since);
+        // 50 ms: several ticks at any HZ.
+        if (audit->since.tv_nsec >= 50'000'000) {
+            audit->since.tv_nsec -= 50'000'000;
+        } else {
+            audit->since.tv_sec -= 1;
+            audit->since.tv_nsec += 950'000'000;
+        }
+        for (const auto& g : plan->guards)
+            if (g.kind == plan::Guard::Kind::protected_ro) audit->protected_paths.push_back(g.host);
+    }
     auto proc = launch::spawn(*plan, stdio, hooks);
     if (!proc) return std::move(proc).error();
     if (proxy) {
@@ -238,6 +274,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*relay), std::move(*proc));
     launched->proxy = std::move(proxy);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
+    launched->audit = std::move(audit);
     return Sandbox(std::move(launched));
 }
 
@@ -273,6 +310,9 @@ Result<RunResult> Sandbox::wait() {
     }
     if (l_->shares_host_network)
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
+    // Every process of the sandbox is gone: nothing can change the workspace under
+    // the audit but the user.
+    if (l_->audit) r->workspace.audit = workspace::audit_direct(*l_->audit);
     l_->result = *r;
     return *r;
 }

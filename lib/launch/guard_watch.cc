@@ -471,12 +471,12 @@ bool GuardWatch::check_all(const char* why) {
     return true;
 }
 
-void GuardWatch::finish(WorkspaceRecord& out) {
+void GuardWatch::finish(WorkspaceOutcome& out) {
     for (auto& r : reapplied_) out.reapplied.push_back(std::move(r));
     reapplied_.clear();
     out.reapplied_count += count_;
-    if (!stopped_.empty()) out.stopped = stopped_;
-    made_.finish(out.placeholders_made, out.placeholders_removed, out.placeholders_kept);
+    if (!stopped_.empty()) out.protection_lost = stopped_;
+    made_.finish(out.placeholders, out.placeholders_removed, out.placeholders_kept);
 }
 
 }  // namespace agentjail::launch

@@ -45,7 +45,7 @@ public:
     bool check_all(const char* why);
 
     // After the run.
-    void finish(WorkspaceRecord& out);
+    void finish(WorkspaceOutcome& out);
 
 private:
     struct Item {

@@ -407,7 +407,7 @@ Result<RunResult> Process::wait() {
         supervisor_->finish_guards(res.workspace);
     }
     // The sandbox is gone: nothing can race the removal from inside.
-    placeholders_.finish(res.workspace.placeholders_made, res.workspace.placeholders_removed,
+    placeholders_.finish(res.workspace.placeholders, res.workspace.placeholders_removed,
                          res.workspace.placeholders_kept);
     int status = 0;
     ssize_t n;

@@ -45,7 +45,7 @@ public:
     bool timed_out() const { return timed_out_.load(); }
     std::uint64_t denials() const { return denials_.load(); }
     // After join(): what the guard watcher did.
-    void finish_guards(WorkspaceRecord& out) {
+    void finish_guards(WorkspaceOutcome& out) {
         if (c_.guards) c_.guards->finish(out);
     }
 

@@ -47,26 +47,6 @@ json limits_json(const RunLimits& l) {
 // Rounded to microseconds: the record is for people and CI, not for float noise.
 double round_us(double s) { return static_cast<double>(static_cast<long long>(s * 1e6 + 0.5)) / 1e6; }
 
-// Direct mode's guarded names: the placeholders made and removed, and each time the
-// host replaced a hidden or protected name and the supervisor covered it again.
-json workspace_json(const WorkspaceRecord& w) {
-    json j;
-    j["placeholders"] = {{"made", w.placeholders_made},
-                         {"removed", w.placeholders_removed},
-                         {"kept", w.placeholders_kept}};
-    json re = json::array();
-    for (const auto& r : w.reapplied)
-        re.push_back({{"name", r.name},
-                      {"why", r.why},
-                      {"action", r.action},
-                      {"when", r.when},
-                      {"window_ms", static_cast<double>(static_cast<long long>(r.window_ms * 1000 + 0.5)) / 1000}});
-    j["reapplied"] = re;
-    j["reapplied_count"] = w.reapplied_count;
-    j["stopped"] = w.stopped.empty() ? json(nullptr) : json(w.stopped);
-    return j;
-}
-
 std::string dump(const json& j, int indent) {
     // Invalid UTF-8 in a message (a path, a command name) is replaced, not thrown on.
     return j.dump(indent, ' ', false, json::error_handler_t::replace);
@@ -91,11 +71,11 @@ Outcome classify(const RunResult& r) {
     Outcome o;
     std::string ended = r.exited ? "exited with code " + std::to_string(r.exit_code)
                                  : "was killed by " + signal_name(r.term_signal);
-    if (!r.workspace.stopped.empty()) {
+    if (!r.workspace.protection_lost.empty()) {
         // Before the signal: the SIGKILL was agentjail's, and this is why.
         o.status = Status::sg;
         o.reason = "workspace guard";
-        o.message = r.workspace.stopped;
+        o.message = r.workspace.protection_lost;
     } else if (r.timed_out) {
         o.status = Status::to;
         o.reason = "timeout";
@@ -148,6 +128,38 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
     return buf;
 }
+
+namespace {
+// What the run did with the workspace (docs/workspace.md); added in schema 1.
+json workspace_json(const WorkspaceOutcome& w) {
+    json j;
+    j["mode"] = w.mode;
+    j["run_id"] = w.run_id.empty() ? json(nullptr) : json(w.run_id);
+    j["state_dir"] = w.state_dir.empty() ? json(nullptr) : json(w.state_dir);
+    j["branch"] = w.branch.empty() ? json(nullptr) : json(w.branch);
+    j["status"] = w.status.empty() ? json(nullptr) : json(w.status);
+    j["message"] = w.message.empty() ? json(nullptr) : json(w.message);
+    j["flags"] = w.flags;
+    j["report"] = w.report_json.empty() ? json(nullptr) : json::parse(w.report_json, nullptr, false);
+    j["placeholders"] = w.placeholders;
+    j["placeholders_removed"] = w.placeholders_removed;
+    j["placeholders_kept"] = w.placeholders_kept;
+    json re = json::array();
+    for (const auto& r : w.reapplied)
+        re.push_back({{"name", r.name},
+                      {"why", r.why},
+                      {"action", r.action},
+                      {"when", r.when},
+                      {"window_ms", static_cast<double>(static_cast<long long>(r.window_ms * 1000 + 0.5)) / 1000}});
+    j["reapplied"] = std::move(re);
+    j["reapplied_count"] = w.reapplied_count;
+    j["protection_lost"] = w.protection_lost.empty() ? json(nullptr) : json(w.protection_lost);
+    json audit = json::array();
+    for (const auto& f : w.audit) audit.push_back({{"path", f.path}, {"what", f.what}, {"action", f.action}});
+    j["audit"] = std::move(audit);
+    return j;
+}
+}  // namespace
 
 std::string record_json(const RunResult& r, std::chrono::system_clock::time_point start, int indent) {
     Outcome o = classify(r);
@@ -217,7 +229,7 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
                    {"cgroup_via", nullptr}, {"cgroup_unit", nullptr}};
     j["denials"] = {{"network", 0}, {"syscalls", 0}};
     j["network"] = {{"allowed", 0}, {"denied", 0}};
-    j["workspace"] = workspace_json(WorkspaceRecord{});
+    j["workspace"] = nullptr;
     j["start_time"] = iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
     return dump(j, indent);

@@ -253,8 +253,8 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     EXPECT_NE(field(text, "rm-rc"), "0") << text;
     EXPECT_EQ(field(text, "control-rc"), "0") << text;  // the workspace itself is writable
     EXPECT_FALSE(ajtest::exists(name)) << "the placeholder was left on the host";
-    ASSERT_EQ(res->workspace.placeholders_made.size(), 1u);
-    EXPECT_EQ(res->workspace.placeholders_made[0], name);
+    ASSERT_EQ(res->workspace.placeholders.size(), 1u);
+    EXPECT_EQ(res->workspace.placeholders[0], name);
     ASSERT_EQ(res->workspace.placeholders_removed.size(), 1u);
     EXPECT_TRUE(res->workspace.placeholders_kept.empty());
 }
@@ -334,7 +334,7 @@ TEST_F(Escape, WS07_ARunWhoseGuardCannotBeReappliedIsStopped) {
     auto rec = ajit::record_of(out);
     ASSERT_TRUE(rec.is_object()) << out.err;
     EXPECT_EQ(rec["reason"], "workspace guard") << out.err;
-    EXPECT_TRUE(ajtest::contains(rec["workspace"]["stopped"].get<std::string>(), "symbolic link")) << out.err;
+    EXPECT_TRUE(ajtest::contains(rec["workspace"]["protection_lost"].get<std::string>(), "symbolic link")) << out.err;
     EXPECT_TRUE(ajtest::contains(out.err, "the run was stopped")) << out.err;
 }
 
