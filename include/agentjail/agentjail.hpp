@@ -218,7 +218,7 @@ struct WorkspaceOutcome {
     // one could not be), and what the check after the run found and did.
     std::vector<std::string> placeholders_made;     // host paths created empty for the run
     std::vector<std::string> placeholders_removed;  // ... and removed after it
-    std::vector<std::string> placeholders_kept;     // ... kept: no longer empty or not ours, with why
+    std::vector<std::string> placeholders_kept;     // ... kept (filled in, or not ours), with why
     std::vector<WorkspaceReapplied> reapplied;      // the first 64
     std::uint64_t reapplied_count = 0;              // all of them
     std::string stopped;  // non-empty: a protection could not be re-applied and the run was stopped
