@@ -184,6 +184,24 @@ struct RunLimits {
     std::uint64_t fsize_bytes = 0;
 };
 
+// What a run did with the workspace (docs/workspace.md).
+struct WorkspaceFinding {
+    std::string path;    // relative to the workspace
+    std::string what;    // e.g. "nested repository with core.fsmonitor"
+    std::string action;  // e.g. "moved to <quarantine dir>", "flagged"
+};
+struct WorkspaceResult {
+    std::string mode = "direct";  // "direct", "clone" or "overlay"
+    std::string run_id;           // clone and overlay: the run's id (agentjail runs)
+    std::string branch;           // clone: agentjail/<run-id> in the user's repository
+    std::string report_text;      // clone and overlay: the risky-change report
+    std::string report_json;      //   and its JSON object ("" when none)
+    std::vector<std::string> placeholders;  // direct: names made for the run, removed after
+    std::vector<std::string> reapplied;     // direct: guards re-applied after a host change
+    std::string protection_lost;            // non-empty: the run was stopped, saying why
+    std::vector<WorkspaceFinding> audit;    // direct: what the post-run check found
+};
+
 struct RunResult {
     bool exited = false;     // true: exit_code is valid; false: killed by term_signal
     int exit_code = 0;
@@ -214,6 +232,7 @@ struct RunResult {
     // manager, named in cgroup_unit); empty without a cgroup.
     std::string cgroup_via;
     std::string cgroup_unit;
+    WorkspaceResult workspace;
 };
 
 class Launched;

@@ -124,6 +124,24 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
     return buf;
 }
 
+namespace {
+// What the run did with the workspace (docs/workspace.md); added in schema 1.
+json workspace_json(const WorkspaceResult& w) {
+    json j;
+    j["mode"] = w.mode;
+    j["run_id"] = w.run_id.empty() ? json(nullptr) : json(w.run_id);
+    j["branch"] = w.branch.empty() ? json(nullptr) : json(w.branch);
+    j["report"] = w.report_json.empty() ? json(nullptr) : json::parse(w.report_json, nullptr, false);
+    j["placeholders"] = w.placeholders;
+    j["reapplied"] = w.reapplied;
+    j["protection_lost"] = w.protection_lost.empty() ? json(nullptr) : json(w.protection_lost);
+    json audit = json::array();
+    for (const auto& f : w.audit) audit.push_back({{"path", f.path}, {"what", f.what}, {"action", f.action}});
+    j["audit"] = std::move(audit);
+    return j;
+}
+}  // namespace
+
 std::string record_json(const RunResult& r, std::chrono::system_clock::time_point start, int indent) {
     Outcome o = classify(r);
     json j;
@@ -151,6 +169,7 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
     // Connections the network proxy refused, and (under "network") those it allowed.
     j["denials"] = {{"network", r.network_denials}, {"syscalls", r.seccomp_denials}};
     j["network"] = {{"allowed", r.network_allowed}, {"denied", r.network_denials}};
+    j["workspace"] = workspace_json(r.workspace);
     j["start_time"] = iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
     return dump(j, indent);
@@ -191,6 +210,7 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
                    {"cgroup_via", nullptr}, {"cgroup_unit", nullptr}};
     j["denials"] = {{"network", 0}, {"syscalls", 0}};
     j["network"] = {{"allowed", 0}, {"denied", 0}};
+    j["workspace"] = nullptr;
     j["start_time"] = iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
     return dump(j, indent);
