@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -178,6 +179,22 @@ struct RunLimits {
     std::uint64_t fsize_bytes = 0;
 };
 
+// What a clone or overlay run left for the user (docs/workspace.md). Direct mode:
+// mode "direct" and nothing else.
+struct WorkspaceOutcome {
+    std::string mode = "direct";  // "direct", "clone" or "overlay"
+    std::string run_id;           // "20261202-011500-ab12cd"
+    std::string state_dir;        // the run's directory on the host
+    std::string branch;           // clone: "agentjail/<run-id>" in the user's repository
+    // As in run.json: "ok", "no-changes", "refused" (the sandbox tampered with what
+    // agentjail needs; nothing came back), "failed" (agentjail could not finish).
+    std::string status;
+    std::string message;          // why, when status is not "ok"
+    std::size_t flags = 0;        // changes that can run code later (the report's flags)
+    std::string report_text;      // for people, every name escaped
+    std::string report_json;      // a JSON object (docs/workspace.md)
+};
+
 struct RunResult {
     bool exited = false;     // true: exit_code is valid; false: killed by term_signal
     int exit_code = 0;
@@ -208,6 +225,8 @@ struct RunResult {
     // manager, named in cgroup_unit); empty without a cgroup.
     std::string cgroup_via;
     std::string cgroup_unit;
+    // Clone and overlay modes: where the agent's work is, and the risky-change report.
+    WorkspaceOutcome workspace;
 };
 
 class Launched;
