@@ -43,6 +43,18 @@ po::options_description run_options() {
         ("workspace,C", po::value<std::string>()->value_name("DIR"),
          "the workspace (default: the current directory), bound read-write at the same path; "
          "naming it here also allows / or the home directory (hidden paths stay hidden)")
+        ("workspace-mode", po::value<std::string>()->value_name("MODE"),
+         "direct (default): the agent writes the workspace itself, what runs on the host "
+         "later (.git/hooks, .git/config, editor and agent settings) read-only; clone: it "
+         "works in a private git clone whose commits come back as the branch "
+         "agentjail/RUN; overlay: its writes go to a layer kept aside, shown at exit and "
+         "applied with 'agentjail apply RUN' (docs/workspace.md)")
+        ("protect", po::value<std::vector<std::string>>()->value_name("PATH"),
+         "also make PATH (relative to the workspace, ** allowed) read-only inside, and "
+         "uncreatable if missing; repeatable")
+        ("unprotect", po::value<std::vector<std::string>>()->value_name("PATH"),
+         "let the agent write PATH, one of the policy's protected paths as 'explain' lists "
+         "them (e.g. .vscode); repeatable")
         ("ro", po::value<std::vector<std::string>>()->value_name("SRC[:DST]"),
          "bind SRC read-only at the absolute path DST (default: the same path); repeatable")
         ("rw", po::value<std::vector<std::string>>()->value_name("SRC[:DST]"),
@@ -222,6 +234,13 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
             policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--workspace")};
         // Named by the user: the only way a workspace may be / or the home directory.
         p.workspace_explicit = true;
+    } else if (key == "workspace-mode") {
+        if (auto r = policy::set_workspace_mode(p, value, flag_origin("--workspace-mode")); !r)
+            return r;
+    } else if (key == "protect") {
+        if (auto r = policy::add_protect(p, value, flag_origin("--protect")); !r) return r;
+    } else if (key == "unprotect") {
+        if (auto r = policy::remove_protect(p, value, flag_origin("--unprotect")); !r) return r;
     } else if (key == "net") {
         if (auto r = policy::set_net_mode(p, value, flag_origin("--net")); !r) return r;
     } else if (key == "allow-host") {
@@ -432,6 +451,13 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
             out.push_back("--rw " + m.src + (m.dst.empty() ? "" : " -> " + m.dst));
     for (const auto& h : p.hide)
         if (from_cli(h.origin)) out.push_back("--hide " + h.pattern);
+    if (from_cli(p.workspace_mode.origin))
+        out.push_back(std::string("--workspace-mode ") +
+                      policy::workspace_mode_name(p.workspace_mode.value));
+    for (const auto& r : p.protect)
+        if (from_cli(r.origin)) out.push_back("--protect " + r.pattern);
+    for (const auto& u : p.unprotect)
+        if (from_cli(u.origin)) out.push_back("--unprotect " + u.pattern);
     for (const auto& t : p.tmpfs)
         if (from_cli(t.origin))
             out.push_back("--tmpfs " + t.path +

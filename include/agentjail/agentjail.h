@@ -86,6 +86,8 @@ AJ_API int aj_policy_set_cwd(aj_policy *policy, const char *dir, aj_error **err)
  * An unknown key or a bad value is AJ_EINVAL with a message that names it. */
 AJ_API int aj_policy_set_limit(aj_policy *policy, const char *key, const char *value,
                                aj_error **err);
+/* [workspace] mode: "direct", "clone" or "overlay" (docs/workspace.md). */
+AJ_API int aj_policy_set_workspace_mode(aj_policy *policy, const char *mode, aj_error **err);
 AJ_API void aj_policy_free(aj_policy *policy);
 
 /* ---- running ---- */

@@ -129,6 +129,12 @@ public:
     // "tmpfs_size" "512M"; "max" lifts a limit; "allow_degraded" "true" runs with
     // rlimits only where no cgroup can be made (RunResult::degraded says so).
     Result<void> set_limit(const std::string& key, const std::string& value);
+    // [workspace]: "direct", "clone" or "overlay" (docs/workspace.md); a path under the
+    // workspace made read-only inside (** allowed); one of the policy's protected
+    // paths taken out (an error if the policy has no such entry).
+    Result<void> set_workspace_mode(const std::string& mode);
+    Result<void> add_protect(const std::string& pattern);
+    Result<void> remove_protect(const std::string& pattern);
 
     policy::Policy& raw();
     const policy::Policy& raw() const;

@@ -169,6 +169,18 @@ Result<void> Policy::set_limit(const std::string& key, const std::string& value)
     return policy::set_limit(*p_, key, value, policy::Origin{"api", 0, 0, "set_limit " + key});
 }
 
+Result<void> Policy::set_workspace_mode(const std::string& mode) {
+    return policy::set_workspace_mode(*p_, mode, api_origin("set_workspace_mode"));
+}
+
+Result<void> Policy::add_protect(const std::string& pattern) {
+    return policy::add_protect(*p_, pattern, api_origin("add_protect"));
+}
+
+Result<void> Policy::remove_protect(const std::string& pattern) {
+    return policy::remove_protect(*p_, pattern, api_origin("remove_protect"));
+}
+
 // ---- Sandbox ----
 
 Sandbox::Sandbox(std::unique_ptr<Launched> l) : l_(std::move(l)) {}

@@ -228,6 +228,14 @@ AJ_API int aj_policy_set_limit(aj_policy* policy, const char* key, const char* v
     });
 }
 
+AJ_API int aj_policy_set_workspace_mode(aj_policy* policy, const char* mode, aj_error** err) {
+    return guarded(err, [&] {
+        if (policy == nullptr) return null_arg(err, "aj_policy_set_workspace_mode", "policy");
+        if (mode == nullptr) return null_arg(err, "aj_policy_set_workspace_mode", "mode");
+        return status(err, policy->policy.set_workspace_mode(mode));
+    });
+}
+
 AJ_API void aj_policy_free(aj_policy* policy) {
     guarded_value(0, [&] {
         delete policy;

@@ -78,6 +78,27 @@ std::string check_path(std::string_view s) {
            std::string(s) + "'";
 }
 
+std::string check_protect_pattern(std::string_view s) {
+    if (s.empty()) return "expected a path under the workspace, got an empty string";
+    if (s.find('\0') != std::string_view::npos) return "a path may not contain a NUL character";
+    std::string_view rel = s;
+    if (has_root(s, "{workspace}")) rel = s.substr(std::string_view("{workspace}").size());
+    else if (s[0] == '/' || s[0] == '~' || has_root(s, "{tmp}"))
+        return "expected a path relative to the workspace (\".git/hooks\", \"**/.envrc\") or "
+               "starting with {workspace}/, got '" + std::string(s) + "'";
+    while (!rel.empty() && rel[0] == '/') rel.remove_prefix(1);
+    if (rel.empty()) return "'" + std::string(s) + "' names the workspace itself; protect a path inside it";
+    size_t start = 0;
+    while (start <= rel.size()) {
+        size_t end = rel.find('/', start);
+        if (end == std::string_view::npos) end = rel.size();
+        if (rel.substr(start, end - start) == "..")
+            return "'" + std::string(s) + "' leaves the workspace (..)";
+        start = end + 1;
+    }
+    return {};
+}
+
 std::string check_env_name(std::string_view s) {
     if (s.empty()) return "expected an environment variable name, got an empty string";
     bool ok = !(s[0] >= '0' && s[0] <= '9');

@@ -36,6 +36,10 @@ struct Layer {
     std::optional<Located<bool>> proc;
     std::optional<Located<bool>> dev;
 
+    std::optional<Located<WorkspaceMode>> workspace_mode;  // [workspace]
+    std::vector<ProtectRule> protect;
+    std::vector<ProtectRule> unprotect;
+
     std::vector<Located<std::string>> env_allow;
     std::vector<Located<std::string>> env_deny;
     std::vector<EnvSet> env_set;
@@ -95,6 +99,9 @@ Policy default_policy();
 
 // Value checks: "" when fine, otherwise what is wrong (no location) (checks.cc).
 std::string check_path(std::string_view s);         // absolute, ~, {workspace}, {tmp}
+// A [workspace] protect entry: relative to the workspace ("**/.git/hooks") or
+// starting with {workspace}/, never leaving it.
+std::string check_protect_pattern(std::string_view s);
 std::string check_env_name(std::string_view s);     // [A-Za-z_][A-Za-z0-9_]*
 std::string check_env_pattern(std::string_view s);  // a name that may hold * and ?
 std::string check_hostname(std::string_view s);     // RFC 1123, at most 64 characters

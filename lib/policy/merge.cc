@@ -27,6 +27,7 @@ Policy default_policy() {
     p.private_home.origin = def("filesystem.home");
     p.proc.origin = def("filesystem.proc");
     p.dev.origin = def("filesystem.dev");
+    p.workspace_mode.origin = def("workspace.mode");
     p.hostname.origin = def("process.hostname");
     p.cwd.origin = def("process.cwd");
     p.die_with_parent.origin = def("process.die_with_parent");
@@ -63,6 +64,17 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.private_home, l.private_home);
     override_with(p.proc, l.proc);
     override_with(p.dev, l.dev);
+
+    override_with(p.workspace_mode, l.workspace_mode);
+    append(p.protect, l.protect);
+    // unprotect takes an entry out of what the layers below protect (by the pattern
+    // as written); an entry no layer below has is refused by validate().
+    for (auto u : l.unprotect) {
+        u.matched = std::erase_if(p.protect, [&](const ProtectRule& r) {
+                        return r.pattern == u.pattern;
+                    }) != 0;
+        p.unprotect.push_back(std::move(u));
+    }
 
     append(p.env_allow, l.env_allow);
     append(p.env_deny, l.env_deny);

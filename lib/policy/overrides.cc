@@ -18,6 +18,50 @@ void add_hide(Policy& p, std::string pattern, Origin origin) {
     p.hide.push_back({std::move(pattern), std::move(origin)});
 }
 
+Result<void> set_workspace_mode(Policy& p, const std::string& mode, Origin origin) {
+    WorkspaceMode m;
+    if (mode == "direct")
+        m = WorkspaceMode::direct;
+    else if (mode == "clone")
+        m = WorkspaceMode::clone;
+    else if (mode == "overlay")
+        m = WorkspaceMode::overlay;
+    else
+        return detail::error_at(origin, "expected \"direct\", \"clone\" or \"overlay\", got \"" +
+                                            mode + "\"");
+    p.workspace_mode = Located<WorkspaceMode>{m, std::move(origin)};
+    return {};
+}
+
+const char* workspace_mode_name(WorkspaceMode m) {
+    switch (m) {
+        case WorkspaceMode::direct: return "direct";
+        case WorkspaceMode::clone: return "clone";
+        case WorkspaceMode::overlay: return "overlay";
+    }
+    return "direct";
+}
+
+Result<void> add_protect(Policy& p, const std::string& pattern, Origin origin) {
+    std::string problem = detail::check_protect_pattern(pattern);
+    if (!problem.empty()) return detail::error_at(origin, problem);
+    p.protect.push_back({pattern, std::move(origin)});
+    return {};
+}
+
+Result<void> remove_protect(Policy& p, const std::string& pattern, Origin origin) {
+    std::string problem = detail::check_protect_pattern(pattern);
+    if (!problem.empty()) return detail::error_at(origin, problem);
+    ProtectRule u{pattern, std::move(origin)};
+    u.matched = std::erase_if(p.protect, [&](const ProtectRule& r) { return r.pattern == pattern; }) != 0;
+    if (!u.matched)
+        return detail::error_at(u.origin, "'" + pattern +
+                                              "' is not a protected path of this policy "
+                                              "(explain lists them)");
+    p.unprotect.push_back(std::move(u));
+    return {};
+}
+
 void add_tmpfs(Policy& p, std::string path, std::uint64_t size, Origin origin) {
     // `--tmpfs /tmp:1G` on a policy that already has /tmp resizes it: the flag
     // is the only way to change a size a base layer chose. (Two tmpfs on one

@@ -12,11 +12,6 @@
 namespace agentjail::policy::detail {
 namespace {
 
-// Reserved for later versions: accepted when empty so that a policy can already
-// carry the section header, refused with a clear message as soon as it says
-// anything, because silently ignoring e.g. a seccomp rule would be a hole.
-constexpr std::string_view reserved_sections[] = {"workspace"};
-
 const std::vector<std::string_view> filesystem_keys = {"ro",        "rw",   "tmpfs", "hide",
                                                        "workspace", "home", "proc",  "dev"};
 const std::vector<std::string_view> environment_keys = {"allow", "deny", "set"};
@@ -24,11 +19,13 @@ const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with
 const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};
 const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};
 const std::vector<std::string_view> log_keys = {"allow_in_sandbox"};
+const std::vector<std::string_view> workspace_keys = {"mode", "protect", "unprotect"};
 const std::vector<std::string_view> seccomp_rule_keys = {"syscalls", "action", "args", "why",
                                                          "unless",   "record"};
 const std::pair<std::string_view, const std::vector<std::string_view>&> section_keys[] = {
     {"filesystem", filesystem_keys}, {"environment", environment_keys}, {"process", process_keys},
-    {"namespaces", namespaces_keys}, {"seccomp", seccomp_keys},         {"log", log_keys}};
+    {"namespaces", namespaces_keys}, {"seccomp", seccomp_keys},         {"log", log_keys},
+    {"workspace", workspace_keys}};
 
 std::string type_name(const toml::node& n) {
     switch (n.type()) {
@@ -169,7 +166,8 @@ private:
     bool seccomp(const toml::table& t);
     bool seccomp_rule(const toml::node& n, const std::string& key);
     bool limits(const toml::table& t);
-    bool reserved(const toml::node& n, const std::string& section);
+    bool workspace(const toml::table& t);
+    bool protect_list(const toml::node& n, const std::string& key, std::vector<ProtectRule>& out);
     bool network(const toml::table& t);
     bool host_rule(const toml::node& n, const std::string& key, HostRule& rule);
     bool secrets(const toml::table& t);
@@ -210,9 +208,13 @@ bool Parser::root(const toml::table& t) {
             if (!table_of(*e.node, "secrets", sub) || !secrets(*sub)) return false;
         } else if (k == "log") {
             if (!table_of(*e.node, "log", sub) || !log(*sub)) return false;
-        } else if (std::find(std::begin(reserved_sections), std::end(reserved_sections), k) !=
-                   std::end(reserved_sections)) {
-            if (!reserved(*e.node, std::string(k))) return false;
+        } else if (k == "workspace") {
+            if (!e.node->as_table())
+                return fail(e.node->source(), "workspace",
+                            "expected a table, got " + type_name(*e.node) +
+                                " (the workspace's access is set with filesystem.workspace, its "
+                                "mode with [workspace] mode)");
+            if (!table_of(*e.node, "workspace", sub) || !workspace(*sub)) return false;
         } else {
             // A section's key written at the top level ("ro = [...]" without
             // [filesystem]) is a common slip; name where it belongs.
@@ -244,17 +246,38 @@ bool Parser::extends(const toml::node& n) {
     return true;
 }
 
-bool Parser::reserved(const toml::node& n, const std::string& section) {
-    const toml::table* t = n.as_table();
-    if (!t && section == "workspace")
-        return fail(n.source(), section,
-                    "expected a table, got " + type_name(n) +
-                        " (the workspace mode is set with filesystem.workspace)");
-    if (!table_of(n, section, t)) return false;
-    auto keys = entries(*t);
-    if (keys.empty()) return true;
-    return fail(keys.front().key->source(), section + "." + std::string(keys.front().key->str()),
-                "not supported yet (the [" + section + "] section is reserved for a later version)");
+bool Parser::workspace(const toml::table& t) {
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "workspace." + std::string(k);
+        const toml::node& n = *e.node;
+        if (k == "mode") {
+            size_t which = 0;
+            if (!choice(n, key, {"direct", "clone", "overlay"}, which)) return false;
+            static constexpr WorkspaceMode modes[] = {WorkspaceMode::direct, WorkspaceMode::clone,
+                                                      WorkspaceMode::overlay};
+            out_.workspace_mode = Located<WorkspaceMode>{modes[which], origin(n.source(), key)};
+        } else if (k == "protect") {
+            if (!protect_list(n, key, out_.protect)) return false;
+        } else if (k == "unprotect") {
+            if (!protect_list(n, key, out_.unprotect)) return false;
+        } else {
+            return unknown_key(e, key, workspace_keys);
+        }
+    }
+    return true;
+}
+
+bool Parser::protect_list(const toml::node& n, const std::string& key, std::vector<ProtectRule>& out) {
+    const toml::array* a = nullptr;
+    if (!array_of(n, key, a)) return false;
+    for (size_t i = 0; i < a->size(); ++i) {
+        std::string item_key = key + "[" + std::to_string(i) + "]";
+        std::string s;
+        if (!checked(*a->get(i), item_key, s, check_protect_pattern)) return false;
+        out.push_back({s, origin(a->get(i)->source(), item_key)});
+    }
+    return true;
 }
 
 bool Parser::filesystem(const toml::table& t) {

@@ -70,6 +70,7 @@ enum class WorkspaceMode {
 struct ProtectRule {
     std::string pattern;
     Origin origin;
+    bool matched = true;  // unprotect: it took an entry out of a layer below
 };
 
 // One [[seccomp.rule]] as written. lib/seccomp resolves the names, the action and
@@ -257,6 +258,12 @@ Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin)
 // "NAME=SOURCE@HOST[,HOST...]" (SOURCE: env:VAR or file:PATH); implies proxy mode.
 Result<void> add_secret(Policy& p, const std::string& spec, Origin origin);
 const char* net_mode_name(NetMode m);
+// [workspace] overrides: the mode ("direct", "clone", "overlay"); a protected path
+// added; a protected path of the policy taken out (an error if it has none such).
+Result<void> set_workspace_mode(Policy& p, const std::string& mode, Origin origin);
+const char* workspace_mode_name(WorkspaceMode m);
+Result<void> add_protect(Policy& p, const std::string& pattern, Origin origin);
+Result<void> remove_protect(Policy& p, const std::string& pattern, Origin origin);
 // Reads NAME=VALUE lines (# comments, blank lines); errors name file:line.
 Result<void> load_env_file(Policy& p, const std::string& path);
 

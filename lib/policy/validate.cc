@@ -81,6 +81,27 @@ Result<void> validate(const Policy& p) {
                                         " sets workspace = \"none\"");
     }
 
+    for (const auto& r : p.protect)
+        if (auto ok = check(r.origin, detail::check_protect_pattern(r.pattern)); !ok) return ok;
+    for (const auto& u : p.unprotect) {
+        if (auto ok = check(u.origin, detail::check_protect_pattern(u.pattern)); !ok) return ok;
+        // A typo here would leave the path protected while the author believes
+        // otherwise: name the entries that can be taken out.
+        if (!u.matched)
+            return detail::error_at(u.origin, "'" + u.pattern +
+                                                  "' is not protected by any policy this one "
+                                                  "extends (explain lists the protected paths)");
+    }
+    if (p.workspace_mode.value != WorkspaceMode::direct &&
+        p.workspace.value != WorkspaceAccess::rw)
+        return detail::error_at(
+            p.workspace_mode.origin,
+            std::string("workspace mode \"") +
+                (p.workspace_mode.value == WorkspaceMode::clone ? "clone" : "overlay") +
+                "\" needs a read-write workspace, but " + p.workspace.origin.describe() +
+                " sets workspace = \"" + (p.workspace.value == WorkspaceAccess::ro ? "ro" : "none") +
+                "\"");
+
     if (p.workspace_path && p.workspace_path->value.empty())
         return detail::error_at(p.workspace_path->origin, "expected a directory, got an empty string");
     return {};

@@ -184,8 +184,8 @@ TEST(PolicyParseError, SectionKeysAtTheTopLevelNameTheirSection) {
     EXPECT_EQ(parse_err("hostname = 'x'\n"),
               "t.toml:1:1: hostname: unknown key; did you mean 'process.hostname'?");
     EXPECT_EQ(parse_err("workspace = 'rw'\n"),
-              "t.toml:1:13: workspace: expected a table, got a string (the workspace mode is set "
-              "with filesystem.workspace)");
+              "t.toml:1:13: workspace: expected a table, got a string (the workspace's access is "
+              "set with filesystem.workspace, its mode with [workspace] mode)");
 }
 
 TEST(PolicyParseError, UserMountAndPidNamespacesCannotBeTurnedOff) {
@@ -354,14 +354,49 @@ TEST(PolicyParseError, MountTablesNeedPathOrSrc) {
               "t.toml:2:7: filesystem.rw[0]: expected a table with 'path' or 'src' (and 'dst')");
 }
 
-TEST(PolicyParseError, ReservedSectionsRefuseAnyKey) {
-    // [limits] is no longer reserved (issue 4): tests/unit/test_limits_parse.cc; nor is
-    // [network] (issue 5): tests/unit/test_net_policy.cc.
-    EXPECT_EQ(parse_err("[workspace.clone]\n"),
-              "t.toml:1:12: workspace.clone: not supported yet (the [workspace] section is "
-              "reserved for a later version)");
+TEST(PolicyParseError, SectionsMustBeTables) {
+    // [limits] (issue 4), [network] (issue 5) and [workspace] (issue 10) are no
+    // longer reserved: their own tests are in test_limits_parse.cc, test_net_policy.cc
+    // and below.
     EXPECT_EQ(parse_err("seccomp = 'strict'\n"),
               "t.toml:1:11: seccomp: expected a table, got a string");
+    EXPECT_EQ(parse_err("workspace = 'clone'\n"),
+              "t.toml:1:13: workspace: expected a table, got a string (the workspace's access is "
+              "set with filesystem.workspace, its mode with [workspace] mode)");
+}
+
+// [workspace]: the mode, protect and unprotect, with origins; errors with
+// file:line:col.
+TEST(PolicyParse, WorkspaceSection) {
+    Policy d = parse_ok("");
+    EXPECT_EQ(d.workspace_mode.value, WorkspaceMode::direct);
+    Policy p = parse_ok("[workspace]\nmode = 'clone'\nprotect = ['.idea', '{workspace}/**/x']\n");
+    EXPECT_EQ(p.workspace_mode.value, WorkspaceMode::clone);
+    EXPECT_EQ(p.workspace_mode.origin.describe(), "t.toml:2:8 (workspace.mode)");
+    ASSERT_EQ(p.protect.size(), 2u);
+    EXPECT_EQ(p.protect[1].pattern, "{workspace}/**/x");
+    EXPECT_EQ(parse_ok("[workspace]\nmode = 'overlay'\n").workspace_mode.value, WorkspaceMode::overlay);
+}
+
+TEST(PolicyParseError, WorkspaceSection) {
+    EXPECT_EQ(parse_err("[workspace]\nmode = 'copy'\n"),
+              "t.toml:2:8: workspace.mode: expected \"direct\", \"clone\" or \"overlay\", got "
+              "\"copy\"");
+    EXPECT_EQ(parse_err("[workspace]\nprotect = ['/etc/passwd']\n"),
+              "t.toml:2:12: workspace.protect[0]: expected a path relative to the workspace "
+              "(\".git/hooks\", \"**/.envrc\") or starting with {workspace}/, got '/etc/passwd'");
+    EXPECT_EQ(parse_err("[workspace]\nprotect = ['a/../../b']\n"),
+              "t.toml:2:12: workspace.protect[0]: 'a/../../b' leaves the workspace (..)");
+    EXPECT_EQ(parse_err("[workspace]\nprotect = ['{workspace}']\n"),
+              "t.toml:2:12: workspace.protect[0]: '{workspace}' names the workspace itself; "
+              "protect a path inside it");
+    EXPECT_EQ(parse_err("[workspace]\nunprotect = ['.idea']\n"),
+              "t.toml:2:14: workspace.unprotect[0]: '.idea' is not protected by any policy this "
+              "one extends (explain lists the protected paths)");
+    EXPECT_EQ(parse_err("[workspace]\nclone = 1\n").substr(0, 30), "t.toml:2:1: workspace.clone: u");
+    EXPECT_EQ(parse_err("[filesystem]\nworkspace = 'ro'\n[workspace]\nmode = 'clone'\n"),
+              "t.toml:4:8: workspace.mode: workspace mode \"clone\" needs a read-write workspace, "
+              "but t.toml:2:13 (filesystem.workspace) sets workspace = \"ro\"");
 }
 
 // [log] allow_in_sandbox: off by default, a boolean with its origin, and errors
