@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -91,6 +92,9 @@ void tree_stamp(int dirfd, std::uint64_t dev, std::uint64_t& count, std::int64_t
     ::closedir(d);
 }
 
+// Setuid and setgid bits never come back from the sandbox.
+mode_t safe_mode(unsigned m) { return static_cast<mode_t>(m & 01777); }
+
 // Empty: the host's path is as it was when the run started; else why not.
 std::string conflict(int ws, const LayerChange& c) {
     sys::UniqueFd parent(open_parent(ws, c.path));
@@ -122,6 +126,45 @@ std::string conflict(int ws, const LayerChange& c) {
     if (static_cast<std::uint64_t>(st.st_size) != b.size || ns(st.st_mtim) != b.mtime_ns || ns(st.st_ctim) != b.ctime_ns)
         return "changed on the host since the run started";
     return {};
+}
+
+// Whether the workspace already shows what the change would make (an earlier
+// apply that left other changes out, or the user made it by hand).
+bool already_done(int ws, int upper, const LayerChange& c) {
+    sys::UniqueFd parent(open_parent(ws, c.path));
+    if (!parent) return false;
+    const std::string name = name_of(c.path);
+    struct stat st {};
+    if (::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT && c.kind == LayerChange::Kind::deleted;
+    if (c.kind == LayerChange::Kind::deleted) return false;
+    switch (c.type) {
+    case LayerChange::Type::dir: return S_ISDIR(st.st_mode) && (st.st_mode & 07777) == safe_mode(c.mode);
+    case LayerChange::Type::symlink: {
+        if (!S_ISLNK(st.st_mode)) return false;
+        char buf[PATH_MAX];
+        ssize_t n = ::readlinkat(parent.get(), name.c_str(), buf, sizeof buf);
+        return n >= 0 && std::string(buf, static_cast<size_t>(n)) == c.target;
+    }
+    case LayerChange::Type::file: {
+        if (!S_ISREG(st.st_mode) || (st.st_mode & 07777) != safe_mode(c.mode)) return false;
+        sys::UniqueFd a(sys::openat2(upper, c.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, kBeneath));
+        sys::UniqueFd b(::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        if (!a || !b) return false;
+        struct stat sa {};
+        if (::fstat(a.get(), &sa) != 0 || sa.st_size != st.st_size) return false;
+        std::vector<char> ba(1 << 16), bb(1 << 16);
+        for (;;) {
+            ssize_t na = ::read(a.get(), ba.data(), ba.size());
+            ssize_t nb = ::read(b.get(), bb.data(), bb.size());
+            if (na < 0 || nb < 0 || na != nb) return false;
+            if (na == 0) return true;
+            if (std::memcmp(ba.data(), bb.data(), static_cast<size_t>(na)) != 0) return false;
+        }
+    }
+    case LayerChange::Type::other: return false;
+    }
+    return false;
 }
 
 // Removes name in dirfd and, for a directory, all it holds; never follows a link.
@@ -160,9 +203,6 @@ std::string temp_name() {
     }
     return s;
 }
-
-// Setuid and setgid bits never come back from the sandbox.
-mode_t safe_mode(unsigned m) { return static_cast<mode_t>(m & 01777); }
 
 int write_file(int parent, int upper, const LayerChange& c) {
     sys::UniqueFd src(sys::openat2(upper, c.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, kBeneath));
@@ -271,10 +311,19 @@ Result<ApplyOutcome> apply_changes(const std::string& workspace, const std::stri
     // First the verdicts, against the host as it is before anything is written (a
     // deletion applied first must not make its path's addition look new).
     std::vector<std::string> skip_why(changes.size());
+    std::vector<bool> done(changes.size(), false);
     std::map<std::string, std::string> path_conflict;
+    for (size_t i = 0; i < changes.size(); ++i)
+        done[i] = well_formed(changes[i].path) && already_done(ws.get(), up.get(), changes[i]);
+    // A deletion is done when what replaced it at its path is.
+    for (size_t i = 0; i + 1 < changes.size(); ++i)
+        if (changes[i].kind == LayerChange::Kind::deleted && changes[i + 1].path == changes[i].path && done[i + 1])
+            done[i] = true;
     for (size_t i = 0; i < changes.size(); ++i) {
         const LayerChange& c = changes[i];
-        if (!well_formed(c.path)) {
+        if (done[i]) {
+            skip_why[i] = "already so";
+        } else if (!well_formed(c.path)) {
             skip_why[i] = "not a path inside the workspace";
         } else if (c.type == LayerChange::Type::other) {
             skip_why[i] = "not a file, directory or symlink: not applied";
@@ -290,17 +339,21 @@ Result<ApplyOutcome> apply_changes(const std::string& workspace, const std::stri
     // A deletion or a new directory skipped takes along what replaces it at its
     // path and everything below it (a mode change skipped leaves its tree alone).
     for (size_t i = 0; i < changes.size(); ++i) {
-        if (skip_why[i].empty() || !well_formed(changes[i].path)) continue;
+        if (skip_why[i].empty() || done[i] || !well_formed(changes[i].path)) continue;
         if (changes[i].kind == LayerChange::Kind::mode || changes[i].kind == LayerChange::Kind::modified) continue;
         for (size_t k = 0; k < changes.size(); ++k) {
-            if (k == i || !skip_why[k].empty()) continue;
+            if (k == i || !skip_why[k].empty() || done[k]) continue;
             const bool same = changes[k].path == changes[i].path;
             if (same || under(changes[k].path, changes[i].path))
                 skip_why[k] = "skipped with " + changes[i].path + " (" + skip_why[i] + ")";
         }
     }
-    for (size_t i = 0; i < changes.size(); ++i)
-        if (!skip_why[i].empty()) out.skipped.push_back({changes[i], skip_why[i]});
+    for (size_t i = 0; i < changes.size(); ++i) {
+        if (done[i])
+            out.applied.push_back({changes[i], skip_why[i]});
+        else if (!skip_why[i].empty())
+            out.skipped.push_back({changes[i], skip_why[i]});
+    }
 
     // Deletions deepest first, then the rest parents first.
     std::vector<size_t> order;
