@@ -65,6 +65,14 @@ void print_plan_summary(const Invocation& inv) {
     std::fflush(stderr);
 }
 
+// What direct mode's post-run check found in the workspace (lib/workspace/audit.hpp):
+// one line each, after the command's own output, whatever --json says.
+void print_workspace_findings(const RunResult& r) {
+    for (const auto& f : r.workspace.audit)
+        std::fprintf(stderr, "agentjail: workspace: %s: %s; %s\n",
+                     f.path.empty() ? "." : f.path.c_str(), util::printable(f.what).c_str(),
+                     util::printable(f.action).c_str());
+}
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -155,6 +163,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ::close(sfd);
     auto res = sb->wait();
     if (!res) return finish_error(rec, res.error());
+    print_workspace_findings(*res);
     // Clone and overlay runs: what came back and what in it runs code later.
     if (!res->workspace.report_text.empty()) std::fputs(res->workspace.report_text.c_str(), stderr);
     if (inv->apply && res->workspace.mode == "overlay" && !res->workspace.run_id.empty())

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -188,18 +189,28 @@ struct RunLimits {
 struct WorkspaceFinding {
     std::string path;    // relative to the workspace
     std::string what;    // e.g. "nested repository with core.fsmonitor"
-    std::string action;  // e.g. "moved to <quarantine dir>", "flagged"
+    std::string action;  // e.g. "renamed to config.agentjail-quarantined", "flagged"
 };
-struct WorkspaceResult {
+struct WorkspaceOutcome {
     std::string mode = "direct";  // "direct", "clone" or "overlay"
-    std::string run_id;           // clone and overlay: the run's id (agentjail runs)
-    std::string branch;           // clone: agentjail/<run-id> in the user's repository
-    std::string report_text;      // clone and overlay: the risky-change report
-    std::string report_json;      //   and its JSON object ("" when none)
-    std::vector<std::string> placeholders;  // direct: names made for the run, removed after
-    std::vector<std::string> reapplied;     // direct: guards re-applied after a host change
-    std::string protection_lost;            // non-empty: the run was stopped, saying why
-    std::vector<WorkspaceFinding> audit;    // direct: what the post-run check found
+    // Clone and overlay modes: where the agent's work is, and the risky-change report.
+    std::string run_id;     // "20261202-011500-ab12cd"
+    std::string state_dir;  // the run's directory on the host
+    std::string branch;     // clone: "agentjail/<run-id>" in the user's repository
+    // As in run.json: "ok", "no-changes", "refused" (the sandbox tampered with what
+    // agentjail needs; nothing came back), "failed" (agentjail could not finish).
+    std::string status;
+    std::string message;      // why, when status is not "ok"
+    std::size_t flags = 0;    // changes that can run code later (the report's flags)
+    std::string report_text;  // for people, every name escaped
+    std::string report_json;  // a JSON object (docs/workspace.md)
+    // Direct mode: names made for the run and removed after, guards re-applied after
+    // a host-side change, why the run was stopped when one could not be, and what
+    // the post-run audit found and did.
+    std::vector<std::string> placeholders;
+    std::vector<std::string> reapplied;
+    std::string protection_lost;
+    std::vector<WorkspaceFinding> audit;
 };
 
 struct RunResult {
@@ -232,7 +243,7 @@ struct RunResult {
     // manager, named in cgroup_unit); empty without a cgroup.
     std::string cgroup_via;
     std::string cgroup_unit;
-    WorkspaceResult workspace;
+    WorkspaceOutcome workspace;
 };
 
 class Launched;

@@ -10,6 +10,9 @@
 #include "policy/policy.hpp"
 #include "tty/relay.hpp"
 #include "workspace/overlay_run.hpp"
+#include "workspace/audit.hpp"
+
+#include <time.h>
 
 #include <cerrno>
 #include <optional>
@@ -38,6 +41,9 @@ public:
     bool shares_host_network = false;
     // Overlay mode: the run's state (upper layer, start snapshot), finished in wait().
     std::unique_ptr<workspace::OverlayRun> overlay;
+    // Direct mode with a writable workspace: what the run left there that would run
+    // on the host is looked for after it (lib/workspace/audit.hpp).
+    std::optional<workspace::AuditOptions> audit;
 };
 
 namespace {
@@ -256,6 +262,24 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
             return px->prepare_ca();
         };
     }
+    // Taken before the clone: whatever the run writes has a later ctime. The coarse
+    // clock the kernel stamps files with lags this one by up to a tick.
+    std::optional<workspace::AuditOptions> audit;
+    if (plan->workspace_mode == policy::WorkspaceMode::direct && !plan->workspace.empty() &&
+        policy.raw().workspace.value == policy::WorkspaceAccess::rw) {
+        audit.emplace();
+        audit->workspace = plan->workspace;
+        ::clock_gettime(CLOCK_REALTIME, &audit->since);
+        // 50 ms: several ticks at any HZ.
+        if (audit->since.tv_nsec >= 50'000'000) {
+            audit->since.tv_nsec -= 50'000'000;
+        } else {
+            audit->since.tv_sec -= 1;
+            audit->since.tv_nsec += 950'000'000;
+        }
+        for (const auto& g : plan->guards)
+            if (g.kind == plan::Guard::Kind::protected_ro) audit->protected_paths.push_back(g.host);
+    }
     auto proc = launch::spawn(*plan, stdio, hooks);
     if (!proc) return std::move(proc).error();
     if (proxy) {
@@ -269,6 +293,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     launched->proxy = std::move(proxy);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
     launched->overlay = std::move(overlay);
+    launched->audit = std::move(audit);
     return Sandbox(std::move(launched));
 }
 
@@ -306,6 +331,9 @@ Result<RunResult> Sandbox::wait() {
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
     // Nothing of the sandbox is left: its upper layer is what it wrote.
     if (l_->overlay) l_->overlay->finish(r->workspace);
+    // Every process of the sandbox is gone: nothing can change the workspace under
+    // the audit but the user.
+    if (l_->audit) r->workspace.audit = workspace::audit_direct(*l_->audit);
     l_->result = *r;
     return *r;
 }

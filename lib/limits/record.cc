@@ -126,11 +126,15 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
 
 namespace {
 // What the run did with the workspace (docs/workspace.md); added in schema 1.
-json workspace_json(const WorkspaceResult& w) {
+json workspace_json(const WorkspaceOutcome& w) {
     json j;
     j["mode"] = w.mode;
     j["run_id"] = w.run_id.empty() ? json(nullptr) : json(w.run_id);
+    j["state_dir"] = w.state_dir.empty() ? json(nullptr) : json(w.state_dir);
     j["branch"] = w.branch.empty() ? json(nullptr) : json(w.branch);
+    j["status"] = w.status.empty() ? json(nullptr) : json(w.status);
+    j["message"] = w.message.empty() ? json(nullptr) : json(w.message);
+    j["flags"] = w.flags;
     j["report"] = w.report_json.empty() ? json(nullptr) : json::parse(w.report_json, nullptr, false);
     j["placeholders"] = w.placeholders;
     j["reapplied"] = w.reapplied;

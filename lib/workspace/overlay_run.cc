@@ -202,9 +202,10 @@ Result<std::unique_ptr<OverlayRun>> OverlayRun::start(plan::Plan& plan, const st
     return run;
 }
 
-void OverlayRun::finish(WorkspaceResult& out) {
+void OverlayRun::finish(WorkspaceOutcome& out) {
     out.mode = "overlay";
     out.run_id = dir_.id;
+    out.state_dir = dir_.path;
     remove_work_dir(dir_.fd.get());
     rec_.ended = now_iso();
     auto changes = collect_changes(upper_, workspace_, start_, protect_);
@@ -226,6 +227,9 @@ void OverlayRun::finish(WorkspaceResult& out) {
         rec_.status = "failed";
         rec_.message = w.error().message();
     }
+    out.status = rec_.status;
+    out.message = rec_.message;
+    out.flags = rec_.flags;
     if (rec_.status == "failed")
         out.report_text = "agentjail: overlay run " + dir_.id + ": " + util::printable(rec_.message) +
                           " (the upper layer is kept in " + util::printable(dir_.path) + ")\n";

@@ -34,7 +34,7 @@ public:
     // After the sandbox is gone: reads the change set from the upper layer, writes
     // it (changes.json) and run.json, and fills `out` with the report. The upper
     // layer stays for `agentjail apply`; the work directory goes.
-    void finish(WorkspaceResult& out);
+    void finish(WorkspaceOutcome& out);
 
     // The launch failed: the run's directory goes (nothing ran in it).
     void abandon();
