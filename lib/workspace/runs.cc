@@ -389,6 +389,14 @@ Result<void> remove_tree_at(int dirfd, const std::string& what) {
             if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) is_dir = S_ISDIR(st.st_mode);
         }
         if (is_dir) {
+            // A directory the sandbox made mode 000 (or overlayfs's work/work) cannot
+            // be opened for reading by its unprivileged owner: opened as O_PATH (no
+            // permission needed, no link followed) and made 0700 through its
+            // /proc/self/fd name, which names exactly that inode.
+            if (int p = ::openat(dirfd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); p >= 0) {
+                (void)::chmod(("/proc/self/fd/" + std::to_string(p)).c_str(), 0700);
+                ::close(p);
+            }
             int sub = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub < 0) {
                 // Replaced by something else meanwhile: remove whatever it is now.

@@ -5,6 +5,8 @@
 #include "common.hpp"
 #include "overlay_support.hpp"
 
+#include "workspace/runs.hpp"
+
 #include <sys/stat.h>
 
 namespace {
@@ -164,6 +166,24 @@ TEST_F(Overlay, ResultRecordCarriesTheReport) {
     EXPECT_EQ(j["workspace"]["mode"], "overlay");
     EXPECT_EQ(j["workspace"]["run_id"], only_run());
     EXPECT_TRUE(j["workspace"]["report"].is_object());
+}
+
+}  // namespace
+
+namespace {
+
+// discard (workspace::remove_run) takes an overlay run's upper layer with it,
+// also a directory the agent made unreadable (mode 000) inside it.
+TEST_F(Overlay, RemovingTheRunTakesItsUpperLayer) {
+    auto r = jail.sh("mkdir -p locked/deep && echo x > locked/deep/f && chmod 000 locked", mode);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    const std::string id = only_run();
+    const std::string dir = ajov::runs_dir(jail.home()) + "/" + id;
+    ASSERT_TRUE(ajtest::exists(dir + "/upper/locked"));
+    auto removed = agentjail::workspace::remove_run(ajov::runs_dir(jail.home()), id);
+    EXPECT_TRUE(removed) << removed.error().message();
+    EXPECT_FALSE(ajtest::exists(dir));
+    EXPECT_TRUE(ajov::run_ids(jail.home()).empty());
 }
 
 }  // namespace
