@@ -91,6 +91,9 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     if (inv->command.empty())
         return usage_error("no command given (usage: agentjail [OPTIONS] [--] COMMAND [ARGS...])");
+    if (inv->apply && inv->policy->raw().workspace_mode.value != policy::WorkspaceMode::overlay)
+        return finish_error(rec, Error(ErrorKind::invalid_input, EINVAL,
+                                       "--apply: only overlay runs have changes to apply (--workspace-mode overlay)"));
     if (inv->verbose) print_plan_summary(*inv);
 
     // Blocked before the spawn so that none is lost in between: the sandbox's
@@ -174,6 +177,10 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     if (!res->workspace.stopped.empty()) std::fprintf(stderr, "agentjail: %s\n", res->workspace.stopped.c_str());
     print_workspace_findings(*res);
+    // Clone and overlay runs: what came back and what in it runs code later.
+    if (!res->workspace.report_text.empty()) std::fputs(res->workspace.report_text.c_str(), stderr);
+    if (inv->apply && res->workspace.mode == "overlay" && !res->workspace.run_id.empty())
+        (void)apply_at_exit(res->workspace.run_id, false);
     return finish_run(rec, *res);
 }
 

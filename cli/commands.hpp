@@ -13,5 +13,9 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_doctor(const std::vector<std::string>& args);
 int cmd_policies(const std::vector<std::string>& args);
 int cmd_gc(const std::vector<std::string>& args);
+int cmd_apply(const std::vector<std::string>& args);
+// run --apply: an overlay run's changes applied as `agentjail apply RUN` would
+// (protected paths and conflicts left out); 0 when all were applied.
+int apply_at_exit(const std::string& run_id, bool json);
 
 }  // namespace agentjail::cli

@@ -130,7 +130,10 @@ po::options_description terminal_options() {
          "that act on your machine (OSC 52 clipboard, file:// links, title and colour "
          "reports, DCS/APC passthrough) are dropped")
         ("no-tty",
-         "give the command pipes even when run from a terminal (it then sees no tty)");
+         "give the command pipes even when run from a terminal (it then sees no tty)")
+        ("apply",
+         "overlay mode: apply the run's changes to the workspace when it ends, as "
+         "`agentjail apply RUN` does (protected paths and conflicts are left for it)");
     // clang-format on
     return d;
 }
@@ -365,6 +368,7 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     inv.json = vm.count("json") > 0;
     inv.tty_raw = vm.count("tty-raw") > 0;
     inv.no_tty = vm.count("no-tty") > 0;
+    inv.apply = vm.count("apply") > 0;
     if (vm.count("json-fd")) {
         inv.json_fd = vm["json-fd"].as<int>();
         // 0, 1 and 2 are the command's streams as well: a record there can be forged.
@@ -388,7 +392,7 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     for (const po::option& o : parsed.options) {
         if (o.string_key == "policy" || o.string_key == "help" || o.string_key == "verbose" ||
             o.string_key == "json" || o.string_key == "json-fd" || o.string_key == "result-file" ||
-            o.string_key == "tty-raw" || o.string_key == "no-tty")
+            o.string_key == "tty-raw" || o.string_key == "no-tty" || o.string_key == "apply")
             continue;
         if (o.string_key == "allow-degraded") {
             if (auto r = policy::set_limit(p, "allow_degraded", "true", flag_origin("--allow-degraded")); !r)
@@ -518,6 +522,7 @@ std::string global_help() {
           "  agentjail doctor            check what this host's kernel supports\n"
           "  agentjail policies          list the built-in policies\n"
           "  agentjail gc                remove the cgroups of killed runs\n"
+          "  agentjail apply RUN         write an overlay run's changes into its workspace\n"
           "  agentjail --version\n"
           "\n"
           "The first word that is not an option ends the options ('agentjail ls -l' runs\n"

@@ -37,6 +37,7 @@ struct Invocation {
     std::string result_file;  // run: write the result record here (also when agentjail fails)
     bool tty_raw = false;     // run: no output filter on the pty relay
     bool no_tty = false;      // run: pipes even from a terminal
+    bool apply = false;       // run: overlay mode, apply the change set at exit
 };
 
 // Parses args (without the program name and the verb). The first word that is

@@ -9,6 +9,7 @@
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 #include "tty/relay.hpp"
+#include "workspace/overlay_run.hpp"
 #include "workspace/audit.hpp"
 
 #include <time.h>
@@ -38,6 +39,8 @@ public:
     // it stops first when a sandbox is dropped without wait().
     std::unique_ptr<net::Proxy> proxy;
     bool shares_host_network = false;
+    // Overlay mode: the run's state (upper layer, start snapshot), finished in wait().
+    std::unique_ptr<workspace::OverlayRun> overlay;
     // Direct mode with a writable workspace: what the run left there that would run
     // on the host is looked for after it (lib/workspace/audit.hpp).
     std::optional<workspace::AuditOptions> audit;
@@ -205,6 +208,21 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (!host) return std::move(host).error();
     auto plan = plan::build(policy.raw(), argv, *host);
     if (!plan) return std::move(plan).error();
+    // Overlay mode: the run's directory and layers exist before clone; a launch that
+    // fails from here on removes them again (the guard), one that succeeds keeps them.
+    std::unique_ptr<workspace::OverlayRun> overlay;
+    struct AbandonGuard {
+        std::unique_ptr<workspace::OverlayRun>* run;
+        ~AbandonGuard() {
+            if (*run) (*run)->abandon();
+        }
+    } abandon_guard{&overlay};
+    if (plan->workspace_mode == policy::WorkspaceMode::overlay) {
+        auto ov = workspace::OverlayRun::start(*plan, workspace::runs_root(host->environ, host->home),
+                                               workspace::protect_patterns(policy.raw()));
+        if (!ov) return std::move(ov).error();
+        overlay = std::move(*ov);
+    }
     // The command's stdio: pipes or a pty of its own, relayed; never the caller's files.
     tty::Options ro;
     ro.fds = {options.stdin_fd, options.stdout_fd, options.stderr_fd};
@@ -274,6 +292,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*relay), std::move(*proc));
     launched->proxy = std::move(proxy);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
+    launched->overlay = std::move(overlay);
     launched->audit = std::move(audit);
     return Sandbox(std::move(launched));
 }
@@ -310,6 +329,8 @@ Result<RunResult> Sandbox::wait() {
     }
     if (l_->shares_host_network)
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
+    // Nothing of the sandbox is left: its upper layer is what it wrote.
+    if (l_->overlay) l_->overlay->finish(r->workspace);
     // Every process of the sandbox is gone: nothing can change the workspace under
     // the audit but the user.
     if (l_->audit) r->workspace.audit = workspace::audit_direct(*l_->audit);

@@ -134,6 +134,47 @@ int attach_sealed_clone(int dirfd, const char* path, unsigned flags, int target)
     return r;
 }
 
+// The overlay over the workspace, as a detached mount with its final flags (so it
+// is never reachable without nosuid, nodev). The layers are named to the kernel as
+// /proc/self/fd/N of directories opened here without following symlinks: a layer
+// path that a link was swapped into after planning is refused, not followed.
+int make_overlay(const ChildMount& m, Stage* stage) {
+    *stage = Stage::clone_tree;
+    int fds[3] = {-1, -1, -1};
+    const char* paths[3] = {m.src, m.upper, m.work};
+    int r = 0;
+    for (int i = 0; i < 3 && r >= 0; ++i) {
+        fds[i] = sys::openat2(AT_FDCWD, paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC, kSource);
+        r = fds[i];
+    }
+    int fs = -1;
+    if (r >= 0) {
+        *stage = Stage::overlay_open;
+        r = fs = sys::fsopen("overlay", FSOPEN_CLOEXEC);
+    }
+    static const char* const keys[3] = {"lowerdir", "upperdir", "workdir"};
+    char path[40];
+    for (int i = 0; i < 3 && r >= 0; ++i) {
+        *stage = Stage::overlay_layers;
+        fd_path(path, fds[i]);
+        r = sys::fsconfig(fs, FSCONFIG_SET_STRING, keys[i], path, 0);
+    }
+    // In a user namespace (ours, whoever the caller is) overlayfs can keep what it
+    // records about the layers (opaque directories, copy-up origins) only in
+    // user.overlay.* xattrs: trusted.* needs CAP_SYS_ADMIN in the initial namespace.
+    if (r >= 0) r = sys::fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", nullptr, 0);
+    if (r >= 0) {
+        *stage = Stage::overlay_create;
+        r = sys::fsconfig(fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0);
+    }
+    int tree = -1;
+    if (r >= 0) r = tree = sys::fsmount(fs, FSMOUNT_CLOEXEC, static_cast<unsigned>(m.attr));
+    if (fs >= 0) ::close(fs);
+    for (int fd : fds)
+        if (fd >= 0) ::close(fd);
+    return r < 0 ? r : tree;
+}
+
 int fail_with(Failure* f, Stage s, int e, int index) {
     f->stage = s;
     f->err = -e;
@@ -148,13 +189,19 @@ int build_root(RootPlan& rp, Failure* fail) {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0)
         return fail_with(fail, Stage::mount_private, err(), -1);
 
-    // Clone every bind source before the staging tmpfs covers its path (a workspace
-    // under /tmp must still be reachable).
+    // Clone every bind source (and make the workspace's overlay) before the staging
+    // tmpfs covers its path (a workspace under /tmp must still be reachable).
     const int n = static_cast<int>(rp.mounts.size());
     bool need_mask_file = false;
     for (int i = 0; i < n; ++i) {
         ChildMount& m = rp.mounts[static_cast<size_t>(i)];
         if (m.kind == MountKind::mask_file) need_mask_file = true;
+        if (m.kind == MountKind::overlay) {
+            Stage stage = Stage::none;
+            m.tree_fd = make_overlay(m, &stage);
+            if (m.tree_fd < 0) return fail_with(fail, stage, m.tree_fd, i);
+            continue;
+        }
         if (m.kind != MountKind::bind) continue;
         m.tree_fd = clone_source(m);
         if (m.tree_fd < 0) return fail_with(fail, Stage::clone_tree, m.tree_fd, i);
@@ -192,6 +239,7 @@ int build_root(RootPlan& rp, Failure* fail) {
         Stage stage = Stage::mount_fs;
         switch (m.kind) {
             case MountKind::bind:
+            case MountKind::overlay:
                 stage = Stage::attach;
                 r = attach(m.tree_fd, target);
                 ::close(m.tree_fd);

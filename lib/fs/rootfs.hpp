@@ -18,6 +18,8 @@ struct ChildMount {
     const char* src = nullptr;   // host path (bind) or link text (symlink)
     const char* rel = nullptr;   // dst without its leading '/': "" is the root
     const char* data = nullptr;  // mount options for tmpfs / devpts / mask_dir
+    const char* upper = nullptr; // overlay: the upper layer and its work directory (src: lower)
+    const char* work = nullptr;
     unsigned long flags = 0;     // MS_* for the classic mounts
     std::uint64_t attr = 0;      // MOUNT_ATTR_* set on a bind's detached tree
     bool is_dir = true;
@@ -62,6 +64,9 @@ enum class Stage : int {
     pty_open,
     pty_setup,
     pty_foreground,
+    overlay_open,    // fsopen("overlay"): no overlayfs for this user namespace
+    overlay_layers,  // a layer or an option refused (userxattr: before Linux 5.11)
+    overlay_create,  // the filesystem refused the layers together
     listener = 100,  // not a failure: the message carries the seccomp listener fd
     proxy_fd = 101,  // not a failure: the message carries the proxy's listening socket
     pty_fd = 102,    // not a failure: the message carries the sandbox's pty master

@@ -24,7 +24,7 @@ std::string tmpfs_data(std::uint64_t size, unsigned mode) {
 RootPlan prepare(const plan::Plan& plan) {
     RootPlan rp;
     // Pointers into storage must stay valid: reserve so the vector never reallocates.
-    rp.storage.reserve(plan.mounts.size() * 3 + 1);
+    rp.storage.reserve(plan.mounts.size() * 4 + 1);
     auto keep = [&rp](std::string s) -> const char* {
         rp.storage.push_back(std::move(s));
         return rp.storage.back().c_str();
@@ -45,6 +45,14 @@ RootPlan prepare(const plan::Plan& plan) {
                 // Device binds (/dev/null, ...) must keep device access; nothing else may
                 // open device nodes, whatever the host mount allowed.
                 if (op.is_dir || op.dst.rfind("/dev/", 0) != 0) m.attr |= MOUNT_ATTR_NODEV;
+                break;
+            case plan::MountKind::overlay:
+                m.src = keep(op.src);
+                m.upper = keep(op.upper);
+                m.work = keep(op.work);
+                // The workspace's bind has no device nodes nor setuid programs either.
+                m.attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+                if (op.read_only) m.attr |= MOUNT_ATTR_RDONLY;
                 break;
             case plan::MountKind::tmpfs:
                 m.flags = MS_NOSUID | MS_NODEV | (op.read_only ? MS_RDONLY : 0);
@@ -114,6 +122,9 @@ const char* stage_name(Stage s) {
         case Stage::pty_setup: return "setting up the sandbox's pty";
         case Stage::pty_fd: return "passing the sandbox's pty";
         case Stage::pty_foreground: return "making the command the pty's foreground job";
+        case Stage::overlay_open: return "opening an overlayfs for the workspace";
+        case Stage::overlay_layers: return "giving the workspace's overlay its layers";
+        case Stage::overlay_create: return "creating the workspace's overlay";
     }
     return "unknown stage";
 }

@@ -47,6 +47,24 @@ Result<void> write_file(const std::string& path, const std::string& text) {
     return {};
 }
 
+// Overlay mode cannot work here: say why and what to do instead.
+std::string overlay_hint(fs::Stage stage, int err, const std::string& upper) {
+    const std::string instead = "; overlay mode needs overlayfs mountable by an unprivileged user namespace "
+                                "(Linux 5.11 or newer, overlayfs built in or loaded with `modprobe overlay`): "
+                                "use such a kernel, or --workspace-mode clone";
+    if (stage == fs::Stage::overlay_open) {
+        if (err == ENODEV) return "; this kernel has no overlayfs" + instead;
+        return "; the kernel does not let this user namespace mount an overlayfs" + instead;
+    }
+    if (stage == fs::Stage::overlay_layers)
+        return "; this kernel's overlayfs refused a layer or the userxattr option (older than Linux 5.11?)" +
+               instead;
+    (void)err;
+    return "; the upper layer " + upper +
+           " must be on a filesystem with user.* extended attributes and whiteouts (ext4, xfs, btrfs; "
+           "tmpfs from Linux 6.6): set XDG_STATE_HOME to a directory on one" + instead;
+}
+
 // Explains a failure report from the child in terms of the plan.
 Error explain_report(const Report& r, const plan::Plan& plan) {
     auto stage = static_cast<fs::Stage>(r.stage);
@@ -64,13 +82,19 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
     if (r.index >= 0 && static_cast<size_t>(r.index) < plan.mounts.size()) {
         const auto& op = plan.mounts[static_cast<size_t>(r.index)];
         what += " " + op.dst;
-        if (!op.src.empty() && op.kind == plan::MountKind::bind) what += " (from " + op.src + ")";
+        if (!op.src.empty() && (op.kind == plan::MountKind::bind || op.kind == plan::MountKind::overlay))
+            what += " (from " + op.src + ")";
         if (!op.why.empty()) what += " [" + op.why + "]";
     }
     std::string hint;
     if (stage == fs::Stage::mount_fs && err == EPERM)
         hint = "; the kernel refused a new mount here (a /proc or /sys partly hidden on the host, "
                "as in some containers, prevents a fresh procfs)";
+    if (stage == fs::Stage::overlay_open || stage == fs::Stage::overlay_layers ||
+        stage == fs::Stage::overlay_create)
+        hint = overlay_hint(stage, err, r.index >= 0 && static_cast<size_t>(r.index) < plan.mounts.size()
+                                            ? plan.mounts[static_cast<size_t>(r.index)].upper
+                                            : std::string());
     if (stage == fs::Stage::clone_tree && err == ELOOP)
         hint = "; a path component became a symlink after planning, refusing to follow it";
     return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err) + hint);

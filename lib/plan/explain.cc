@@ -101,6 +101,10 @@ std::string mount_line(const MountOp& op) {
     std::string detail;
     switch (op.kind) {
     case MountKind::bind: detail = "<- " + op.src; break;
+    case MountKind::overlay:
+        detail = "<- " + op.src + " (lower; writes go to " +
+                 (op.upper.empty() ? std::string("the run's upper layer") : op.upper) + ")";
+        break;
     case MountKind::symlink:
         access = "";
         detail = "-> " + op.src;

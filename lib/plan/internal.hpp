@@ -112,6 +112,10 @@ bool uses_globstar(const std::string& raw);
 // the workspace already decided; plan.workspace and plan.home are set.
 Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan);
 
+// [workspace] mode = "overlay": the workspace's bind becomes an overlay with the
+// workspace as its lower layer (overlay.cc); after build_mounts and the host-file rules.
+Result<void> overlay_workspace(const policy::Policy& policy, Plan& plan);
+
 // Fills plan.env and plan.exec_candidates (plan.home and plan.cwd are set).
 Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan& plan);
 Result<void> build_exec(const std::vector<std::string>& argv, Plan& plan);

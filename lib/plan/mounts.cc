@@ -726,7 +726,8 @@ private:
             const MountOp& p = ops[*parent];
             switch (p.kind) {
             case MountKind::tmpfs: continue;
-            case MountKind::bind: break;
+            case MountKind::bind:
+            case MountKind::overlay: break;  // the lower layer is what is there
             case MountKind::symlink:
                 return invalid(op.why, "cannot mount " + op.dst + " under the symlink " + p.dst);
             case MountKind::proc:

@@ -148,7 +148,9 @@ std::optional<size_t> covering_op(const std::vector<MountOp>& mounts, const std:
 
 std::optional<std::string> host_path(const std::vector<MountOp>& mounts, const std::string& path) {
     auto i = covering_op(mounts, path);
-    if (!i || mounts[*i].kind != MountKind::bind) return std::nullopt;
+    // An overlay shows its lower layer until the sandbox writes: the same answer.
+    if (!i || (mounts[*i].kind != MountKind::bind && mounts[*i].kind != MountKind::overlay))
+        return std::nullopt;
     return join(mounts[*i].src, relative_to(path, mounts[*i].dst));
 }
 
@@ -185,7 +187,7 @@ std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts,
             const MountOp& op = mounts[*i];
             if (op.kind == MountKind::symlink && op.dst == next) {
                 link = op.src;
-            } else if (op.kind == MountKind::bind) {
+            } else if (op.kind == MountKind::bind || op.kind == MountKind::overlay) {
                 std::string host = join(op.src, relative_to(next, op.dst));
                 struct stat st {};
                 if (::lstat(host.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -216,6 +218,7 @@ const char* kind_name(MountKind kind) {
     case MountKind::mask_dir: return "mask_dir";
     case MountKind::mask_file: return "mask_file";
     case MountKind::readonly: return "readonly";
+    case MountKind::overlay: return "overlay";
     }
     return "unknown";
 }

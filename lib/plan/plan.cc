@@ -277,6 +277,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     for (const auto& m : plan.mounts)
         if (m.kind == MountKind::bind && !m.read_only)
             plan.host_files.sandbox_writable.push_back({m.src, m.why});
+    if (auto r = detail::overlay_workspace(policy, plan); !r) return std::move(r).error();
     plan.host_files.allow_in_sandbox = policy.log_in_sandbox.value;
     plan.host_files.allow_origin = detail::describe(policy.log_in_sandbox.origin);
     if (auto r = detail::build_network(policy, host, ctx, plan); !r) return std::move(r).error();

@@ -42,6 +42,10 @@ enum class MountKind {
     mask_dir,   // an empty, read-only, mode-000 tmpfs over dst
     mask_file,  // an empty mode-000 file bound read-only over dst
     readonly,   // dst, already inside the sandbox (e.g. /proc/sys), bound over itself read-only
+    // An overlayfs at dst: src (host, canonical) is the lower layer, seen but never
+    // written; the writes go to upper, beside work (both in the run's state directory,
+    // set by lib/workspace when the run starts: empty in a plan that was only built).
+    overlay,
 };
 
 struct MountOp {
@@ -52,6 +56,8 @@ struct MountOp {
     bool is_dir = true;      // bind: what kind of mount point to create
     std::uint64_t size_bytes = 0;  // tmpfs
     unsigned mode = 0755;          // tmpfs root mode
+    std::string upper;             // overlay: the upper layer's directory (host)
+    std::string work;              // overlay: its work directory, on the same filesystem
     std::string why;         // origin, e.g. "default.toml:12:5 (filesystem.ro[0])"
     // bind: src does not exist at plan time; the launcher creates it (see
     // Guard::placeholder) before it clones the sources, and removes it after.

@@ -68,6 +68,11 @@
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#define SYS_fsconfig 431
+#define SYS_fsmount 432
+#endif
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
@@ -130,6 +135,20 @@ inline int move_mount(int from_dirfd, const char* from, int to_dirfd, const char
 
 inline int mount_setattr(int dirfd, const char* path, unsigned flags, MountAttr* attr) {
     return static_cast<int>(ret(::syscall(SYS_mount_setattr, dirfd, path, flags, attr, sizeof *attr)));
+}
+
+// The new mount API (Linux 5.2), for filesystems whose options are paths that must
+// name exactly what was opened (overlayfs layers): constants from <sys/mount.h>.
+inline int fsopen(const char* fs_name, unsigned flags) {
+    return static_cast<int>(ret(::syscall(SYS_fsopen, fs_name, flags)));
+}
+
+inline int fsconfig(int fs_fd, unsigned cmd, const char* key, const char* value, int aux) {
+    return static_cast<int>(ret(::syscall(SYS_fsconfig, fs_fd, cmd, key, value, aux)));
+}
+
+inline int fsmount(int fs_fd, unsigned flags, unsigned attr) {
+    return static_cast<int>(ret(::syscall(SYS_fsmount, fs_fd, flags, attr)));
 }
 
 inline int close_range(unsigned first, unsigned last, unsigned flags) {

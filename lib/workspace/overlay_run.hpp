@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// One overlay run from start to end on the host: its state directory with the
+// upper layer, the workspace's snapshot, and at the end the change set, its
+// risky-change report and run.json; later `agentjail apply RUN`.
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include "plan/plan.hpp"
+#include "policy/policy.hpp"
+#include "workspace/overlay.hpp"
+#include "workspace/report.hpp"
+#include "workspace/runs.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace agentjail::workspace {
+
+// The patterns an overlay run marks protected: the policy's [workspace] protect
+// (the built-in list when it has none), less its unprotect entries.
+std::vector<std::string> protect_patterns(const policy::Policy& policy);
+
+class OverlayRun {
+public:
+    // Makes the run's directory under runs_root (upper/ and work/ in it), points
+    // the plan's overlay op at them, and takes the workspace's snapshot (what a
+    // conflict at apply time is measured against). Nothing exists yet for the
+    // sandbox: a failure here leaves no run behind.
+    static Result<std::unique_ptr<OverlayRun>> start(plan::Plan& plan, const std::string& runs_root,
+                                                     std::vector<std::string> protect);
+
+    // After the sandbox is gone: reads the change set from the upper layer, writes
+    // it (changes.json) and run.json, and fills `out` with the report. The upper
+    // layer stays for `agentjail apply`; the work directory goes.
+    void finish(WorkspaceOutcome& out);
+
+    // The launch failed: the run's directory goes (nothing ran in it).
+    void abandon();
+
+    const std::string& id() const { return dir_.id; }
+    const std::string& root() const { return root_; }
+
+private:
+    OverlayRun() = default;
+    std::string root_;
+    RunDir dir_;
+    std::string workspace_;
+    std::string upper_;
+    Snapshot start_;
+    std::vector<std::string> protect_;
+    RunRecord rec_;
+};
+
+// The risky-change report of a change set (upper_dir: where new content is read).
+Report overlay_report(const std::string& run_id, const std::vector<LayerChange>& changes, const std::string& upper_dir);
+
+struct AppliedRun {
+    RunRecord record;
+    ApplyOutcome outcome;
+};
+
+// `agentjail apply RUN`: loads the run's change set and applies it to its
+// workspace; the record's status becomes "applied" (or says what was left).
+Result<AppliedRun> apply_run(const std::string& runs_root, const std::string& id, const ApplyOptions& opts);
+
+// What apply did, for people (names escaped), and as a JSON object.
+std::string apply_text(const AppliedRun& a);
+std::string apply_json(const AppliedRun& a, int indent = 2);
+
+}  // namespace agentjail::workspace

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// Overlay mode without privileges: the plan's overlay op (masks still on top),
+// the protected-path matcher, the change set's JSON, the start snapshot, and
+// apply on plain directories (upper layers without whiteouts).
+#include "test_plan_fixture.hpp"
+
+#include "workspace/overlay.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace {
+
+using namespace ajplantest;
+namespace plan = agentjail::plan;
+namespace ws = agentjail::workspace;
+using agentjail::policy::WorkspaceMode;
+
+TEST(OverlayPlan, WorkspaceBindBecomesAnOverlayWithMasksOnTop) {
+    PlanTree t;
+    Policy pol = t.defaults();
+    pol.workspace_mode = {WorkspaceMode::overlay, at("p.toml", 2, 8, "workspace.mode")};
+    auto r = plan::build(pol, {"tool"}, t.host());
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->workspace_mode, WorkspaceMode::overlay);
+    const MountOp* op = find_op(*r, t.proj());
+    ASSERT_NE(op, nullptr);
+    EXPECT_EQ(op->kind, MountKind::overlay);
+    EXPECT_EQ(op->src, t.proj());
+    EXPECT_FALSE(op->read_only);
+    EXPECT_TRUE(op->upper.empty());  // set when the run starts
+    EXPECT_NE(op->why.find("p.toml:2:8"), std::string::npos) << op->why;
+    const MountOp* env = find_op(*r, t.proj() + "/.env");
+    ASSERT_NE(env, nullptr);
+    EXPECT_EQ(env->kind, MountKind::mask_file);
+    EXPECT_GT(index_of(*r, t.proj() + "/.env"), index_of(*r, t.proj()));
+    EXPECT_NE(plan::to_text(*r).find("overlay"), std::string::npos);
+
+    // Direct mode keeps the bind.
+    auto d = plan::build(t.defaults(), {"tool"}, t.host());
+    ASSERT_TRUE(d);
+    EXPECT_EQ(find_op(*d, t.proj())->kind, MountKind::bind);
+}
+
+TEST(OverlayProtect, DefaultListMatchesWhatRunsLater) {
+    const auto& list = ws::default_protected();
+    for (const char* p : {".git/hooks/pre-commit", ".git/config", "sub/.git/config", ".gitattributes",
+                          "pkg/.gitattributes", ".gitmodules", ".claude/settings.json",
+                          ".claude/settings.local.json", ".mcp.json", ".vscode/tasks.json", ".envrc",
+                          ".git/modules/lib/hooks/post-checkout", ".git/info/attributes"})
+        EXPECT_TRUE(ws::is_protected(p, list)) << p;
+    for (const char* p : {"src/main.c", ".git/objects/ab/cdef", ".git/refs/heads/main", ".git/index",
+                          "README.md", ".claude/notes.md", "vscode/tasks.json"})
+        EXPECT_FALSE(ws::is_protected(p, list)) << p;
+    EXPECT_TRUE(ws::is_protected("deploy/secrets/x", {"{workspace}/deploy/secrets"}));
+    EXPECT_TRUE(ws::is_protected("a/b/c/Makefile", {"**/Makefile"}));
+    EXPECT_FALSE(ws::is_protected("Makefile.old", {"**/Makefile"}));
+}
+
+TEST(OverlayChanges, JsonRoundTrip) {
+    ws::LayerChange c;
+    c.kind = ws::LayerChange::Kind::modified;
+    c.type = ws::LayerChange::Type::symlink;
+    c.path = "dir/odd\nname";
+    c.target = "/elsewhere";
+    c.mode = 0777;
+    c.protected_path = true;
+    ws::Stamp s;
+    s.dev = 1;
+    s.ino = 2;
+    s.mode = 0120777;
+    s.size = 10;
+    s.mtime_ns = 123456789012345;
+    s.ctime_ns = 223456789012345;
+    c.base = s;
+    ws::LayerChange d;
+    d.kind = ws::LayerChange::Kind::deleted;
+    d.type = ws::LayerChange::Type::dir;
+    d.path = "gone";
+    auto back = ws::changes_from_json(ws::changes_to_json({c, d}), "test");
+    ASSERT_TRUE(back) << back.error().message();
+    ASSERT_EQ(back->size(), 2u);
+    EXPECT_EQ((*back)[0].path, c.path);
+    EXPECT_EQ((*back)[0].target, c.target);
+    EXPECT_EQ((*back)[0].kind, c.kind);
+    EXPECT_TRUE((*back)[0].protected_path);
+    ASSERT_TRUE((*back)[0].base);
+    EXPECT_EQ(*(*back)[0].base, s);
+    EXPECT_FALSE((*back)[1].base);
+    EXPECT_FALSE(ws::changes_from_json("{\"not\":1}", "x"));
+    EXPECT_FALSE(ws::changes_from_json("[{\"path\":\"a\"}]", "x"));
+}
+
+// An upper layer made by hand (no whiteouts: those need mknod), collected and
+// applied to a copy of the lower one.
+TEST(OverlayApply, CollectAndApplyOnPlainDirectories) {
+    ajtest::TempDir t("aj-ovl-unit");
+    t.write("lower/a.txt", "a\n");
+    t.write("lower/same.txt", "same\n");
+    t.write("lower/dir/f", "f\n");
+    t.write("upper/a.txt", "changed\n");
+    t.write("upper/same.txt", "same\n");  // copied up only
+    t.write("upper/new/n.txt", "n\n");
+    t.write("upper/.git/hooks/post-merge", "#!/bin/sh\n", 0755);
+    ASSERT_EQ(::symlink("/etc", (t.path() + "/upper/link").c_str()), 0);
+    auto snap = ws::snapshot(t.path() + "/lower");
+    ASSERT_TRUE(snap) << snap.error().message();
+    EXPECT_EQ(snap->count("dir/f"), 1u);
+    EXPECT_EQ(snap->at("dir").tree_count, 1u);
+    auto changes = ws::collect_changes(t.path() + "/upper", t.path() + "/lower", *snap, ws::default_protected());
+    ASSERT_TRUE(changes) << changes.error().message();
+    std::vector<std::string> got;
+    for (const auto& c : *changes)
+        got.push_back(std::string(ws::layer_kind_name(c.kind)) + " " + c.path + (c.protected_path ? " P" : ""));
+    EXPECT_EQ(got, (std::vector<std::string>{"added .git", "added .git/hooks P", "added .git/hooks/post-merge P",
+                                             "modified a.txt", "added link", "added new", "added new/n.txt"}));
+
+    auto out = ws::apply_changes(t.path() + "/lower", t.path() + "/upper", *changes, {});
+    ASSERT_TRUE(out) << out.error().message();
+    EXPECT_EQ(out->applied.size(), 5u);
+    EXPECT_EQ(out->skipped.size(), 2u);
+    EXPECT_TRUE(out->failed.empty());
+    EXPECT_EQ(ajtest::read_file(t.path() + "/lower/a.txt"), "changed\n");
+    EXPECT_EQ(ajtest::read_file(t.path() + "/lower/new/n.txt"), "n\n");
+    EXPECT_FALSE(ajtest::exists(t.path() + "/lower/.git/hooks"));
+    char buf[16] = {};
+    EXPECT_EQ(::readlink((t.path() + "/lower/link").c_str(), buf, sizeof buf - 1), 4);
+    EXPECT_STREQ(buf, "/etc");
+}
+
+}  // namespace
