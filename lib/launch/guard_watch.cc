@@ -471,7 +471,11 @@ bool GuardWatch::check_all(const char* why) {
     return true;
 }
 
-void GuardWatch::finish(WorkspaceOutcome& out) {
+void GuardWatch::finish(WorkspaceOutcome& out, bool release_namespaces) {
+    if (release_namespaces || !made_.empty()) {
+        userns_.reset();
+        mntns_.reset();
+    }
     for (auto& r : reapplied_) out.reapplied.push_back(std::move(r));
     reapplied_.clear();
     out.reapplied_count += count_;

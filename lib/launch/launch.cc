@@ -428,7 +428,7 @@ Result<RunResult> Process::wait() {
         supervisor_->join();
         res.timed_out = supervisor_->timed_out();
         res.seccomp_denials = supervisor_->denials();
-        supervisor_->finish_guards(res.workspace);
+        supervisor_->finish_guards(res.workspace, !placeholders_.empty());
     }
     // The sandbox is gone: nothing can race the removal from inside.
     placeholders_.finish(res.workspace.placeholders_made, res.workspace.placeholders_removed,

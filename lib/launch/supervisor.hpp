@@ -44,9 +44,10 @@ public:
     void join();
     bool timed_out() const { return timed_out_.load(); }
     std::uint64_t denials() const { return denials_.load(); }
-    // After join(): what the guard watcher did.
-    void finish_guards(WorkspaceOutcome& out) {
-        if (c_.guards) c_.guards->finish(out);
+    // After join(): what the guard watcher did. release_namespaces: the caller has
+    // placeholders to remove (see GuardWatch::finish).
+    void finish_guards(WorkspaceOutcome& out, bool release_namespaces) {
+        if (c_.guards) c_.guards->finish(out, release_namespaces);
     }
 
 private:

@@ -138,12 +138,13 @@ inline int mount_setattr(int dirfd, const char* path, unsigned flags, MountAttr*
 }
 
 // The new mount API (Linux 5.2), for filesystems whose options are paths that must
-// name exactly what was opened (overlayfs layers): constants from <sys/mount.h>.
+// name exactly what was opened (overlayfs layers), and for the guard watch's tmpfs
+// masks made without a path to mount them on: constants from <sys/mount.h>.
 inline int fsopen(const char* fs_name, unsigned flags) {
     return static_cast<int>(ret(::syscall(SYS_fsopen, fs_name, flags)));
 }
 
-inline int fsconfig(int fs_fd, unsigned cmd, const char* key, const char* value, int aux) {
+inline int fsconfig(int fs_fd, unsigned cmd, const char* key, const void* value, int aux) {
     return static_cast<int>(ret(::syscall(SYS_fsconfig, fs_fd, cmd, key, value, aux)));
 }
 
@@ -157,18 +158,6 @@ inline int close_range(unsigned first, unsigned last, unsigned flags) {
 
 inline int pidfd_send_signal(int pidfd, int sig) {
     return static_cast<int>(ret(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)));
-}
-
-// The new mount API, for the supervisor's helper that re-applies a mask in a running
-// sandbox (launch/guard_watch.cc): a tmpfs made without a path to mount it on.
-inline int fsopen(const char* fstype, unsigned flags) {
-    return static_cast<int>(ret(::syscall(SYS_fsopen, fstype, flags)));
-}
-inline int fsconfig(int fd, unsigned cmd, const char* key, const void* value, int aux) {
-    return static_cast<int>(ret(::syscall(SYS_fsconfig, fd, cmd, key, value, aux)));
-}
-inline int fsmount(int fd, unsigned flags, unsigned attr_flags) {
-    return static_cast<int>(ret(::syscall(SYS_fsmount, fd, flags, attr_flags)));
 }
 
 inline int pivot_root(const char* new_root, const char* put_old) {
