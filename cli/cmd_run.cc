@@ -152,7 +152,17 @@ int cmd_run(const std::vector<std::string>& args) {
     ::close(sfd);
     auto res = sb->wait();
     if (!res) return finish_error(rec, res.error());
-    return finish_run(rec, *res);
+    const WorkspaceOutcome& ws = res->workspace;
+    // Clone and overlay modes: what came back and what to look at, before the record
+    // (names in it are escaped by the library: nothing the agent chose acts on the terminal).
+    if (ws.mode != "direct") std::fputs(ws.report_text.c_str(), stderr);
+    int status = finish_run(rec, *res);
+    if (ws.status == "refused" || ws.status == "failed") {
+        std::fprintf(stderr, "agentjail: %s mode: the work did not come back: %s (the command's own exit status: %d)\n",
+                     ws.mode.c_str(), util::printable(ws.message).c_str(), status);
+        return exit_agentjail_error;
+    }
+    return status;
 }
 
 }  // namespace agentjail::cli

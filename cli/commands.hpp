@@ -13,5 +13,8 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_doctor(const std::vector<std::string>& args);
 int cmd_policies(const std::vector<std::string>& args);
 int cmd_gc(const std::vector<std::string>& args);
+// cmd_runs.cc: clone and overlay runs kept on this machine.
+int cmd_runs(const std::vector<std::string>& args);
+int cmd_discard(const std::vector<std::string>& args);
 
 }  // namespace agentjail::cli

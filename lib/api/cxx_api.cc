@@ -9,6 +9,8 @@
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 #include "tty/relay.hpp"
+#include "workspace/clone.hpp"
+#include "workspace/runs.hpp"
 
 #include <cerrno>
 #include <optional>
@@ -35,6 +37,9 @@ public:
     // it stops first when a sandbox is dropped without wait().
     std::unique_ptr<net::Proxy> proxy;
     bool shares_host_network = false;
+    // Clone mode: the run's clone, audited and fetched back by wait(), only once the
+    // sandbox is gone. Dropped without wait(), it only marks run.json (no git runs).
+    std::unique_ptr<workspace::CloneRun> clone;
 };
 
 namespace {
@@ -199,6 +204,17 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (!host) return std::move(host).error();
     auto plan = plan::build(policy.raw(), argv, *host);
     if (!plan) return std::move(plan).error();
+    // Clone mode: the clone is made here, on the host, and bound in the workspace's
+    // place; `explain` builds the same plan but never comes here.
+    std::unique_ptr<workspace::CloneRun> clone;
+    if (policy.raw().workspace_mode.value == policy::WorkspaceMode::clone) {
+        workspace::CloneOptions co;
+        co.runs_root = workspace::runs_root(host->environ, host->home);
+        co.commit_uncommitted = policy.raw().workspace_commit_uncommitted.value;
+        auto c = workspace::CloneRun::prepare(*plan, co);
+        if (!c) return std::move(c).error();
+        clone = std::move(*c);
+    }
     // The command's stdio: pipes or a pty of its own, relayed; never the caller's files.
     tty::Options ro;
     ro.fds = {options.stdin_fd, options.stdout_fd, options.stderr_fd};
@@ -250,6 +266,10 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*relay), std::move(*proc));
     launched->proxy = std::move(proxy);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
+    if (clone) {
+        clone->launched();
+        launched->clone = std::move(clone);
+    }
     return Sandbox(std::move(launched));
 }
 
@@ -285,6 +305,9 @@ Result<RunResult> Sandbox::wait() {
     }
     if (l_->shares_host_network)
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
+    // Nothing of the sandbox is left (its pid namespace died with its init):
+    // only now is the clone looked at and its work brought back.
+    if (l_->clone) r->workspace = l_->clone->finish();
     l_->result = *r;
     return *r;
 }

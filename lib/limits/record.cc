@@ -153,6 +153,16 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
     j["network"] = {{"allowed", r.network_allowed}, {"denied", r.network_denials}};
     j["start_time"] = iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
+    // Clone and overlay modes: where the work is and what its report flagged.
+    if (r.workspace.mode != "direct") {
+        const auto& w = r.workspace;
+        json ws = {{"mode", w.mode},     {"run_id", w.run_id},   {"state_dir", w.state_dir},
+                   {"branch", w.branch.empty() ? json(nullptr) : json(w.branch)},
+                   {"status", w.status}, {"message", w.message}, {"flags", w.flags}};
+        auto rep = json::parse(w.report_json, nullptr, false);
+        ws["report"] = rep.is_discarded() ? json(nullptr) : rep;
+        j["workspace"] = std::move(ws);
+    }
     return dump(j, indent);
 }
 
