@@ -158,8 +158,8 @@ int cmd_run(const std::vector<std::string>& args) {
     if (ws.mode != "direct") std::fputs(ws.report_text.c_str(), stderr);
     int status = finish_run(rec, *res);
     if (ws.status == "refused" || ws.status == "failed") {
-        std::fprintf(stderr, "agentjail: %s mode: the work did not come back: %s (the command's own exit status: %d)\n",
-                     ws.mode.c_str(), util::printable(ws.message).c_str(), status);
+        std::fprintf(stderr, "agentjail: %s mode: the work did not come back (%s): %s (the command's own exit status: %d)\n",
+                     ws.mode.c_str(), ws.status.c_str(), util::printable(ws.message).c_str(), status);
         return exit_agentjail_error;
     }
     return status;
