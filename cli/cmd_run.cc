@@ -65,6 +65,14 @@ void print_plan_summary(const Invocation& inv) {
     std::fflush(stderr);
 }
 
+// What direct mode's post-run check found in the workspace (lib/workspace/audit.hpp):
+// one line each, after the command's own output, whatever --json says.
+void print_workspace_findings(const RunResult& r) {
+    for (const auto& f : r.workspace.audit)
+        std::fprintf(stderr, "agentjail: workspace: %s: %s; %s\n",
+                     f.path.empty() ? "." : f.path.c_str(), util::printable(f.what).c_str(),
+                     util::printable(f.action).c_str());
+}
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -153,6 +161,7 @@ int cmd_run(const std::vector<std::string>& args) {
     auto res = sb->wait();
     if (!res) return finish_error(rec, res.error());
     const WorkspaceOutcome& ws = res->workspace;
+    print_workspace_findings(*res);
     // Clone and overlay modes: what came back and what to look at, before the record
     // (names in it are escaped by the library: nothing the agent chose acts on the terminal).
     if (ws.mode != "direct") std::fputs(ws.report_text.c_str(), stderr);

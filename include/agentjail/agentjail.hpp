@@ -185,20 +185,32 @@ struct RunLimits {
     std::uint64_t fsize_bytes = 0;
 };
 
-// What a clone or overlay run left for the user (docs/workspace.md). Direct mode:
-// mode "direct" and nothing else.
+// What a run did with the workspace (docs/workspace.md).
+struct WorkspaceFinding {
+    std::string path;    // relative to the workspace
+    std::string what;    // e.g. "nested repository with core.fsmonitor"
+    std::string action;  // e.g. "renamed to config.agentjail-quarantined", "flagged"
+};
 struct WorkspaceOutcome {
     std::string mode = "direct";  // "direct", "clone" or "overlay"
-    std::string run_id;           // "20261202-011500-ab12cd"
-    std::string state_dir;        // the run's directory on the host
-    std::string branch;           // clone: "agentjail/<run-id>" in the user's repository
+    // Clone and overlay modes: where the agent's work is, and the risky-change report.
+    std::string run_id;     // "20261202-011500-ab12cd"
+    std::string state_dir;  // the run's directory on the host
+    std::string branch;     // clone: "agentjail/<run-id>" in the user's repository
     // As in run.json: "ok", "no-changes", "refused" (the sandbox tampered with what
     // agentjail needs; nothing came back), "failed" (agentjail could not finish).
     std::string status;
-    std::string message;          // why, when status is not "ok"
-    std::size_t flags = 0;        // changes that can run code later (the report's flags)
-    std::string report_text;      // for people, every name escaped
-    std::string report_json;      // a JSON object (docs/workspace.md)
+    std::string message;      // why, when status is not "ok"
+    std::size_t flags = 0;    // changes that can run code later (the report's flags)
+    std::string report_text;  // for people, every name escaped
+    std::string report_json;  // a JSON object (docs/workspace.md)
+    // Direct mode: names made for the run and removed after, guards re-applied after
+    // a host-side change, why the run was stopped when one could not be, and what
+    // the post-run audit found and did.
+    std::vector<std::string> placeholders;
+    std::vector<std::string> reapplied;
+    std::string protection_lost;
+    std::vector<WorkspaceFinding> audit;
 };
 
 struct RunResult {
@@ -231,7 +243,6 @@ struct RunResult {
     // manager, named in cgroup_unit); empty without a cgroup.
     std::string cgroup_via;
     std::string cgroup_unit;
-    // Clone and overlay modes: where the agent's work is, and the risky-change report.
     WorkspaceOutcome workspace;
 };
 

@@ -11,6 +11,9 @@
 #include "tty/relay.hpp"
 #include "workspace/clone.hpp"
 #include "workspace/runs.hpp"
+#include "workspace/audit.hpp"
+
+#include <time.h>
 
 #include <cerrno>
 #include <optional>
@@ -40,6 +43,9 @@ public:
     // Clone mode: the run's clone, audited and fetched back by wait(), only once the
     // sandbox is gone. Dropped without wait(), it only marks run.json (no git runs).
     std::unique_ptr<workspace::CloneRun> clone;
+    // Direct mode with a writable workspace: what the run left there that would run
+    // on the host is looked for after it (lib/workspace/audit.hpp).
+    std::optional<workspace::AuditOptions> audit;
 };
 
 namespace {
@@ -254,6 +260,24 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
             return px->prepare_ca();
         };
     }
+    // Taken before the clone: whatever the run writes has a later ctime. The coarse
+    // clock the kernel stamps files with lags this one by up to a tick.
+    std::optional<workspace::AuditOptions> audit;
+    if (plan->workspace_mode == policy::WorkspaceMode::direct && !plan->workspace.empty() &&
+        policy.raw().workspace.value == policy::WorkspaceAccess::rw) {
+        audit.emplace();
+        audit->workspace = plan->workspace;
+        ::clock_gettime(CLOCK_REALTIME, &audit->since);
+        // 50 ms: several ticks at any HZ.
+        if (audit->since.tv_nsec >= 50'000'000) {
+            audit->since.tv_nsec -= 50'000'000;
+        } else {
+            audit->since.tv_sec -= 1;
+            audit->since.tv_nsec += 950'000'000;
+        }
+        for (const auto& g : plan->guards)
+            if (g.kind == plan::Guard::Kind::protected_ro) audit->protected_paths.push_back(g.host);
+    }
     auto proc = launch::spawn(*plan, stdio, hooks);
     if (!proc) return std::move(proc).error();
     if (proxy) {
@@ -270,6 +294,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         clone->launched();
         launched->clone = std::move(clone);
     }
+    launched->audit = std::move(audit);
     return Sandbox(std::move(launched));
 }
 
@@ -308,6 +333,9 @@ Result<RunResult> Sandbox::wait() {
     // Nothing of the sandbox is left (its pid namespace died with its init):
     // only now is the clone looked at and its work brought back.
     if (l_->clone) r->workspace = l_->clone->finish();
+    // Every process of the sandbox is gone: nothing can change the workspace under
+    // the audit but the user.
+    if (l_->audit) r->workspace.audit = workspace::audit_direct(*l_->audit);
     l_->result = *r;
     return *r;
 }

@@ -124,6 +124,28 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
     return buf;
 }
 
+namespace {
+// What the run did with the workspace (docs/workspace.md); added in schema 1.
+json workspace_json(const WorkspaceOutcome& w) {
+    json j;
+    j["mode"] = w.mode;
+    j["run_id"] = w.run_id.empty() ? json(nullptr) : json(w.run_id);
+    j["state_dir"] = w.state_dir.empty() ? json(nullptr) : json(w.state_dir);
+    j["branch"] = w.branch.empty() ? json(nullptr) : json(w.branch);
+    j["status"] = w.status.empty() ? json(nullptr) : json(w.status);
+    j["message"] = w.message.empty() ? json(nullptr) : json(w.message);
+    j["flags"] = w.flags;
+    j["report"] = w.report_json.empty() ? json(nullptr) : json::parse(w.report_json, nullptr, false);
+    j["placeholders"] = w.placeholders;
+    j["reapplied"] = w.reapplied;
+    j["protection_lost"] = w.protection_lost.empty() ? json(nullptr) : json(w.protection_lost);
+    json audit = json::array();
+    for (const auto& f : w.audit) audit.push_back({{"path", f.path}, {"what", f.what}, {"action", f.action}});
+    j["audit"] = std::move(audit);
+    return j;
+}
+}  // namespace
+
 std::string record_json(const RunResult& r, std::chrono::system_clock::time_point start, int indent) {
     Outcome o = classify(r);
     json j;
@@ -151,18 +173,9 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
     // Connections the network proxy refused, and (under "network") those it allowed.
     j["denials"] = {{"network", r.network_denials}, {"syscalls", r.seccomp_denials}};
     j["network"] = {{"allowed", r.network_allowed}, {"denied", r.network_denials}};
+    j["workspace"] = workspace_json(r.workspace);
     j["start_time"] = iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
-    // Clone and overlay modes: where the work is and what its report flagged.
-    if (r.workspace.mode != "direct") {
-        const auto& w = r.workspace;
-        json ws = {{"mode", w.mode},     {"run_id", w.run_id},   {"state_dir", w.state_dir},
-                   {"branch", w.branch.empty() ? json(nullptr) : json(w.branch)},
-                   {"status", w.status}, {"message", w.message}, {"flags", w.flags}};
-        auto rep = json::parse(w.report_json, nullptr, false);
-        ws["report"] = rep.is_discarded() ? json(nullptr) : rep;
-        j["workspace"] = std::move(ws);
-    }
     return dump(j, indent);
 }
 
@@ -201,6 +214,7 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
                    {"cgroup_via", nullptr}, {"cgroup_unit", nullptr}};
     j["denials"] = {{"network", 0}, {"syscalls", 0}};
     j["network"] = {{"allowed", 0}, {"denied", 0}};
+    j["workspace"] = nullptr;
     j["start_time"] = iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
     return dump(j, indent);

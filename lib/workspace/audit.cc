@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: Apache-2.0
+// Direct mode's post-run audit (audit.hpp): one walk of the workspace that never
+// follows a symlink, looking at git directories and at agent and editor settings
+// the run created or changed.
+#include "workspace/audit.hpp"
+
+#include "sys/syscalls.hpp"
+#include "util/strings.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cctype>
+
+namespace agentjail::workspace {
+
+namespace {
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string trim(const std::string& s) {
+    size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return s.substr(a, b - a);
+}
+
+bool is_bool_text(const std::string& v) {
+    const std::string l = lower(trim(v));
+    return l.empty() || l == "true" || l == "false" || l == "yes" || l == "no" || l == "on" ||
+           l == "off" || l == "1" || l == "0";
+}
+
+// A value as git reads it: quotes removed, escapes kept simple, comments cut.
+std::string config_value(const std::string& raw) {
+    std::string out;
+    bool quoted = false;
+    for (size_t i = 0; i < raw.size(); ++i) {
+        char c = raw[i];
+        if (c == '"') {
+            quoted = !quoted;
+            continue;
+        }
+        if (!quoted && (c == '#' || c == ';')) break;
+        if (c == '\\' && i + 1 < raw.size()) {
+            out += raw[++i];
+            continue;
+        }
+        out += c;
+    }
+    return trim(out);
+}
+
+struct DirEntry {
+    std::string name;
+    unsigned char type;
+};
+
+bool newer(const struct stat& st, const struct timespec& since) {
+    return st.st_ctim.tv_sec > since.tv_sec ||
+           (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec >= since.tv_nsec);
+}
+
+class Auditor {
+public:
+    explicit Auditor(const AuditOptions& o) : o_(o) {}
+
+    std::vector<WorkspaceFinding> run() {
+        root_ = ::open(o_.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (root_ < 0) {
+            add("", "the workspace could not be opened for the post-run check: " +
+                        util::errno_text(errno),
+                "none: check it by hand");
+            return std::move(out_);
+        }
+        std::vector<std::string> todo{""};
+        while (!todo.empty()) {
+            std::string rel = std::move(todo.back());
+            todo.pop_back();
+            visit(rel, todo);
+            if (seen_ > o_.max_entries) {
+                add(rel, "the workspace has more than " + std::to_string(o_.max_entries) +
+                             " entries; the post-run check stopped there",
+                    "none: use clone or overlay mode for a workspace this large");
+                break;
+            }
+        }
+        ::close(root_);
+        return std::move(out_);
+    }
+
+private:
+    static std::string join(const std::string& dir, const std::string& name) {
+        return dir.empty() ? name : dir + "/" + name;
+    }
+
+    bool is_protected(const std::string& rel) const {
+        const std::string host = o_.workspace == "/" ? "/" + rel : o_.workspace + "/" + rel;
+        return std::any_of(o_.protected_paths.begin(), o_.protected_paths.end(),
+                           [&](const std::string& p) { return util::path_within(host, p); });
+    }
+
+    void add(const std::string& rel, std::string what, std::string action) {
+        out_.push_back({util::printable(rel), std::move(what), std::move(action)});
+    }
+
+    int open_dir(const std::string& rel) const {
+        if (rel.empty()) return ::openat(root_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return sys::openat2(root_, rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW,
+                            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    }
+
+    std::vector<DirEntry> list(int fd) {
+        std::vector<DirEntry> v;
+        int dup = ::dup(fd);
+        if (dup < 0) return v;
+        DIR* d = ::fdopendir(dup);
+        if (d == nullptr) {
+            ::close(dup);
+            return v;
+        }
+        while (const dirent* e = ::readdir(d)) {
+            if (std::string_view(e->d_name) == "." || std::string_view(e->d_name) == "..") continue;
+            v.push_back({e->d_name, e->d_type});
+            ++seen_;
+        }
+        ::closedir(d);
+        return v;
+    }
+
+    // A regular file of dir, changed since the run started, that the plan did not protect.
+    bool changed_file(int dir, const std::string& rel, const std::string& name, struct stat& st) {
+        if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+        return S_ISREG(st.st_mode) && newer(st, o_.since) && !is_protected(join(rel, name));
+    }
+
+    std::string read_small(int dir, const std::string& name) {
+        int fd = ::openat(dir, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0) return {};
+        std::string text;
+        char buf[8192];
+        ssize_t n;
+        while (text.size() < (1u << 20) && (n = ::read(fd, buf, sizeof buf)) > 0)
+            text.append(buf, static_cast<size_t>(n));
+        ::close(fd);
+        return text;
+    }
+
+    // Renames dir/name aside (never over anything) and takes every permission off.
+    std::string neutralize(int dir, const std::string& name) {
+        if (!o_.neutralize) return "flagged";
+        for (int i = 0; i < 100; ++i) {
+            std::string to = name + ".agentjail-quarantined" + (i ? "-" + std::to_string(i) : "");
+            if (::renameat2(dir, name.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) {
+                ::fchmodat(dir, to.c_str(), 0, 0);
+                return "renamed to " + util::printable(to) + ", mode 000";
+            }
+            if (errno != EEXIST) break;
+        }
+        return "flagged (could not rename it aside: " + util::errno_text(errno) + ")";
+    }
+
+    void visit(const std::string& rel, std::vector<std::string>& todo) {
+        int fd = open_dir(rel);
+        if (fd < 0) {
+            add(rel, "could not be read by the post-run check: " + util::errno_text(errno),
+                "none: check it by hand");
+            return;
+        }
+        std::vector<DirEntry> entries = list(fd);
+        auto has = [&](const char* n, unsigned char type) {
+            return std::any_of(entries.begin(), entries.end(), [&](const DirEntry& e) {
+                return e.name == n && (e.type == type || e.type == DT_UNKNOWN);
+            });
+        };
+        const bool git_dir = has("HEAD", DT_REG) && (has("config", DT_REG) || has("objects", DT_DIR));
+        if (git_dir) check_git_dir(fd, rel);
+        const std::string base = rel.substr(rel.rfind('/') == std::string::npos ? 0 : rel.rfind('/') + 1);
+        check_settings(fd, rel, base, entries);
+        for (const auto& e : entries) {
+            unsigned char type = e.type;
+            if (type == DT_UNKNOWN) {
+                struct stat st {};
+                if (::fstatat(fd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+            }
+            if (type != DT_DIR) continue;
+            // Inside a git directory only nested git directories matter (submodules,
+            // linked worktrees); objects, refs and logs are data.
+            if (git_dir && e.name != "modules" && e.name != "worktrees") continue;
+            todo.push_back(join(rel, e.name));
+        }
+        ::close(fd);
+    }
+
+    void check_git_dir(int fd, const std::string& rel) {
+        struct stat st {};
+        for (const char* cfg : {"config", "config.worktree"}) {
+            if (!changed_file(fd, rel, cfg, st)) continue;
+            std::vector<std::string> keys = executable_config(read_small(fd, cfg));
+            if (keys.empty()) continue;
+            std::string what = "git config written during the run sets ";
+            for (size_t i = 0; i < keys.size(); ++i) what += (i ? ", " : "") + keys[i];
+            add(join(rel, cfg), what, neutralize(fd, cfg));
+        }
+        int hooks = ::openat(fd, "hooks", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (hooks >= 0) {
+            const std::string hrel = join(rel, "hooks");
+            for (const auto& e : list(hooks)) {
+                if ((e.name.size() > 7 && e.name.compare(e.name.size() - 7, 7, ".sample") == 0) ||
+                    e.name.find(".agentjail-quarantined") != std::string::npos)
+                    continue;
+                if (!changed_file(hooks, hrel, e.name, st)) continue;
+                add(join(hrel, e.name), "git hook written during the run", neutralize(hooks, e.name));
+            }
+            ::close(hooks);
+        }
+        // A rebase or cherry-pick left half done: `git rebase --continue` on the host
+        // runs its exec lines.
+        for (const char* state : {"rebase-merge/git-rebase-todo", "sequencer/todo"}) {
+            std::string dir(state, std::string_view(state).find('/'));
+            std::string name(std::string_view(state).substr(dir.size() + 1));
+            int sd = ::openat(fd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+            if (sd < 0) continue;
+            if (changed_file(sd, join(rel, dir), name, st)) {
+                std::string text = read_small(sd, name);
+                bool exec = false;
+                size_t i = 0;
+                while (i < text.size() && !exec) {
+                    size_t j = text.find('\n', i);
+                    if (j == std::string::npos) j = text.size();
+                    std::string line = trim(text.substr(i, j - i));
+                    exec = util::starts_with(line, "exec ") || util::starts_with(line, "x ") ||
+                           line == "exec" || line == "x";
+                    i = j + 1;
+                }
+                if (exec)
+                    add(join(join(rel, dir), name),
+                        "an unfinished rebase whose exec lines run on 'git rebase --continue'",
+                        neutralize(sd, name));
+            }
+            ::close(sd);
+        }
+    }
+
+    // Settings that run code when the user opens this folder with the tool, made
+    // below the workspace's top level (the top level's are protected by the plan).
+    void check_settings(int fd, const std::string& rel, const std::string& base,
+                        const std::vector<DirEntry>& entries) {
+        static const std::pair<const char*, const char*> in_dir[] = {
+            {".claude", "settings.json"}, {".claude", "settings.local.json"},
+            {".vscode", "tasks.json"},    {".vscode", "settings.json"},
+            {".gemini", "settings.json"}, {".codex", "config.toml"},
+        };
+        static const char* const here[] = {".mcp.json", ".envrc", ".mise.toml", "mise.toml"};
+        struct stat st {};
+        for (const auto& [dir, name] : in_dir) {
+            if (base != dir) continue;
+            if (changed_file(fd, rel, name, st))
+                add(join(rel, name), std::string("agent or editor settings written during the run (") +
+                                         "they can run commands when the folder is opened)",
+                    "flagged: review before opening this folder");
+        }
+        for (const char* name : here) {
+            bool present = std::any_of(entries.begin(), entries.end(),
+                                       [&](const DirEntry& e) { return e.name == name; });
+            if (present && changed_file(fd, rel, name, st))
+                add(join(rel, name), "settings written during the run that can run commands in this folder",
+                    "flagged: review before opening this folder");
+        }
+    }
+
+    const AuditOptions& o_;
+    int root_ = -1;
+    std::size_t seen_ = 0;
+    std::vector<WorkspaceFinding> out_;
+};
+
+}  // namespace
+
+std::string executable_config_key(const std::string& section_in, const std::string& subsection,
+                                  const std::string& key_in, const std::string& value) {
+    const std::string section = lower(section_in);
+    const std::string key = lower(key_in);
+    const bool sub = !subsection.empty();
+    auto runs = [&](const std::string& what) { return section + (sub ? ".<" + subsection + ">" : "") + "." + key + " " + what; };
+    if (section == "core") {
+        if (key == "fsmonitor") return is_bool_text(value) ? "" : runs("runs a command on git status");
+        if (key == "hookspath") return runs("moves the hooks");
+        if (key == "worktree") return runs("points git at another work tree");
+        if (key == "sshcommand" || key == "pager" || key == "editor" || key == "askpass" ||
+            key == "gitproxy" || key == "alternaterefscommand")
+            return runs("runs a command");
+    }
+    if ((section == "filter" && (key == "clean" || key == "smudge" || key == "process")) ||
+        (section == "diff" && (key == "external" || key == "command" || key == "textconv")) ||
+        (section == "merge" && key == "driver") ||
+        (section == "credential" && key == "helper") ||
+        (section == "gpg" && key == "program") || (section == "sequence" && key == "editor") ||
+        (section == "remote" && (key == "uploadpack" || key == "receivepack" || key == "proxy")) ||
+        (section == "uploadpack" && key == "packobjectshook") ||
+        (section == "interactive" && key == "difffilter") ||
+        ((section == "difftool" || section == "mergetool" || section == "browser" || section == "man") &&
+         (key == "cmd" || key == "path")) ||
+        (section == "web" && key == "browser") || section == "pager" ||
+        (section == "trailer" && (key == "command" || key == "cmd")) ||
+        (section == "ssh" && key == "variant"))
+        return runs("runs a command");
+    if (section == "submodule" && key == "update" && !value.empty() && value[0] == '!')
+        return runs("runs a command on submodule update");
+    if (section == "alias" && !value.empty() && value[0] == '!') return runs("runs a shell command");
+    if ((section == "include" || section == "includeif") && key == "path")
+        return runs("includes another config file");
+    if (section == "protocol" && key == "allow" && lower(value) == "always")
+        return runs("allows every transport, ext:: commands included");
+    if (section == "protocol" && sub && lower(subsection) == "ext" && key == "allow")
+        return runs("allows the ext:: transport, which runs commands");
+    return {};
+}
+
+std::vector<std::string> executable_config(const std::string& text_in) {
+    // Continuation lines first: a value may end in a backslash.
+    std::string text;
+    for (size_t i = 0; i < text_in.size(); ++i) {
+        if (text_in[i] == '\\' && i + 1 < text_in.size() && text_in[i + 1] == '\n') {
+            ++i;
+            continue;
+        }
+        text += text_in[i];
+    }
+    std::vector<std::string> out;
+    std::string section, subsection;
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t j = text.find('\n', i);
+        if (j == std::string::npos) j = text.size();
+        std::string line = trim(text.substr(i, j - i));
+        i = j + 1;
+        // A section header may share its line with a key ("[core] fsmonitor = x").
+        while (!line.empty() && line[0] == '[') {
+            size_t close = line.find(']');
+            if (close == std::string::npos) break;
+            std::string head = trim(line.substr(1, close - 1));
+            line = trim(line.substr(close + 1));
+            subsection.clear();
+            size_t q = head.find('"');
+            if (q != std::string::npos) {
+                section = trim(head.substr(0, q));
+                size_t q2 = head.rfind('"');
+                subsection = q2 > q ? head.substr(q + 1, q2 - q - 1) : std::string();
+            } else if (size_t dot = head.find('.'); dot != std::string::npos) {
+                section = head.substr(0, dot);  // [section.sub], the old spelling
+                subsection = lower(head.substr(dot + 1));
+            } else {
+                section = head;
+            }
+        }
+        if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+        size_t eq = line.find('=');
+        std::string key = trim(line.substr(0, eq));
+        std::string value = eq == std::string::npos ? "true" : config_value(line.substr(eq + 1));
+        std::string d = executable_config_key(section, subsection, key, value);
+        if (!d.empty() && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+    }
+    return out;
+}
+
+std::vector<WorkspaceFinding> audit_direct(const AuditOptions& options) {
+    return Auditor(options).run();
+}
+
+}  // namespace agentjail::workspace

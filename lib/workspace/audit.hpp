@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Direct mode's check after the run: what the sandbox left in the workspace that
+// git or a tool would run on the host later, outside what the plan protected.
+//
+// The plan makes the workspace's own repositories' hooks and config read-only, but
+// a repository the agent creates during the run has a config of its own: `git init
+// sub`, `git config core.fsmonitor CMD` there and a gitlink in the (writable) index
+// make the user's next `git status` in the project run CMD. The same for hooks of
+// such a repository and for an interactive rebase left half done with `exec` lines.
+// Those are made inert (renamed aside, mode 000) and reported; agent and editor
+// settings created below the top level (a sub-folder's .claude/settings.json) are
+// reported.
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include <ctime>
+#include <string>
+#include <vector>
+
+namespace agentjail::workspace {
+
+struct AuditOptions {
+    std::string workspace;               // canonical host path
+    struct timespec since {};            // the run's start (CLOCK_REALTIME)
+    std::vector<std::string> protected_paths;  // host paths the sandbox could not write
+    bool neutralize = true;              // false: report only
+    std::size_t max_entries = 1000000;   // a bound on the walk; past it the audit says so
+};
+
+// The findings, in walk order. Never throws; a directory it cannot read is a finding.
+std::vector<WorkspaceFinding> audit_direct(const AuditOptions& options);
+
+// The git config keys that make git run a program (core.fsmonitor, core.hooksPath,
+// filter.*.clean, ...): "section.key" with any subsection; value as written.
+// Returns a description ("core.fsmonitor runs a command") or "" when harmless.
+std::string executable_config_key(const std::string& section, const std::string& subsection,
+                                  const std::string& key, const std::string& value);
+
+// Every executable key of a git config file's text, as "section.key" descriptions.
+std::vector<std::string> executable_config(const std::string& text);
+
+}  // namespace agentjail::workspace

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The git config reader of direct mode's post-run audit: which keys make git run a
+// program, in every spelling git accepts.
+#include "workspace/audit.hpp"
+
+#include <gtest/gtest.h>
+
+using agentjail::workspace::executable_config;
+
+TEST(WorkspaceAudit, ExecutableConfigKeysAreFoundInEverySpelling) {
+    auto keys = executable_config(
+        "[core]\n\trepositoryformatversion = 0\n\tFsMonitor = \"touch /tmp/x; false\"\n"
+        "[filter \"lfs\"]\n  clean = git-lfs clean -- %f\n"
+        "[diff.pdf]\n textconv = pdftotext\n"
+        "[alias]\n st = status\n sh = !sh -c id\n"
+        "[include]\n path = ../evil\n"
+        "[core] hooksPath = .githooks\n"
+        "[credential \"https://x\"]\n helper = store\n");
+    std::vector<std::string> want = {
+        "core.fsmonitor runs a command on git status",
+        "filter.<lfs>.clean runs a command",
+        "diff.<pdf>.textconv runs a command",
+        "alias.sh runs a shell command",
+        "include.path includes another config file",
+        "core.hookspath moves the hooks",
+        "credential.<https://x>.helper runs a command",
+    };
+    EXPECT_EQ(keys, want);
+}
+
+TEST(WorkspaceAudit, HarmlessConfigIsNotFlagged) {
+    EXPECT_TRUE(executable_config("[core]\n\tbare = false\n\tfsmonitor = true\n\tfilemode\n"
+                                  "[remote \"origin\"]\n\turl = https://example.test/r.git\n"
+                                  "\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+                                  "[branch \"main\"]\n\tremote = origin\n[alias]\n\tco = checkout\n"
+                                  "# [core] fsmonitor = x\n; editor = vi\n")
+                    .empty());
+}
+
+TEST(WorkspaceAudit, ContinuationLinesAndQuotedCommentsAreReadAsGitDoes) {
+    // The value goes on after a backslash-newline; a ';' inside quotes is no comment.
+    auto keys = executable_config("[core]\n\tfsmonitor = \"a;b\" \\\n  c\n[core]\n\tpager\n");
+    ASSERT_EQ(keys.size(), 2u);
+    EXPECT_EQ(keys[0], "core.fsmonitor runs a command on git status");
+    EXPECT_EQ(keys[1], "core.pager runs a command");
+    // `fsmonitor = false` (a boolean) is the built-in setting, not a command.
+    EXPECT_TRUE(executable_config("[core]\nfsmonitor = off\n").empty());
+}
