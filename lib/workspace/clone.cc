@@ -396,7 +396,15 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(plan::Plan& plan, const Clon
     auto tree = git_ok(start, {"write-tree"}, "the starting tree");
     if (!tree) return std::move(tree).error();
     run->start_tree_ = trim_nl(*tree);
-    ::unlinkat(run->run_.fd.get(), "start.index", 0);
+    // The clone's own index: the same entries, reset to HEAD, so the stat data of
+    // every file the copy left as it is in HEAD is already there and the agent's
+    // first `git status` does not hash the whole tree again. start.index stays
+    // (outside the sandbox's reach) for the commit of its work after the run.
+    if (!run->base_.empty()) {
+        auto idx = read_small(run->run_.fd.get(), "start.index", 1u << 30);
+        if (idx && replace_at(gitfd.get(), "index", *idx, 0644))
+            (void)run_git(clone, {"reset", "-q", "--no-refresh"});
+    }
 
     // The sandbox sees the clone at the workspace's own path; the user's
     // directory is not mounted, so the guards of its names have nothing to guard.
@@ -670,12 +678,27 @@ WorkspaceOutcome CloneRun::finish() {
     if (auto r = run_git(clone, {"rev-parse", "-q", "--verify", "HEAD^{commit}"}); r && r->status == 0)
         head = trim_nl(r->out);
     if (opt_.commit_uncommitted) {
-        if (!head.empty())
-            if (auto r = git_ok(clone, {"read-tree", head}, "reading the clone's HEAD"); !r) return fail(r.error().message());
+        // Our index of the work tree as copied in (never in the sandbox's reach):
+        // git hashes again only what changed since. Without it, one from HEAD.
+        Git work = clone;
+        work.index_file = run_.path + "/start.index";
+        struct stat ist {};
+        if (::fstatat(run_.fd.get(), "start.index", &ist, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(ist.st_mode)) {
+            ::unlinkat(run_.fd.get(), "start.index", 0);
+            if (!head.empty())
+                if (auto r = git_ok(work, {"read-tree", head}, "reading the clone's HEAD"); !r)
+                    return fail(r.error().message());
+        } else if (!head.empty() && !hidden_.empty()) {
+            // Hidden paths are never taken from the work tree: they stay as the
+            // agent's HEAD has them.
+            std::vector<std::string> reset = {"reset", "-q", head, "--"};
+            for (const auto& h : hidden_) reset.push_back(":(literal)" + h);
+            (void)run_git(work, reset);
+        }
         std::vector<std::string> add = {"add", "-A", "--", "."};
         for (const auto& h : hidden_) add.push_back(":(exclude,literal)" + h);
-        if (auto r = git_ok(clone, add, "adding the uncommitted work"); !r) return fail(r.error().message());
-        auto tree = git_ok(clone, {"write-tree"}, "the uncommitted work");
+        if (auto r = git_ok(work, add, "adding the uncommitted work"); !r) return fail(r.error().message());
+        auto tree = git_ok(work, {"write-tree"}, "the uncommitted work");
         if (!tree) return fail(tree.error().message());
         std::string head_tree;
         if (!head.empty())
