@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -161,6 +162,18 @@ int cmd_run(const std::vector<std::string>& args) {
     auto res = sb->wait();
     if (!res) return finish_error(rec, res.error());
     const WorkspaceOutcome& ws = res->workspace;
+    // Direct mode: the host replaced a guarded name during the run (docs/workspace.md).
+    // A few lines, then a count: a host loop replacing a name must not flood stderr.
+    const size_t shown = std::min<size_t>(res->workspace.reapplied.size(), 5);
+    if (res->workspace.reapplied_count > shown)
+        std::fprintf(stderr, "agentjail: the host replaced guarded names %llu times during the run (first %zu below)\n",
+                     static_cast<unsigned long long>(res->workspace.reapplied_count), shown);
+    for (size_t i = 0; i < shown; ++i) {
+        const auto& w = res->workspace.reapplied[i];
+        std::fprintf(stderr, "agentjail: %s: %s by the host during the run; its %s was re-applied in %.1f ms\n",
+                     w.name.c_str(), w.why.c_str(), w.action.c_str(), w.window_ms);
+    }
+    if (!res->workspace.stopped.empty()) std::fprintf(stderr, "agentjail: %s\n", res->workspace.stopped.c_str());
     print_workspace_findings(*res);
     // Clone and overlay modes: what came back and what to look at, before the record
     // (names in it are escaped by the library: nothing the agent chose acts on the terminal).

@@ -188,8 +188,17 @@ struct RunLimits {
 // What a run did with the workspace (docs/workspace.md).
 struct WorkspaceFinding {
     std::string path;    // relative to the workspace
-    std::string what;    // e.g. "nested repository with core.fsmonitor"
-    std::string action;  // e.g. "renamed to config.agentjail-quarantined", "flagged"
+    std::string what;    // e.g. "git config written during the run sets core.fsmonitor"
+    std::string action;  // e.g. "renamed to config.agentjail-quarantined, mode 000", "flagged"
+};
+// Direct mode: each time the host replaced a hidden or protected name during the run
+// and the supervisor put the mask or the read-only bind back.
+struct WorkspaceReapplied {
+    std::string name;    // the host path
+    std::string why;     // what the host did: "replaced", "created", "removed", "moved away"
+    std::string action;  // "mask" or "read-only bind" re-applied
+    std::string when;    // ISO 8601 UTC, when the host change was noticed
+    double window_ms = 0;  // from noticing the change to the protection being back
 };
 struct WorkspaceOutcome {
     std::string mode = "direct";  // "direct", "clone" or "overlay"
@@ -204,12 +213,15 @@ struct WorkspaceOutcome {
     std::size_t flags = 0;    // changes that can run code later (the report's flags)
     std::string report_text;  // for people, every name escaped
     std::string report_json;  // a JSON object (docs/workspace.md)
-    // Direct mode: names made for the run and removed after, guards re-applied after
-    // a host-side change, why the run was stopped when one could not be, and what
-    // the post-run audit found and did.
-    std::vector<std::string> placeholders;
-    std::vector<std::string> reapplied;
-    std::string protection_lost;
+    // Direct mode: the placeholders made for protected names that did not exist,
+    // the guards re-applied after a host-side change (or why the run was stopped when
+    // one could not be), and what the check after the run found and did.
+    std::vector<std::string> placeholders_made;     // host paths created empty for the run
+    std::vector<std::string> placeholders_removed;  // ... and removed after it
+    std::vector<std::string> placeholders_kept;     // ... kept: no longer empty or not ours, with why
+    std::vector<WorkspaceReapplied> reapplied;      // the first 64
+    std::uint64_t reapplied_count = 0;              // all of them
+    std::string stopped;  // non-empty: a protection could not be re-applied and the run was stopped
     std::vector<WorkspaceFinding> audit;
 };
 

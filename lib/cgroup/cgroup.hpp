@@ -84,6 +84,9 @@ public:
     // Kills every process in the group, also those the pid namespace's init does not
     // reach (cgroup.kill; v1: freeze, SIGKILL each, thaw). Safe from any thread.
     virtual void kill_all() noexcept = 0;
+    // Stops (true) or resumes (false) every process of the group, without waiting
+    // for the freeze to complete; false when this group cannot. Safe from any thread.
+    virtual bool freeze(bool) noexcept { return false; }
     virtual Stats stats() const = 0;
     // Waits until the group is empty (killing what is left after a while), then
     // removes it. Call after the init was reaped.

@@ -72,6 +72,11 @@ public:
         if (frozen) (void)write_text(*freezer + "/freezer.state", "THAWED");
     }
 
+    bool freeze(bool on) noexcept override {
+        const std::string* freezer = dir_for("freezer");
+        return freezer && write_text(*freezer + "/freezer.state", on ? "FROZEN" : "THAWED").has_value();
+    }
+
     Stats stats() const override {
         Stats s;
         if (auto d = dir_for("memory")) {

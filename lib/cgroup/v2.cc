@@ -72,6 +72,10 @@ public:
         if (frozen) (void)write_text(dir_ + "/cgroup.freeze", "0");
     }
 
+    bool freeze(bool on) noexcept override {
+        return write_text(dir_ + "/cgroup.freeze", on ? "1" : "0").has_value();
+    }
+
     Stats stats() const override {
         Stats s;
         s.memory_peak_bytes = read_single(dir_, "memory.peak");

@@ -2,6 +2,7 @@
 // Host diagnostics: probes user namespaces, AppArmor's userns restriction,
 // seccomp, cgroups and their delegation, Landlock, the new mount API and pidfds.
 #include "doctor/doctor.hpp"
+#include "doctor/workspace.hpp"
 
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
@@ -445,6 +446,8 @@ std::vector<Check> run_checks() {
     out.push_back(check_landlock());
     out.push_back(check_mount_api());
     out.push_back(check_pidfd());
+    out.push_back(check_direct_mode());
+    out.push_back(check_overlay());
     return out;
 }
 

@@ -156,6 +156,14 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         log = std::move(*f);
     }
 
+    // Guarded names that do not exist get an empty placeholder, so the plan's mask or
+    // read-only bind has a mount point (removed after the run); and the watch on the
+    // guarded names starts before the sandbox exists, so no host change is missed.
+    auto placeholders = fs::Placeholders::create(plan);
+    if (!placeholders) return std::move(placeholders).error();
+    auto guards = GuardWatch::create(plan);
+    if (!guards) return std::move(guards).error();
+
     int go[2], errp[2], status[2];
     // A socket, not a pipe, so a write to a child that already died is EPIPE and
     // never a SIGPIPE in the caller's process (MSG_NOSIGNAL).
@@ -212,6 +220,17 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         return e;
     };
 
+    // The namespaces the guard watcher's helper enters, opened while the init is still
+    // dumpable (it makes itself non-dumpable once released).
+    sys::UniqueFd userns_fd, mntns_fd;
+    if (*guards) {
+        const std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
+        userns_fd.reset(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
+        mntns_fd.reset(::open((ns + "mnt").c_str(), O_RDONLY | O_CLOEXEC));
+        if (!userns_fd || !mntns_fd)
+            return abort_child(setup_error(ErrorKind::setup, errno, "opening the sandbox's namespaces for the guard watch"));
+    }
+
     // Map our uid and gid to themselves and nothing else; setgroups stays denied
     // so groups cannot be dropped to get past a group-denied file (CAP-03).
     const std::string proc = "/proc/" + std::to_string(pid);
@@ -223,6 +242,8 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         if (auto r = hooks.before_release(static_cast<pid_t>(pid)); !r) return abort_child(std::move(r).error());
 
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
+    p.keep_placeholders(std::move(*placeholders));
+    if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze);
     if (::send(go_w.get(), "g", 1, MSG_NOSIGNAL) != 1)
         return setup_error(ErrorKind::setup, errno, "releasing the child");
     if (hooks.before_fork) {
@@ -285,6 +306,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
             sc.grace_s = plan.kill_grace_s;
             sc.broadcast_sig = spec.broadcast_sig;
             sc.on_kill = hooks.on_kill;
+            sc.guards = std::move(*guards);
             p.supervise(std::make_unique<Supervisor>(std::move(sc)));
             continue;
         }
@@ -293,7 +315,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         (void)p.wait();
         return e;
     }
-    if (plan.timeout_s > 0 && !p.supervised()) {
+    if ((plan.timeout_s > 0 || *guards) && !p.supervised()) {
         Supervisor::Config sc;
         sc.pidfd = p.pidfd();
         sc.program = plan.seccomp;
@@ -301,6 +323,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         sc.grace_s = plan.kill_grace_s;
         sc.broadcast_sig = spec.broadcast_sig;
         sc.on_kill = hooks.on_kill;
+        sc.guards = std::move(*guards);
         p.supervise(std::make_unique<Supervisor>(std::move(sc)));
     }
     return p;
@@ -314,7 +337,7 @@ Process::Process(Process&& o) noexcept
     : pid_(o.pid_), pidfd_(std::move(o.pidfd_)), status_fd_(std::move(o.status_fd_)),
       started_(o.started_), reaped_(o.reaped_), supervisor_(std::move(o.supervisor_)),
       proxy_socket_(std::move(o.proxy_socket_)), pty_master_(std::move(o.pty_master_)),
-      events_fd_(std::move(o.events_fd_)) {
+      events_fd_(std::move(o.events_fd_)), placeholders_(std::move(o.placeholders_)) {
     o.reaped_ = true;
 }
 
@@ -341,6 +364,7 @@ Process& Process::operator=(Process&& o) noexcept {
         proxy_socket_ = std::move(o.proxy_socket_);
         pty_master_ = std::move(o.pty_master_);
         events_fd_ = std::move(o.events_fd_);
+        placeholders_ = std::move(o.placeholders_);
         o.reaped_ = true;
     }
     return *this;
@@ -380,7 +404,11 @@ Result<RunResult> Process::wait() {
         supervisor_->join();
         res.timed_out = supervisor_->timed_out();
         res.seccomp_denials = supervisor_->denials();
+        supervisor_->finish_guards(res.workspace);
     }
+    // The sandbox is gone: nothing can race the removal from inside.
+    placeholders_.finish(res.workspace.placeholders_made, res.workspace.placeholders_removed,
+                         res.workspace.placeholders_kept);
     int status = 0;
     ssize_t n;
     do {

@@ -3,6 +3,7 @@
 // exec) and waits for it. The only module that clones.
 #pragma once
 
+#include "fs/placeholder.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
 
@@ -54,6 +55,9 @@ struct Hooks {
     // Called when the wall clock's grace period ran out, beside SIGKILL to the init
     // (cgroup.kill reaches processes that escaped the pid namespace's reach).
     std::function<void()> on_kill;
+    // Freezes (true) or thaws (false) every process of the sandbox, while the
+    // supervisor re-applies a guarded name's protection; optional.
+    std::function<void(bool)> freeze;
 };
 
 // A running sandbox: the init's pid and pidfd, and the pipe the init reports the
@@ -92,6 +96,9 @@ public:
     // The next such change, if one is waiting (never blocks).
     std::optional<JobChange> next_job_change();
 
+    // The placeholders made for the run: removed once the sandbox is gone (wait()).
+    void keep_placeholders(fs::Placeholders p) { placeholders_ = std::move(p); }
+
 private:
     void kill_and_reap() noexcept;
     pid_t pid_ = -1;
@@ -103,6 +110,7 @@ private:
     sys::UniqueFd proxy_socket_;
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
+    fs::Placeholders placeholders_;
 };
 
 // Clones the sandbox and runs every setup step; returns once the command has

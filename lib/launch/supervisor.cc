@@ -62,7 +62,7 @@ std::string action_text(const seccomp::Action& a) {
 }  // namespace
 
 Supervisor::Supervisor(Config c) : c_(std::move(c)) {
-    if (c_.listener.valid() || c_.timeout_s > 0) thread_ = std::thread([this] { run(); });
+    if (c_.listener.valid() || c_.timeout_s > 0 || c_.guards) thread_ = std::thread([this] { run(); });
 }
 
 Supervisor::~Supervisor() { join(); }
@@ -176,10 +176,13 @@ void Supervisor::run() {
         }
     }
     bool term_sent = false;
+    bool guards_failed = false;
     for (;;) {
-        pollfd fds[3] = {
-            {c_.pidfd, POLLIN, 0}, {c_.listener.get(), POLLIN, 0}, {timer.get(), POLLIN, 0}};
-        int n = ::poll(fds, 3, -1);
+        pollfd fds[4] = {{c_.pidfd, POLLIN, 0},
+                         {c_.listener.get(), POLLIN, 0},
+                         {timer.get(), POLLIN, 0},
+                         {c_.guards && !guards_failed ? c_.guards->fd() : -1, POLLIN, 0}};
+        int n = ::poll(fds, 4, -1);
         if (n < 0) {
             if (errno == EINTR) continue;
             return;
@@ -203,6 +206,13 @@ void Supervisor::run() {
                 if (c_.on_kill) c_.on_kill();
                 timer.reset();
             }
+        }
+        if ((fds[3].revents & POLLIN) && !guards_failed && !c_.guards->handle()) {
+            // A hidden or protected name lies open and could not be covered again:
+            // the sandbox must not go on using it (the record says why).
+            guards_failed = true;
+            sys::pidfd_send_signal(c_.pidfd, SIGKILL);
+            if (c_.on_kill) c_.on_kill();
         }
         if (fds[0].revents != 0) {  // the init exited: the sandbox is gone
             if (c_.log.valid()) write_summaries(util::monotonic_s());

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-sandbox supervisor thread: answers seccomp notifications with the
-// policy's verdict (and logs them), and enforces the wall clock.
+// policy's verdict (and logs them), enforces the wall clock, and keeps the
+// workspace's guarded names guarded when the host replaces them.
 #pragma once
 
+#include "launch/guard_watch.hpp"
 #include "seccomp/seccomp.hpp"
 #include "sys/fd.hpp"
 #include "util/log_limit.hpp"
@@ -28,6 +30,9 @@ public:
         double grace_s = 5;
         int broadcast_sig = 0;
         std::function<void()> on_kill;
+        // The workspace's guarded names (null: none): watched for the run, their
+        // protection re-applied when the host replaces them, or the run stopped.
+        std::unique_ptr<GuardWatch> guards;
     };
 
     explicit Supervisor(Config c);
@@ -39,6 +44,10 @@ public:
     void join();
     bool timed_out() const { return timed_out_.load(); }
     std::uint64_t denials() const { return denials_.load(); }
+    // After join(): what the guard watcher did.
+    void finish_guards(WorkspaceOutcome& out) {
+        if (c_.guards) c_.guards->finish(out);
+    }
 
 private:
     void run();

@@ -62,6 +62,8 @@ launch::Hooks Enforcer::hooks() const {
     h.cgroup_fd = g->clone_fd();
     if (h.cgroup_fd < 0) h.before_fork = [g](pid_t pid) { return g->attach(pid); };
     h.on_kill = [g] { g->kill_all(); };
+    // While a guarded name's protection is put back (launch/guard_watch.cc).
+    h.freeze = [g](bool on) { (void)g->freeze(on); };
     return h;
 }
 

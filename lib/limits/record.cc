@@ -47,6 +47,8 @@ json limits_json(const RunLimits& l) {
 // Rounded to microseconds: the record is for people and CI, not for float noise.
 double round_us(double s) { return static_cast<double>(static_cast<long long>(s * 1e6 + 0.5)) / 1e6; }
 
+// Direct mode's guarded names: the placeholders made and removed, and each time the
+// host replaced a hidden or protected name and the supervisor covered it again.
 std::string dump(const json& j, int indent) {
     // Invalid UTF-8 in a message (a path, a command name) is replaced, not thrown on.
     return j.dump(indent, ' ', false, json::error_handler_t::replace);
@@ -71,7 +73,12 @@ Outcome classify(const RunResult& r) {
     Outcome o;
     std::string ended = r.exited ? "exited with code " + std::to_string(r.exit_code)
                                  : "was killed by " + signal_name(r.term_signal);
-    if (r.timed_out) {
+    if (!r.workspace.stopped.empty()) {
+        // Before the signal: the SIGKILL was agentjail's, and this is why.
+        o.status = Status::sg;
+        o.reason = "workspace guard";
+        o.message = r.workspace.stopped;
+    } else if (r.timed_out) {
         o.status = Status::to;
         o.reason = "timeout";
         o.message = "the wall-clock limit of " + format_duration(r.limits.timeout_s) +
@@ -136,9 +143,19 @@ json workspace_json(const WorkspaceOutcome& w) {
     j["message"] = w.message.empty() ? json(nullptr) : json(w.message);
     j["flags"] = w.flags;
     j["report"] = w.report_json.empty() ? json(nullptr) : json::parse(w.report_json, nullptr, false);
-    j["placeholders"] = w.placeholders;
-    j["reapplied"] = w.reapplied;
-    j["protection_lost"] = w.protection_lost.empty() ? json(nullptr) : json(w.protection_lost);
+    j["placeholders"] = {{"made", w.placeholders_made},
+                         {"removed", w.placeholders_removed},
+                         {"kept", w.placeholders_kept}};
+    json re = json::array();
+    for (const auto& r : w.reapplied)
+        re.push_back({{"name", r.name},
+                      {"why", r.why},
+                      {"action", r.action},
+                      {"when", r.when},
+                      {"window_ms", static_cast<double>(static_cast<long long>(r.window_ms * 1000 + 0.5)) / 1000}});
+    j["reapplied"] = re;
+    j["reapplied_count"] = w.reapplied_count;
+    j["stopped"] = w.stopped.empty() ? json(nullptr) : json(w.stopped);
     json audit = json::array();
     for (const auto& f : w.audit) audit.push_back({{"path", f.path}, {"what", f.what}, {"action", f.action}});
     j["audit"] = std::move(audit);

@@ -126,6 +126,33 @@ std::string mount_line(const MountOp& op) {
     return line;
 }
 
+// What the workspace rules did: every hidden or protected name in a bound host
+// directory (with the rule that matched it), the placeholders to be made, the
+// hard-link names added, and how many directories are locked against renaming.
+std::string workspace_text(const Plan& plan) {
+    if (plan.workspace.empty()) return {};
+    std::string out = std::string("\nworkspace rules (") + policy::workspace_mode_name(plan.workspace_mode) + " mode):\n";
+    if (plan.guards.empty()) out += "  (nothing hidden or protected in a bound directory)\n";
+    for (const auto& g : plan.guards) {
+        std::string what = g.kind == Guard::Kind::hidden ? "hidden" : g.placeholder ? "placeholder" : "protected";
+        std::string line = fmt::format("  {:<12} {}{}", what, g.inside, g.is_dir ? "/" : "");
+        if (g.placeholder) line += g.is_dir ? " (empty directory made for the run)" : " (empty file made for the run)";
+        if (g.host != g.inside) line += " <- " + g.host;
+        line += "  " + g.pattern;
+        if (!g.link_of.empty()) line += ", hard link of " + g.link_of;
+        out += line + "\n";
+    }
+    int locks = 0;
+    for (const auto& op : plan.mounts)
+        if (op.kind == MountKind::bind && !op.read_only && op.src == op.dst && op.dst != plan.workspace &&
+            util::path_within(op.dst, plan.workspace))
+            ++locks;
+    if (locks > 0)
+        out += fmt::format("  rename-locked: {} director{} above these names (read-write binds over themselves)\n",
+                           locks, locks == 1 ? "y" : "ies");
+    return out;
+}
+
 }  // namespace
 
 std::string to_text(const Plan& plan) {
@@ -178,6 +205,7 @@ std::string to_text(const Plan& plan) {
         out += "\nsystem calls (seccomp): no filter (the policy has no [seccomp] section)\n";
     }
 
+    out += workspace_text(plan);
     out += detail::network_text(plan);
 
     if (!plan.notes.empty()) {
@@ -231,9 +259,27 @@ std::string to_json(const Plan& plan) {
         m["size_bytes"] = op.size_bytes;
         m["mode"] = op.mode;
         m["why"] = op.why;
+        if (op.placeholder) m["placeholder"] = true;
         mounts.push_back(std::move(m));
     }
     j["mounts"] = std::move(mounts);
+    j["workspace_mode"] = policy::workspace_mode_name(plan.workspace_mode);
+    json guards = json::array();
+    for (const auto& g : plan.guards) {
+        json o;
+        o["kind"] = g.kind == Guard::Kind::hidden ? "hidden" : "protected";
+        o["host"] = g.host;
+        o["inside"] = g.inside;
+        o["is_dir"] = g.is_dir;
+        o["dev"] = static_cast<std::uint64_t>(g.dev);
+        o["ino"] = static_cast<std::uint64_t>(g.ino);
+        o["placeholder"] = g.placeholder;
+        o["pattern"] = g.pattern;
+        o["why"] = g.why;
+        if (!g.link_of.empty()) o["hard_link_of"] = g.link_of;
+        guards.push_back(std::move(o));
+    }
+    j["guards"] = std::move(guards);
     if (plan.seccomp) {
         // The program's own JSON, embedded; a parse failure (a bug) leaves null.
         j["seccomp"] = json::parse(seccomp::to_json(*plan.seccomp), nullptr, false);

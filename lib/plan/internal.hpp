@@ -66,6 +66,48 @@ std::optional<std::string> host_path(const std::vector<MountOp>& mounts, const s
 std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts,
                                           const std::string& path);
 
+// A host path a hide rule found (mounts.cc, workspace.cc).
+struct Hidden {
+    std::string path;  // canonical
+    bool is_dir = false;
+    std::string pattern;  // the rule as written
+    std::string why;
+    dev_t dev = 0;  // identity at plan time (lstat of path)
+    ino_t ino = 0;
+    nlink_t nlink = 0;
+    bool regular = false;
+    std::string link_of;  // set for another name of a hidden file (a hard link)
+};
+
+// A workspace path bound read-only over itself in direct mode (workspace.cc).
+struct Protected {
+    std::string path;  // host path inside the workspace, reached through no symlink
+    bool is_dir = false;
+    bool placeholder = false;  // missing: the launcher makes an empty file or directory
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::string pattern;
+    std::string why;
+    std::string link_of;  // set for another name of a protected file (a hard link)
+};
+
+// What the workspace rules add to the mount list: hides from `**` patterns and
+// hard links, protected paths, and the directories between the workspace root and
+// a hidden or protected name, bound over themselves so they cannot be renamed.
+struct WorkspaceFindings {
+    std::vector<Protected> protect;
+    std::vector<std::string> ancestors;  // canonical, each once, shallow first
+};
+
+// Runs the workspace rules (workspace.cc). `hidden` holds what glob(3) found and
+// gets the `**` matches and hard-link names appended. Protected paths and
+// ancestors only in direct mode. Scans the workspace once, only when a rule needs it.
+Result<WorkspaceFindings> plan_workspace(const policy::Policy& policy, const ExpandContext& ctx,
+                                         std::vector<Hidden>& hidden, Plan& plan);
+
+// True when a hide rule uses `**` (matched by lib/workspace/pattern, not glob(3)).
+bool uses_globstar(const std::string& raw);
+
 // Builds the mount list (everything in plan.mounts; notes appended). `ctx` has
 // the workspace already decided; plan.workspace and plan.home are set.
 Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan);

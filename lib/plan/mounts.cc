@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <climits>
 #include <iterator>
+#include <map>
 
 namespace agentjail::plan::detail {
 
@@ -33,14 +34,7 @@ struct Entry {
     // be dropped when a same-path bind of the same access already shows it.
     bool derived = false;
     bool workspace = false;  // the workspace bind
-};
-
-// A hidden host path found by a hide rule.
-struct Hidden {
-    std::string path;  // canonical
-    bool is_dir = false;
-    std::string pattern;  // the rule as written
-    std::string why;
+    int protect = -1;        // index in findings_.protect of the read-only bind it is
 };
 
 Error invalid(const std::string& why, const std::string& message, int code = EINVAL) {
@@ -159,20 +153,53 @@ public:
         drop_covered_derived();
         if (auto r = find_hidden(); !r) return r;
         if (auto r = drop_hidden_binds(); !r) return r;
+        workspace_locks();
         sort_by_depth(entries_);
         std::vector<MountOp> masks = make_masks();
         drop_under_masks(masks);
 
         std::vector<MountOp> out;
         out.reserve(entries_.size() + masks.size());
-        for (auto& e : entries_) out.push_back(std::move(e.op));
+        for (auto& e : entries_) {
+            if (e.protect >= 0) protect_guard(findings_.protect[static_cast<size_t>(e.protect)], e.op);
+            out.push_back(std::move(e.op));
+        }
         for (auto& m : masks) out.push_back(std::move(m));
         if (auto r = check_mount_points(out); !r) return r;
+        protected_guards(out);
         plan_.mounts = std::move(out);
         return {};
     }
 
 private:
+    // A read-only bind of a name over itself inside a writable bind (`--ro
+    // {workspace}/.git/config`) is a protection of that name: the supervisor watches
+    // it like a mask (the host replacing the name drops the bind).
+    void protected_guards(const std::vector<MountOp>& ops) {
+        for (size_t i = 0; i < ops.size(); ++i) {
+            const MountOp& op = ops[i];
+            if (op.kind != MountKind::bind || !op.read_only || op.src != op.dst) continue;
+            auto slash = op.dst.rfind('/');
+            auto parent = covering_op(ops, slash == 0 ? std::string("/") : op.dst.substr(0, slash));
+            if (!parent || ops[*parent].kind != MountKind::bind || ops[*parent].read_only) continue;
+            if (std::any_of(plan_.guards.begin(), plan_.guards.end(),
+                            [&](const Guard& g) { return g.host == op.src; }))
+                continue;
+            Guard g;
+            g.kind = Guard::Kind::protected_ro;
+            g.host = op.src;
+            g.inside = op.dst;
+            g.is_dir = op.is_dir;
+            struct stat st {};
+            if (::lstat(g.host.c_str(), &st) == 0) {
+                g.dev = st.st_dev;
+                g.ino = st.st_ino;
+            }
+            g.why = op.why;
+            plan_.guards.push_back(std::move(g));
+        }
+    }
+
     void add(MountOp op, bool derived = false, bool workspace = false) {
         entries_.push_back({std::move(op), derived, workspace});
     }
@@ -465,6 +492,7 @@ private:
         for (const auto& rule : policy_.hide) {
             // {workspace}/.env* hides nothing when no workspace is mounted.
             if (ctx_.workspace.empty() && uses_workspace(rule.pattern)) continue;
+            if (uses_globstar(rule.pattern)) continue;  // workspace.cc: one scan for all of them
             auto pattern = expand_glob(rule.pattern, ctx_, rule.origin);
             if (!pattern) return std::move(pattern).error();
             glob_t g{};
@@ -476,12 +504,25 @@ private:
                     auto canon = canonical(g.gl_pathv[i]);
                     struct stat st {};
                     if (!canon || ::stat(canon->c_str(), &st) != 0) continue;
-                    hidden_.push_back(
-                        {*canon, S_ISDIR(st.st_mode), rule.pattern, describe(rule.origin)});
+                    Hidden h;
+                    h.path = *canon;
+                    h.is_dir = S_ISDIR(st.st_mode);
+                    h.pattern = rule.pattern;
+                    h.why = describe(rule.origin);
+                    h.dev = st.st_dev;
+                    h.ino = st.st_ino;
+                    h.nlink = st.st_nlink;
+                    h.regular = S_ISREG(st.st_mode);
+                    if (std::none_of(hidden_.begin(), hidden_.end(),
+                                     [&](const Hidden& o) { return o.path == h.path; }))
+                        hidden_.push_back(std::move(h));
                 }
             }
             ::globfree(&g);
         }
+        auto found = plan_workspace(policy_, ctx_, hidden_, plan_);
+        if (!found) return std::move(found).error();
+        findings_ = std::move(*found);
         return {};
     }
 
@@ -514,6 +555,75 @@ private:
         return {};
     }
 
+    // Direct mode: the rename locks (a read-write bind of each ancestor over itself)
+    // and the protected paths, read-only wherever a writable bind shows them (a
+    // --rw of a parent at another path must not lift the protection).
+    void workspace_locks() {
+        auto has_dst = [this](const std::string& dst) {
+            return std::any_of(entries_.begin(), entries_.end(),
+                               [&](const Entry& e) { return e.op.dst == dst; });
+        };
+        const std::string ws_why = "workspace: the directories above a hidden or protected name cannot be renamed";
+        for (const auto& a : findings_.ancestors) {
+            if (has_dst(a)) continue;  // a mount point already
+            MountOp op;
+            op.src = a;
+            op.dst = a;
+            op.read_only = false;
+            op.is_dir = true;
+            op.why = ws_why;
+            add(std::move(op));
+        }
+        std::vector<MountOp> ops;
+        ops.reserve(entries_.size());
+        for (const auto& e : entries_) ops.push_back(e.op);
+        for (size_t k = 0; k < findings_.protect.size(); ++k) {
+            const Protected& p = findings_.protect[k];
+            for (size_t i = 0; i < ops.size(); ++i) {
+                const MountOp& b = ops[i];
+                if (b.kind != MountKind::bind || b.read_only || !util::path_within(p.path, b.src)) continue;
+                const std::string dst = join(b.dst, relative_to(p.path, b.src));
+                auto top = covering_op(ops, dst);
+                if (!top || *top != i) continue;
+                MountOp op;
+                op.src = p.path;
+                op.dst = dst;
+                op.read_only = true;
+                op.is_dir = p.is_dir;
+                op.placeholder = p.placeholder;
+                op.why = p.why.empty() ? "protected by " + p.pattern : p.why + " (protect " + p.pattern + ")";
+                auto same = std::find_if(entries_.begin(), entries_.end(),
+                                         [&](const Entry& e) { return e.op.dst == dst; });
+                if (same != entries_.end()) {
+                    // Protection wins over a read-write bind aimed at the same place.
+                    if (same->op.kind == MountKind::bind && !same->op.read_only) {
+                        plan_.notes.push_back(label_why(op) + " replaces " + label_why(same->op));
+                        entries_.erase(same);
+                    } else {
+                        continue;  // read-only or something else is shown there already
+                    }
+                }
+                add(std::move(op));
+                entries_.back().protect = static_cast<int>(k);
+            }
+        }
+    }
+
+    void protect_guard(const Protected& p, const MountOp& op) {
+        Guard g;
+        g.kind = Guard::Kind::protected_ro;
+        g.host = p.path;
+        g.inside = op.dst;
+        g.is_dir = p.is_dir;
+        g.dev = p.dev;
+        g.ino = p.ino;
+        g.placeholder = p.placeholder;
+        g.pattern = p.pattern;
+        g.why = p.why;
+        g.link_of = p.link_of;
+        plan_.guards.push_back(std::move(g));
+    }
+
     static void sort_by_depth(std::vector<Entry>& v) {
         std::stable_sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) {
             return depth(a.op.dst) < depth(b.op.dst);
@@ -532,6 +642,9 @@ private:
                 return o.kind == MountKind::proc && o.dst == "/proc";
             }))
             masks = proc_masks_;
+        // The hidden path each mask is for: a mask over a name in a host directory
+        // is watched for the run (a Guard), since replacing the name drops the mount.
+        std::map<std::string, const Hidden*> mask_src;
         for (const auto& h : hidden_) {
             for (size_t i = 0; i < ops.size(); ++i) {
                 const MountOp& b = ops[i];
@@ -546,6 +659,7 @@ private:
                 m.is_dir = h.is_dir;
                 m.mode = 0;
                 m.why = h.why;
+                mask_src.emplace(m.dst, &h);
                 masks.push_back(std::move(m));
             }
         }
@@ -558,9 +672,25 @@ private:
             bool inside = std::any_of(out.begin(), out.end(), [&](const MountOp& o) {
                 return util::path_within(m.dst, o.dst);
             });
-            if (!inside) out.push_back(std::move(m));
+            if (inside) continue;
+            if (auto it = mask_src.find(m.dst); it != mask_src.end()) hidden_guard(*it->second, m);
+            out.push_back(std::move(m));
         }
         return out;
+    }
+
+    void hidden_guard(const Hidden& h, const MountOp& mask) {
+        Guard g;
+        g.kind = Guard::Kind::hidden;
+        g.host = h.path;
+        g.inside = mask.dst;
+        g.is_dir = h.is_dir;
+        g.dev = h.dev;
+        g.ino = h.ino;
+        g.pattern = h.pattern;
+        g.why = h.why;
+        g.link_of = h.link_of;
+        plan_.guards.push_back(std::move(g));
     }
 
     // Nothing is mounted under a mask: deny wins over an op aimed inside a hidden path.
@@ -642,10 +772,13 @@ private:
             host = join(host, part);
             inside = join(inside, part);
             struct stat st {};
-            if (::lstat(host.c_str(), &st) != 0)
+            if (::lstat(host.c_str(), &st) != 0) {
+                // A placeholder is made by the launcher, in a directory checked here.
+                if (last && op.placeholder && errno == ENOENT) return true;
                 return invalid(op.why, "cannot create mount point " + op.dst +
                                            " inside the bind of " + bind.dst +
                                            " (it does not exist there)");
+            }
             if (S_ISLNK(st.st_mode)) {
                 if (last && op.kind == MountKind::symlink) {
                     auto text = read_link(host);
@@ -685,6 +818,7 @@ private:
     Plan& plan_;
     std::vector<Entry> entries_;
     std::vector<Hidden> hidden_;
+    WorkspaceFindings findings_;
     std::vector<MountOp> proc_masks_;
     std::vector<std::string> writable_;
 };

@@ -47,6 +47,23 @@ Result<std::string> decide_workspace(const policy::Policy& policy, const HostFac
     auto expanded = detail::expand(
         raw, ctx, policy.workspace_path ? policy.workspace_path->origin : policy::Origin{});
     if (!expanded) return std::move(expanded).error();
+    // A link below the caller's current directory may have been planted by an earlier
+    // run (it had that directory read-write): `-C build`, after `build` became a link
+    // to ~, must not hand the home to the next run (THREATS FS-04).
+    if (policy.workspace_path && !host.cwd.empty()) {
+        for (size_t at = host.cwd.size() + 1; util::path_within(*expanded, host.cwd) && *expanded != host.cwd &&
+                                              at <= expanded->size();
+             ++at) {
+            if (at != expanded->size() && (*expanded)[at] != '/') continue;
+            std::string prefix = expanded->substr(0, at);
+            struct stat st {};
+            if (::lstat(prefix.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+                return invalid(why, "workspace " + *expanded + ": " + prefix +
+                                        " is a symbolic link inside the current directory; a link inside "
+                                        "the project could have been planted by an earlier run; name the "
+                                        "real path");
+        }
+    }
     auto canon = detail::canonical(*expanded);
     if (!canon) {
         int err = errno;
@@ -60,7 +77,10 @@ Result<std::string> decide_workspace(const policy::Policy& policy, const HostFac
     // The workspace is bound read-write: `agentjail -- bash` typed in the home
     // directory must not hand the whole home (or /) to the command. Naming it
     // explicitly (-C) is the only way, and even then hide rules still apply.
-    if (!policy.workspace_explicit) {
+    // Named explicitly, it is still refused when it only resolves there: only the
+    // path as typed (lexically normalised, ~ expanded) being that directory counts
+    // as naming it (`-C ~`, `-C /`).
+    if (!policy.workspace_explicit || *expanded != *canon) {
         std::string what;
         if (*canon == "/")
             what = "the root directory";
@@ -69,9 +89,13 @@ Result<std::string> decide_workspace(const policy::Policy& policy, const HostFac
         else if (!host.home.empty() && util::path_within(host.home, *canon))
             what = "a parent of the home directory " + host.home;
         if (!what.empty())
-            return invalid(why, "workspace " + *canon + " is " + what +
-                                    ": a workspace is a project, not a home; cd into the "
-                                    "project or name it with -C DIR");
+            return invalid(why, policy.workspace_explicit
+                                    ? "workspace " + *expanded + " resolves to " + *canon + ", " + what +
+                                          ": a workspace is a project, not a home; name it as itself (-C " +
+                                          *canon + ") if that is really meant"
+                                    : "workspace " + *canon + " is " + what +
+                                          ": a workspace is a project, not a home; cd into the "
+                                          "project or name it with -C DIR");
     }
     return *canon;
 }
@@ -201,6 +225,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         return invalid(detail::describe(policy.private_home.origin),
                        "a private home needs the home directory, which is unknown (set HOME)");
     plan.home = host.home;
+    plan.workspace_mode = policy.workspace_mode.value;
 
     if (auto r = detail::build_mounts(policy, ctx, plan); !r) return std::move(r).error();
 

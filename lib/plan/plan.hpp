@@ -53,6 +53,9 @@ struct MountOp {
     std::uint64_t size_bytes = 0;  // tmpfs
     unsigned mode = 0755;          // tmpfs root mode
     std::string why;         // origin, e.g. "default.toml:12:5 (filesystem.ro[0])"
+    // bind: src does not exist at plan time; the launcher creates it (see
+    // Guard::placeholder) before it clones the sources, and removes it after.
+    bool placeholder = false;
 };
 
 // A name in a host directory the sandbox sees that the plan masks (hidden) or binds
@@ -73,6 +76,7 @@ struct Guard {
     bool placeholder = false;
     std::string pattern;  // the rule that matched, as written
     std::string why;      // its origin
+    std::string link_of;  // a hard link: the hidden or protected name it shares an inode with
 };
 
 // A resource limit applied to the command with prlimit before execve.

@@ -71,6 +71,12 @@
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#define SYS_fsconfig 431
+#define SYS_fsmount 432
+#endif
+// FSOPEN_CLOEXEC, FSMOUNT_CLOEXEC and the FSCONFIG_* commands: <sys/mount.h>.
 
 namespace agentjail::sys {
 
@@ -132,6 +138,18 @@ inline int close_range(unsigned first, unsigned last, unsigned flags) {
 
 inline int pidfd_send_signal(int pidfd, int sig) {
     return static_cast<int>(ret(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)));
+}
+
+// The new mount API, for the supervisor's helper that re-applies a mask in a running
+// sandbox (launch/guard_watch.cc): a tmpfs made without a path to mount it on.
+inline int fsopen(const char* fstype, unsigned flags) {
+    return static_cast<int>(ret(::syscall(SYS_fsopen, fstype, flags)));
+}
+inline int fsconfig(int fd, unsigned cmd, const char* key, const void* value, int aux) {
+    return static_cast<int>(ret(::syscall(SYS_fsconfig, fd, cmd, key, value, aux)));
+}
+inline int fsmount(int fd, unsigned flags, unsigned attr_flags) {
+    return static_cast<int>(ret(::syscall(SYS_fsmount, fd, flags, attr_flags)));
 }
 
 inline int pivot_root(const char* new_root, const char* put_old) {

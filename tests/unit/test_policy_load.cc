@@ -150,7 +150,10 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
          {"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker",
           "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.config/gh",
           "~/.password-store", "~/.local/share/keyrings", "~/.config/agentjail", "~/.bash_history",
-          "~/.zsh_history", "~/.python_history", "{workspace}/.env*"})
+          "~/.zsh_history", "~/.python_history", "~/.claude/.credentials.json", "~/.codex/auth.json",
+          "~/.gemini/oauth_creds.json", "~/.gemini/mcp-oauth-tokens.json", "{workspace}/**/.env*",
+          "{workspace}/**/*.pem", "{workspace}/**/id_rsa*", "{workspace}/**/id_ed25519*",
+          "{workspace}/**/.npmrc", "{workspace}/**/.pypirc", "{workspace}/**/.netrc"})
         hides.emplace_back(h);
     EXPECT_EQ(patterns(p.hide), hides);
     EXPECT_EQ(p.hide[0].origin.file, "minimal.toml");

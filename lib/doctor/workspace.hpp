@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// Doctor checks of the workspace modes (lib/doctor/workspace.cc).
+#pragma once
+
+#include "doctor/doctor.hpp"
+
+namespace agentjail::doctor {
+
+// What direct mode's hidden and protected names are worth on this kernel, tried.
+Check check_direct_mode();
+// Whether overlayfs mounts in a user namespace (overlay mode), tried.
+Check check_overlay();
+
+}  // namespace agentjail::doctor

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// Placeholders: the empty files and directories the launcher creates on the host
+// for guarded names that do not exist yet, so the plan's read-only bind or mask has
+// a mount point and the sandbox cannot create the name; removed after the run when
+// they are still the ones made and still empty.
+#pragma once
+
+#include "plan/plan.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace agentjail::fs {
+
+struct Placeholder {
+    std::string host;  // canonical host path
+    bool is_dir = false;
+    dev_t dev = 0;  // identity of what we created
+    ino_t ino = 0;
+};
+
+// Creates host (a file of mode 0444 or a directory of mode 0755), which must lie
+// beneath root, without following any link on the way (openat2 RESOLVE_BENEATH |
+// RESOLVE_NO_SYMLINKS from an fd of root) and only if nothing is there (O_EXCL /
+// mkdirat). The parent directory must exist: a placeholder never creates more than
+// its own name.
+Result<Placeholder> create_placeholder(const std::string& root, const std::string& host, bool is_dir);
+
+// Removes p if it is still the same inode and empty, through its parent's fd;
+// otherwise leaves it. Returns an empty string when removed, else why it was kept.
+std::string remove_placeholder(const Placeholder& p, const std::string& root);
+
+// The bound host directory a guard lies in: the workspace when it holds it, else
+// the longest bind source of the plan that does ("" when none).
+std::string guard_root(const plan::Plan& plan, const std::string& host);
+
+// Every placeholder a plan asks for, for one run. Destroying it removes what is
+// left; finish() does that and says what became of each.
+class Placeholders {
+public:
+    // Fails closed: a placeholder that cannot be made is a launch error (those made
+    // before it are removed again).
+    static Result<Placeholders> create(const plan::Plan& plan);
+
+    Placeholders() = default;
+    Placeholders(Placeholders&& o) noexcept = default;
+    Placeholders& operator=(Placeholders&& o) noexcept;
+    Placeholders(const Placeholders&) = delete;
+    Placeholders& operator=(const Placeholders&) = delete;
+    ~Placeholders();
+
+    // Takes one made during the run (a protected name the host removed).
+    void adopt(Placeholder p, std::string root);
+    bool empty() const { return items_.empty(); }
+    const std::vector<Placeholder>& items() const { return items_; }
+
+    // Removes them (newest first); idempotent.
+    void finish(std::vector<std::string>& made, std::vector<std::string>& removed,
+                std::vector<std::string>& kept);
+
+private:
+    std::vector<Placeholder> items_;
+    std::vector<std::string> roots_;
+};
+
+}  // namespace agentjail::fs

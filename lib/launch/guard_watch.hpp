@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// The guard watcher: for the run, inotify on the host directories that hold the
+// plan's hidden and protected names. The kernel detaches a mount in another mount
+// namespace when its name is replaced or unlinked on the host (an editor's atomic
+// save, `sed -i`, `git config`); when that happens the watcher puts the mask or the
+// read-only bind back inside the sandbox, or says the run must stop.
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include "fs/placeholder.hpp"
+#include "plan/plan.hpp"
+#include "sys/fd.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace agentjail::launch {
+
+class GuardWatch {
+public:
+    // Watches every guard of the plan; fails closed (inotify refused: the guarantee
+    // could not hold). Returns null when the plan has no guards: nothing is set up.
+    static Result<std::unique_ptr<GuardWatch>> create(const plan::Plan& plan);
+
+    ~GuardWatch();
+    GuardWatch(const GuardWatch&) = delete;
+    GuardWatch& operator=(const GuardWatch&) = delete;
+
+    // The sandbox: its user and mount namespaces (opened by the launcher right after
+    // clone, while the init is still dumpable: later only a caller with
+    // CAP_SYS_PTRACE could reach them) for the helper to enter, and optionally a way
+    // to freeze it while a protection is re-applied.
+    void attach(sys::UniqueFd userns, sys::UniqueFd mntns, std::function<void(bool)> freeze);
+
+    // The inotify descriptor, for the supervisor's poll.
+    int fd() const { return inotify_.get(); }
+    // Reads what arrived and re-applies what was lost. false: a protection could not
+    // be re-applied; the caller stops the run (stopped() says why).
+    bool handle();
+    // A last look once the sandbox is set up: a name replaced between the plan and
+    // the watch is found here too.
+    bool check_all(const char* why);
+
+    // After the run.
+    void finish(WorkspaceOutcome& out);
+
+private:
+    struct Item {
+        plan::Guard guard;
+        std::string root;    // the bound host directory it lies in
+        std::string parent;  // host directory holding the name
+        std::string name;
+        std::string watched;  // the deepest existing directory on the way to parent
+        int wd = -1;
+        const char* dirty = nullptr;  // why it must be checked, or null
+    };
+    GuardWatch() = default;
+    void watch(Item& it);
+    void mark(int wd, const char* name, std::uint32_t mask);
+    // Checks one guard and re-applies it; false when that failed.
+    bool check(Item& it, const char* why);
+    // Runs the helper in the sandbox: 0 in place, 1 re-applied, 2 the name is gone
+    // inside, 3 it is not the inode the host has, <0 -errno with *stage set.
+    int run_helper(const Item& it, bool is_dir, bool have_ino, dev_t dev, ino_t ino, const char** stage);
+
+    std::vector<Item> items_;
+    sys::UniqueFd inotify_;
+    sys::UniqueFd userns_;
+    sys::UniqueFd mntns_;
+    std::function<void(bool)> freeze_;
+    fs::Placeholders made_;  // placeholders made again for protected names the host removed
+    std::vector<WorkspaceReapplied> reapplied_;
+    std::uint64_t count_ = 0;
+    std::string stopped_;
+};
+
+}  // namespace agentjail::launch

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+// The workspace walk: getdents64 over descriptors opened relative to their parent
+// with O_NOFOLLOW, d_type for the entry type, lstat only when asked.
+#include "workspace/scan.hpp"
+
+#include "sys/fd.hpp"
+#include "sys/syscalls.hpp"
+#include "util/strings.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace agentjail::workspace {
+
+namespace {
+
+struct LinuxDirent64 {
+    ino64_t d_ino;
+    off64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+EntryType type_of(mode_t mode) {
+    if (S_ISREG(mode)) return EntryType::file;
+    if (S_ISDIR(mode)) return EntryType::dir;
+    if (S_ISLNK(mode)) return EntryType::symlink;
+    return EntryType::other;
+}
+
+// Inside a git directory (one holding HEAD), these hold objects, refs and reflogs:
+// the bulk of a repository, and no name a rule is about.
+bool git_bulk(const char* name) {
+    return std::strcmp(name, "objects") == 0 || std::strcmp(name, "refs") == 0 ||
+           std::strcmp(name, "logs") == 0 || std::strcmp(name, "lfs") == 0 ||
+           std::strcmp(name, "rr-cache") == 0;
+}
+
+class Walker {
+public:
+    Walker(Scan& scan, const ScanOptions& opt) : scan_(scan), opt_(opt) {}
+
+    Result<void> walk(int dirfd, const std::string& rel, bool in_git) {
+        struct Child {
+            std::string name;
+            EntryType type;
+            ino_t ino;
+        };
+        std::vector<Child> children;
+        bool has_head = false;
+        for (;;) {
+            long n = ::syscall(SYS_getdents64, dirfd, buf_, sizeof buf_);
+            if (n < 0) {
+                int e = errno;
+                return Error(ErrorKind::setup, e,
+                             "reading " + where(rel) + ": " + util::errno_text(e));
+            }
+            if (n == 0) break;
+            for (long off = 0; off < n;) {
+                auto* d = reinterpret_cast<LinuxDirent64*>(buf_ + off);
+                off += d->d_reclen;
+                const char* name = d->d_name;
+                if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+                    continue;
+                EntryType t = EntryType::other;
+                switch (d->d_type) {
+                case DT_REG: t = EntryType::file; break;
+                case DT_DIR: t = EntryType::dir; break;
+                case DT_LNK: t = EntryType::symlink; break;
+                case DT_UNKNOWN: {
+                    // Some filesystems leave d_type empty: ask, without following.
+                    struct stat st {};
+                    if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) t = type_of(st.st_mode);
+                    break;
+                }
+                default: break;
+                }
+                if (in_git && t == EntryType::file && std::strcmp(name, "HEAD") == 0) has_head = true;
+                children.push_back({name, t, static_cast<ino_t>(d->d_ino)});
+            }
+        }
+        if (scan_.entries.size() + children.size() > opt_.max_entries)
+            return Error(ErrorKind::invalid_input, E2BIG,
+                         "workspace " + scan_.root + " has more than " +
+                             std::to_string(opt_.max_entries) +
+                             " entries: too many to check for hidden and protected paths");
+        const size_t first = scan_.entries.size();
+        for (auto& c : children) {
+            ScanEntry e;
+            e.rel = rel.empty() ? c.name : rel + "/" + c.name;
+            e.type = c.type;
+            e.ino = c.ino;
+            if (opt_.stat) {
+                struct stat st {};
+                if (::fstatat(dirfd, c.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                    e.type = type_of(st.st_mode);
+                    e.mode = st.st_mode;
+                    e.dev = st.st_dev;
+                    e.ino = st.st_ino;
+                    e.nlink = st.st_nlink;
+                }
+            }
+            scan_.entries.push_back(std::move(e));
+        }
+        for (size_t i = 0; i < children.size(); ++i) {
+            const Child& c = children[i];
+            if (c.type != EntryType::dir) continue;
+            const std::string& child_rel = scan_.entries[first + i].rel;
+            const bool child_git = in_git || c.name == ".git";
+            if (opt_.skip_git_internals && in_git && has_head && git_bulk(c.name.c_str())) continue;
+            sys::UniqueFd fd(::openat(dirfd, c.name.c_str(),
+                                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+            if (!fd) {
+                int e = errno;
+                // Unreadable for us is unreadable for the sandbox (same user, same
+                // permission checks); a name swapped for a link meanwhile is not followed.
+                if (e == EACCES || e == ENOENT || e == ENOTDIR || e == ELOOP || e == EPERM) {
+                    scan_.skipped.push_back(child_rel);
+                    continue;
+                }
+                return Error(ErrorKind::setup, e, "opening " + where(child_rel) + ": " + util::errno_text(e));
+            }
+            std::string copy = child_rel;  // entries may reallocate during the walk
+            if (auto r = walk(fd.get(), copy, child_git); !r) return r;
+        }
+        return {};
+    }
+
+private:
+    std::string where(const std::string& rel) const {
+        return rel.empty() ? scan_.root : scan_.root + "/" + rel;
+    }
+
+    Scan& scan_;
+    const ScanOptions& opt_;
+    alignas(8) char buf_[64 * 1024];
+};
+
+}  // namespace
+
+Result<Scan> scan(const std::string& root, const ScanOptions& options) {
+    Scan s;
+    s.root = root;
+    sys::UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) {
+        int e = errno;
+        return Error(ErrorKind::invalid_input, e, "cannot scan " + root + ": " + util::errno_text(e));
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        int e = errno;
+        return Error(ErrorKind::setup, e, "cannot scan " + root + ": " + util::errno_text(e));
+    }
+    s.root_dev = st.st_dev;
+    s.root_ino = st.st_ino;
+    auto walker = std::make_unique<Walker>(s, options);
+    if (auto r = walker->walk(fd.get(), "", false); !r) return std::move(r).error();
+    return s;
+}
+
+Result<void> stat_entry(const Scan& scan, ScanEntry& entry) {
+    sys::UniqueFd root(::open(scan.root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!root) {
+        int e = errno;
+        return Error(ErrorKind::setup, e, "cannot open " + scan.root + ": " + util::errno_text(e));
+    }
+    sys::UniqueFd fd(sys::openat2(root.get(), entry.rel.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                                  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+    if (!fd) {
+        int e = -fd.release();
+        return Error(ErrorKind::setup, e, "cannot open " + scan.root + "/" + entry.rel + ": " + util::errno_text(e));
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        int e = errno;
+        return Error(ErrorKind::setup, e, "cannot stat " + scan.root + "/" + entry.rel + ": " + util::errno_text(e));
+    }
+    entry.type = type_of(st.st_mode);
+    entry.mode = st.st_mode;
+    entry.dev = st.st_dev;
+    entry.ino = st.st_ino;
+    entry.nlink = st.st_nlink;
+    return {};
+}
+
+}  // namespace agentjail::workspace

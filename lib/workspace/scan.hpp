@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// One walk of a host directory tree (the workspace) at plan time, for `**`
+// patterns, nested git repositories and hard links; never follows a symlink.
+#pragma once
+
+#include <agentjail/agentjail.hpp>
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace agentjail::workspace {
+
+enum class EntryType : std::uint8_t { file, dir, symlink, other };
+
+struct ScanEntry {
+    std::string rel;  // relative to the scanned root: "packages/api/.env"
+    EntryType type = EntryType::other;
+    ino_t ino = 0;  // from the directory entry; see Scan::with_stat
+    // Filled by a stat of the entry when the scan was asked for it (ScanOptions::stat)
+    // or later by stat_entry(); 0 otherwise.
+    mode_t mode = 0;
+    dev_t dev = 0;
+    nlink_t nlink = 0;
+};
+
+struct ScanOptions {
+    // lstat every entry (mode, dev, exact ino, nlink). Off: the walk reads directory
+    // entries only, which is what `**` matching and repository discovery need.
+    bool stat = false;
+    // Git's object store, refs and logs are skipped: large, and nothing in them is a
+    // name a rule hides or protects (a secret committed to history is out of reach of
+    // any mount anyway, THREATS SEC-03).
+    bool skip_git_internals = true;
+    // A bound on the walk; more entries is an error (fail closed: a partial walk would
+    // miss hidden files).
+    std::size_t max_entries = 2'000'000;
+};
+
+struct Scan {
+    std::string root;  // as given, absolute
+    dev_t root_dev = 0;
+    ino_t root_ino = 0;
+    std::vector<ScanEntry> entries;  // depth first, parents before children
+    std::vector<std::string> skipped;  // directories not descended into (rel), for explain
+};
+
+// Walks root (a directory, not a symlink). Every directory is opened relative to
+// its parent's descriptor with O_NOFOLLOW|O_DIRECTORY, so a link planted by an
+// earlier run cannot lead the walk out of the tree. Unreadable directories are
+// listed but not descended into (noted in `skipped`).
+Result<Scan> scan(const std::string& root, const ScanOptions& options = {});
+
+// lstat of one entry, reached from the root without following any symlink
+// (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS); fills mode, dev, ino, nlink.
+Result<void> stat_entry(const Scan& scan, ScanEntry& entry);
+
+}  // namespace agentjail::workspace

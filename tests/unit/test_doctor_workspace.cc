@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// The doctor's workspace checks: what direct mode guarantees on this kernel (tried
+// with a real mount namespace and a real rename), and whether overlay mode can work.
+#include "doctor/workspace.hpp"
+
+#include <gtest/gtest.h>
+
+using agentjail::doctor::Check;
+
+TEST(DoctorWorkspace, DirectModeSaysWhatHoldsAndNamesTheStrongModes) {
+    Check c = agentjail::doctor::check_direct_mode();
+    EXPECT_EQ(c.name, "direct mode masks");
+    ASSERT_FALSE(c.detail.empty());
+    if (c.status != Check::Status::ok) {
+        // A kernel that detaches (every Linux since 3.18) or a host where it could not be tried.
+        EXPECT_NE(c.fix.find("--workspace-mode clone or overlay"), std::string::npos) << c.fix;
+    }
+    if (c.detail.find("drops a mask") != std::string::npos) {
+        EXPECT_NE(c.detail.find("re-applies"), std::string::npos);
+        EXPECT_NE(c.detail.find("temporary file"), std::string::npos);
+    }
+}
+
+TEST(DoctorWorkspace, OverlayProbeAnswers) {
+    Check c = agentjail::doctor::check_overlay();
+    EXPECT_EQ(c.name, "unprivileged overlayfs");
+    ASSERT_FALSE(c.detail.empty());
+    if (c.status != Check::Status::ok) {
+        EXPECT_FALSE(c.fix.empty());
+    }
+}
