@@ -164,6 +164,7 @@ int cmd_run(const std::vector<std::string>& args) {
     ::close(sfd);
     auto res = sb->wait();
     if (!res) return finish_error(rec, res.error());
+    const WorkspaceOutcome& ws = res->workspace;
     // Direct mode: the host replaced a guarded name during the run (docs/workspace.md).
     // A few lines, then a count: a host loop replacing a name must not flood stderr.
     const size_t shown = std::min<size_t>(res->workspace.reapplied.size(), 5);
@@ -177,11 +178,20 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     if (!res->workspace.stopped.empty()) std::fprintf(stderr, "agentjail: %s\n", res->workspace.stopped.c_str());
     print_workspace_findings(*res);
-    // Clone and overlay runs: what came back and what in it runs code later.
+    // Clone and overlay modes: what came back and what in it runs code later, before
+    // the record (names in it are escaped by the library: nothing the agent chose acts
+    // on the terminal).
     if (!res->workspace.report_text.empty()) std::fputs(res->workspace.report_text.c_str(), stderr);
     if (inv->apply && res->workspace.mode == "overlay" && !res->workspace.run_id.empty())
         (void)apply_at_exit(res->workspace.run_id, false);
-    return finish_run(rec, *res);
+    const auto& ws = res->workspace;
+    int status = finish_run(rec, *res);
+    if (ws.status == "refused" || ws.status == "failed") {
+        std::fprintf(stderr, "agentjail: %s mode: the work did not come back (%s): %s (the command's own exit status: %d)\n",
+                     ws.mode.c_str(), ws.status.c_str(), util::printable(ws.message).c_str(), status);
+        return exit_agentjail_error;
+    }
+    return status;
 }
 
 }  // namespace agentjail::cli

@@ -17,5 +17,8 @@ int cmd_apply(const std::vector<std::string>& args);
 // run --apply: an overlay run's changes applied as `agentjail apply RUN` would
 // (protected paths and conflicts left out); 0 when all were applied.
 int apply_at_exit(const std::string& run_id, bool json);
+// cmd_runs.cc: clone and overlay runs kept on this machine.
+int cmd_runs(const std::vector<std::string>& args);
+int cmd_discard(const std::vector<std::string>& args);
 
 }  // namespace agentjail::cli

@@ -35,6 +35,8 @@ int dispatch(const std::vector<std::string>& args) {
     if (first == "policies") return cmd_policies(rest);
     if (first == "gc") return cmd_gc(rest);
     if (first == "apply") return cmd_apply(rest);
+    if (first == "runs") return cmd_runs(rest);
+    if (first == "discard") return cmd_discard(rest);
     // No verb: the arguments are run's (`agentjail -- claude`, `agentjail ls -l`).
     // A program named like a verb runs with `agentjail -- doctor`.
     return cmd_run(args);

@@ -49,6 +49,9 @@ po::options_description run_options() {
          "works in a private git clone whose commits come back as the branch "
          "agentjail/RUN; overlay: its writes go to a layer kept aside, shown at exit and "
          "applied with 'agentjail apply RUN' (docs/workspace.md)")
+        ("no-commit-uncommitted",
+         "clone mode: bring back only the agent's own commits; its uncommitted work stays "
+         "in the run's clone (default: one extra commit by agentjail holds it)")
         ("protect", po::value<std::vector<std::string>>()->value_name("PATH"),
          "also make PATH (relative to the workspace, ** allowed) read-only inside, and "
          "uncreatable if missing; repeatable")
@@ -394,6 +397,10 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
             o.string_key == "json" || o.string_key == "json-fd" || o.string_key == "result-file" ||
             o.string_key == "tty-raw" || o.string_key == "no-tty" || o.string_key == "apply")
             continue;
+        if (o.string_key == "no-commit-uncommitted") {
+            p.workspace_commit_uncommitted = {false, flag_origin("--no-commit-uncommitted")};
+            continue;
+        }
         if (o.string_key == "allow-degraded") {
             if (auto r = policy::set_limit(p, "allow_degraded", "true", flag_origin("--allow-degraded")); !r)
                 return std::move(r).error();
@@ -523,6 +530,8 @@ std::string global_help() {
           "  agentjail policies          list the built-in policies\n"
           "  agentjail gc                remove the cgroups of killed runs\n"
           "  agentjail apply RUN         write an overlay run's changes into its workspace\n"
+          "  agentjail runs [--json]     the clone and overlay runs kept, with branch and flags\n"
+          "  agentjail discard RUN...    remove a run's branch (clone mode) and its state\n"
           "  agentjail --version\n"
           "\n"
           "The first word that is not an option ends the options ('agentjail ls -l' runs\n"

@@ -10,6 +10,8 @@
 #include "policy/policy.hpp"
 #include "tty/relay.hpp"
 #include "workspace/overlay_run.hpp"
+#include "workspace/clone.hpp"
+#include "workspace/runs.hpp"
 #include "workspace/audit.hpp"
 
 #include <time.h>
@@ -41,6 +43,9 @@ public:
     bool shares_host_network = false;
     // Overlay mode: the run's state (upper layer, start snapshot), finished in wait().
     std::unique_ptr<workspace::OverlayRun> overlay;
+    // Clone mode: the run's clone, audited and fetched back by wait(), only once the
+    // sandbox is gone. Dropped without wait(), it only marks run.json (no git runs).
+    std::unique_ptr<workspace::CloneRun> clone;
     // Direct mode with a writable workspace: what the run left there that would run
     // on the host is looked for after it (lib/workspace/audit.hpp).
     std::optional<workspace::AuditOptions> audit;
@@ -223,6 +228,17 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         if (!ov) return std::move(ov).error();
         overlay = std::move(*ov);
     }
+    // Clone mode: the clone is made here, on the host, and bound in the workspace's
+    // place; `explain` builds the same plan but never comes here.
+    std::unique_ptr<workspace::CloneRun> clone;
+    if (policy.raw().workspace_mode.value == policy::WorkspaceMode::clone) {
+        workspace::CloneOptions co;
+        co.runs_root = workspace::runs_root(host->environ, host->home);
+        co.commit_uncommitted = policy.raw().workspace_commit_uncommitted.value;
+        auto c = workspace::CloneRun::prepare(*plan, co);
+        if (!c) return std::move(c).error();
+        clone = std::move(*c);
+    }
     // The command's stdio: pipes or a pty of its own, relayed; never the caller's files.
     tty::Options ro;
     ro.fds = {options.stdin_fd, options.stdout_fd, options.stderr_fd};
@@ -293,6 +309,10 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     launched->proxy = std::move(proxy);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
     launched->overlay = std::move(overlay);
+    if (clone) {
+        clone->launched();
+        launched->clone = std::move(clone);
+    }
     launched->audit = std::move(audit);
     return Sandbox(std::move(launched));
 }
@@ -331,6 +351,16 @@ Result<RunResult> Sandbox::wait() {
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
     // Nothing of the sandbox is left: its upper layer is what it wrote.
     if (l_->overlay) l_->overlay->finish(r->workspace);
+    // Nothing of the sandbox is left (its pid namespace died with its init):
+    // only now is the clone looked at and its work brought back.
+    if (l_->clone) {
+        // What the guard watch recorded for the hidden names stays beside the clone's.
+        WorkspaceOutcome w = l_->clone->finish();
+        w.reapplied = std::move(r->workspace.reapplied);
+        w.reapplied_count = r->workspace.reapplied_count;
+        w.stopped = std::move(r->workspace.stopped);
+        r->workspace = std::move(w);
+    }
     // Every process of the sandbox is gone: nothing can change the workspace under
     // the audit but the user.
     if (l_->audit) r->workspace.audit = workspace::audit_direct(*l_->audit);

@@ -173,6 +173,9 @@ struct Policy {
     Located<WorkspaceMode> workspace_mode{WorkspaceMode::direct, {}};
     std::vector<ProtectRule> protect;
     std::vector<ProtectRule> unprotect;
+    // Clone mode: the work tree's uncommitted changes come back as one extra commit
+    // (--no-commit-uncommitted: left in the run's clone).
+    Located<bool> workspace_commit_uncommitted{true, {}};
 
     // [environment]
     std::vector<Located<std::string>> env_allow;  // names or globs (LC_*)
