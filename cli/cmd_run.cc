@@ -184,7 +184,6 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!res->workspace.report_text.empty()) std::fputs(res->workspace.report_text.c_str(), stderr);
     if (inv->apply && res->workspace.mode == "overlay" && !res->workspace.run_id.empty())
         (void)apply_at_exit(res->workspace.run_id, false);
-    const auto& ws = res->workspace;
     int status = finish_run(rec, *res);
     if (ws.status == "refused" || ws.status == "failed") {
         std::fprintf(stderr, "agentjail: %s mode: the work did not come back (%s): %s (the command's own exit status: %d)\n",
