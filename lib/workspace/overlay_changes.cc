@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -71,7 +72,27 @@ Result<std::vector<std::string>> names_in(int fd, const std::string& what) {
 
 // A directory below fd, never through a link.
 int open_dir_at(int fd, const std::string& name) {
-    return ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int d = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (d >= 0 || errno != EACCES) return d;
+    // A directory the agent made unreadable (chmod 000) in its own upper layer: the
+    // owner gives itself r-x, through an O_PATH fd of exactly that directory (no name
+    // is looked up twice). The mode stays so: the walk below looks names up in it,
+    // and the change set already holds the mode the agent set.
+    int path = ::openat(fd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (path < 0) return -1;
+    struct stat st {};
+    char proc[64];
+    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", path);
+    if (::fstat(path, &st) != 0 || st.st_uid != ::geteuid() || ::chmod(proc, (st.st_mode & 07777) | 0500) != 0) {
+        ::close(path);
+        errno = EACCES;
+        return -1;
+    }
+    d = ::openat(path, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int saved = errno;
+    ::close(path);
+    errno = saved;
+    return d;
 }
 
 // Walks the workspace for snapshot(); returns the directory's (count, newest ctime).

@@ -413,7 +413,7 @@ TEST_F(Escape, NET03_HostHeaderCannotRedirect) {
 TEST_F(Escape, NET06_EveryRequestIsLoggedWithBytes) {
     NetFixture f;
     auto c =
-        ajnet::make_cert(jail.ws() + "/ca.pem", f.scratch.path() + "/key.pem", {"example.test"});
+        ajnet::make_cert(jail.ws() + "/ca.crt", f.scratch.path() + "/key.pem", {"example.test"});
     TestServer s({"sink"});
     TestServer tls({"sink-tls", &c});
     NetPolicy p;
@@ -426,7 +426,7 @@ TEST_F(Escape, NET06_EveryRequestIsLoggedWithBytes) {
         "$C " +
         base + "/bytes/50000; $C --data-binary @up.bin " + base + "/post; $C -T up.bin " + base +
         "/put; $C -I " + base +
-        "/hello; $C --cacert ca.pem https://example.test:" + std::to_string(tls.port()) +
+        "/hello; $C --cacert ca.crt https://example.test:" + std::to_string(tls.port()) +
         "/bytes/20000; $C http://exfil.test/; rm -f up.bin";
     auto r = in_bash(jail, script, {"-p", f.policy(p), "--net-log", f.log_path()});
     ASSERT_EQ(r.status, 0) << describe(r);
@@ -598,7 +598,7 @@ TEST_F(Escape, NET06_GitPushIsRefusedWhileCloneWorks) {
     NetFixture f;
     auto c = ajnet::make_cert(f.scratch.path() + "/ca.pem", f.scratch.path() + "/key.pem", {"git.test"});
     std::string root = f.scratch.path() + "/srv";
-    jail.ws_dir().write("test-ca.pem", ajtest::read_file(c.cert_path));
+    jail.ws_dir().write("test-ca.crt", ajtest::read_file(c.cert_path));
     std::string setup = "set -e; mkdir -p " + root + "; git init -q -b main " + f.scratch.path() +
                         "/src; cd " + f.scratch.path() +
                         "/src; echo hello > README; git add README; git -c user.name=t -c user.email=t@t commit -qm "
@@ -618,7 +618,7 @@ TEST_F(Escape, NET06_GitPushIsRefusedWhileCloneWorks) {
     auto push_script = [&](const std::string& marker) {
         // Intercepted, git trusts the run's CA through GIT_SSL_CAINFO; the control's
         // plain tunnel needs the test CA itself.
-        return "set -e; export GIT_SSL_CAINFO=${GIT_SSL_CAINFO:-" + jail.ws() + "/test-ca.pem}; git clone -q " + url + " work; cd work; echo " + marker +
+        return "set -e; export GIT_SSL_CAINFO=${GIT_SSL_CAINFO:-" + jail.ws() + "/test-ca.crt}; git clone -q " + url + " work; cd work; echo " + marker +
                " > canary; git add canary; git -c user.name=t -c user.email=t@t commit -qm x; echo R cloned; "
                "if git push -q origin main 2> push.err; then echo R pushed; else echo R refused; fi; "
                "cat push.err; cd ..; rm -rf work";

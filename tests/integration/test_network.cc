@@ -67,7 +67,7 @@ protected:
     // A self-signed certificate for the test names; the CA file in the workspace (the
     // clients inside read it), the key in scratch.
     ajnet::Cert cert() {
-        std::string ca = jail.ws() + "/test-ca.pem";
+        std::string ca = jail.ws() + "/test-ca.crt";
         return ajnet::make_cert(ca, scratch.path() + "/test-key.pem",
                                 {"example.test", "other.test"});
     }
@@ -607,7 +607,7 @@ TEST_F(Network, TheCaPrivateKeyIsNotReachableInside) {
     NetPolicy p;
     p.allow_toml = {"{ host = \"example.test:" + std::to_string(s.port()) + "\", methods = [\"GET\"] }"};
     p.hosts = {{"example.test", "127.0.0.1"}};
-    jail.ws_dir().write("control-key.pem", ajtest::read_file(scratch.path() + "/test-key.pem"));
+    jail.ws_dir().write("control-key.txt", ajtest::read_file(scratch.path() + "/test-key.pem"));
     std::string script =
         "b=$SSL_CERT_FILE; echo bundle=$b; echo R certs $(grep -c 'BEGIN CERTIFICATE' \"$b\"); "
         "echo R runca $(grep -c \"this run's CA\" \"$b\"); "
@@ -626,7 +626,7 @@ TEST_F(Network, TheCaPrivateKeyIsNotReachableInside) {
     EXPECT_EQ(field(r.out, "bundle"), "/run/agentjail/ca-bundle.pem") << describe(r);
     EXPECT_EQ(line("certs"), "2") << describe(r);  // the test CA, then the run's
     EXPECT_EQ(line("runca"), "1") << describe(r);
-    EXPECT_EQ(line("keys"), jail.ws() + "/control-key.pem") << describe(r);
+    EXPECT_EQ(line("keys"), jail.ws() + "/control-key.txt") << describe(r);
     EXPECT_EQ(line("envkeys"), "0") << describe(r);
     EXPECT_EQ(line("writable"), "no") << describe(r);
     EXPECT_EQ(line("get"), "200") << describe(r);  // the run's CA is trusted inside
