@@ -231,7 +231,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     // Clone mode: the clone is made here, on the host, and bound in the workspace's
     // place; `explain` builds the same plan but never comes here.
     std::unique_ptr<workspace::CloneRun> clone;
-    if (policy.raw().workspace_mode.value == policy::WorkspaceMode::clone) {
+    if (plan->workspace_mode == policy::WorkspaceMode::clone) {
         workspace::CloneOptions co;
         co.runs_root = workspace::runs_root(host->environ, host->home);
         co.commit_uncommitted = policy.raw().workspace_commit_uncommitted.value;

@@ -4,6 +4,8 @@
 // the run created or changed.
 #include "workspace/audit.hpp"
 
+#include "workspace/scan.hpp"
+
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cctype>
+#include <set>
 
 namespace agentjail::workspace {
 
@@ -75,24 +78,40 @@ public:
     explicit Auditor(const AuditOptions& o) : o_(o) {}
 
     std::vector<WorkspaceFinding> run() {
+        // The plan's walk (workspace/scan.hpp): directory entries only, git's object
+        // store, refs and logs left out, no link followed.
+        ScanOptions so;
+        so.max_entries = o_.max_entries;
+        auto sc = scan(o_.workspace, so);
+        if (!sc) {
+            add("", "the post-run check could not walk the workspace: " + sc.error().message(),
+                "none: check it by hand, or use clone or overlay mode");
+            return std::move(out_);
+        }
         root_ = ::open(o_.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (root_ < 0) {
-            add("", "the workspace could not be opened for the post-run check: " +
-                        util::errno_text(errno),
+            add("", "the workspace could not be opened for the post-run check: " + util::errno_text(errno),
                 "none: check it by hand");
             return std::move(out_);
         }
-        std::vector<std::string> todo{""};
-        while (!todo.empty()) {
-            std::string rel = std::move(todo.back());
-            todo.pop_back();
-            visit(rel, todo);
-            if (seen_ > o_.max_entries) {
-                add(rel, "the workspace has more than " + std::to_string(o_.max_entries) +
-                             " entries; the post-run check stopped there",
-                    "none: use clone or overlay mode for a workspace this large");
-                break;
-            }
+        for (const auto& rel : sc->skipped)
+            add(rel, "could not be read by the post-run check", "none: check it by hand");
+        // A git directory: one holding a HEAD file and a config file or an objects
+        // directory (.git, .git/modules/*, .git/worktrees/*, a bare repository).
+        std::set<std::string> heads, configs, objects;
+        for (const auto& e : sc->entries) {
+            const auto [dir, name] = split(e.rel);
+            if (e.type == EntryType::file && name == "HEAD") heads.insert(dir);
+            if (e.type == EntryType::file && name == "config") configs.insert(dir);
+            if (e.type == EntryType::dir && name == "objects") objects.insert(dir);
+        }
+        if (heads.count("") && (configs.count("") || objects.count(""))) with_dir("", [&](int fd) { check_git_dir(fd, ""); });
+        for (const auto& e : sc->entries) {
+            const auto [dir, name] = split(e.rel);
+            if (e.type == EntryType::dir && heads.count(e.rel) && (configs.count(e.rel) || objects.count(e.rel)))
+                with_dir(e.rel, [&](int fd) { check_git_dir(fd, e.rel); });
+            if (e.type == EntryType::file && is_setting(dir, name))
+                with_dir(dir, [&](int fd) { check_setting(fd, dir, name); });
         }
         ::close(root_);
         return std::move(out_);
@@ -131,7 +150,6 @@ private:
         while (const dirent* e = ::readdir(d)) {
             if (std::string_view(e->d_name) == "." || std::string_view(e->d_name) == "..") continue;
             v.push_back({e->d_name, e->d_type});
-            ++seen_;
         }
         ::closedir(d);
         return v;
@@ -169,36 +187,21 @@ private:
         return "flagged (could not rename it aside: " + util::errno_text(errno) + ")";
     }
 
-    void visit(const std::string& rel, std::vector<std::string>& todo) {
+    // ("a/b", "c") for "a/b/c"; ("", "c") for "c".
+    static std::pair<std::string, std::string> split(const std::string& rel) {
+        size_t slash = rel.rfind('/');
+        if (slash == std::string::npos) return {"", rel};
+        return {rel.substr(0, slash), rel.substr(slash + 1)};
+    }
+
+    template <class F>
+    void with_dir(const std::string& rel, F&& f) {
         int fd = open_dir(rel);
         if (fd < 0) {
-            add(rel, "could not be read by the post-run check: " + util::errno_text(errno),
-                "none: check it by hand");
+            add(rel, "could not be read by the post-run check: " + util::errno_text(errno), "none: check it by hand");
             return;
         }
-        std::vector<DirEntry> entries = list(fd);
-        auto has = [&](const char* n, unsigned char type) {
-            return std::any_of(entries.begin(), entries.end(), [&](const DirEntry& e) {
-                return e.name == n && (e.type == type || e.type == DT_UNKNOWN);
-            });
-        };
-        const bool git_dir = has("HEAD", DT_REG) && (has("config", DT_REG) || has("objects", DT_DIR));
-        if (git_dir) check_git_dir(fd, rel);
-        const std::string base = rel.substr(rel.rfind('/') == std::string::npos ? 0 : rel.rfind('/') + 1);
-        check_settings(fd, rel, base, entries);
-        for (const auto& e : entries) {
-            unsigned char type = e.type;
-            if (type == DT_UNKNOWN) {
-                struct stat st {};
-                if (::fstatat(fd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-                type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
-            }
-            if (type != DT_DIR) continue;
-            // Inside a git directory only nested git directories matter (submodules,
-            // linked worktrees); objects, refs and logs are data.
-            if (git_dir && e.name != "modules" && e.name != "worktrees") continue;
-            todo.push_back(join(rel, e.name));
-        }
+        f(fd);
         ::close(fd);
     }
 
@@ -254,34 +257,31 @@ private:
 
     // Settings that run code when the user opens this folder with the tool, made
     // below the workspace's top level (the top level's are protected by the plan).
-    void check_settings(int fd, const std::string& rel, const std::string& base,
-                        const std::vector<DirEntry>& entries) {
+    static bool is_setting(const std::string& dir, const std::string& name) {
         static const std::pair<const char*, const char*> in_dir[] = {
             {".claude", "settings.json"}, {".claude", "settings.local.json"},
             {".vscode", "tasks.json"},    {".vscode", "settings.json"},
             {".gemini", "settings.json"}, {".codex", "config.toml"},
         };
         static const char* const here[] = {".mcp.json", ".envrc", ".mise.toml", "mise.toml"};
+        const std::string base = split(dir).second;
+        for (const auto& [d, n] : in_dir)
+            if (base == d && name == n) return true;
+        for (const char* n : here)
+            if (name == n) return true;
+        return false;
+    }
+
+    void check_setting(int fd, const std::string& dir, const std::string& name) {
         struct stat st {};
-        for (const auto& [dir, name] : in_dir) {
-            if (base != dir) continue;
-            if (changed_file(fd, rel, name, st))
-                add(join(rel, name), std::string("agent or editor settings written during the run (") +
-                                         "they can run commands when the folder is opened)",
-                    "flagged: review before opening this folder");
-        }
-        for (const char* name : here) {
-            bool present = std::any_of(entries.begin(), entries.end(),
-                                       [&](const DirEntry& e) { return e.name == name; });
-            if (present && changed_file(fd, rel, name, st))
-                add(join(rel, name), "settings written during the run that can run commands in this folder",
-                    "flagged: review before opening this folder");
-        }
+        if (changed_file(fd, dir, name, st))
+            add(join(dir, name), "agent or editor settings written during the run (they can run commands when "
+                                 "the folder is opened)",
+                "flagged: review before opening this folder");
     }
 
     const AuditOptions& o_;
     int root_ = -1;
-    std::size_t seen_ = 0;
     std::vector<WorkspaceFinding> out_;
 };
 

@@ -64,54 +64,8 @@ Result<std::string> read_small(int dirfd, const char* name, size_t limit = 1 << 
     return out;
 }
 
-// Replaces dirfd/name by text (fresh name, O_EXCL|O_NOFOLLOW, then rename).
 Result<void> replace_at(int dirfd, const char* name, const std::string& text, unsigned mode = 0644) {
-    unsigned char rnd[6] = {};
-    (void)::getrandom(rnd, sizeof rnd, 0);
-    char tmp[64];
-    std::snprintf(tmp, sizeof tmp, ".aj-tmp-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
-                  rnd[5]);
-    int fd = ::openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    if (fd < 0) return setup_error(errno, name);
-    sys::UniqueFd f(fd);
-    size_t off = 0;
-    while (off < text.size()) {
-        ssize_t n = ::write(f.get(), text.data() + off, text.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ::unlinkat(dirfd, tmp, 0);
-            return setup_error(n < 0 ? errno : EIO, name);
-        }
-        off += static_cast<size_t>(n);
-    }
-    f.reset();
-    if (::renameat(dirfd, tmp, dirfd, name) != 0) {
-        int err = errno;
-        ::unlinkat(dirfd, tmp, 0);
-        return setup_error(err, name);
-    }
-    return {};
-}
-
-// Removes dirfd/name whatever it is (a tree without following links).
-Result<void> remove_any_at(int dirfd, const std::string& name, const std::string& what) {
-    struct stat st {};
-    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT) return {};
-        return setup_error(errno, what);
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        if (::unlinkat(dirfd, name.c_str(), 0) != 0 && errno != ENOENT) return setup_error(errno, what);
-        return {};
-    }
-    int sub = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub < 0) return setup_error(errno, what);
-    sys::UniqueFd s(sub);
-    (void)::fchmod(s.get(), 0700);
-    if (auto r = remove_tree_at(s.get(), what); !r) return r;
-    s.reset();
-    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) return setup_error(errno, what);
-    return {};
+    return replace_file_at(dirfd, name, text, mode, std::string("clone mode: ") + name);
 }
 
 std::vector<std::string> split_nul(const std::string& s) {
@@ -560,7 +514,7 @@ void sanitize_tree(int dirfd, const std::string& rel, int depth, std::vector<Fla
             if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
         if (lower == ".git") {
             flags.push_back({"git", path, "a nested repository's .git: not carried back (its files are, as plain files)"});
-            (void)remove_any_at(dirfd, n, path);
+            (void)remove_at(dirfd, n, path);
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
@@ -667,7 +621,7 @@ WorkspaceOutcome CloneRun::finish() {
     }
     for (auto& f : audit.flags) rep.flags.push_back(std::move(f));
     for (const auto& path : audit.remove)
-        if (auto r = remove_any_at(gitfd.get(), path, clone_ + "/.git/" + path); !r) return fail(r.error().message());
+        if (auto r = remove_at(gitfd.get(), path, clone_ + "/.git/" + path); !r) return fail(r.error().message());
 
     sanitize_tree(clonefd.get(), "", 0, rep.flags);
 

@@ -286,15 +286,14 @@ Result<RunRecord> record_from_json(const std::string& text, const std::string& w
     return rec;
 }
 
-Result<void> write_record(const RunDir& dir, const RunRecord& rec) {
-    std::string text = record_to_json(rec) + "\n";
+Result<void> replace_file_at(int dirfd, const char* name, std::string_view text, unsigned mode,
+                             const std::string& what) {
     unsigned char rnd[6] = {};
     (void)::getrandom(rnd, sizeof rnd, 0);
     char tmp[64];
-    std::snprintf(tmp, sizeof tmp, ".run.json.%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
+    std::snprintf(tmp, sizeof tmp, ".aj-tmp-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
                   rnd[4], rnd[5]);
-    std::string what = "run record " + dir.path + "/" + kRecordName;
-    int fd = ::openat(dir.fd.get(), tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = ::openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) return sys_error(errno, what);
     sys::UniqueFd f(fd);
     size_t off = 0;
@@ -303,17 +302,42 @@ Result<void> write_record(const RunDir& dir, const RunRecord& rec) {
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             int err = n < 0 ? errno : EIO;
-            ::unlinkat(dir.fd.get(), tmp, 0);
+            ::unlinkat(dirfd, tmp, 0);
             return sys_error(err, what);
         }
         off += static_cast<size_t>(n);
     }
     f.reset();
-    if (::renameat(dir.fd.get(), tmp, dir.fd.get(), kRecordName) != 0) {
+    if (::renameat(dirfd, tmp, dirfd, name) != 0) {
         int err = errno;
-        ::unlinkat(dir.fd.get(), tmp, 0);
+        ::unlinkat(dirfd, tmp, 0);
         return sys_error(err, what);
     }
+    return {};
+}
+
+Result<void> write_record(const RunDir& dir, const RunRecord& rec) {
+    return replace_file_at(dir.fd.get(), kRecordName, record_to_json(rec) + "\n", 0600,
+                           "run record " + dir.path + "/" + kRecordName);
+}
+
+Result<void> remove_at(int dirfd, const std::string& name, const std::string& what) {
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) return {};
+        return sys_error(errno, what);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (::unlinkat(dirfd, name.c_str(), 0) != 0 && errno != ENOENT) return sys_error(errno, what);
+        return {};
+    }
+    int sub = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) return sys_error(errno, what);
+    sys::UniqueFd s(sub);
+    (void)::fchmod(s.get(), 0700);
+    if (auto r = remove_tree_at(s.get(), what); !r) return r;
+    s.reset();
+    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) return sys_error(errno, what);
     return {};
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace agentjail::workspace {
@@ -84,6 +85,14 @@ Result<void> remove_run(const std::string& root, const std::string& id);
 // Removes everything inside the directory `dirfd` (not the directory), never
 // following a link; for run directories and clones.
 Result<void> remove_tree_at(int dirfd, const std::string& what);
+// Removes dirfd/name whatever it is (a directory with all it holds), never
+// following a link; a name already gone is fine.
+Result<void> remove_at(int dirfd, const std::string& name, const std::string& what);
+// Replaces dirfd/name by text: a fresh name (O_EXCL|O_NOFOLLOW) renamed over it, so
+// a reader sees the old file or the new one and a link planted at name is replaced,
+// never written through. `what` names it in errors.
+Result<void> replace_file_at(int dirfd, const char* name, std::string_view text, unsigned mode,
+                             const std::string& what);
 
 // The JSON text of a record and back (for run.json, `agentjail runs --json`).
 std::string record_to_json(const RunRecord& rec, int indent = 2);
