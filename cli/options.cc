@@ -39,7 +39,9 @@ po::options_description run_options() {
     d.add_options()
         ("help,h", "show this help and exit")
         ("policy,p", po::value<std::string>()->value_name("NAME|FILE"),
-         "the policy: a built-in name (see 'agentjail policies') or a TOML file; default: default")
+         "the policy: a built-in name (see 'agentjail policies') or a TOML file; default: the "
+         "agent preset named like the command (claude, codex, gemini, aider), else default; "
+         "--policy default turns the preset off")
         ("workspace,C", po::value<std::string>()->value_name("DIR"),
          "the workspace (default: the current directory), bound read-write at the same path; "
          "naming it here also allows / or the home directory (hidden paths stay hidden)")
@@ -386,10 +388,22 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
         if (vm["result-file"].as<std::string>().empty()) return invalid("--result-file: empty value");
     }
 
-    std::string policy_name = vm.count("policy") ? vm["policy"].as<std::string>() : "default";
+    // No --policy: an agent preset when the command is an agent it knows
+    // (`agentjail -- claude` is `agentjail --policy claude -- claude`), else default.
+    std::string policy_name = "default";
+    std::string chosen_by;
+    if (vm.count("policy")) {
+        policy_name = vm["policy"].as<std::string>();
+    } else if (!inv.command.empty()) {
+        if (const auto* preset = policy::preset_for_command(inv.command.front())) {
+            policy_name = preset->name;
+            chosen_by = "the command's name (" + inv.command.front() + ")";
+        }
+    }
     auto pol = agentjail::Policy::load(policy_name);
     if (!pol) return std::move(pol).error();
     policy::Policy& p = pol->raw();
+    p.chosen_by = chosen_by;
 
     // Overrides in command-line order, so a later flag lands on top of an earlier one.
     for (const po::option& o : parsed.options) {

@@ -57,7 +57,23 @@ Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan
         if (s.name.empty() || s.name.find('=') != std::string::npos)
             return Error(ErrorKind::invalid_input, EINVAL,
                          with_origin(describe(s.origin), "bad environment name '" + s.name + "'"));
-        env[s.name] = s.value;
+        // "{state}" in a value is the agent's state directory (CLAUDE_CONFIG_DIR =
+        // "{state}"), "{home}" the home path (PATH = "{home}/.local/bin:...").
+        std::string value = s.value;
+        for (const auto& [token, with] : {std::pair<std::string, std::string>{"{state}", plan.state_dir},
+                                          std::pair<std::string, std::string>{"{home}", plan.home}}) {
+            for (size_t at = value.find(token); at != std::string::npos; at = value.find(token, at)) {
+                if (with.empty())
+                    return Error(ErrorKind::invalid_input, EINVAL,
+                                 with_origin(describe(s.origin),
+                                             s.name + " uses " + token + ", but " +
+                                                 (token == "{state}" ? "the policy has no [agent] state"
+                                                                     : "the home directory is unknown")));
+                value.replace(at, token.size(), with);
+                at += with.size();
+            }
+        }
+        env[s.name] = value;
         set_by_policy[s.name] = true;
     }
     // HOME is always the sandbox's home path: tools that write ~/.cache must

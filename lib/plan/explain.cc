@@ -167,6 +167,11 @@ std::string to_text(const Plan& plan) {
     std::string layers;
     for (const auto& l : plan.layers) layers += (layers.empty() ? "" : " -> ") + l;
     row("policy", plan.policy_name + (layers.empty() ? "" : "  (layers: " + layers + ")"));
+    if (!plan.policy_chosen_by.empty())
+        row("", "chosen by " + plan.policy_chosen_by + " (--policy default turns the agent preset off)");
+    if (!plan.agent.empty()) row("agent", plan.agent);
+    if (!plan.state_dir.empty()) row("state", plan.state_dir + "  (kept between runs, read-write inside)");
+    if (!plan.git_identity.empty()) row("git", plan.git_identity + "  (user.name and user.email only)");
 
     std::string cmd;
     for (const auto& a : plan.argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
@@ -224,6 +229,9 @@ std::string to_json(const Plan& plan) {
     json j;
     j["policy"] = plan.policy_name;
     j["layers"] = plan.layers;
+    if (!plan.policy_chosen_by.empty()) j["policy_chosen_by"] = plan.policy_chosen_by;
+    if (!plan.agent.empty() || !plan.state_dir.empty())
+        j["agent"] = {{"name", plan.agent}, {"state_dir", plan.state_dir}, {"git_identity", plan.git_identity}};
     j["argv"] = plan.argv;
     j["exec_candidates"] = plan.exec_candidates;
     json env = json::object();

@@ -53,6 +53,11 @@ Result<std::pair<std::string, std::string>> split_placeholder(const std::string&
         return std::pair{ctx.workspace, rest};
     }
     if (take_prefix(raw, "{tmp}", rest)) return std::pair{ctx.tmp, rest};
+    if (take_prefix(raw, "{state}", rest)) {
+        if (ctx.state.empty())
+            return bad_path(origin, "path " + raw + " uses {state}, but the policy has no [agent] state");
+        return std::pair{ctx.state, rest};
+    }
     return std::pair{std::string(), raw};
 }
 

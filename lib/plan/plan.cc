@@ -203,6 +203,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     Plan plan;
     plan.policy_name = policy.name;
     plan.layers = policy.layers;
+    plan.policy_chosen_by = policy.chosen_by;
     if (argv.empty())
         return Error(ErrorKind::invalid_input, EINVAL,
                      "no command given (usage: agentjail [OPTIONS] -- COMMAND [ARGS...])");
@@ -227,14 +228,26 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     plan.home = host.home;
     plan.workspace_mode = policy.workspace_mode.value;
 
-    if (auto r = detail::build_mounts(policy, ctx, plan); !r) return std::move(r).error();
+    if (auto r = detail::plan_agent_state(policy, host, ctx, plan); !r) return std::move(r).error();
+    if (!plan.state_dir.empty()) {
+        // The agent's state is read-write inside at its own path; what the preset
+        // binds into it (the user's settings, read-only) lies deeper and so on top.
+        policy::Policy with_state = policy;
+        with_state.rw.insert(with_state.rw.begin(),
+                             policy::MountRule{"{state}", "", false, policy.agent.state.origin});
+        if (auto r = detail::build_mounts(with_state, ctx, plan); !r) return std::move(r).error();
+    } else if (auto r = detail::build_mounts(policy, ctx, plan); !r) {
+        return std::move(r).error();
+    }
 
     auto cwd = decide_cwd(policy, ctx, plan);
     if (!cwd) return std::move(cwd).error();
     plan.cwd = *cwd;
 
     if (auto r = detail::build_env(policy, host, plan); !r) return std::move(r).error();
-    if (auto r = detail::build_exec(argv, plan); !r) return std::move(r).error();
+    std::vector<std::string> command = argv;
+    if (auto r = detail::plan_agent_exec(policy, host, plan, command); !r) return std::move(r).error();
+    if (auto r = detail::build_exec(command, plan); !r) return std::move(r).error();
 
     if (auto r = detail::build_limits(policy, host, plan); !r) return std::move(r).error();
 

@@ -96,6 +96,16 @@ struct Rlimit {
 struct Plan {
     std::string policy_name;
     std::vector<std::string> layers;
+    // Why this policy: "" when named (--policy, the API), or how the CLI chose it
+    // ("the command's name, claude") for an agent preset.
+    std::string policy_chosen_by;
+
+    // [agent] as planned (lib/plan/agent.cc): the agent's name, its persistent state
+    // directory (host path, bound read-write at the same path; "" when none), and the
+    // git identity given to it ("Name <email>", "" when none).
+    std::string agent;
+    std::string state_dir;
+    std::string git_identity;
 
     std::vector<std::string> argv;
     // Absolute paths to try for argv[0], in order (a PATH search done here, with the

@@ -15,14 +15,26 @@ const std::vector<Builtin>& builtins() {
         for (const auto& e : embedded_policies()) {
             // policies/net-*.toml are network presets (--net-preset), not policies.
             if (std::string_view(e.name).substr(0, 4) == "net-") continue;
-            Builtin b{e.name, {}, e.text};
+            Builtin b{e.name, {}, e.text, {}};
             auto layer = detail::parse_layer(b.text, b.name + ".toml");
             if (layer && layer->description) b.description = layer->description->value;
+            if (layer && layer->agent_commands)
+                for (const auto& c : *layer->agent_commands) b.agent_commands.push_back(c.value);
             out.push_back(std::move(b));
         }
         return out;
     }();
     return all;
+}
+
+const Builtin* preset_for_command(const std::string& command) {
+    std::string_view base = command;
+    if (auto slash = base.rfind('/'); slash != std::string_view::npos) base.remove_prefix(slash + 1);
+    if (base.empty()) return nullptr;
+    for (const auto& b : builtins())
+        for (const auto& c : b.agent_commands)
+            if (c == base) return &b;
+    return nullptr;
 }
 
 namespace detail {

@@ -72,9 +72,10 @@ std::string check_path(std::string_view s) {
     if (s.find('\0') != std::string_view::npos) return "a path may not contain a NUL character";
     // Relative paths would depend on where agentjail happens to be started, which
     // makes a policy mean different things in different directories.
-    if (s[0] == '/' || has_root(s, "~") || has_root(s, "{workspace}") || has_root(s, "{tmp}"))
+    if (s[0] == '/' || has_root(s, "~") || has_root(s, "{workspace}") || has_root(s, "{tmp}") ||
+        has_root(s, "{state}"))
         return {};
-    return "expected an absolute path or one starting with ~, {workspace} or {tmp}, got '" +
+    return "expected an absolute path or one starting with ~, {workspace}, {tmp} or {state}, got '" +
            std::string(s) + "'";
 }
 
@@ -138,6 +139,16 @@ std::string check_hostname(std::string_view s) {
     return "'" + std::string(s) +
            "' is not a valid hostname (RFC 1123: dot-separated labels of letters, digits and "
            "'-', 1 to 63 characters each, not starting or ending with '-')";
+}
+
+std::string check_state_name(std::string_view s) {
+    // One directory name under $XDG_STATE_HOME/agentjail: no separator, no dot-only
+    // name, and not the directory clone and overlay runs keep their state in.
+    bool ok = !s.empty() && s.size() <= 64 && s != "." && s != ".." && s != "runs";
+    for (char c : s) ok = ok && (is_alnum(c) || c == '.' || c == '_' || c == '-');
+    if (ok) return {};
+    return "expected a state directory name of letters, digits, '.', '_' and '-' (\"claude\"), "
+           "not 'runs', got '" + std::string(s) + "'";
 }
 
 std::string closest_key(std::string_view word, const std::vector<std::string_view>& known) {

@@ -71,6 +71,15 @@ struct Layer {
     std::optional<Located<std::string>> net_log;
     std::optional<Located<std::uint64_t>> net_max_connections;
     std::vector<SecretRule> secrets;  // [secrets]
+
+    // [agent]: scalars set when named; commands, args and notes replace the base's
+    // when named (a preset extending another is a different agent).
+    std::optional<Located<std::string>> agent_name;
+    std::optional<std::vector<Located<std::string>>> agent_commands;
+    std::optional<Located<std::string>> agent_state;
+    std::optional<Located<bool>> agent_git_identity;
+    std::optional<std::vector<Located<std::string>>> agent_args;
+    std::vector<Located<std::string>> agent_notes;  // accumulate
 };
 
 // [network] of a layer on top of p (network.cc), and the value checks its parser
@@ -104,7 +113,8 @@ std::string check_path(std::string_view s);         // absolute, ~, {workspace},
 std::string check_protect_pattern(std::string_view s);
 std::string check_env_name(std::string_view s);     // [A-Za-z_][A-Za-z0-9_]*
 std::string check_env_pattern(std::string_view s);  // a name that may hold * and ?
-std::string check_hostname(std::string_view s);     // RFC 1123, at most 64 characters
+std::string check_hostname(std::string_view s);
+std::string check_state_name(std::string_view s);   // [agent] state: one name, [A-Za-z0-9._-]     // RFC 1123, at most 64 characters
 
 // The closest of `known` within edit distance 2, or "" (checks.cc).
 std::string closest_key(std::string_view word, const std::vector<std::string_view>& known);

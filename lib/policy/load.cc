@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loading: finds a built-in or reads a file, resolves the extends chain (cycles
 // are errors), merges the layers base first and validates the result.
+#include "policy/embedded.hpp"
 #include "policy/internal.hpp"
 #include "sys/fd.hpp"
 #include "util/strings.hpp"
@@ -135,16 +136,23 @@ private:
         std::string id, file, name, text;
         if (is_builtin_name(v)) {
             const Builtin* b = detail::find_builtin(v);
-            if (!b)
+            // A network preset (net-balanced) may be extended too: it holds only a
+            // [network] section, so an agent preset takes the reviewed registries
+            // from it instead of a copy of the list.
+            const EmbeddedPolicy* net = nullptr;
+            if (!b && util::starts_with(v, "net-"))
+                for (const auto& e : embedded_policies())
+                    if (v == e.name) net = &e;
+            if (!b && !net)
                 return detail::error_at(ext.origin, "unknown built-in policy '" + v +
                                                         "' (built-in policies: " +
                                                         detail::builtin_names() +
                                                         "; a file path must contain '/' or end "
                                                         "in .toml)");
-            id = "builtin:" + b->name;
-            file = b->name + ".toml";
-            name = b->name;
-            text = b->text;
+            name = b ? b->name : std::string(net->name);
+            id = "builtin:" + name;
+            file = name + ".toml";
+            text = b ? b->text : std::string(net->text);
         } else {
             if (from_builtin)
                 return detail::error_at(ext.origin, "a built-in policy can only extend built-ins");

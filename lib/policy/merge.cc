@@ -98,6 +98,13 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.seccomp_log, l.seccomp_log);
     override_with(p.log_in_sandbox, l.log_in_sandbox);
     apply_network(p, l);
+
+    override_with(p.agent.name, l.agent_name);
+    if (l.agent_commands) p.agent.commands = *l.agent_commands;
+    override_with(p.agent.state, l.agent_state);
+    override_with(p.agent.git_identity, l.agent_git_identity);
+    if (l.agent_args) p.agent.args = *l.agent_args;
+    append(p.agent.notes, l.agent_notes);
     for (auto rule : l.seccomp_rules) {
         rule.declared_default = p.seccomp_default;  // this layer's default already applied
         p.seccomp_rules.push_back(std::move(rule));

@@ -20,12 +20,13 @@ const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgr
 const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};
 const std::vector<std::string_view> log_keys = {"allow_in_sandbox"};
 const std::vector<std::string_view> workspace_keys = {"mode", "protect", "unprotect"};
+const std::vector<std::string_view> agent_keys = {"name", "commands", "state", "git_identity", "args", "notes"};
 const std::vector<std::string_view> seccomp_rule_keys = {"syscalls", "action", "args", "why",
                                                          "unless",   "record"};
 const std::pair<std::string_view, const std::vector<std::string_view>&> section_keys[] = {
     {"filesystem", filesystem_keys}, {"environment", environment_keys}, {"process", process_keys},
     {"namespaces", namespaces_keys}, {"seccomp", seccomp_keys},         {"log", log_keys},
-    {"workspace", workspace_keys}};
+    {"workspace", workspace_keys}, {"agent", agent_keys}};
 
 std::string type_name(const toml::node& n) {
     switch (n.type()) {
@@ -171,6 +172,9 @@ private:
     bool network(const toml::table& t);
     bool host_rule(const toml::node& n, const std::string& key, HostRule& rule);
     bool secrets(const toml::table& t);
+    bool agent(const toml::table& t);
+    bool strings(const toml::node& n, const std::string& key, std::vector<Located<std::string>>& out,
+                 std::string (*check)(std::string_view));
 
     const std::string& file_;
     Layer& out_;
@@ -180,7 +184,7 @@ private:
 bool Parser::root(const toml::table& t) {
     static const std::vector<std::string_view> known = {
         "description", "extends", "filesystem", "environment", "process", "namespaces",
-        "seccomp",     "limits",  "network",    "workspace",   "secrets", "log"};
+        "seccomp",     "limits",  "network",    "workspace",   "secrets", "log", "agent"};
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         const toml::table* sub = nullptr;
@@ -208,6 +212,8 @@ bool Parser::root(const toml::table& t) {
             if (!table_of(*e.node, "secrets", sub) || !secrets(*sub)) return false;
         } else if (k == "log") {
             if (!table_of(*e.node, "log", sub) || !log(*sub)) return false;
+        } else if (k == "agent") {
+            if (!table_of(*e.node, "agent", sub) || !agent(*sub)) return false;
         } else if (k == "workspace") {
             if (!e.node->as_table())
                 return fail(e.node->source(), "workspace",
@@ -482,6 +488,59 @@ bool Parser::process(const toml::table& t) {
             if (!boolean(*e.node, key, out_.die_with_parent)) return false;
         } else {
             return unknown_key(e, key, known);
+        }
+    }
+    return true;
+}
+
+bool Parser::strings(const toml::node& n, const std::string& key, std::vector<Located<std::string>>& out,
+                     std::string (*check)(std::string_view)) {
+    const toml::array* a = nullptr;
+    if (!array_of(n, key, a)) return false;
+    for (size_t i = 0; i < a->size(); ++i) {
+        std::string item_key = key + "[" + std::to_string(i) + "]";
+        std::string s;
+        if (!checked(*a->get(i), item_key, s, check)) return false;
+        out.push_back({s, origin(a->get(i)->source(), item_key)});
+    }
+    return true;
+}
+
+// [agent] (docs/agents.md): the preset's agent, its state directory, the git identity.
+bool Parser::agent(const toml::table& t) {
+    auto command_name = [](std::string_view s) -> std::string {
+        if (s.empty()) return "expected a command name, got an empty string";
+        if (s.find('/') != std::string_view::npos || s == "." || s == "..")
+            return "expected a command's name without a directory (\"claude\"), got '" + std::string(s) + "'";
+        return {};
+    };
+    auto any_text = [](std::string_view s) -> std::string {
+        if (s.find('\0') != std::string_view::npos) return "may not contain a NUL character";
+        return {};
+    };
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "agent." + std::string(k);
+        const toml::node& n = *e.node;
+        std::string s;
+        if (k == "name") {
+            if (!string(n, key, s)) return false;
+            out_.agent_name = Located<std::string>{s, origin(n.source(), key)};
+        } else if (k == "commands") {
+            out_.agent_commands.emplace();
+            if (!strings(n, key, *out_.agent_commands, +command_name)) return false;
+        } else if (k == "state") {
+            if (!checked(n, key, s, check_state_name)) return false;
+            out_.agent_state = Located<std::string>{s, origin(n.source(), key)};
+        } else if (k == "git_identity") {
+            if (!boolean(n, key, out_.agent_git_identity)) return false;
+        } else if (k == "args") {
+            out_.agent_args.emplace();
+            if (!strings(n, key, *out_.agent_args, +any_text)) return false;
+        } else if (k == "notes") {
+            if (!strings(n, key, out_.agent_notes, +any_text)) return false;
+        } else {
+            return unknown_key(e, key, agent_keys);
         }
     }
     return true;

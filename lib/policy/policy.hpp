@@ -153,8 +153,27 @@ struct NetworkPolicy {
     std::vector<SecretRule> secrets;  // a later entry of one name replaces the earlier
 };
 
+// [agent] (docs/agents.md): what an agent preset adds to its policy. A preset is
+// chosen by the command's name when no --policy is given (`agentjail -- claude`).
+struct AgentPolicy {
+    Located<std::string> name{"", {}};            // shown by explain and -v ("Claude Code")
+    std::vector<Located<std::string>> commands;   // command names (basenames) that choose this policy
+    // The agent's persistent state, owned by agentjail: $XDG_STATE_HOME/agentjail/<state>,
+    // created on first use, read-write inside at the same path, and "{state}" in
+    // [filesystem] paths and [environment] set values. "": none.
+    Located<std::string> state{"", {}};
+    // The caller's git user.name and user.email (nothing else of the git config) as
+    // GIT_AUTHOR_* and GIT_COMMITTER_* inside, so commits work.
+    Located<bool> git_identity{false, {}};
+    // Arguments put right after the command's name when the command is one of
+    // `commands` (the flag that turns the agent's own sandbox off, say).
+    std::vector<Located<std::string>> args;
+    std::vector<Located<std::string>> notes;  // said by explain (and -v): what the preset cannot do
+};
+
 struct Policy {
     std::string name;                 // what the user asked for: "default" or a path
+    std::string chosen_by;            // "" when named; how the CLI chose an agent preset
     std::vector<std::string> layers;  // the resolved extends chain, base first
     std::string description;
 
@@ -211,6 +230,9 @@ struct Policy {
     // [network]
     NetworkPolicy network;
 
+    // [agent]
+    AgentPolicy agent;
+
     // Run parameters, set by -C / the API. workspace_explicit: named by the user,
     // which is what allows a workspace that is / or the home directory.
     std::optional<Located<std::string>> workspace_path;
@@ -225,13 +247,19 @@ Result<Policy> load(const std::string& name_or_path);
 // through `load`. Used by load() and by tests.
 Result<Policy> load_text(const std::string& text, const std::string& file);
 
-// Built-in policies compiled into the binary: name, description, TOML text.
+// Built-in policies compiled into the binary: name, description, TOML text, and the
+// command names its [agent] section claims (an agent preset).
 struct Builtin {
     std::string name;
     std::string description;
     std::string text;
+    std::vector<std::string> agent_commands;
 };
 const std::vector<Builtin>& builtins();
+
+// The built-in agent preset whose [agent] commands name `command`'s last path
+// component ("claude", "/usr/local/bin/claude"), or nullptr.
+const Builtin* preset_for_command(const std::string& command);
 
 // Checks cross-field rules after merging and after overrides.
 Result<void> validate(const Policy& p);

@@ -54,16 +54,17 @@ std::string load_err(const std::string& name) {
 
 TEST(PolicyBuiltins, ListsDefaultAndMinimalWithDescriptions) {
     const auto& all = builtins();
-    ASSERT_EQ(all.size(), 4u);
-    EXPECT_EQ(all[0].name, "ci");
-    EXPECT_EQ(all[1].name, "default");
-    EXPECT_EQ(all[2].name, "minimal");
-    EXPECT_EQ(all[3].name, "strict");
+    std::vector<std::string> names;
+    for (const auto& b : all) names.push_back(b.name);
+    // The agent presets (claude, codex, gemini, aider, agent) sit beside the four
+    // general policies; the network presets (net-*) are not policies.
+    EXPECT_EQ(names, (std::vector<std::string>{"agent", "aider", "ci", "claude", "codex", "default", "gemini",
+                                               "minimal", "strict"}));
     for (const auto& b : all) {
         EXPECT_FALSE(b.description.empty()) << b.name;
         EXPECT_NE(b.text.find("description = "), std::string::npos) << b.name;
     }
-    EXPECT_NE(all[2].description.find("Bare isolation"), std::string::npos);
+    EXPECT_NE(all[7].description.find("Bare isolation"), std::string::npos);
 }
 
 TEST(PolicyBuiltins, EveryBuiltinLoadsAndValidates) {
@@ -170,11 +171,11 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
 
 TEST(PolicyBuiltins, UnknownNameListsTheBuiltins) {
     EXPECT_EQ(load_err("defualt"),
-              "unknown policy 'defualt' (built-in policies: ci, default, minimal, strict; or give "
+              "unknown policy 'defualt' (built-in policies: agent, aider, ci, claude, codex, default, gemini, minimal, strict; or give "
               "a path to a .toml file)");
     EXPECT_EQ(load_err("/nonexistent/x.toml"),
-              "unknown policy '/nonexistent/x.toml' (built-in policies: ci, default, minimal, "
-              "strict; or give a path to a .toml file)");
+              "unknown policy '/nonexistent/x.toml' (built-in policies: agent, aider, ci, claude, codex, "
+              "default, gemini, minimal, strict; or give a path to a .toml file)");
     EXPECT_EQ(load(std::string()).error().kind(), ErrorKind::invalid_input);
 }
 
@@ -289,7 +290,7 @@ TEST(PolicyLoad, UnknownBuiltinInExtends) {
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().message(),
               "t.toml:1:11: extends: unknown built-in policy 'defualt' (built-in policies: "
-              "ci, default, minimal, strict; a file path must contain '/' or end in .toml)");
+              "agent, aider, ci, claude, codex, default, gemini, minimal, strict; a file path must contain '/' or end in .toml)");
 }
 
 TEST(PolicyLoad, ErrorsInABaseNameTheBaseFile) {
@@ -358,13 +359,13 @@ TEST(PolicyValidate, RechecksValuesTheOverridesAdded) {
     add_ro(bad_ro, "relative/dir", "", {"command line", 0, 0, "--ro"});
     EXPECT_EQ(validate(bad_ro).error().message(),
               "command line: --ro: expected an absolute path or one starting with ~, "
-              "{workspace} or {tmp}, got 'relative/dir'");
+              "{workspace}, {tmp} or {state}, got 'relative/dir'");
 
     Policy bad_dst = p;
     add_rw(bad_dst, "/src", "dst", {"command line", 0, 0, "--rw"});
     EXPECT_EQ(validate(bad_dst).error().message(),
               "command line: --rw: expected an absolute path or one starting with ~, "
-              "{workspace} or {tmp}, got 'dst'");
+              "{workspace}, {tmp} or {state}, got 'dst'");
 
     Policy bad_hide = p;
     add_hide(bad_hide, "", {"command line", 0, 0, "--hide"});
@@ -391,7 +392,7 @@ TEST(PolicyValidate, RechecksValuesTheOverridesAdded) {
     bad_cwd.cwd = {"src", {"command line", 0, 0, "--cwd"}};
     EXPECT_EQ(validate(bad_cwd).error().message(),
               "command line: --cwd: expected an absolute path or one starting with ~, "
-              "{workspace} or {tmp}, got 'src'");
+              "{workspace}, {tmp} or {state}, got 'src'");
 
     Policy dup = p;
     dup.tmpfs.push_back({"/tmp", 0, {"command line", 0, 0, "--tmpfs"}});

@@ -306,7 +306,7 @@ TEST(PolicyParseError, BadEnvNames) {
 
 TEST(PolicyParseError, RelativePaths) {
     const std::string expect_tail =
-        "expected an absolute path or one starting with ~, {workspace} or {tmp}, got ";
+        "expected an absolute path or one starting with ~, {workspace}, {tmp} or {state}, got ";
     EXPECT_EQ(parse_err("[filesystem]\nro = ['/usr', 'usr/lib']\n"),
               "t.toml:2:15: filesystem.ro[1]: " + expect_tail + "'usr/lib'");
     EXPECT_EQ(parse_err("[filesystem]\nrw = [{ src = '/a', dst = 'b' }]\n"),

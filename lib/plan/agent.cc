@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: Apache-2.0
+// [agent] in the plan (docs/agents.md): the agent's persistent state directory,
+// the mount points of what is bound into it, the git identity and the agent's own
+// arguments. The state directory is agentjail's, under $XDG_STATE_HOME/agentjail/,
+// and the sandbox writes it: everything in it is treated as planted, so every
+// name agentjail makes or writes there is opened relative to its parent without
+// following a link, and a link or a wrong kind of file found there is replaced.
+#include "plan/internal.hpp"
+
+#include "util/strings.hpp"
+#include "workspace/runs.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <cstdio>
+#include <fstream>
+
+namespace agentjail::plan::detail {
+
+namespace {
+
+Error setup_error(int err, const std::string& what) {
+    return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err));
+}
+
+// Makes `name` under dirfd the kind wanted (an empty directory or an empty file)
+// when it is missing, a link, or another kind of file the sandbox left there. A
+// non-empty directory where a file is wanted is an error (nothing is deleted
+// recursively). Returns the opened directory for a directory.
+Result<void> ensure_entry(int dirfd, const std::string& name, bool want_dir, const std::string& path) {
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (want_dir && S_ISDIR(st.st_mode)) return {};
+        if (!want_dir && S_ISREG(st.st_mode)) return {};
+        int flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0;
+        if (::unlinkat(dirfd, name.c_str(), flags) != 0)
+            return setup_error(errno, "agent state " + path + " is a " +
+                                          (S_ISDIR(st.st_mode) ? "directory" : "link or special file") +
+                                          " where a " + (want_dir ? "directory" : "file") +
+                                          " is needed, and cannot be removed");
+    } else if (errno != ENOENT) {
+        return setup_error(errno, "agent state " + path);
+    }
+    if (want_dir) {
+        if (::mkdirat(dirfd, name.c_str(), 0700) != 0 && errno != EEXIST)
+            return setup_error(errno, "agent state " + path);
+        return {};
+    }
+    int fd = ::openat(dirfd, name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) return setup_error(errno, "agent state " + path);
+    if (fd >= 0) ::close(fd);
+    return {};
+}
+
+// The mount point `rel` (a path below the state directory) of a bind aimed there.
+Result<void> ensure_mount_point(int state_fd, const std::string& state_dir, const std::string& rel, bool is_dir) {
+    sys::UniqueFd dir(::fcntl(state_fd, F_DUPFD_CLOEXEC, 0));
+    if (!dir) return setup_error(errno, "agent state " + state_dir);
+    std::string path = state_dir;
+    size_t at = 0;
+    while (at < rel.size()) {
+        size_t slash = rel.find('/', at);
+        if (slash == std::string::npos) slash = rel.size();
+        std::string comp = rel.substr(at, slash - at);
+        at = slash + 1;
+        if (comp.empty() || comp == ".") continue;
+        path += "/" + comp;
+        const bool last = at > rel.size();
+        if (auto r = ensure_entry(dir.get(), comp, last ? is_dir : true, path); !r) return r;
+        if (last) break;
+        int next = ::openat(dir.get(), comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) return setup_error(errno, "agent state " + path);
+        dir.reset(next);
+    }
+    return {};
+}
+
+// The part of a rule's path below "{state}/", or nullopt when it is not there.
+std::optional<std::string> below_state(const std::string& raw) {
+    const std::string prefix = "{state}/";
+    if (!util::starts_with(raw, prefix)) return std::nullopt;
+    std::string rel = util::normalize_path("/" + raw.substr(prefix.size()));
+    if (rel.size() <= 1) return std::nullopt;
+    return rel.substr(1);
+}
+
+// A git config value as git reads it back: quoted, with \ and " escaped.
+std::string git_quote(const std::string& v) {
+    std::string out = "\"";
+    for (char c : v) {
+        if (c == '\\' || c == '"') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string trim(std::string s) {
+    size_t b = s.find_first_not_of(" \t\r");
+    size_t e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// user.name and user.email from one git config file's [user] section: the common
+// layout only (no include, no continuation lines); a later file's value wins.
+void read_identity(const std::string& file, std::string& name, std::string& email) {
+    std::ifstream in(file);
+    if (!in) return;
+    std::string line;
+    bool in_user = false;
+    while (std::getline(in, line)) {
+        line = trim(line);
+        if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+        if (line[0] == '[') {
+            auto close = line.find(']');
+            std::string section = trim(line.substr(1, close == std::string::npos ? std::string::npos : close - 1));
+            for (auto& c : section) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            in_user = section == "user";
+            continue;
+        }
+        if (!in_user) continue;
+        auto eq = line.find('=');
+        if (eq == std::string::npos) continue;
+        std::string key = trim(line.substr(0, eq));
+        for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        std::string value = trim(line.substr(eq + 1));
+        // A trailing comment outside quotes, then the quotes themselves.
+        std::string out;
+        bool quoted = false;
+        for (size_t i = 0; i < value.size(); ++i) {
+            char c = value[i];
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (c == '\\' && i + 1 < value.size()) {
+                out += value[++i];
+            } else if ((c == '#' || c == ';') && !quoted) {
+                break;
+            } else {
+                out += c;
+            }
+        }
+        out = trim(out);
+        if (key == "name") name = out;
+        if (key == "email") email = out;
+    }
+}
+
+bool printable(const std::string& s) {
+    for (unsigned char c : s)
+        if (c < 0x20 || c == 0x7f) return false;
+    return true;
+}
+
+// Writes `text` as `name` in dirfd: a fresh file (no link followed), renamed over.
+Result<void> write_state_file(int dirfd, const std::string& name, const std::string& text, const std::string& path) {
+    std::string tmp = "." + name + ".tmp." + std::to_string(::getpid());
+    (void)::unlinkat(dirfd, tmp.c_str(), 0);
+    int fd = ::openat(dirfd, tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return setup_error(errno, "agent state " + path);
+    sys::UniqueFd f(fd);
+    size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = ::write(f.get(), text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int err = errno;
+            (void)::unlinkat(dirfd, tmp.c_str(), 0);
+            return setup_error(err, "agent state " + path);
+        }
+        done += static_cast<size_t>(n);
+    }
+    // A directory the sandbox put at the name would make the rename fail: it goes.
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        (void)::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR);
+    if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) {
+        int err = errno;
+        (void)::unlinkat(dirfd, tmp.c_str(), 0);
+        return setup_error(err, "agent state " + path);
+    }
+    return {};
+}
+
+constexpr const char* kGitConfigName = "agentjail-gitconfig";
+
+}  // namespace
+
+Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& host, ExpandContext& ctx, Plan& plan) {
+    plan.agent = policy.agent.name.value;
+    if (policy.agent.state.value.empty()) return {};
+    if (host.home.empty() || host.home[0] != '/')
+        return Error(ErrorKind::invalid_input, EINVAL,
+                     with_origin(describe(policy.agent.state.origin),
+                                 "the agent's state directory needs the home directory, which is unknown (set HOME "
+                                 "or XDG_STATE_HOME)"));
+    const std::string base = workspace::state_home(host.environ, host.home);
+    const std::string name = policy.agent.state.value;
+    plan.state_dir = util::normalize_path(base + "/agentjail/" + name);
+    if (!plan.workspace.empty() &&
+        (util::path_within(plan.state_dir, plan.workspace) || util::path_within(plan.workspace, plan.state_dir)))
+        return Error(ErrorKind::invalid_input, EINVAL,
+                     with_origin(describe(policy.agent.state.origin),
+                                 "the agent's state directory " + plan.state_dir + " and the workspace " +
+                                     plan.workspace + " overlap; set XDG_STATE_HOME to a directory outside it"));
+    auto dir = workspace::open_own_state_dir(base, {"agentjail", name});
+    if (!dir) return std::move(dir).error();
+    ctx.state = plan.state_dir;
+
+    // Binds aimed into the state directory (the user's own settings, read-only
+    // inside) need their mount points there; a hidden name there (a credentials
+    // file the agent would write) is made empty so the mask covers it before the
+    // agent can create it.
+    auto prepare = [&](const std::string& raw_dst, const std::string& raw_src, const policy::Origin& origin,
+                       bool hide) -> Result<void> {
+        auto rel = below_state(raw_dst);
+        if (!rel) return {};
+        bool is_dir = false;
+        if (!hide) {
+            auto src = expand(raw_src, ctx, origin);
+            if (!src) return std::move(src).error();
+            struct stat st {};
+            if (::stat(src->c_str(), &st) != 0) return {};  // missing: build_mounts skips or refuses it
+            is_dir = S_ISDIR(st.st_mode);
+        } else if (rel->find_first_of("*?[") != std::string::npos) {
+            return {};
+        }
+        return ensure_mount_point(dir->get(), plan.state_dir, *rel, is_dir);
+    };
+    for (const auto* rules : {&policy.ro, &policy.rw})
+        for (const auto& m : *rules)
+            if (auto r = prepare(m.dst.empty() ? m.src : m.dst, m.src, m.origin, false); !r) return r;
+    for (const auto& h : policy.hide)
+        if (auto r = prepare(h.pattern, h.pattern, h.origin, true); !r) return r;
+    return {};
+}
+
+Result<void> plan_agent_exec(const policy::Policy& policy, const HostFacts& host, Plan& plan,
+                             std::vector<std::string>& argv) {
+    for (const auto& n : policy.agent.notes) plan.notes.push_back(n.value);
+
+    if (policy.agent.git_identity.value) {
+        // Only user.name and user.email: the rest of the user's git config (credential
+        // helpers, url rewrites with tokens, aliases that run programs, signing keys)
+        // stays outside. Written as the sandbox's global config file rather than as
+        // GIT_AUTHOR_* variables, so a repository's own identity still wins.
+        std::string name, email;
+        std::string xdg = env_lookup(host.environ, "XDG_CONFIG_HOME").value_or("");
+        if (xdg.empty() || xdg[0] != '/') xdg = host.home + "/.config";
+        read_identity(xdg + "/git/config", name, email);
+        read_identity(host.home + "/.gitconfig", name, email);
+        if (!printable(name)) name.clear();
+        if (!printable(email)) email.clear();
+        if (plan.state_dir.empty()) {
+            plan.notes.push_back("git identity: the policy has no [agent] state to keep it in; none given");
+        } else if (name.empty() && email.empty()) {
+            plan.notes.push_back(
+                "git identity: no user.name or user.email in ~/.gitconfig or ~/.config/git/config; commits "
+                "inside need them (git config --global user.name ..., or -e GIT_AUTHOR_NAME=...)");
+        } else {
+            auto dir = workspace::open_own_state_dir(workspace::state_home(host.environ, host.home),
+                                                     {"agentjail", policy.agent.state.value});
+            if (!dir) return std::move(dir).error();
+            std::string text = "# Written by agentjail for each run: only the caller's git identity.\n[user]\n";
+            if (!name.empty()) text += "\tname = " + git_quote(name) + "\n";
+            if (!email.empty()) text += "\temail = " + git_quote(email) + "\n";
+            if (auto r = write_state_file(dir->get(), kGitConfigName, text, plan.state_dir + "/" + kGitConfigName);
+                !r)
+                return r;
+            plan.git_identity = name + (email.empty() ? "" : " <" + email + ">");
+            bool set = false;
+            for (auto& kv : plan.env)
+                if (util::starts_with(kv, "GIT_CONFIG_GLOBAL=")) set = true;
+            if (!set) {
+                plan.env.push_back("GIT_CONFIG_GLOBAL=" + plan.state_dir + "/" + kGitConfigName);
+                std::sort(plan.env.begin(), plan.env.end());
+            }
+        }
+    }
+
+    if (!policy.agent.args.empty() && !argv.empty()) {
+        std::string base = argv[0].substr(argv[0].rfind('/') == std::string::npos ? 0 : argv[0].rfind('/') + 1);
+        bool ours = false;
+        for (const auto& c : policy.agent.commands) ours = ours || c.value == base;
+        if (ours) {
+            std::vector<std::string> out{argv[0]};
+            for (const auto& a : policy.agent.args) out.push_back(a.value);
+            out.insert(out.end(), argv.begin() + 1, argv.end());
+            argv = std::move(out);
+        }
+    }
+    return {};
+}
+
+}  // namespace agentjail::plan::detail
