@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent presets in real sandboxes: chosen by the command's name, the agent's
+// state kept between runs, the user's own settings read-only, the credentials
+// outside, and commits with the user's identity and nothing else of the git
+// config. The "agent" here is a script installed the way Claude Code's own
+// installer does (~/.local/bin/claude, a link into ~/.local/share/claude); the
+// real clients are tests/integration/test_agents.cc.
+#include "common.hpp"
+
+#include <sys/stat.h>
+
+namespace ajit {
+namespace {
+
+class AgentPresets : public Sandbox {
+protected:
+    void SetUp() override {
+        // The fake agent prints what a real one would depend on, then runs "$@".
+        jail.home_dir().write(".local/share/claude/versions/1/claude",
+                              "#!/bin/sh\n"
+                              "echo CONFIG=$CLAUDE_CONFIG_DIR\n"
+                              "echo SANDBOX=$IS_SANDBOX\n"
+                              "echo TRAFFIC=$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\n"
+                              "echo ARGC=$#\n"
+                              "[ $# -gt 0 ] && exec \"$@\"\n"
+                              "exit 0\n",
+                              0755);
+        std::string bin = jail.home() + "/.local/bin";
+        jail.home_dir().mkdir(".local/bin");
+        ASSERT_EQ(::symlink("../share/claude/versions/1/claude", (bin + "/claude").c_str()), 0);
+        opts.unset_env = {"XDG_STATE_HOME", "XDG_CONFIG_HOME"};
+        state = jail.home() + "/.local/state/agentjail/claude";
+    }
+    ajtest::RunOutput claude(const std::vector<std::string>& args, const std::vector<std::string>& flags = {}) {
+        std::vector<std::string> a = {"-C", jail.ws()};
+        a.insert(a.end(), flags.begin(), flags.end());
+        a.push_back("--");
+        a.push_back("claude");
+        a.insert(a.end(), args.begin(), args.end());
+        return jail.run(a, opts);
+    }
+    ajtest::RunOptions opts;
+    std::string state;
+};
+
+TEST_F(AgentPresets, ClaudeIsChosenByItsNameAndItsStateIsKeptBetweenRuns) {
+    auto explain = jail.run({"explain", "-C", jail.ws(), "--", "claude"}, opts);
+    ASSERT_EQ(explain.status, 0) << describe(explain);
+    EXPECT_TRUE(ajtest::contains(explain.out, "policy     claude  (layers: minimal -> default -> net-balanced -> claude)"))
+        << explain.out;
+    EXPECT_TRUE(ajtest::contains(explain.out, "chosen by the command's name (claude)")) << explain.out;
+    EXPECT_TRUE(ajtest::contains(explain.out, "state      " + state)) << explain.out;
+
+    auto first = claude({"sh", "-c", "echo run >> \"$CLAUDE_CONFIG_DIR/.claude.json\"; wc -l < \"$CLAUDE_CONFIG_DIR/.claude.json\""});
+    ASSERT_EQ(first.status, 0) << describe(first);
+    EXPECT_EQ(field(first.out, "CONFIG"), state);
+    EXPECT_EQ(field(first.out, "SANDBOX"), "1");
+    EXPECT_EQ(field(first.out, "TRAFFIC"), "1");
+    EXPECT_EQ(ajtest::lines(first.out).back(), "1") << first.out;
+    auto second = claude({"sh", "-c", "echo run >> \"$CLAUDE_CONFIG_DIR/.claude.json\"; wc -l < \"$CLAUDE_CONFIG_DIR/.claude.json\""});
+    ASSERT_EQ(second.status, 0) << describe(second);
+    EXPECT_EQ(ajtest::lines(second.out).back(), "2") << "the state did not persist:\n" << second.out;
+    EXPECT_EQ(ajtest::read_file(state + "/.claude.json"), "run\nrun\n");
+
+    // --policy default turns the preset off: no state, and ~/.local/bin is not there.
+    auto off = jail.run({"-C", jail.ws(), "--policy", "default", "--", "claude"}, opts);
+    EXPECT_EQ(off.status, 127) << describe(off);
+    auto verbose = jail.run({"-v", "-C", jail.ws(), "--", "claude"}, opts);
+    ASSERT_EQ(verbose.status, 0) << describe(verbose);
+    EXPECT_TRUE(ajtest::contains(verbose.err, "chosen by the command's name (claude)")) << verbose.err;
+}
+
+TEST_F(AgentPresets, TheUsersClaudeFilesAreReadOnlyAndItsTokensStayOutside) {
+    std::string token = jail.new_canary();
+    jail.home_dir().write(".claude/.credentials.json", "{\"claudeAiOauth\":{\"accessToken\":\"" + token + "\"}}\n", 0600);
+    jail.home_dir().write(".claude/settings.json", "{\"model\":\"mine\"}\n");
+    jail.home_dir().write(".claude/commands/review.md", "review it\n");
+    jail.home_dir().write(".claude.json", "{\"userID\":\"host\"}\n");
+    auto r = claude({"sh", "-c",
+                     "cat \"$CLAUDE_CONFIG_DIR/settings.json\" \"$CLAUDE_CONFIG_DIR/commands/review.md\";"
+                     "echo '{\"hooks\":\"planted\"}' > \"$CLAUDE_CONFIG_DIR/settings.json\" && echo WROTE-SETTINGS;"
+                     "echo planted > \"$CLAUDE_CONFIG_DIR/commands/x.md\" && echo WROTE-COMMAND;"
+                     "echo stolen > \"$CLAUDE_CONFIG_DIR/.credentials.json\" && echo WROTE-CREDENTIALS;"
+                     "cat \"$CLAUDE_CONFIG_DIR/.credentials.json\" ~/.claude/.credentials.json ~/.claude.json 2>&1;"
+                     "ls -a ~/.claude 2>&1; true"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "{\"model\":\"mine\"}")) << r.out;
+    EXPECT_TRUE(ajtest::contains(r.out, "review it")) << r.out;
+    EXPECT_FALSE(ajtest::contains(r.out, "WROTE-")) << r.out;
+    EXPECT_FALSE(ajtest::contains(r.out, "host")) << "the user's ~/.claude.json is visible:\n" << r.out;
+    EXPECT_EQ(ajtest::read_file(jail.home() + "/.claude/settings.json"), "{\"model\":\"mine\"}\n");
+    struct stat st {};
+    EXPECT_NE(::stat((jail.home() + "/.claude/commands/x.md").c_str(), &st), 0);
+    // Positive control: the same script without the preset's binds can write there.
+    auto control = jail.control({"-C", jail.ws(), "--policy", "default", "--rw", jail.home() + "/.claude", "--",
+                                 "sh", "-c", "echo planted > ~/.claude/commands/x.md && echo WROTE-COMMAND"},
+                                opts);
+    EXPECT_TRUE(ajtest::contains(control.out, "WROTE-COMMAND")) << describe(control);
+}
+
+TEST_F(AgentPresets, CommitsInsideCarryTheUsersIdentityAndNoOtherGitConfig) {
+    jail.home_dir().write(".gitconfig",
+                          "[user]\n\tname = Jane Doe\n\temail = jane@example.org\n"
+                          "[credential]\n\thelper = store\n"
+                          "[alias]\n\tst = !echo ALIAS-RAN\n");
+    auto init = jail.host_sh("cd '" + jail.ws() + "' && git init -q . && echo ok");
+    ASSERT_TRUE(ajtest::contains(init.out, "ok")) << describe(init);
+    auto r = claude({"sh", "-c",
+                     "git -c safe.directory='*' commit -q --allow-empty -m inside && git -c safe.directory='*' log "
+                     "--format='AUTHOR=%an <%ae>' -1; echo HELPER=$(git config --global credential.helper); git st "
+                     "2>&1 | head -1"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "AUTHOR"), "Jane Doe <jane@example.org>") << r.out;
+    EXPECT_EQ(field(r.out, "HELPER"), "") << r.out;
+    EXPECT_FALSE(ajtest::contains(r.out, "ALIAS-RAN")) << r.out;
+    // Positive control: on the host the same config has the helper and the alias.
+    auto host = jail.host_sh("git config --global credential.helper; cd '" + jail.ws() + "' && git st");
+    EXPECT_TRUE(ajtest::contains(host.out, "store")) << describe(host);
+    EXPECT_TRUE(ajtest::contains(host.out, "ALIAS-RAN")) << describe(host);
+}
+
+}  // namespace
+}  // namespace ajit
