@@ -12,6 +12,7 @@
 #include "net/address.hpp"
 #include "net/redact.hpp"
 #include "net/rules.hpp"
+#include "net/websocket.hpp"
 
 #include <openssl/ssl.h>
 #include <boost/asio.hpp>
@@ -415,8 +416,18 @@ private:
                 log_request(r.method, path_only, false, no, rule_.empty() ? x_.rule : rule_, 403);
                 co_return co_await reply(403, "Forbidden", no);
             }
+            // A WebSocket handshake, checked above like any request, goes on with its
+            // Upgrade; its client may send frames only after the 101, so bytes already
+            // behind its head would be something the proxy never checked, sent into a
+            // stream it will relay blind (smuggling): refused.
+            bool ws = websocket_upgrade(r);
+            if (ws && !cbuf_.empty()) {
+                std::string no = "bytes after a WebSocket handshake, before its answer";
+                log_request(r.method, path_only, false, no, "default", 400);
+                co_return co_await reply(400, "Bad Request", no);
+            }
             std::string head = exchange_head(r, target, x_.host, x_.port, plain ? 80 : default_port,
-                                             keep_alive, replace_);
+                                             keep_alive, replace_, ws);
             if (!co_await write(Side::upstream, head) ||
                 !co_await body(Side::client, Side::upstream, req_body)) {
                 log_request(r.method, path_only, true,
@@ -441,11 +452,25 @@ private:
                 }
                 break;
             }
+            // A 101 is taken only as the answer to a WebSocket handshake the proxy sent,
+            // and only when it answers that handshake's key: then the connection is a
+            // two-way relay for the rest of its life. A 101 to anything else (the
+            // origin switching a checked request to a stream nobody checks) is a 502.
+            std::string switch_why = "an unexpected protocol switch";
+            if (rp.status == ParseStatus::ok && rp.response.status == 101 && ws &&
+                websocket_switched(r, rp.response, switch_why)) {
+                std::string rhead = redact_head(ubuf_.substr(0, rp.head_size), replace_);
+                ubuf_.erase(0, rp.head_size);
+                if (!co_await write(Side::client, rhead)) co_return abort();
+                ++requests_;
+                co_return co_await websocket_relay(r.method, path_only, rule_.empty() ? x_.rule : rule_,
+                                                   up0, down0);
+            }
             if (rp.status != ParseStatus::ok || rp.response.status == 101) {
                 std::string what = rp.status == ParseStatus::incomplete
                                        ? "no response from " + x_.host
                                    : rp.status == ParseStatus::ok
-                                       ? "an unexpected protocol switch from " + x_.host
+                                       ? switch_why + " from " + x_.host
                                        : "a malformed response from " + x_.host + ": " + rp.error;
                 log_request(r.method, path_only, true, what, rule_.empty() ? x_.rule : rule_, 502,
                             up0, down0);
@@ -479,6 +504,56 @@ private:
         }
     }
 
+    // After a 101: both directions relayed as they come, for the rest of the
+    // connection. What the origin sends goes through the redactor (frames from a
+    // server are unmasked, so a value echoed in one is found; the mask is as long as
+    // the value, so every frame's length stays true); what the client sends goes on
+    // untouched (a secret goes only into the handshake's credential headers). The
+    // client's direction runs as a coroutine of its own; when either side ends, the
+    // connection ends (WebSocket has its own closing handshake, which has passed by then).
+    asio::awaitable<void> websocket_relay(std::string method, std::string path, std::string rule,
+                                          std::uint64_t up0, std::uint64_t down0) {
+        disarm();
+        websocket_ = true;
+        auto self = shared_from_this();
+        asio::co_spawn(*px_.io, websocket_up(), [self](std::exception_ptr e) {
+            if (e) self->abort();
+        });
+        Redactor red(replace_);
+        for (;;) {
+            if (!ubuf_.empty()) {
+                std::string part = std::move(ubuf_);
+                ubuf_.clear();
+                if (!red.idle()) part = red.feed(part);
+                if (!co_await send_piece(Side::client, part, false)) break;
+            }
+            if (!co_await fill(Side::upstream)) {
+                if (!red.idle()) (void)co_await send_piece(Side::client, red.finish(), false);
+                break;
+            }
+        }
+        log_request(method, path, true, "allowed, WebSocket", rule, 101, up0, down0);
+        abort();
+    }
+
+    asio::awaitable<void> websocket_up() {
+        for (;;) {
+            if (!cbuf_.empty()) {
+                std::string part = std::move(cbuf_);
+                cbuf_.clear();
+                if (!co_await write(Side::upstream, part)) break;
+            }
+            if (!co_await fill(Side::client)) {
+                // The client is done sending: a plain upstream hears it (half-close);
+                // over TLS the origin's side goes on until it closes.
+                error_code ec;
+                if (!utls_) upstream_.shutdown(tcp::socket::shutdown_send, ec);
+                co_return;
+            }
+        }
+        abort();
+    }
+
     void log_request(const std::string& method, const std::string& path, bool allowed,
                      const std::string& reason, const std::string& rule, int status,
                      std::uint64_t up0 = 0, std::uint64_t down0 = 0) {
@@ -506,6 +581,7 @@ private:
         j["method"] = x_.method.empty() ? "?" : x_.method;
         j["decision"] = "allow";
         std::string reason = "allowed, intercepted (" + std::to_string(requests_) + " requests)";
+        if (websocket_) reason += "; then a WebSocket";
         if (!tunnel_note_.empty()) reason += "; " + tunnel_note_;
         j["reason"] = reason;
         j["rule"] = x_.rule.empty() ? "default" : x_.rule;
@@ -525,6 +601,7 @@ private:
     std::string rule_, failure_, tunnel_note_;
     std::uint64_t bytes_up_ = 0, bytes_down_ = 0;
     int requests_ = 0;
+    bool websocket_ = false;  // switched to a WebSocket relay
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 // obs-folds, a space before the colon, two Host headers) is a 400.
 #include "net/http.hpp"
 
+#include "net/websocket.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -253,7 +255,12 @@ std::string origin_form_head(const Request& r) {
         if (r.port != 80) h += ":" + std::to_string(r.port);
         out += "Host: " + h + "\r\n";
     }
-    out += "Connection: close\r\n\r\n";
+    // A WebSocket handshake keeps its Upgrade (the rest of this connection is relayed
+    // as it is anyway); any other Upgrade (h2c) was dropped above.
+    if (websocket_upgrade(r))
+        out += "Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    else
+        out += "Connection: close\r\n\r\n";
     return out;
 }
 
@@ -468,19 +475,24 @@ bool response_body(const Response& r, std::string_view method, Body& body, std::
 
 std::string exchange_head(const Request& r, std::string_view path, std::string_view host,
                           std::uint16_t port, std::uint16_t default_port, bool keep_alive,
-                          const std::vector<SecretUse>& secrets) {
+                          const std::vector<SecretUse>& secrets, bool websocket) {
     std::string out = r.method + " " + std::string(path) + " " + r.version + "\r\n";
     const std::vector<std::string> listed = connection_tokens(r);
     for (const auto& [n, v] : r.headers) {
         if (n.size() >= 6 && iequals(std::string_view(n).substr(0, 6), "proxy-")) continue;
-        // Upgrade: after a 101 the stream is no longer HTTP the proxy can check.
+        // Upgrade: only a WebSocket handshake may switch protocols (its Upgrade is
+        // written below); any other (h2c above all) would turn the connection into a
+        // stream the proxy cannot check, so it is dropped and the request stays HTTP/1.1.
         // Expect: the proxy answers "100 Continue" itself and sends the body after.
         if (iequals(n, "connection") || iequals(n, "keep-alive") || iequals(n, "te") || iequals(n, "trailer") ||
             iequals(n, "upgrade") || iequals(n, "expect") || iequals(n, "host") || iequals(n, "http2-settings"))
             continue;
         if (listed_hop(n, listed)) continue;
-        // Compressed bodies would hide an echoed value from the redactor.
+        // Compressed bodies would hide an echoed value from the redactor, and so
+        // would compressed WebSocket frames (permessage-deflate): with a secret
+        // bound, neither is offered.
         if (!secrets.empty() && iequals(n, "accept-encoding")) continue;
+        if (websocket && !secrets.empty() && iequals(n, "sec-websocket-extensions")) continue;
         out += n + ": " + put_secrets(n, v, secrets) + "\r\n";
     }
     if (!secrets.empty()) out += "Accept-Encoding: identity\r\n";
@@ -488,7 +500,10 @@ std::string exchange_head(const Request& r, std::string_view path, std::string_v
     std::string h = v6 ? "[" + std::string(host) + "]" : std::string(host);
     if (port != default_port) h += ":" + std::to_string(port);
     out += "Host: " + h + "\r\n";
-    out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+    if (websocket)
+        out += "Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+    else
+        out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
     return out;
 }
 

@@ -91,13 +91,15 @@ bool response_body(const Response& r, std::string_view request_method, Body& bod
 // it intercepts, or plain HTTP with per-request rules): origin-form line with the
 // normalised path, Host set to the checked authority (port shown unless it is
 // default_port), Proxy-*, hop-by-hop, Upgrade and Expect headers dropped,
-// Connection as keep_alive says. `secrets`: their placeholders become the real
+// Connection as keep_alive says. `websocket` (websocket.hpp websocket_upgrade()):
+// "Upgrade: websocket" and "Connection: Upgrade" instead, and with secrets the
+// Sec-WebSocket-Extensions offer dropped (compressed frames would hide a value). `secrets`: their placeholders become the real
 // values in the credential headers only (carries_credential()), and then the
 // response is asked for without content coding (Accept-Encoding: identity), so that
 // the proxy can find a value the origin echoes in the body (redact.hpp).
 std::string exchange_head(const Request& r, std::string_view path, std::string_view host,
                           std::uint16_t port, std::uint16_t default_port, bool keep_alive,
-                          const std::vector<SecretUse>& secrets = {});
+                          const std::vector<SecretUse>& secrets = {}, bool websocket = false);
 
 // Splits an authority "host:port", "[v6]:port" or (default_port != 0) "host".
 // false when malformed.

@@ -77,6 +77,88 @@ struct Conn {
     bool write_all(const std::string& s) { return write_all(s.data(), s.size()); }
 };
 
+std::string head_header(const std::string& head, const std::string& name) {
+    std::istringstream hs(head);
+    std::string l;
+    while (std::getline(hs, l)) {
+        if (!l.empty() && l.back() == '\r') l.pop_back();
+        auto colon = l.find(':');
+        if (colon != std::string::npos && lower(l.substr(0, colon)) == name)
+            return ajtest::trim(l.substr(colon + 1));
+    }
+    return std::string();
+}
+
+// RFC 6455 4.2.2: base64(SHA-1(key + GUID)), written here apart from the proxy's own.
+std::string ws_accept(const std::string& key) {
+    std::string in = key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_Digest(in.data(), in.size(), md, &n, EVP_sha1(), nullptr);
+    unsigned char out[64];
+    int len = EVP_EncodeBlock(out, md, static_cast<int>(n));
+    return std::string(reinterpret_cast<char*>(out), static_cast<size_t>(len));
+}
+
+// One server frame: FIN, the opcode, unmasked (RFC 6455 5.1), payload under 64 KiB.
+std::string ws_frame(unsigned char opcode, const std::string& payload) {
+    std::string f;
+    f += static_cast<char>(0x80 | opcode);
+    if (payload.size() < 126) {
+        f += static_cast<char>(payload.size());
+    } else {
+        f += static_cast<char>(126);
+        f += static_cast<char>((payload.size() >> 8) & 0xff);
+        f += static_cast<char>(payload.size() & 0xff);
+    }
+    return f + payload;
+}
+
+// The WebSocket echo of TestServer's /ws route, after its 101: each text or binary
+// message comes back as it was, except "head", answered with the handshake's head as
+// the origin received it (so a test sees what the proxy sent, and that a value in it
+// comes back masked); a close frame is answered with one and ends the connection.
+void ws_echo(Conn& c, const std::string& handshake_head, std::string in) {
+    char buf[65536];
+    auto need = [&](size_t n) {
+        while (in.size() < n) {
+            ssize_t r = c.read(buf, sizeof buf);
+            if (r <= 0) return false;
+            in.append(buf, static_cast<size_t>(r));
+        }
+        return true;
+    };
+    for (;;) {
+        if (!need(2)) return;
+        auto b0 = static_cast<unsigned char>(in[0]), b1 = static_cast<unsigned char>(in[1]);
+        size_t len = b1 & 0x7f, at = 2;
+        if (len == 126) {
+            if (!need(4)) return;
+            len = (static_cast<size_t>(static_cast<unsigned char>(in[2])) << 8) | static_cast<unsigned char>(in[3]);
+            at = 4;
+        } else if (len == 127) {
+            return;  // the tests send small messages
+        }
+        bool masked = (b1 & 0x80) != 0;
+        if (!need(at + (masked ? 4 : 0) + len)) return;
+        std::string key = masked ? in.substr(at, 4) : std::string();
+        at += masked ? 4 : 0;
+        std::string payload = in.substr(at, len);
+        in.erase(0, at + len);
+        for (size_t i = 0; masked && i < payload.size(); ++i) payload[i] = static_cast<char>(payload[i] ^ key[i % 4]);
+        unsigned char op = b0 & 0x0f;
+        if (op == 0x8) {
+            c.write_all(ws_frame(0x8, payload));
+            return;
+        }
+        if (op == 0x9) {
+            if (!c.write_all(ws_frame(0xA, payload))) return;
+            continue;
+        }
+        if (!c.write_all(ws_frame(op, payload == "head" ? handshake_head : payload))) return;
+    }
+}
+
 }  // namespace
 
 Cert make_cert(const std::string& cert_path, const std::string& key_path,
@@ -340,7 +422,21 @@ void TestServer::handle(int fd) {
             found = true;
         }
     }
-    if (path == "/echo" || path == "/echo-chunked") {
+    if (path == "/ws" && lower(head_header(req.head, "upgrade")) == "websocket") {
+        std::string h = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        "Sec-WebSocket-Accept: " +
+                        ws_accept(head_header(req.head, "sec-websocket-key")) + "\r\n\r\n";
+        if (c.write_all(h)) ws_echo(c, req.head, more ? in : in.substr(end + 4));
+        return finish();
+    } else if (path == "/ws-wrong-accept" || path == "/switch") {
+        // A 101 that does not answer the handshake (a wrong Sec-WebSocket-Accept), or
+        // that answers a request which asked for no upgrade at all; then bytes that
+        // would be an HTTP request if anything relayed them.
+        c.write_all("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    "Sec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n");
+        c.write_all("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nsmuggled\n");
+        return finish();
+    } else if (path == "/echo" || path == "/echo-chunked") {
         // A reflecting origin: CORS-style Access-Control-Allow-Origin from Origin,
         // the credential headers echoed into response headers, and the whole request
         // head as the body, sent in small pieces (and for /echo-chunked, chunks of

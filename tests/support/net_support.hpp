@@ -50,6 +50,10 @@ struct Request {
 //                       X-Echo-Api-Key and X-Echo-Marker = those request headers, the body =
 //                       the request head, written 7 bytes at a time (Content-Length)
 //   GET /echo-chunked   the same with a chunked body of 7-byte chunks
+//   GET /ws             with Upgrade: websocket, a WebSocket echo (101, then each message
+//                       back; the message "head" is answered with the handshake's head)
+//   GET /ws-wrong-accept, /switch   a 101 with a wrong Sec-WebSocket-Accept, then bytes
+//                       that look like a response (what a proxy must not relay)
 // Each connection waits at most 10 s for a request; stop() ends everything.
 class TestServer {
 public:
