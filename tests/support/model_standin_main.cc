@@ -2,8 +2,10 @@
 // aj_model_standin: the tests' stand-in model API (model_standin.hpp) as a program of
 // its own, for bench/agents.sh and for looking at what a client sends by hand.
 //
-//   aj_model_standin [--port N] [--text TEXT] [--shell COMMAND] [-v]
+//   aj_model_standin [--port N] [--text TEXT] [--shell COMMAND] [--tls CERT KEY] [-v]
 //
+// --tls serves HTTPS with that certificate and key (PEM files): what agentjail's proxy
+// needs to put a secret in (it sends secrets over verified TLS only).
 // Prints the port it listens on (127.0.0.1) as one line on stdout, serves until
 // SIGTERM or SIGINT, then prints the number of requests it answered on stderr.
 #include "model_standin.hpp"
@@ -27,10 +29,13 @@ int main(int argc, char** argv) {
             opts.final_text = argv[++i];
         } else if (a == "--shell" && has_value) {
             shell = argv[++i];
+        } else if (a == "--tls" && i + 2 < argc) {
+            opts.tls_cert = argv[++i];
+            opts.tls_key = argv[++i];
         } else if (a == "-v" || a == "--verbose") {
             opts.verbose = true;
         } else {
-            std::fprintf(stderr, "usage: aj_model_standin [--port N] [--text TEXT] [--shell COMMAND] [-v]\n");
+            std::fprintf(stderr, "usage: aj_model_standin [--port N] [--text TEXT] [--shell COMMAND] [--tls CERT KEY] [-v]\n");
             return 2;
         }
     }
