@@ -175,6 +175,13 @@ protected:
         auto control = ajtest::run({"curl", "-s", "--max-time", "10",
                                     "http://127.0.0.1:" + std::to_string(other.port()) + "/hello"});
         ASSERT_EQ(ajtest::trim(control.out), "hello from test") << describe(control);
+        // Positive control of the probe itself: on the host, with the same fake home,
+        // it reads the key file and reaches the other port.
+        ajtest::RunOptions ho;
+        ho.env = {"HOME=" + jail.home()};
+        auto host = ajtest::run_with({"/bin/bash", "-c", probe(a, other.port())}, ho);
+        ASSERT_EQ(probed(host.out, "ssh"), "readable") << describe(host);
+        ASSERT_EQ(probed(host.out, "loopback"), "open") << describe(host);
         int before = other.connections();
         standin.script_shell(probe(a, other.port()));
 
@@ -246,4 +253,183 @@ TEST_F(Agents, CodexExecRunsShellInsideWithTheKeyOutside) {
     REQUIRE_CLIENT(Agent::codex);
     end_to_end(Agent::codex,
                {"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Run the probe."});
+}
+
+// ---- The stand-in itself (no client needed) ---------------------------------------
+//
+// What the end-to-end tests rely on, checked with curl from the host: each API's
+// streamed and non-streamed forms, the shell call and the recording of its result,
+// and the calls the clients make at start.
+
+namespace {
+
+class AgentsStandin : public ::testing::Test {
+protected:
+    ModelStandin standin;
+
+    ajtest::RunOutput curl(const std::vector<std::string>& args) {
+        std::vector<std::string> argv = {"curl", "-sS", "--max-time", "10"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return ajtest::run(argv);
+    }
+    ajtest::RunOutput post(const std::string& path, const nlohmann::json& body,
+                           const std::vector<std::string>& headers = {}) {
+        std::vector<std::string> args = {"-X", "POST", "-H", "content-type: application/json", "--data-binary",
+                                         body.dump()};
+        for (const auto& h : headers) args.insert(args.end(), {"-H", h});
+        args.push_back(standin.origin() + path);
+        return curl(args);
+    }
+    // The data: lines of an SSE stream, parsed.
+    static std::vector<nlohmann::json> events(const std::string& sse) {
+        std::vector<nlohmann::json> v;
+        for (const auto& l : ajtest::lines(sse))
+            if (l.rfind("data: ", 0) == 0) v.push_back(nlohmann::json::parse(l.substr(6), nullptr, false));
+        return v;
+    }
+};
+
+const nlohmann::json kBash = {{"name", "Bash"}, {"input_schema", {{"type", "object"}}}};
+
+}  // namespace
+
+TEST_F(AgentsStandin, AnthropicStreamsABashCallThenRecordsItsResult) {
+    standin.script_shell("echo probe");
+    nlohmann::json req = {{"model", "m"}, {"stream", true}, {"max_tokens", 100}, {"tools", {kBash}},
+                          {"messages", {{{"role", "user"}, {"content", "go"}}}}};
+    auto r = post("/v1/messages?beta=true", req, {"x-api-key: k1"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto ev = events(r.out);
+    ASSERT_GE(ev.size(), 6u) << r.out;
+    EXPECT_EQ(ev.front()["type"], "message_start") << r.out;
+    EXPECT_EQ(ev.back()["type"], "message_stop") << r.out;
+    std::string id, input;
+    std::string stop;
+    for (const auto& e : ev) {
+        if (e["type"] == "content_block_start") id = e["content_block"].value("id", "");
+        if (e["type"] == "content_block_delta") input += e["delta"].value("partial_json", "");
+        if (e["type"] == "message_delta") stop = e["delta"].value("stop_reason", "");
+    }
+    EXPECT_EQ(stop, "tool_use");
+    EXPECT_EQ(nlohmann::json::parse(input, nullptr, false)["command"], "echo probe") << input;
+    ASSERT_FALSE(id.empty());
+    EXPECT_EQ(standin.tool_calls(), 1);
+
+    req["messages"].push_back({{"role", "assistant"},
+                               {"content", {{{"type", "tool_use"}, {"id", id}, {"name", "Bash"},
+                                             {"input", {{"command", "echo probe"}}}}}}});
+    req["messages"].push_back(
+        {{"role", "user"},
+         {"content", {{{"type", "tool_result"}, {"tool_use_id", id}, {"content", "probe\n"}}}}});
+    r = post("/v1/messages", req, {"x-api-key: k2"});
+    EXPECT_TRUE(ajtest::contains(r.out, "STANDIN-DONE")) << r.out;
+    EXPECT_TRUE(ajtest::contains(r.out, "end_turn")) << r.out;
+    auto results = standin.tool_results();
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].output, "probe\n");
+    EXPECT_EQ(results[0].headers["x-api-key"], "k2");
+    EXPECT_EQ(standin.tool_calls(), 1);  // not asked again once the result is in
+    auto rq = standin.requests("messages");
+    ASSERT_EQ(rq.size(), 2u);
+    EXPECT_EQ(rq[0].header("x-api-key"), "k1");
+    EXPECT_EQ(rq[0].target, "/v1/messages?beta=true");
+}
+
+TEST_F(AgentsStandin, AnthropicNonStreamedAndNoToolGetTheFinalText) {
+    standin.script_shell("echo probe");
+    // No Bash offered (a title or quota request): text, even with a script set.
+    auto r = post("/v1/messages", {{"model", "m"}, {"max_tokens", 5}, {"messages", {{{"role", "user"}, {"content", "x"}}}}});
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << describe(r);
+    EXPECT_EQ(j["type"], "message");
+    EXPECT_EQ(j["content"][0]["text"], "STANDIN-DONE");
+    EXPECT_EQ(j["stop_reason"], "end_turn");
+    EXPECT_EQ(standin.tool_calls(), 0);
+    // Non-streamed with Bash offered: the call as one JSON message.
+    r = post("/v1/messages",
+             {{"model", "m"}, {"max_tokens", 5}, {"tools", {kBash}}, {"messages", {{{"role", "user"}, {"content", "x"}}}}});
+    j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << describe(r);
+    EXPECT_EQ(j["content"][0]["type"], "tool_use") << r.out;
+    EXPECT_EQ(j["content"][0]["input"]["command"], "echo probe") << r.out;
+    r = post("/v1/messages/count_tokens", {{"model", "m"}, {"messages", nlohmann::json::array()}});
+    EXPECT_EQ(nlohmann::json::parse(r.out, nullptr, false).value("input_tokens", -1), 10) << r.out;
+}
+
+TEST_F(AgentsStandin, OpenAiCodeModeExecCallThenRecordsItsOutput) {
+    standin.script_shell("id -u");
+    // Tools as Codex 0.171 sends them: in an additional_tools input item, namespaced.
+    nlohmann::json tools_item = {
+        {"type", "additional_tools"},
+        {"tools",
+         {{{"type", "namespace"}, {"name", "functions"}, {"tools", {{{"type", "custom"}, {"name", "exec"}}}}}}}};
+    nlohmann::json req = {{"model", "m"}, {"stream", true},
+                          {"input", {tools_item, {{"type", "message"}, {"role", "user"}, {"content", "go"}}}}};
+    auto r = post("/v1/responses", req, {"authorization: Bearer k1"});
+    auto ev = events(r.out);
+    ASSERT_GE(ev.size(), 4u) << describe(r);
+    EXPECT_EQ(ev.front()["type"], "response.created");
+    EXPECT_EQ(ev.back()["type"], "response.completed");
+    nlohmann::json item;
+    for (const auto& e : ev)
+        if (e["type"] == "response.output_item.done") item = e["item"];
+    ASSERT_EQ(item.value("type", ""), "custom_tool_call") << r.out;
+    EXPECT_EQ(item["name"], "exec");
+    EXPECT_TRUE(ajtest::contains(item.value("input", ""), "tools.exec_command({cmd: \"id -u\"})")) << item.dump();
+
+    req["input"].push_back(item);
+    req["input"].push_back({{"type", "custom_tool_call_output"}, {"call_id", item["call_id"]},
+                            {"output", {{{"type", "input_text"}, {"text", "Script completed"}},
+                                        {{"type", "input_text"}, {"text", "0\n"}}}}});
+    r = post("/v1/responses", req, {"authorization: Bearer k2"});
+    EXPECT_TRUE(ajtest::contains(r.out, "STANDIN-DONE")) << r.out;
+    auto results = standin.tool_results();
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].output, "Script completed\n0\n");
+    EXPECT_EQ(results[0].headers["authorization"], "Bearer k2");
+}
+
+TEST_F(AgentsStandin, OpenAiFunctionShellToolsAndNonStreamed) {
+    standin.script_shell("true");
+    auto call = [&](const std::string& tool) {
+        auto r = post("/v1/responses", {{"model", "m"}, {"tools", {{{"type", "function"}, {"name", tool}}}},
+                                        {"input", "go"}});
+        return nlohmann::json::parse(r.out, nullptr, false);
+    };
+    auto j = call("exec_command");
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["status"], "completed");
+    EXPECT_EQ(j["output"][0]["type"], "function_call") << j.dump();
+    EXPECT_EQ(nlohmann::json::parse(j["output"][0].value("arguments", "{}"))["cmd"], "true") << j.dump();
+    j = call("shell");
+    EXPECT_EQ(nlohmann::json::parse(j["output"][0].value("arguments", "{}"))["command"],
+              nlohmann::json({"bash", "-lc", "true"}))
+        << j.dump();
+    j = call("web_search");  // no shell tool: the final text
+    EXPECT_EQ(j["output"][0]["content"][0]["text"], "STANDIN-DONE") << j.dump();
+}
+
+TEST_F(AgentsStandin, StartupCallsWebSocketAndUnknownPaths) {
+    auto status = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> a = {"-o", "/dev/null", "-w", "%{http_code}"};
+        a.insert(a.end(), args.begin(), args.end());
+        return curl(a).out;
+    };
+    EXPECT_EQ(status({"-I", standin.origin() + "/api/hello"}), "200");
+    EXPECT_EQ(status({standin.origin() + "/v1/models"}), "200");
+    EXPECT_EQ(status({"-H", "Connection: Upgrade", "-H", "Upgrade: websocket", standin.origin() + "/v1/responses"}),
+              "426");
+    EXPECT_EQ(status({"-X", "POST", "--data", "{}", standin.origin() + "/api/event_logging/batch"}), "200");
+    EXPECT_EQ(status({standin.origin() + "/nowhere"}), "404");
+    auto models = nlohmann::json::parse(curl({standin.origin() + "/v1/models"}).out, nullptr, false);
+    EXPECT_EQ(models["data"][0]["id"], "standin-model") << models.dump();
+    auto kinds = standin.requests();
+    ASSERT_EQ(kinds.size(), 6u) << standin.summary();
+    EXPECT_EQ(kinds[0].kind, "hello");
+    EXPECT_EQ(kinds[2].kind, "websocket");
+    EXPECT_EQ(kinds[4].kind, "unknown");
+    // stop() ends the thread and frees the port: nothing accepts there any more.
+    std::string origin = standin.origin();
+    standin.stop();
+    EXPECT_EQ(status({origin + "/api/hello"}), "000");
 }
