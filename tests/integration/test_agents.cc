@@ -43,10 +43,10 @@ std::string missing(Agent a) {
     return {};
 }
 
-#define REQUIRE_CLIENT(a)                                      \
-    do {                                                       \
-        std::string why_ = missing(a);                         \
-        if (!why_.empty()) GTEST_SKIP() << why_;               \
+#define REQUIRE_CLIENT(a)                        \
+    do {                                         \
+        std::string why_ = missing(a);           \
+        if (!why_.empty()) GTEST_SKIP() << why_; \
     } while (0)
 
 // The names the tests give the stand-in's host and the "other host" (pinned to the
@@ -68,8 +68,8 @@ protected:
     // Policy, certificate, state: outside the workspace and the fake home.
     ajtest::TempDir scratch{"aj-agents"};
     ajtest::TempDir state{"aj-agents-state"};  // XDG_STATE_HOME: the presets' state dirs go here
-    ajnet::Cert cert = ajnet::make_cert(scratch.path() + "/model.crt", scratch.path() + "/model.key",
-                                        {kModelHost, kOtherHost});
+    ajnet::Cert cert = ajnet::make_cert(scratch.path() + "/model.crt",
+                                        scratch.path() + "/model.key", {kModelHost, kOtherHost});
     const std::string key = ajit::unique_name("sk-standin-real-");
 
     ModelStandin::Options standin_options() const {
@@ -98,11 +98,13 @@ protected:
         s.key_var = a == Agent::claude ? "ANTHROPIC_API_KEY" : "CODEX_API_KEY";
         ajnet::NetPolicy p;
         p.hosts = {{kModelHost, "127.0.0.1"}, {kOtherHost, "127.0.0.1"}};
-        p.extra = "\n[secrets]\n" + s.key_var + " = { source = \"env:" + s.key_var + "\", hosts = [\"" +
-                  kModelHost + ":" + port + "\"] }\n";
-        s.flags = {"-p", scratch.write(std::string(name_of(a)) + ".toml", ajnet::toml(p)), "--ro", clients_dir(),
-                   "-e", "PATH=" + clients_bin() + ":/usr/local/bin:/usr/bin:/bin"};
-        s.env = {s.key_var + "=" + key, "SSL_CERT_FILE=" + cert.cert_path, "XDG_STATE_HOME=" + state.path()};
+        p.extra = "\n[secrets]\n" + s.key_var + " = { source = \"env:" + s.key_var +
+                  "\", hosts = [\"" + kModelHost + ":" + port + "\"] }\n";
+        s.flags = {"-p",   scratch.write(std::string(name_of(a)) + ".toml", ajnet::toml(p)),
+                   "--ro", clients_dir(),
+                   "-e",   "PATH=" + clients_bin() + ":/usr/local/bin:/usr/bin:/bin"};
+        s.env = {s.key_var + "=" + key, "SSL_CERT_FILE=" + cert.cert_path,
+                 "XDG_STATE_HOME=" + state.path()};
         if (a == Agent::claude) {
             s.flags.insert(s.flags.end(),
                            {"-e", "ANTHROPIC_BASE_URL=" + origin,
@@ -120,7 +122,8 @@ protected:
     }
 
     // agentjail <base> <setup> -- <client> <args>, 120 s at most.
-    ajtest::RunOutput run(Agent a, const ModelStandin& standin, const std::vector<std::string>& args) {
+    ajtest::RunOutput run(Agent a, const ModelStandin& standin,
+                          const std::vector<std::string>& args) {
         ClientSetup s = setup(a, standin);
         std::vector<std::string> argv = jail.base();
         argv.insert(argv.end(), s.flags.begin(), s.flags.end());
@@ -145,16 +148,22 @@ protected:
         std::string op = std::to_string(other_port);
         std::string var = a == Agent::claude ? "ANTHROPIC_API_KEY" : "CODEX_API_KEY";
         return "echo AJ-PROBE hostname=$(hostname); "
-               "echo AJ-PROBE key=$" + var + "; "
+               "echo AJ-PROBE key=$" +
+               var +
+               "; "
                "if cat ~/.ssh/id_ed25519 >/dev/null 2>&1; then echo AJ-PROBE ssh=readable; "
                "else echo AJ-PROBE ssh=unreadable; fi; "
                // A host loopback port other than the model's: nothing listens on the
                // sandbox's own loopback.
-               "if (exec 3<>/dev/tcp/127.0.0.1/" + op + ") 2>/dev/null; then echo AJ-PROBE loopback=open; "
+               "if (exec 3<>/dev/tcp/127.0.0.1/" +
+               op +
+               ") 2>/dev/null; then echo AJ-PROBE loopback=open; "
                "else echo AJ-PROBE loopback=closed; fi; "
                // Another host (pinned to that same server, not allowed): the proxy refuses it.
-               "echo AJ-PROBE other=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://" +
-               kOtherHost + ":" + op + "/hello); "
+               "echo AJ-PROBE other=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "
+               "http://" +
+               kOtherHost + ":" + op +
+               "/hello); "
                "echo AJ-PROBE end=1";
     }
 
@@ -191,7 +200,8 @@ protected:
         EXPECT_TRUE(ajtest::contains(r.out, "STANDIN-DONE")) << describe(r) << seen;
         ASSERT_EQ(standin.tool_calls(), 1) << seen;
         auto results = standin.tool_results();
-        ASSERT_EQ(results.size(), 1u) << "the shell tool's output never came back\n" << describe(r) << seen;
+        ASSERT_EQ(results.size(), 1u) << "the shell tool's output never came back\n"
+                                      << describe(r) << seen;
         const std::string& out = results[0].output;
         SCOPED_TRACE("tool output:\n" + out);
         EXPECT_EQ(probed(out, "end"), "1") << "the probe did not run to its end";
@@ -209,14 +219,17 @@ protected:
         auto model_requests = standin.requests(a == Agent::claude ? "messages" : "responses");
         ASSERT_GE(model_requests.size(), 2u) << seen;
         for (const auto& ex : model_requests) {
-            std::string cred = a == Agent::claude ? ex.header("x-api-key") : ex.header("authorization");
-            EXPECT_EQ(cred, a == Agent::claude ? key : "Bearer " + key) << ex.method << " " << ex.target;
+            std::string cred =
+                a == Agent::claude ? ex.header("x-api-key") : ex.header("authorization");
+            EXPECT_EQ(cred, a == Agent::claude ? key : "Bearer " + key)
+                << ex.method << " " << ex.target;
         }
         for (const auto& ex : standin.requests())
             for (const auto& [h, v] : ex.headers)
                 EXPECT_FALSE(ajtest::contains(v, "agentjail-secret-placeholder")) << h << ": " << v;
         // The result came back in a request the proxy also signed with the real key.
-        EXPECT_EQ(a == Agent::claude ? results[0].headers["x-api-key"] : results[0].headers["authorization"],
+        EXPECT_EQ(a == Agent::claude ? results[0].headers["x-api-key"]
+                                     : results[0].headers["authorization"],
                   a == Agent::claude ? key : "Bearer " + key);
     }
 
@@ -251,8 +264,8 @@ TEST_F(Agents, ClaudePrintRunsBashInsideWithTheKeyOutside) {
 // code-mode exec tool runs the command through exec_command inside.
 TEST_F(Agents, CodexExecRunsShellInsideWithTheKeyOutside) {
     REQUIRE_CLIENT(Agent::codex);
-    end_to_end(Agent::codex,
-               {"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Run the probe."});
+    end_to_end(Agent::codex, {"exec", "--skip-git-repo-check",
+                              "--dangerously-bypass-approvals-and-sandbox", "Run the probe."});
 }
 
 // ---- The stand-in itself (no client needed) ---------------------------------------
@@ -274,8 +287,8 @@ protected:
     }
     ajtest::RunOutput post(const std::string& path, const nlohmann::json& body,
                            const std::vector<std::string>& headers = {}) {
-        std::vector<std::string> args = {"-X", "POST", "-H", "content-type: application/json", "--data-binary",
-                                         body.dump()};
+        std::vector<std::string> args = {
+            "-X", "POST", "-H", "content-type: application/json", "--data-binary", body.dump()};
         for (const auto& h : headers) args.insert(args.end(), {"-H", h});
         args.push_back(standin.origin() + path);
         return curl(args);
@@ -284,7 +297,8 @@ protected:
     static std::vector<nlohmann::json> events(const std::string& sse) {
         std::vector<nlohmann::json> v;
         for (const auto& l : ajtest::lines(sse))
-            if (l.rfind("data: ", 0) == 0) v.push_back(nlohmann::json::parse(l.substr(6), nullptr, false));
+            if (l.rfind("data: ", 0) == 0)
+                v.push_back(nlohmann::json::parse(l.substr(6), nullptr, false));
         return v;
     }
 };
@@ -295,7 +309,10 @@ const nlohmann::json kBash = {{"name", "Bash"}, {"input_schema", {{"type", "obje
 
 TEST_F(AgentsStandin, AnthropicStreamsABashCallThenRecordsItsResult) {
     standin.script_shell("echo probe");
-    nlohmann::json req = {{"model", "m"}, {"stream", true}, {"max_tokens", 100}, {"tools", {kBash}},
+    nlohmann::json req = {{"model", "m"},
+                          {"stream", true},
+                          {"max_tokens", 100},
+                          {"tools", {kBash}},
                           {"messages", {{{"role", "user"}, {"content", "go"}}}}};
     auto r = post("/v1/messages?beta=true", req, {"x-api-key: k1"});
     ASSERT_EQ(r.status, 0) << describe(r);
@@ -316,8 +333,11 @@ TEST_F(AgentsStandin, AnthropicStreamsABashCallThenRecordsItsResult) {
     EXPECT_EQ(standin.tool_calls(), 1);
 
     req["messages"].push_back({{"role", "assistant"},
-                               {"content", {{{"type", "tool_use"}, {"id", id}, {"name", "Bash"},
-                                             {"input", {{"command", "echo probe"}}}}}}});
+                               {"content",
+                                {{{"type", "tool_use"},
+                                  {"id", id},
+                                  {"name", "Bash"},
+                                  {"input", {{"command", "echo probe"}}}}}}});
     req["messages"].push_back(
         {{"role", "user"},
          {"content", {{{"type", "tool_result"}, {"tool_use_id", id}, {"content", "probe\n"}}}}});
@@ -338,7 +358,9 @@ TEST_F(AgentsStandin, AnthropicStreamsABashCallThenRecordsItsResult) {
 TEST_F(AgentsStandin, AnthropicNonStreamedAndNoToolGetTheFinalText) {
     standin.script_shell("echo probe");
     // No Bash offered (a title or quota request): text, even with a script set.
-    auto r = post("/v1/messages", {{"model", "m"}, {"max_tokens", 5}, {"messages", {{{"role", "user"}, {"content", "x"}}}}});
+    auto r = post(
+        "/v1/messages",
+        {{"model", "m"}, {"max_tokens", 5}, {"messages", {{{"role", "user"}, {"content", "x"}}}}});
     auto j = nlohmann::json::parse(r.out, nullptr, false);
     ASSERT_TRUE(j.is_object()) << describe(r);
     EXPECT_EQ(j["type"], "message");
@@ -346,8 +368,10 @@ TEST_F(AgentsStandin, AnthropicNonStreamedAndNoToolGetTheFinalText) {
     EXPECT_EQ(j["stop_reason"], "end_turn");
     EXPECT_EQ(standin.tool_calls(), 0);
     // Non-streamed with Bash offered: the call as one JSON message.
-    r = post("/v1/messages",
-             {{"model", "m"}, {"max_tokens", 5}, {"tools", {kBash}}, {"messages", {{{"role", "user"}, {"content", "x"}}}}});
+    r = post("/v1/messages", {{"model", "m"},
+                              {"max_tokens", 5},
+                              {"tools", {kBash}},
+                              {"messages", {{{"role", "user"}, {"content", "x"}}}}});
     j = nlohmann::json::parse(r.out, nullptr, false);
     ASSERT_TRUE(j.is_object()) << describe(r);
     EXPECT_EQ(j["content"][0]["type"], "tool_use") << r.out;
@@ -359,12 +383,15 @@ TEST_F(AgentsStandin, AnthropicNonStreamedAndNoToolGetTheFinalText) {
 TEST_F(AgentsStandin, OpenAiCodeModeExecCallThenRecordsItsOutput) {
     standin.script_shell("id -u");
     // Tools as Codex 0.171 sends them: in an additional_tools input item, namespaced.
-    nlohmann::json tools_item = {
-        {"type", "additional_tools"},
-        {"tools",
-         {{{"type", "namespace"}, {"name", "functions"}, {"tools", {{{"type", "custom"}, {"name", "exec"}}}}}}}};
-    nlohmann::json req = {{"model", "m"}, {"stream", true},
-                          {"input", {tools_item, {{"type", "message"}, {"role", "user"}, {"content", "go"}}}}};
+    nlohmann::json tools_item = {{"type", "additional_tools"},
+                                 {"tools",
+                                  {{{"type", "namespace"},
+                                    {"name", "functions"},
+                                    {"tools", {{{"type", "custom"}, {"name", "exec"}}}}}}}};
+    nlohmann::json req = {
+        {"model", "m"},
+        {"stream", true},
+        {"input", {tools_item, {{"type", "message"}, {"role", "user"}, {"content", "go"}}}}};
     auto r = post("/v1/responses", req, {"authorization: Bearer k1"});
     auto ev = events(r.out);
     ASSERT_GE(ev.size(), 4u) << describe(r);
@@ -375,12 +402,15 @@ TEST_F(AgentsStandin, OpenAiCodeModeExecCallThenRecordsItsOutput) {
         if (e["type"] == "response.output_item.done") item = e["item"];
     ASSERT_EQ(item.value("type", ""), "custom_tool_call") << r.out;
     EXPECT_EQ(item["name"], "exec");
-    EXPECT_TRUE(ajtest::contains(item.value("input", ""), "tools.exec_command({cmd: \"id -u\"})")) << item.dump();
+    EXPECT_TRUE(ajtest::contains(item.value("input", ""), "tools.exec_command({cmd: \"id -u\"})"))
+        << item.dump();
 
     req["input"].push_back(item);
-    req["input"].push_back({{"type", "custom_tool_call_output"}, {"call_id", item["call_id"]},
-                            {"output", {{{"type", "input_text"}, {"text", "Script completed"}},
-                                        {{"type", "input_text"}, {"text", "0\n"}}}}});
+    req["input"].push_back({{"type", "custom_tool_call_output"},
+                            {"call_id", item["call_id"]},
+                            {"output",
+                             {{{"type", "input_text"}, {"text", "Script completed"}},
+                              {{"type", "input_text"}, {"text", "0\n"}}}}});
     r = post("/v1/responses", req, {"authorization: Bearer k2"});
     EXPECT_TRUE(ajtest::contains(r.out, "STANDIN-DONE")) << r.out;
     auto results = standin.tool_results();
@@ -392,15 +422,17 @@ TEST_F(AgentsStandin, OpenAiCodeModeExecCallThenRecordsItsOutput) {
 TEST_F(AgentsStandin, OpenAiFunctionShellToolsAndNonStreamed) {
     standin.script_shell("true");
     auto call = [&](const std::string& tool) {
-        auto r = post("/v1/responses", {{"model", "m"}, {"tools", {{{"type", "function"}, {"name", tool}}}},
-                                        {"input", "go"}});
+        auto r = post(
+            "/v1/responses",
+            {{"model", "m"}, {"tools", {{{"type", "function"}, {"name", tool}}}}, {"input", "go"}});
         return nlohmann::json::parse(r.out, nullptr, false);
     };
     auto j = call("exec_command");
     ASSERT_TRUE(j.is_object());
     EXPECT_EQ(j["status"], "completed");
     EXPECT_EQ(j["output"][0]["type"], "function_call") << j.dump();
-    EXPECT_EQ(nlohmann::json::parse(j["output"][0].value("arguments", "{}"))["cmd"], "true") << j.dump();
+    EXPECT_EQ(nlohmann::json::parse(j["output"][0].value("arguments", "{}"))["cmd"], "true")
+        << j.dump();
     j = call("shell");
     EXPECT_EQ(nlohmann::json::parse(j["output"][0].value("arguments", "{}"))["command"],
               nlohmann::json({"bash", "-lc", "true"}))
@@ -417,11 +449,14 @@ TEST_F(AgentsStandin, StartupCallsWebSocketAndUnknownPaths) {
     };
     EXPECT_EQ(status({"-I", standin.origin() + "/api/hello"}), "200");
     EXPECT_EQ(status({standin.origin() + "/v1/models"}), "200");
-    EXPECT_EQ(status({"-H", "Connection: Upgrade", "-H", "Upgrade: websocket", standin.origin() + "/v1/responses"}),
+    EXPECT_EQ(status({"-H", "Connection: Upgrade", "-H", "Upgrade: websocket",
+                      standin.origin() + "/v1/responses"}),
               "426");
-    EXPECT_EQ(status({"-X", "POST", "--data", "{}", standin.origin() + "/api/event_logging/batch"}), "200");
+    EXPECT_EQ(status({"-X", "POST", "--data", "{}", standin.origin() + "/api/event_logging/batch"}),
+              "200");
     EXPECT_EQ(status({standin.origin() + "/nowhere"}), "404");
-    auto models = nlohmann::json::parse(curl({standin.origin() + "/v1/models"}).out, nullptr, false);
+    auto models =
+        nlohmann::json::parse(curl({standin.origin() + "/v1/models"}).out, nullptr, false);
     EXPECT_EQ(models["data"][0]["id"], "standin-model") << models.dump();
     auto kinds = standin.requests();
     ASSERT_EQ(kinds.size(), 6u) << standin.summary();

@@ -35,7 +35,8 @@ namespace {
 constexpr const char* kAnthropicCallPrefix = "toolu_standin_";
 constexpr const char* kOpenAiCallPrefix = "call_standin_";
 constexpr std::size_t kMaxHead = 64 * 1024;
-constexpr std::size_t kMaxBody = 64 * 1024 * 1024;  // Claude Code's requests are ~50 KB, Codex's ~75 KB
+constexpr std::size_t kMaxBody =
+    64 * 1024 * 1024;  // Claude Code's requests are ~50 KB, Codex's ~75 KB
 constexpr const char* kModel = "standin-model";
 
 std::string lower(std::string s) {
@@ -135,7 +136,8 @@ bool read_request(Conn& c, Exchange* ex) {
             std::size_t n = std::strtoul(size_line.c_str(), nullptr, 16);
             if (n == 0) {
                 std::string trailer;
-                return c.read_until("\r\n", kMaxHead, &trailer);  // the empty line after the last chunk
+                return c.read_until("\r\n", kMaxHead,
+                                    &trailer);  // the empty line after the last chunk
             }
             if (ex->body.size() + n > kMaxBody) return false;
             std::string chunk, crlf;
@@ -154,12 +156,12 @@ bool read_request(Conn& c, Exchange* ex) {
 
 std::string reason(int status) {
     switch (status) {
-        case 200: return "OK";
-        case 400: return "Bad Request";
-        case 404: return "Not Found";
-        case 415: return "Unsupported Media Type";
-        case 426: return "Upgrade Required";
-        default: return "Status";
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 415: return "Unsupported Media Type";
+    case 426: return "Upgrade Required";
+    default: return "Status";
     }
 }
 
@@ -264,12 +266,14 @@ struct ModelStandin::Impl {
 // Anthropic Messages: a tool_use of Bash while the scripted call's result has not come
 // back, else the final text; streamed as the API does (message_start, a content block
 // with its deltas, message_delta with the stop reason, message_stop).
-ModelStandin::Impl::Answer ModelStandin::Impl::anthropic(const Exchange& ex, std::atomic<int>& calls) {
+ModelStandin::Impl::Answer ModelStandin::Impl::anthropic(const Exchange& ex,
+                                                         std::atomic<int>& calls) {
     Answer a;
     json req = json::parse(ex.body, nullptr, false);
     if (!req.is_object()) {
         a.status = 400;
-        a.body = R"({"type":"error","error":{"type":"invalid_request_error","message":"body is not JSON"}})";
+        a.body =
+            R"({"type":"error","error":{"type":"invalid_request_error","message":"body is not JSON"}})";
         return a;
     }
     bool has_result = false;
@@ -294,7 +298,9 @@ ModelStandin::Impl::Answer ModelStandin::Impl::anthropic(const Exchange& ex, std
     std::string partial;
     if (call) {
         ++calls;
-        block = {{"type", "tool_use"}, {"id", new_id(kAnthropicCallPrefix)}, {"name", "Bash"},
+        block = {{"type", "tool_use"},
+                 {"id", new_id(kAnthropicCallPrefix)},
+                 {"name", "Bash"},
                  {"input", {{"command", cmd}, {"description", "stand-in probe"}}}};
         stop_reason = "tool_use";
     } else {
@@ -303,18 +309,28 @@ ModelStandin::Impl::Answer ModelStandin::Impl::anthropic(const Exchange& ex, std
     std::string model = req.value("model", kModel);
     json usage = {{"input_tokens", 10}, {"output_tokens", 5}};
     if (!req.value("stream", false)) {
-        a.body = json{{"id", new_id("msg_standin_")}, {"type", "message"}, {"role", "assistant"},
-                      {"model", model}, {"content", json::array({block})}, {"stop_reason", stop_reason},
-                      {"stop_sequence", nullptr}, {"usage", usage}}
-                     .dump();
+        a.body = json{
+            {"id", new_id("msg_standin_")},
+            {"type", "message"},
+            {"role", "assistant"},
+            {"model", model},
+            {"content", json::array({block})},
+            {"stop_reason", stop_reason},
+            {"stop_sequence", nullptr},
+            {"usage",
+             usage}}.dump();
         return a;
     }
     a.stream = true;
     a.content_type = "text/event-stream";
     a.body += sse("message_start", {{"type", "message_start"},
                                     {"message",
-                                     {{"id", new_id("msg_standin_")}, {"type", "message"}, {"role", "assistant"},
-                                      {"model", model}, {"content", json::array()}, {"stop_reason", nullptr},
+                                     {{"id", new_id("msg_standin_")},
+                                      {"type", "message"},
+                                      {"role", "assistant"},
+                                      {"model", model},
+                                      {"content", json::array()},
+                                      {"stop_reason", nullptr},
                                       {"stop_sequence", nullptr},
                                       {"usage", {{"input_tokens", 10}, {"output_tokens", 1}}}}}});
     json start = block;
@@ -326,13 +342,16 @@ ModelStandin::Impl::Answer ModelStandin::Impl::anthropic(const Exchange& ex, std
         start["text"] = "";
         delta = {{"type", "text_delta"}, {"text", opts.final_text}};
     }
-    a.body += sse("content_block_start", {{"type", "content_block_start"}, {"index", 0}, {"content_block", start}});
+    a.body += sse("content_block_start",
+                  {{"type", "content_block_start"}, {"index", 0}, {"content_block", start}});
     a.body += sse("ping", {{"type", "ping"}});
-    a.body += sse("content_block_delta", {{"type", "content_block_delta"}, {"index", 0}, {"delta", delta}});
+    a.body += sse("content_block_delta",
+                  {{"type", "content_block_delta"}, {"index", 0}, {"delta", delta}});
     a.body += sse("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}});
-    a.body += sse("message_delta", {{"type", "message_delta"},
-                                    {"delta", {{"stop_reason", stop_reason}, {"stop_sequence", nullptr}}},
-                                    {"usage", {{"output_tokens", 5}}}});
+    a.body +=
+        sse("message_delta", {{"type", "message_delta"},
+                              {"delta", {{"stop_reason", stop_reason}, {"stop_sequence", nullptr}}},
+                              {"usage", {{"output_tokens", 5}}}});
     a.body += sse("message_stop", {{"type", "message_stop"}});
     return a;
 }
@@ -356,7 +375,8 @@ ModelStandin::Impl::Answer ModelStandin::Impl::openai(const Exchange& ex, std::a
         for (const auto& item : input) {
             if (!item.is_object()) continue;
             std::string type = item.value("type", "");
-            if (type == "additional_tools") collect_tools(item.value("tools", json::array()), &tools);
+            if (type == "additional_tools")
+                collect_tools(item.value("tools", json::array()), &tools);
             if (type != "function_call_output" && type != "custom_tool_call_output" &&
                 type != "local_shell_call_output")
                 continue;
@@ -381,17 +401,33 @@ ModelStandin::Impl::Answer ModelStandin::Impl::openai(const Exchange& ex, std::a
         if (kind("exec") == "custom" && kind("exec_command").empty()) {
             std::string js = "const r = await tools.exec_command({cmd: " + json(cmd).dump() +
                              "});\ntext(r.output);";
-            item = {{"type", "custom_tool_call"}, {"id", "ctc_standin"}, {"call_id", id}, {"name", "exec"},
-                    {"input", js}, {"status", "completed"}};
+            item = {{"type", "custom_tool_call"},
+                    {"id", "ctc_standin"},
+                    {"call_id", id},
+                    {"name", "exec"},
+                    {"input", js},
+                    {"status", "completed"}};
         } else if (!kind("exec_command").empty()) {
-            item = {{"type", "function_call"}, {"id", "fc_standin"}, {"call_id", id}, {"name", "exec_command"},
-                    {"arguments", json{{"cmd", cmd}}.dump()}, {"status", "completed"}};
+            item = {{"type", "function_call"},
+                    {"id", "fc_standin"},
+                    {"call_id", id},
+                    {"name", "exec_command"},
+                    {"arguments", json{{"cmd", cmd}}.dump()},
+                    {"status", "completed"}};
         } else if (!kind("shell_command").empty()) {
-            item = {{"type", "function_call"}, {"id", "fc_standin"}, {"call_id", id}, {"name", "shell_command"},
-                    {"arguments", json{{"command", cmd}}.dump()}, {"status", "completed"}};
+            item = {{"type", "function_call"},
+                    {"id", "fc_standin"},
+                    {"call_id", id},
+                    {"name", "shell_command"},
+                    {"arguments", json{{"command", cmd}}.dump()},
+                    {"status", "completed"}};
         } else if (!kind("shell").empty()) {
-            item = {{"type", "function_call"}, {"id", "fc_standin"}, {"call_id", id}, {"name", "shell"},
-                    {"arguments", json{{"command", {"bash", "-lc", cmd}}}.dump()}, {"status", "completed"}};
+            item = {{"type", "function_call"},
+                    {"id", "fc_standin"},
+                    {"call_id", id},
+                    {"name", "shell"},
+                    {"arguments", json{{"command", {"bash", "-lc", cmd}}}.dump()},
+                    {"status", "completed"}};
         }
         if (!item.is_null()) {
             call = true;
@@ -400,15 +436,23 @@ ModelStandin::Impl::Answer ModelStandin::Impl::openai(const Exchange& ex, std::a
     }
     std::string msg_id = new_id("msg_standin_");
     if (!call)
-        item = {{"type", "message"}, {"id", msg_id}, {"role", "assistant"}, {"status", "completed"},
-                {"content", json::array({{{"type", "output_text"}, {"text", opts.final_text},
+        item = {{"type", "message"},
+                {"id", msg_id},
+                {"role", "assistant"},
+                {"status", "completed"},
+                {"content", json::array({{{"type", "output_text"},
+                                          {"text", opts.final_text},
                                           {"annotations", json::array()}}})}};
     std::string resp_id = new_id("resp_standin_");
     std::string model = req.value("model", kModel);
-    json usage = {{"input_tokens", 10}, {"input_tokens_details", {{"cached_tokens", 0}}}, {"output_tokens", 5},
-                  {"output_tokens_details", {{"reasoning_tokens", 0}}}, {"total_tokens", 15}};
-    json done = {{"id", resp_id}, {"object", "response"}, {"created_at", 0}, {"status", "completed"},
-                 {"model", model}, {"output", json::array({item})}, {"usage", usage}};
+    json usage = {{"input_tokens", 10},
+                  {"input_tokens_details", {{"cached_tokens", 0}}},
+                  {"output_tokens", 5},
+                  {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                  {"total_tokens", 15}};
+    json done = {{"id", resp_id},         {"object", "response"}, {"created_at", 0},
+                 {"status", "completed"}, {"model", model},       {"output", json::array({item})},
+                 {"usage", usage}};
     if (!req.value("stream", false)) {
         a.body = done.dump();
         return a;
@@ -428,8 +472,10 @@ ModelStandin::Impl::Answer ModelStandin::Impl::openai(const Exchange& ex, std::a
     a.body += sse("response.output_item.added",
                   {{"type", "response.output_item.added"}, {"output_index", 0}, {"item", added}});
     if (!call)
-        a.body += sse("response.output_text.delta", {{"type", "response.output_text.delta"}, {"item_id", msg_id},
-                                                     {"output_index", 0}, {"content_index", 0},
+        a.body += sse("response.output_text.delta", {{"type", "response.output_text.delta"},
+                                                     {"item_id", msg_id},
+                                                     {"output_index", 0},
+                                                     {"content_index", 0},
                                                      {"delta", opts.final_text}});
     a.body += sse("response.output_item.done",
                   {{"type", "response.output_item.done"}, {"output_index", 0}, {"item", item}});
@@ -440,18 +486,22 @@ ModelStandin::Impl::Answer ModelStandin::Impl::openai(const Exchange& ex, std::a
 ModelStandin::Impl::Answer ModelStandin::Impl::route(Exchange& ex, std::atomic<int>& calls) {
     Answer a;
     const std::string& p = ex.path;
-    auto ends_with = [&](const std::string& s) { return p.size() >= s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0; };
+    auto ends_with = [&](const std::string& s) {
+        return p.size() >= s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0;
+    };
     std::string encoding = lower(ex.header("content-encoding"));
     if (!ex.header("upgrade").empty()) {
         // No WebSocket here. Codex tries one before HTTP on its built-in provider: 426
         // makes it fall back at once, where 200 makes it retry five times (~6 s).
         ex.kind = "websocket";
         a.status = 426;
-        a.body = R"({"error":{"type":"invalid_request_error","message":"the stand-in speaks HTTP only"}})";
+        a.body =
+            R"({"error":{"type":"invalid_request_error","message":"the stand-in speaks HTTP only"}})";
     } else if (ex.method == "POST" && !encoding.empty() && encoding != "identity") {
         ex.kind = "compressed";
         a.status = 415;
-        a.body = R"({"error":{"type":"invalid_request_error","message":"send the body uncompressed"}})";
+        a.body =
+            R"({"error":{"type":"invalid_request_error","message":"send the body uncompressed"}})";
     } else if (ex.method == "POST" && ends_with("/v1/messages/count_tokens")) {
         ex.kind = "count_tokens";
         a.body = R"({"input_tokens":10})";
@@ -464,15 +514,23 @@ ModelStandin::Impl::Answer ModelStandin::Impl::route(Exchange& ex, std::atomic<i
     } else if ((ex.method == "GET" || ex.method == "HEAD") && ends_with("/api/hello")) {
         ex.kind = "hello";
         a.body = "{}";
-    } else if (ex.method == "GET" && (ends_with("/v1/models") || p.find("/v1/models/") != std::string::npos)) {
+    } else if (ex.method == "GET" &&
+               (ends_with("/v1/models") || p.find("/v1/models/") != std::string::npos)) {
         ex.kind = "models";
-        json model = {{"id", kModel}, {"object", "model"}, {"type", "model"}, {"display_name", "Stand-in"},
-                      {"created_at", "2025-01-01T00:00:00Z"}, {"created", 0}, {"owned_by", "agentjail-tests"}};
-        a.body = ends_with("/v1/models")
-                     ? json{{"object", "list"}, {"data", json::array({model})}, {"has_more", false},
-                            {"first_id", kModel}, {"last_id", kModel}}
-                           .dump()
-                     : model.dump();
+        json model = {{"id", kModel},
+                      {"object", "model"},
+                      {"type", "model"},
+                      {"display_name", "Stand-in"},
+                      {"created_at", "2025-01-01T00:00:00Z"},
+                      {"created", 0},
+                      {"owned_by", "agentjail-tests"}};
+        a.body = ends_with("/v1/models") ? json{{"object", "list"},
+                                                {"data", json::array({model})},
+                                                {"has_more", false},
+                                                {"first_id", kModel},
+                                                {"last_id", kModel}}
+                                               .dump()
+                                         : model.dump();
     } else if (ex.method == "POST") {
         ex.kind = "other";  // telemetry, event logging: accepted and dropped
         a.body = "{}";
@@ -493,10 +551,12 @@ ModelStandin::ModelStandin(const Options& opts) : impl_(std::make_unique<Impl>()
     if (!opts.tls_cert.empty()) {
         impl_->ctx = SSL_CTX_new(TLS_server_method());
         if (impl_->ctx == nullptr ||
-            SSL_CTX_use_certificate_file(impl_->ctx, opts.tls_cert.c_str(), SSL_FILETYPE_PEM) != 1 ||
+            SSL_CTX_use_certificate_file(impl_->ctx, opts.tls_cert.c_str(), SSL_FILETYPE_PEM) !=
+                1 ||
             SSL_CTX_use_PrivateKey_file(impl_->ctx, opts.tls_key.c_str(), SSL_FILETYPE_PEM) != 1) {
             if (impl_->ctx != nullptr) SSL_CTX_free(impl_->ctx);
-            throw std::runtime_error("model stand-in: cannot load " + opts.tls_cert + " / " + opts.tls_key);
+            throw std::runtime_error("model stand-in: cannot load " + opts.tls_cert + " / " +
+                                     opts.tls_key);
         }
     }
     impl_->listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -508,21 +568,25 @@ ModelStandin::ModelStandin(const Options& opts) : impl_(std::make_unique<Impl>()
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = htons(opts.port);
     socklen_t len = sizeof a;
-    if (::bind(impl_->listen_fd, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(impl_->listen_fd, 128) != 0) {
+    if (::bind(impl_->listen_fd, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+        ::listen(impl_->listen_fd, 128) != 0) {
         std::string why = std::strerror(errno);
         ::close(impl_->listen_fd);
-        throw std::runtime_error("model stand-in: bind/listen on 127.0.0.1:" + std::to_string(opts.port) + ": " + why);
+        throw std::runtime_error(
+            "model stand-in: bind/listen on 127.0.0.1:" + std::to_string(opts.port) + ": " + why);
     }
     ::getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&a), &len);
     port_ = ntohs(a.sin_port);
-    if (::pipe2(impl_->stop_pipe, O_CLOEXEC) != 0) throw std::runtime_error("model stand-in: pipe failed");
+    if (::pipe2(impl_->stop_pipe, O_CLOEXEC) != 0)
+        throw std::runtime_error("model stand-in: pipe failed");
     impl_->acceptor = std::thread([this] { accept_loop(); });
 }
 
 ModelStandin::~ModelStandin() { stop(); }
 
 std::string ModelStandin::origin() const {
-    return std::string(impl_->ctx != nullptr ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
+    return std::string(impl_->ctx != nullptr ? "https" : "http") +
+           "://127.0.0.1:" + std::to_string(port_);
 }
 
 void ModelStandin::script_shell(const std::string& command) {
@@ -550,7 +614,8 @@ std::vector<ToolResult> ModelStandin::tool_results() const {
 std::string ModelStandin::summary() const {
     std::string s;
     for (const auto& e : requests()) {
-        s += "  " + e.method + " " + e.target + " -> " + std::to_string(e.status) + " (" + e.kind + ")";
+        s += "  " + e.method + " " + e.target + " -> " + std::to_string(e.status) + " (" + e.kind +
+             ")";
         for (const char* h : {"x-api-key", "authorization", "upgrade", "user-agent"})
             if (!e.header(h).empty()) s += std::string(" ") + h + "=" + mask(e.header(h));
         s += "\n";
@@ -599,8 +664,8 @@ void ModelStandin::serve(int fd) {
         Impl::Answer a = impl_->route(ex, tool_calls_);
         ex.status = a.status;
         if (impl_->opts.verbose)
-            std::fprintf(stderr, "model-standin: %s %s -> %d (%s)\n", ex.method.c_str(), ex.target.c_str(), a.status,
-                         ex.kind.c_str());
+            std::fprintf(stderr, "model-standin: %s %s -> %d (%s)\n", ex.method.c_str(),
+                         ex.target.c_str(), a.status, ex.kind.c_str());
         {
             std::lock_guard<std::mutex> l(impl_->mu);
             impl_->requests.push_back(ex);

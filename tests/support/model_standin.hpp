@@ -20,9 +20,10 @@ namespace ajmodel {
 // One request as the stand-in read it.
 struct Exchange {
     std::string method;
-    std::string target;                          // as on the request line, query included
-    std::string path;                            // target without the query
-    std::map<std::string, std::string> headers;  // names lower-cased; a repeated name keeps the last
+    std::string target;  // as on the request line, query included
+    std::string path;    // target without the query
+    std::map<std::string, std::string>
+        headers;  // names lower-cased; a repeated name keeps the last
     std::string body;
     int status = 0;    // what the stand-in answered
     std::string kind;  // "messages", "responses", "count_tokens", "websocket", ... (see route())
@@ -32,9 +33,9 @@ struct Exchange {
 
 // A shell tool's output that came back in a later request.
 struct ToolResult {
-    std::string api;      // "anthropic" or "openai"
-    std::string call_id;  // the id the stand-in gave the call
-    std::string output;   // the result's text, the parts joined with '\n'
+    std::string api;                             // "anthropic" or "openai"
+    std::string call_id;                         // the id the stand-in gave the call
+    std::string output;                          // the result's text, the parts joined with '\n'
     std::map<std::string, std::string> headers;  // of the request that carried it
 };
 

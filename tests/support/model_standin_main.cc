@@ -35,7 +35,9 @@ int main(int argc, char** argv) {
         } else if (a == "-v" || a == "--verbose") {
             opts.verbose = true;
         } else {
-            std::fprintf(stderr, "usage: aj_model_standin [--port N] [--text TEXT] [--shell COMMAND] [--tls CERT KEY] [-v]\n");
+            std::fprintf(stderr,
+                         "usage: aj_model_standin [--port N] [--text TEXT] [--shell COMMAND] "
+                         "[--tls CERT KEY] [-v]\n");
             return 2;
         }
     }
@@ -54,8 +56,8 @@ int main(int argc, char** argv) {
         int sig = 0;
         sigwait(&set, &sig);
         standin.stop();
-        std::fprintf(stderr, "aj_model_standin: %zu requests, %d shell calls\n", standin.requests().size(),
-                     standin.tool_calls());
+        std::fprintf(stderr, "aj_model_standin: %zu requests, %d shell calls\n",
+                     standin.requests().size(), standin.tool_calls());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "aj_model_standin: %s\n", e.what());
         return 1;
