@@ -168,13 +168,14 @@ try:
 except OSError:
     pass
 print(f"host: Linux {platform.release()}, {os.cpu_count()} CPUs ({cpu}), {sys.argv[2]} runs each")
-print(f"{'command':<24} {'median ms':>10} {'min ms':>8} {'mean ms':>9} {'stddev':>8} {'+ms vs plain':>13}")
+print(f"{'command':<24} {'median ms':>10} {'min ms':>8} {'mean ms':>9} {'stddev':>8} {'user ms':>8} {'sys ms':>7}"
+      f" {'+ms vs plain':>13}")
 for r in results:
     kind = r["command"].rsplit("-", 1)[1]
     plain = by.get("plain-" + kind)
     added = f"{ms(r) - ms(plain):+.0f}" if plain and r is not plain else "-"
     print(f"{r['command']:<24} {ms(r):>10.1f} {r['min'] * 1000:>8.1f} {r['mean'] * 1000:>9.1f}"
-          f" {r['stddev'] * 1000:>8.1f} {added:>13}")
+          f" {r['stddev'] * 1000:>8.1f} {r['user'] * 1000:>8.1f} {r['system'] * 1000:>7.1f} {added:>13}")
 EOF
 echo
 cat "$out/summary.txt"
