@@ -8,7 +8,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${AGENTJAIL_BUILD_DIR:-build}
 
 if [[ "${AGENTJAIL_SKIP_SETUP:-0}" != 1 ]]; then
-    scripts/setup.sh
+    # The agent clients (~1 GB from npm) are for the tests; scripts/test.sh installs them.
+    scripts/setup.sh --no-clients
 fi
 scripts/build.sh
 

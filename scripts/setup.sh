@@ -3,11 +3,13 @@
 # Installs agentjail's build, test and benchmark dependencies from Debian 12 packages,
 # and does nothing (no apt, no root needed) when they are all present already.
 #
-# Usage: scripts/setup.sh [--lint] [--bench] [--no-vm] [--check]
-#   --lint   also install clang-format and clang-tidy (for scripts/lint.sh)
-#   --bench  also install the peers bench/ compares with (firejail; srt from npm)
-#   --no-vm  leave out the QEMU guest's packages (the vm tests then skip, saying why)
-#   --check  only report what is missing; exit 1 if anything is
+# Usage: scripts/setup.sh [--lint] [--bench] [--no-vm] [--no-clients] [--check]
+#   --lint        also install clang-format and clang-tidy (for scripts/lint.sh)
+#   --bench       also install the peers bench/ compares with (firejail; srt from npm)
+#   --no-vm       leave out the QEMU guest's packages (the vm tests then skip, saying why)
+#   --no-clients  leave out the real agent clients from npm (the Agents tests then skip)
+#   --check       only report what is missing; exit 1 if anything is
+#   AGENTJAIL_CLIENTS_DIR  where the agent clients go (default: .clients in the checkout)
 set -euo pipefail
 
 # What cmake needs to configure and build the library, the CLI and the tests.
@@ -36,11 +38,24 @@ vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils systemd)
 # bench/tty.sh times a large output in.
 bench_pkgs=(firejail socat ripgrep tmux)
 
+# The real agent clients the Agents tests (tests/integration/test_agents.cc) and
+# bench/agents.sh run, pinned, from npm; sandbox-runtime is the benchmark's peer and
+# the SDK is what the test agent is written against. They go into a prefix of the
+# checkout's own (.clients/node_modules, ignored by git), not into npm's global one:
+# the tests then run exactly these versions whatever `claude` a developer has on PATH,
+# setup never replaces that one, and installing needs no root. The prefix is made
+# readable by everyone, so the unprivileged test pass can run the clients too; the
+# tests bind it read-only into the sandbox.
+client_pkgs=(@anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0
+    @anthropic-ai/sandbox-runtime@0.0.83 @anthropic-ai/sdk@1.15.0)
+clients_dir=${AGENTJAIL_CLIENTS_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)/.clients}
+
 say() { printf 'setup.sh: %s\n' "$*" >&2; }
 
 check_only=0
 with_bench=0
 with_vm=1
+with_clients=1
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
 for arg in "$@"; do
     case "$arg" in
@@ -51,9 +66,10 @@ for arg in "$@"; do
             with_bench=1
             ;;
         --no-vm) with_vm=0 ;;
+        --no-clients) with_clients=0 ;;
         --check) check_only=1 ;;
         -h | --help)
-            sed -n '3,10s/^# \{0,1\}//p' "$0"
+            sed -n '3,12s/^# \{0,1\}//p' "$0"
             exit 0
             ;;
         *)
@@ -64,6 +80,11 @@ for arg in "$@"; do
 done
 
 ((with_vm == 0)) || pkgs+=("${vm_pkgs[@]}")
+# npm installs the clients; Debian's own nodejs and npm where no npm is installed (a
+# NodeSource nodejs brings its own npm and conflicts with Debian's).
+if ((with_clients)) && ! command -v npm >/dev/null 2>&1; then
+    pkgs+=(nodejs npm)
+fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     say "this script knows Debian 12 (dpkg/apt) only; install the equivalents of:"
@@ -96,10 +117,67 @@ install_srt() {
     npm install -g --no-fund --no-audit @anthropic-ai/sandbox-runtime
 }
 
+# The pinned clients (see client_pkgs): "NAME@VERSION" lines for those missing or at
+# another version, read from each package's own package.json.
+missing_clients() {
+    local spec name want have
+    for spec in "${client_pkgs[@]}"; do
+        name=${spec%@*} want=${spec##*@}
+        have=$(sed -n 's/^  "version": "\(.*\)",\{0,1\}$/\1/p' "$clients_dir/node_modules/$name/package.json" 2>/dev/null | head -n1 || true)
+        [[ "$have" == "$want" ]] || echo "$spec"
+    done
+    # Claude Code's postinstall puts the platform's binary in place of a stub.
+    [[ -x "$clients_dir/node_modules/.bin/claude" && -s "$clients_dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe" ]] ||
+        echo "@anthropic-ai/claude-code@2.1.332 (its binary)"
+}
+
+install_clients() {
+    ((with_clients)) || return 0
+    local -a todo
+    mapfile -t todo < <(missing_clients)
+    if ((${#todo[@]} == 0)); then
+        say "agent clients present in $clients_dir"
+        return 0
+    fi
+    if ((check_only)); then
+        say "missing agent clients: ${todo[*]} (in $clients_dir)"
+        return 1
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        say "npm is missing: install nodejs and npm, or run with --no-clients"
+        return 1
+    fi
+    say "npm install ${client_pkgs[*]} into $clients_dir"
+    mkdir -p "$clients_dir"
+    # All at once: npm prunes what a later --no-save install does not name. --prefix
+    # with no package.json there: npm writes none, nothing of it is committed.
+    (cd "$clients_dir" && npm install --prefix "$clients_dir" --no-save --no-package-lock --no-fund \
+        --no-audit --loglevel=error "${client_pkgs[@]}" </dev/null)
+    chmod -R a+rX "$clients_dir"
+    mapfile -t todo < <(missing_clients)
+    if ((${#todo[@]} > 0)); then
+        say "npm finished but these are still missing: ${todo[*]}"
+        return 1
+    fi
+    say "installed the agent clients into $clients_dir"
+}
+
+# A client that could not be installed (npm unreachable, say) fails only --check: the
+# Agents tests skip, naming this script, and every other tier still runs.
+client_failed() {
+    if ((check_only)); then
+        rc=1
+    else
+        say "warning: the agent clients are not installed; the Agents tests will skip"
+    fi
+}
+
 if ((${#missing[@]} == 0)); then
     say "all ${#pkgs[@]} packages present, nothing to install"
-    install_srt
-    exit $?
+    rc=0
+    install_srt || rc=1
+    install_clients || client_failed
+    exit "$rc"
 fi
 
 say "missing: ${missing[*]}"
@@ -119,4 +197,7 @@ say "apt-get install ${missing[*]}"
 # tests bring their own initramfs); skipping it saves about 30 s.
 INITRD=No apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 say "installed ${#missing[@]} packages"
-install_srt
+rc=0
+install_srt || rc=1
+install_clients || client_failed
+exit "$rc"
