@@ -78,6 +78,10 @@ tls_port=$port
 # What every run gets (hyperfine passes its environment on): a key for the stand-in,
 # Claude Code's switches (no start-up calls to api.anthropic.com, --dangerously-skip-
 # permissions allowed as root), and a home and temp dir of the scratch directory's.
+# Nothing of a Claude Code session the bench may be started from (its config dir, its
+# credentials, its nesting marker) reaches the plain rows.
+unset CLAUDE_CONFIG_DIR ANTHROPIC_AUTH_TOKEN CLAUDE_CODE_OAUTH_TOKEN ANTHROPIC_MODEL CLAUDECODE \
+    CLAUDE_CODE_ENTRYPOINT HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy
 export HOME=$work/home TMPDIR=$work/tmp CLAUDE_CODE_TMPDIR=$work/tmp
 export ANTHROPIC_API_KEY=sk-bench-standin ANTHROPIC_BASE_URL=http://127.0.0.1:$http_port
 export IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
