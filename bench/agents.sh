@@ -179,7 +179,7 @@ for r in results:
     plain = by.get("plain-" + kind)
     added = f"{ms(r) - ms(plain):+.0f}" if plain and r is not plain else "-"
     print(f"{r['command']:<24} {ms(r):>10.1f} {r['min'] * 1000:>8.1f} {r['mean'] * 1000:>9.1f}"
-          f" {r['stddev'] * 1000:>8.1f} {r['user'] * 1000:>8.1f} {r['system'] * 1000:>7.1f} {added:>13}")
+          f" {(r['stddev'] or 0) * 1000:>8.1f} {r['user'] * 1000:>8.1f} {r['system'] * 1000:>7.1f} {added:>13}")
 EOF
 echo
 cat "$out/summary.txt"
