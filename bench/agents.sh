@@ -131,6 +131,8 @@ add_print() {
 print="-p hi --dangerously-skip-permissions"
 add plain-version "$bin/claude --version"
 add agentjail-version "$aj_common -- claude --version"
+# The sandbox's own start with the same flags, to tell it from the client's share.
+add agentjail-true "$aj_common -- /bin/true"
 add_print plain-print "$bin/claude $print"
 add_print agentjail-host-print "$aj_host -- claude $print"
 add_print agentjail-secret-print "$aj_secret -- claude $print"
@@ -176,7 +178,7 @@ print(f"{'command':<24} {'median ms':>10} {'min ms':>8} {'mean ms':>9} {'stddev'
       f" {'+ms vs plain':>13}")
 for r in results:
     kind = r["command"].rsplit("-", 1)[1]
-    plain = by.get("plain-" + kind)
+    plain = by.get("plain-" + ("version" if kind == "true" else kind))
     added = f"{ms(r) - ms(plain):+.0f}" if plain and r is not plain else "-"
     print(f"{r['command']:<24} {ms(r):>10.1f} {r['min'] * 1000:>8.1f} {r['mean'] * 1000:>9.1f}"
           f" {(r['stddev'] or 0) * 1000:>8.1f} {r['user'] * 1000:>8.1f} {r['system'] * 1000:>7.1f} {added:>13}")
