@@ -118,7 +118,7 @@ protected:
             s.flags.insert(s.flags.begin(), {"-p", scratch.write(std::string(name_of(a)) + ".toml",
                                                                  ajnet::toml(p))});
             s.env.push_back("SSL_CERT_FILE=" + cert.cert_path);
-            if (a == Agent::claude)
+            if (a == Agent::claude) {
                 s.flags.insert(s.flags.end(),
                                {"-e", "ANTHROPIC_BASE_URL=" + origin,
                                 // --dangerously-skip-permissions is refused as root without it.
@@ -126,6 +126,7 @@ protected:
                                 // Else it calls api.anthropic.com at start (bootstrap,
                                 // event logging) whatever the base URL says.
                                 "-e", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"});
+            }
         }
         // Codex ignores OPENAI_BASE_URL; exec attaches CODEX_API_KEY (not
         // OPENAI_API_KEY) on its built-in provider.
