@@ -78,6 +78,10 @@ tls_port=$port
 # What every run gets (hyperfine passes its environment on): a key for the stand-in,
 # Claude Code's switches (no start-up calls to api.anthropic.com, --dangerously-skip-
 # permissions allowed as root), and a home and temp dir of the scratch directory's.
+# Nothing of a Claude Code session the bench may be started from (its config dir, its
+# credentials, its nesting marker) reaches the plain rows.
+unset CLAUDE_CONFIG_DIR ANTHROPIC_AUTH_TOKEN CLAUDE_CODE_OAUTH_TOKEN ANTHROPIC_MODEL CLAUDECODE \
+    CLAUDE_CODE_ENTRYPOINT HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy
 export HOME=$work/home TMPDIR=$work/tmp CLAUDE_CODE_TMPDIR=$work/tmp
 export ANTHROPIC_API_KEY=sk-bench-standin ANTHROPIC_BASE_URL=http://127.0.0.1:$http_port
 export IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
@@ -127,6 +131,8 @@ add_print() {
 print="-p hi --dangerously-skip-permissions"
 add plain-version "$bin/claude --version"
 add agentjail-version "$aj_common -- claude --version"
+# The sandbox's own start with the same flags, to tell it from the client's share.
+add agentjail-true "$aj_common -- /bin/true"
 add_print plain-print "$bin/claude $print"
 add_print agentjail-host-print "$aj_host -- claude $print"
 add_print agentjail-secret-print "$aj_secret -- claude $print"
@@ -172,10 +178,10 @@ print(f"{'command':<24} {'median ms':>10} {'min ms':>8} {'mean ms':>9} {'stddev'
       f" {'+ms vs plain':>13}")
 for r in results:
     kind = r["command"].rsplit("-", 1)[1]
-    plain = by.get("plain-" + kind)
+    plain = by.get("plain-" + ("version" if kind == "true" else kind))
     added = f"{ms(r) - ms(plain):+.0f}" if plain and r is not plain else "-"
     print(f"{r['command']:<24} {ms(r):>10.1f} {r['min'] * 1000:>8.1f} {r['mean'] * 1000:>9.1f}"
-          f" {r['stddev'] * 1000:>8.1f} {r['user'] * 1000:>8.1f} {r['system'] * 1000:>7.1f} {added:>13}")
+          f" {(r['stddev'] or 0) * 1000:>8.1f} {r['user'] * 1000:>8.1f} {r['system'] * 1000:>7.1f} {added:>13}")
 EOF
 echo
 cat "$out/summary.txt"

@@ -72,10 +72,18 @@ protected:
                                         scratch.path() + "/model.key", {kModelHost, kOtherHost});
     const std::string key = ajit::unique_name("sk-standin-real-");
 
+    // The switch to the form a user types once the loopback gateways ([network]
+    // gateways, secrets with base_url) and the agent presets have landed: then the
+    // stand-in is plain HTTP on 127.0.0.1 and setup() passes only the caller's
+    // environment. Until then false, and the route below that works today is used.
+    static constexpr bool kPlainForm = false;
+
     ModelStandin::Options standin_options() const {
         ModelStandin::Options o;
-        o.tls_cert = cert.cert_path;
-        o.tls_key = cert.key_path;
+        if (!kPlainForm) {
+            o.tls_cert = cert.cert_path;
+            o.tls_key = cert.key_path;
+        }
         return o;
     }
 
@@ -87,37 +95,42 @@ protected:
     // agentjail's SSL_CERT_FILE); the client's base URL is https://model.test:PORT;
     // the clients' switches are given with -e.
     //
-    // Once the gateways and presets land, this becomes the plain form a user types:
-    // no flags but --ro/PATH for the test's own install, and in the caller's
-    // environment ANTHROPIC_API_KEY=<key> ANTHROPIC_BASE_URL=http://127.0.0.1:PORT
-    // (Codex: OPENAI_API_KEY / its base URL), the preset doing the rest.
+    // kPlainForm: no flags but --ro/PATH for the test's own install of the clients,
+    // and in the caller's environment the key and ANTHROPIC_BASE_URL=http://127.0.0.1:PORT;
+    // the preset (chosen by the command's name) does the rest.
     ClientSetup setup(Agent a, const ModelStandin& standin) {
         ClientSetup s;
         std::string port = std::to_string(standin.port());
-        std::string origin = std::string("https://") + kModelHost + ":" + port;
         s.key_var = a == Agent::claude ? "ANTHROPIC_API_KEY" : "CODEX_API_KEY";
-        ajnet::NetPolicy p;
-        p.hosts = {{kModelHost, "127.0.0.1"}, {kOtherHost, "127.0.0.1"}};
-        p.extra = "\n[secrets]\n" + s.key_var + " = { source = \"env:" + s.key_var +
-                  "\", hosts = [\"" + kModelHost + ":" + port + "\"] }\n";
-        s.flags = {"-p",   scratch.write(std::string(name_of(a)) + ".toml", ajnet::toml(p)),
-                   "--ro", clients_dir(),
-                   "-e",   "PATH=" + clients_bin() + ":/usr/local/bin:/usr/bin:/bin"};
-        s.env = {s.key_var + "=" + key, "SSL_CERT_FILE=" + cert.cert_path,
-                 "XDG_STATE_HOME=" + state.path()};
-        if (a == Agent::claude) {
-            s.flags.insert(s.flags.end(),
-                           {"-e", "ANTHROPIC_BASE_URL=" + origin,
-                            // --dangerously-skip-permissions is refused as root without it.
-                            "-e", "IS_SANDBOX=1",
-                            // Else it calls api.anthropic.com at start (bootstrap,
-                            // event logging) whatever the base URL says.
-                            "-e", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"});
+        s.flags = {"--ro", clients_dir(), "-e",
+                   "PATH=" + clients_bin() + ":/usr/local/bin:/usr/bin:/bin"};
+        s.env = {s.key_var + "=" + key, "XDG_STATE_HOME=" + state.path()};
+        std::string origin;
+        if (kPlainForm) {
+            origin = standin.origin();
+            if (a == Agent::claude) s.env.push_back("ANTHROPIC_BASE_URL=" + origin);
         } else {
-            // Codex ignores OPENAI_BASE_URL; exec attaches CODEX_API_KEY (not
-            // OPENAI_API_KEY) on its built-in provider.
-            s.client_args = {"-c", "openai_base_url=\"" + origin + "/v1\""};
+            origin = std::string("https://") + kModelHost + ":" + port;
+            ajnet::NetPolicy p;
+            p.hosts = {{kModelHost, "127.0.0.1"}, {kOtherHost, "127.0.0.1"}};
+            p.extra = "\n[secrets]\n" + s.key_var + " = { source = \"env:" + s.key_var +
+                      "\", hosts = [\"" + kModelHost + ":" + port + "\"] }\n";
+            s.flags.insert(s.flags.begin(), {"-p", scratch.write(std::string(name_of(a)) + ".toml",
+                                                                 ajnet::toml(p))});
+            s.env.push_back("SSL_CERT_FILE=" + cert.cert_path);
+            if (a == Agent::claude) {
+                s.flags.insert(s.flags.end(),
+                               {"-e", "ANTHROPIC_BASE_URL=" + origin,
+                                // --dangerously-skip-permissions is refused as root without it.
+                                "-e", "IS_SANDBOX=1",
+                                // Else it calls api.anthropic.com at start (bootstrap,
+                                // event logging) whatever the base URL says.
+                                "-e", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"});
+            }
         }
+        // Codex ignores OPENAI_BASE_URL; exec attaches CODEX_API_KEY (not
+        // OPENAI_API_KEY) on its built-in provider.
+        if (a == Agent::codex) s.client_args = {"-c", "openai_base_url=\"" + origin + "/v1\""};
         return s;
     }
 

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -435,7 +436,7 @@ ModelStandin::Impl::Answer ModelStandin::Impl::openai(const Exchange& ex, std::a
         }
     }
     std::string msg_id = new_id("msg_standin_");
-    if (!call)
+    if (!call) {
         item = {{"type", "message"},
                 {"id", msg_id},
                 {"role", "assistant"},
@@ -443,6 +444,7 @@ ModelStandin::Impl::Answer ModelStandin::Impl::openai(const Exchange& ex, std::a
                 {"content", json::array({{{"type", "output_text"},
                                           {"text", opts.final_text},
                                           {"annotations", json::array()}}})}};
+    }
     std::string resp_id = new_id("resp_standin_");
     std::string model = req.value("model", kModel);
     json usage = {{"input_tokens", 10},
@@ -471,12 +473,13 @@ ModelStandin::Impl::Answer ModelStandin::Impl::openai(const Exchange& ex, std::a
     }
     a.body += sse("response.output_item.added",
                   {{"type", "response.output_item.added"}, {"output_index", 0}, {"item", added}});
-    if (!call)
+    if (!call) {
         a.body += sse("response.output_text.delta", {{"type", "response.output_text.delta"},
                                                      {"item_id", msg_id},
                                                      {"output_index", 0},
                                                      {"content_index", 0},
                                                      {"delta", opts.final_text}});
+    }
     a.body += sse("response.output_item.done",
                   {{"type", "response.output_item.done"}, {"output_index", 0}, {"item", item}});
     a.body += sse("response.completed", {{"type", "response.completed"}, {"response", done}});
@@ -690,11 +693,8 @@ void ModelStandin::serve(int fd) {
 // never touches a number the process has since reused.
 void ModelStandin::release(int fd) {
     std::lock_guard<std::mutex> l(impl_->mu);
-    for (auto it = impl_->open_fds.begin(); it != impl_->open_fds.end(); ++it)
-        if (*it == fd) {
-            impl_->open_fds.erase(it);
-            break;
-        }
+    auto& fds = impl_->open_fds;
+    fds.erase(std::remove(fds.begin(), fds.end(), fd), fds.end());
     ::close(fd);
 }
 
