@@ -227,7 +227,22 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     plan.home = host.home;
     plan.workspace_mode = policy.workspace_mode.value;
 
-    if (auto r = detail::build_mounts(policy, ctx, plan); !r) return std::move(r).error();
+    // The placeholder key (placeholder.cc) is made, when a secret needs it, before the
+    // mounts are planned, and hidden whatever binds its directory (`--rw ~/.local`):
+    // it is made only where no sandbox can write, but a later run may show it.
+    detail::PlaceholderKey key;
+    key.path = detail::placeholder_key_path(host);
+    if (policy.network.mode.value == policy::NetMode::proxy && !policy.network.secrets.empty())
+        key = detail::load_placeholder_key(host);
+    policy::Policy with_key;
+    const policy::Policy* mounts_policy = &policy;
+    if (!key.path.empty()) {
+        with_key = policy;
+        with_key.hide.push_back(policy::HideRule{
+            key.path, policy::Origin{"built-in", 0, 0, "the secret placeholders' key"}});
+        mounts_policy = &with_key;
+    }
+    if (auto r = detail::build_mounts(*mounts_policy, ctx, plan); !r) return std::move(r).error();
 
     auto cwd = decide_cwd(policy, ctx, plan);
     if (!cwd) return std::move(cwd).error();
@@ -280,7 +295,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (auto r = detail::overlay_workspace(policy, plan); !r) return std::move(r).error();
     plan.host_files.allow_in_sandbox = policy.log_in_sandbox.value;
     plan.host_files.allow_origin = detail::describe(policy.log_in_sandbox.origin);
-    if (auto r = detail::build_network(policy, host, ctx, plan); !r) return std::move(r).error();
+    if (auto r = detail::build_network(policy, host, ctx, key, plan); !r) return std::move(r).error();
     return plan;
 }
 

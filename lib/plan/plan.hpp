@@ -163,6 +163,13 @@ struct Plan {
 
     // Things a user should know: skipped optional paths, hidden paths not present.
     std::vector<std::string> notes;
+    // What the user must be told even without -v, and the run still goes on (a
+    // secret's token that has expired); the CLI says each on stderr before the run.
+    std::vector<std::string> warnings;
+
+    // The agent's persistent state directory (host path; "" when none). It scopes the
+    // stable secret placeholders (lib/plan/placeholder.cc); set before build_network.
+    std::string state_dir;
 };
 
 // Builds the plan. Every user-visible failure (a missing required path, a bad

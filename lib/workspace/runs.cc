@@ -88,6 +88,12 @@ Result<sys::UniqueFd> open_base(const std::string& base) {
     return d;
 }
 
+}  // namespace
+
+Result<sys::UniqueFd> open_own_state_dir(const std::string& base, const std::vector<std::string>& names);
+
+namespace {
+
 // Opens root (".../agentjail/runs"), creating it when `create`.
 Result<sys::UniqueFd> open_root(const std::string& root, bool create) {
     std::string path = util::normalize_path(root);
@@ -117,16 +123,7 @@ Result<sys::UniqueFd> open_root(const std::string& root, bool create) {
         }
         return d;
     }
-    auto d = open_base(base);
-    if (!d) return d;
-    std::string cur = base;
-    for (const auto& name : own) {
-        cur += "/" + name;
-        auto next = own_dir_at(d->get(), name, cur);
-        if (!next) return next;
-        *d = std::move(*next);
-    }
-    return d;
+    return open_own_state_dir(base, own);
 }
 
 Result<std::string> read_at(int dirfd, const char* name, const std::string& what) {
@@ -158,11 +155,28 @@ std::string env_value(const std::vector<std::string>& environ, const std::string
 
 }  // namespace
 
-std::string runs_root(const std::vector<std::string>& environ, const std::string& home) {
+std::string state_home(const std::vector<std::string>& environ, const std::string& home) {
     // The XDG base directory spec: a relative value is invalid and ignored.
     std::string state = env_value(environ, "XDG_STATE_HOME");
     if (state.empty() || state[0] != '/') state = home + "/.local/state";
-    return util::normalize_path(state + "/agentjail/runs");
+    return util::normalize_path(state);
+}
+
+std::string runs_root(const std::vector<std::string>& environ, const std::string& home) {
+    return util::normalize_path(state_home(environ, home) + "/agentjail/runs");
+}
+
+Result<sys::UniqueFd> open_own_state_dir(const std::string& base, const std::vector<std::string>& names) {
+    auto d = open_base(base);
+    if (!d) return d;
+    std::string cur = util::normalize_path(base);
+    for (const auto& name : names) {
+        cur += "/" + name;
+        auto next = own_dir_at(d->get(), name, cur);
+        if (!next) return next;
+        *d = std::move(*next);
+    }
+    return d;
 }
 
 std::string new_run_id(long long now) {

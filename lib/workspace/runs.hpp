@@ -42,6 +42,17 @@ struct RunRecord {
 // <home>/.local/state/agentjail/runs. Pure.
 std::string runs_root(const std::vector<std::string>& environ, const std::string& home);
 
+// $XDG_STATE_HOME when it is set to an absolute path in `environ`, else
+// <home>/.local/state (the XDG base directory spec). Pure.
+std::string state_home(const std::vector<std::string>& environ, const std::string& home);
+
+// Opens <state_home>/<names...>, creating what is missing (0700): the part of
+// state_home that exists is followed as the user set it up, what is missing of it
+// is made one component at a time without following links, and each of `names`
+// must be a directory of the caller's, closed to others (a link or a foreign
+// directory planted there is refused).
+Result<sys::UniqueFd> open_own_state_dir(const std::string& state_home, const std::vector<std::string>& names);
+
 // A fresh run id: UTC time to the second (sortable) and 24 random bits,
 // "20261202-011500-ab12cd". `now` 0: the current time.
 std::string new_run_id(long long now = 0);
