@@ -102,7 +102,8 @@ TEST_F(Secrets, DotenvKeyReachesTheOriginAndTheSandboxSeesOnlyThePlaceholder) {
     // Without the policy's entry the flag must name the hosts, and says so.
     auto e = run("true", {"--secret", "ANTHROPIC_API_KEY=dotenv:.env"});
     EXPECT_EQ(e.status, 125) << describe(e);
-    EXPECT_TRUE(ajtest::contains(e.err, "add them: --secret ANTHROPIC_API_KEY=dotenv:.env@api.anthropic.com"))
+    EXPECT_TRUE(ajtest::contains(e.err, "which hosts is ANTHROPIC_API_KEY for? The policy does not say; add them: "
+                                        "--secret ANTHROPIC_API_KEY=dotenv:" + jail.ws() + "/.env@api.anthropic.com\n"))
         << describe(e);
     // A missing key is refused before anything runs, in one line.
     jail.plant(".env.other", "OTHER=1\n");
