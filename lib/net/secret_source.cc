@@ -8,8 +8,8 @@
 #include "sys/fd.hpp"
 #include "util/strings.hpp"
 
-#include <nlohmann/json.hpp>
 #include <openssl/crypto.h>
+#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -47,7 +47,8 @@ struct Wiping {
 };
 
 using wstring = std::basic_string<char, std::char_traits<char>, Wiping<char>>;
-using wjson = nlohmann::basic_json<std::map, std::vector, wstring, bool, std::int64_t, std::uint64_t, double, Wiping>;
+using wjson = nlohmann::basic_json<std::map, std::vector, wstring, bool, std::int64_t,
+                                   std::uint64_t, double, Wiping>;
 
 // Wipes a short string's inline buffer too, which the allocator never sees.
 struct WipeOnExit {
@@ -100,8 +101,8 @@ std::string check_value(std::string_view v) {
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
 bool key_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
 }
 
 // dotenv (see the header). Returns "" and sets out when found.
@@ -159,10 +160,10 @@ std::string dotenv_find(std::string_view text, std::string_view key, wstring& ou
                     char e = text[i + 1];
                     i += 2;
                     switch (e) {
-                        case 'n': value += '\n'; break;
-                        case 'r': value += '\r'; break;
-                        case 't': value += '\t'; break;
-                        default: value += e; break;  // \" \\ and anything else as itself
+                    case 'n': value += '\n'; break;
+                    case 'r': value += '\r'; break;
+                    case 't': value += '\t'; break;
+                    default: value += e; break;  // \" \\ and anything else as itself
                     }
                     continue;
                 }
@@ -251,7 +252,8 @@ std::string json_find(const SourceSpec& spec, wstring& out, const std::string& e
     if (v == nullptr) return spec.where + ": no field " + spec.key;
     if (!v->is_string()) return spec.where + ": " + spec.key + " is not a string";
     const wstring& s = v->get_ref<const wstring&>();
-    if (std::string bad = check_value(s); !bad.empty()) return spec.where + ": " + spec.key + ": " + bad;
+    if (std::string bad = check_value(s); !bad.empty())
+        return spec.where + ": " + spec.key + ": " + bad;
     out = s;
     if (!expires.empty() && expires_at != nullptr) {
         const wjson* e = at_path(doc, expires);
@@ -265,7 +267,8 @@ std::string json_find(const SourceSpec& spec, wstring& out, const std::string& e
     return {};
 }
 
-std::optional<std::string> env_in(const std::vector<std::string>& environ, const std::string& name) {
+std::optional<std::string> env_in(const std::vector<std::string>& environ,
+                                  const std::string& name) {
     for (const auto& e : environ)
         if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
             return e.substr(name.size() + 1);
@@ -283,7 +286,8 @@ std::string check_json_path(std::string_view path) {
         if (dot == start) return "'" + std::string(path) + "': an empty segment in the JSON path";
         start = dot + 1;
     }
-    if (path.find('\0') != std::string_view::npos) return "a JSON path may not contain a NUL character";
+    if (path.find('\0') != std::string_view::npos)
+        return "a JSON path may not contain a NUL character";
     return {};
 }
 
@@ -307,7 +311,8 @@ std::optional<SourceSpec> parse_source(std::string_view text, std::string* why) 
         s.where = std::string(text.substr(4));
         bool ok = !s.where.empty() && !(s.where[0] >= '0' && s.where[0] <= '9');
         for (char c : s.where)
-            ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+            ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_');
         if (!ok) return fail("expected env:VARIABLE (letters, digits and _)");
         return s;
     }
@@ -320,7 +325,9 @@ std::optional<SourceSpec> parse_source(std::string_view text, std::string* why) 
         if (text.find('#', 7) != std::string_view::npos) {
             bool ok = !s.key.empty();
             for (char c : s.key) ok = ok && key_char(c);
-            if (!ok) return fail("expected dotenv:FILE or dotenv:FILE#KEY (KEY: letters, digits, _ . -)");
+            if (!ok)
+                return fail(
+                    "expected dotenv:FILE or dotenv:FILE#KEY (KEY: letters, digits, _ . -)");
         }
     } else if (text.substr(0, 5) == "json:") {
         s.kind = SourceSpec::Kind::json;
@@ -330,29 +337,36 @@ std::optional<SourceSpec> parse_source(std::string_view text, std::string* why) 
         if (std::string w = check_json_path(s.key); !w.empty()) return fail(w);
         // The last segment naming a refresh token: it outlives the run and mints new
         // access tokens, so it is never handed to anything.
-        std::string last = s.key.substr(s.key.rfind('.') == std::string::npos ? 0 : s.key.rfind('.') + 1);
+        std::string last =
+            s.key.substr(s.key.rfind('.') == std::string::npos ? 0 : s.key.rfind('.') + 1);
         for (char& c : last) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (last.find("refresh") != std::string::npos)
-            return fail("a refresh token is never read or passed (it outlives the run); name the access token");
+            return fail(
+                "a refresh token is never read or passed (it outlives the run); name the access "
+                "token");
     } else {
-        return fail("a secret's source is env:VARIABLE, file:PATH, dotenv:FILE[#KEY] or json:FILE#dotted.path");
+        return fail(
+            "a secret's source is env:VARIABLE, file:PATH, dotenv:FILE[#KEY] or "
+            "json:FILE#dotted.path");
     }
     if (s.where.empty()) return fail("expected a file's path");
-    if (s.where.find('\0') != std::string::npos) return fail("a path may not contain a NUL character");
+    if (s.where.find('\0') != std::string::npos)
+        return fail("a path may not contain a NUL character");
     return s;
 }
 
 std::string source_text(const SourceSpec& s) {
     switch (s.kind) {
-        case SourceSpec::Kind::env: return "env:" + s.where;
-        case SourceSpec::Kind::file: return "file:" + s.where;
-        case SourceSpec::Kind::dotenv: return "dotenv:" + s.where + (s.key.empty() ? "" : "#" + s.key);
-        case SourceSpec::Kind::json: return "json:" + s.where + "#" + s.key;
+    case SourceSpec::Kind::env: return "env:" + s.where;
+    case SourceSpec::Kind::file: return "file:" + s.where;
+    case SourceSpec::Kind::dotenv: return "dotenv:" + s.where + (s.key.empty() ? "" : "#" + s.key);
+    case SourceSpec::Kind::json: return "json:" + s.where + "#" + s.key;
     }
     return {};
 }
 
-std::optional<std::string> dotenv_value(std::string_view text, std::string_view key, std::string* why) {
+std::optional<std::string> dotenv_value(std::string_view text, std::string_view key,
+                                        std::string* why) {
     wstring v;
     WipeOnExit wipe{v};
     std::string problem = dotenv_find(text, key, v);
@@ -369,37 +383,37 @@ SourceProbe probe_source(const SourceSpec& spec, const std::string& secret_name,
     wstring v;
     WipeOnExit wipe{v};
     switch (spec.kind) {
-        case SourceSpec::Kind::env: {
-            auto e = env_in(environ, spec.where);
-            if (!e || e->empty()) {
-                p.why = "$" + spec.where + " is not set";
-            } else {
-                p.why = check_value(*e);
-                if (!p.why.empty()) p.why = "$" + spec.where + ": " + p.why;
-            }
-            if (e && !e->empty()) OPENSSL_cleanse(e->data(), e->size());
-            break;
+    case SourceSpec::Kind::env: {
+        auto e = env_in(environ, spec.where);
+        if (!e || e->empty()) {
+            p.why = "$" + spec.where + " is not set";
+        } else {
+            p.why = check_value(*e);
+            if (!p.why.empty()) p.why = "$" + spec.where + ": " + p.why;
         }
-        case SourceSpec::Kind::file: {
-            p.why = read_file(spec.where, v);
-            if (p.why.empty()) {
-                while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
-                p.why = check_value(v);
-                if (!p.why.empty()) p.why = spec.where + ": " + p.why;
-            }
-            break;
+        if (e && !e->empty()) OPENSSL_cleanse(e->data(), e->size());
+        break;
+    }
+    case SourceSpec::Kind::file: {
+        p.why = read_file(spec.where, v);
+        if (p.why.empty()) {
+            while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+            p.why = check_value(v);
+            if (!p.why.empty()) p.why = spec.where + ": " + p.why;
         }
-        case SourceSpec::Kind::dotenv: {
-            wstring text;
-            WipeOnExit wipe_text{text};
-            p.why = read_file(spec.where, text);
-            if (p.why.empty()) {
-                p.why = dotenv_find(text, spec.key.empty() ? secret_name : spec.key, v);
-                if (!p.why.empty()) p.why = spec.where + ": " + p.why;
-            }
-            break;
+        break;
+    }
+    case SourceSpec::Kind::dotenv: {
+        wstring text;
+        WipeOnExit wipe_text{text};
+        p.why = read_file(spec.where, text);
+        if (p.why.empty()) {
+            p.why = dotenv_find(text, spec.key.empty() ? secret_name : spec.key, v);
+            if (!p.why.empty()) p.why = spec.where + ": " + p.why;
         }
-        case SourceSpec::Kind::json: p.why = json_find(spec, v, expires, &p.expires_at); break;
+        break;
+    }
+    case SourceSpec::Kind::json: p.why = json_find(spec, v, expires, &p.expires_at); break;
     }
     p.available = p.why.empty();
     return p;
@@ -407,34 +421,35 @@ SourceProbe probe_source(const SourceSpec& spec, const std::string& secret_name,
 
 Result<std::string> read_source(const SourceSpec& spec, const std::string& secret_name) {
     auto fail = [&](const std::string& why) {
-        return Error(ErrorKind::invalid_input, EINVAL, "secret " + secret_name + " (" + source_text(spec) + "): " + why);
+        return Error(ErrorKind::invalid_input, EINVAL,
+                     "secret " + secret_name + " (" + source_text(spec) + "): " + why);
     };
     wstring v;
     WipeOnExit wipe{v};
     std::string why;
     switch (spec.kind) {
-        case SourceSpec::Kind::env: {
-            const char* e = ::getenv(spec.where.c_str());
-            if (e == nullptr || *e == '\0') return fail("the variable is not set");
-            v = e;
+    case SourceSpec::Kind::env: {
+        const char* e = ::getenv(spec.where.c_str());
+        if (e == nullptr || *e == '\0') return fail("the variable is not set");
+        v = e;
+        why = check_value(v);
+        break;
+    }
+    case SourceSpec::Kind::file:
+        why = read_file(spec.where, v);
+        if (why.empty()) {
+            while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
             why = check_value(v);
-            break;
         }
-        case SourceSpec::Kind::file:
-            why = read_file(spec.where, v);
-            if (why.empty()) {
-                while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
-                why = check_value(v);
-            }
-            break;
-        case SourceSpec::Kind::dotenv: {
-            wstring text;
-            WipeOnExit wipe_text{text};
-            why = read_file(spec.where, text);
-            if (why.empty()) why = dotenv_find(text, spec.key.empty() ? secret_name : spec.key, v);
-            break;
-        }
-        case SourceSpec::Kind::json: why = json_find(spec, v, {}, nullptr); break;
+        break;
+    case SourceSpec::Kind::dotenv: {
+        wstring text;
+        WipeOnExit wipe_text{text};
+        why = read_file(spec.where, text);
+        if (why.empty()) why = dotenv_find(text, spec.key.empty() ? secret_name : spec.key, v);
+        break;
+    }
+    case SourceSpec::Kind::json: why = json_find(spec, v, {}, nullptr); break;
     }
     if (!why.empty()) return fail(why);
     return std::string(v.data(), v.size());

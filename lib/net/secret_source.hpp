@@ -55,6 +55,7 @@ Result<std::string> read_source(const SourceSpec& spec, const std::string& secre
 // (an inline comment after whitespace and '#' is cut, spaces trimmed), in '...'
 // (literal), "..." (\" \\ \n \t escapes) or `...`; the last line of a key wins; no
 // ${VAR} expansion. nullopt with *why: key absent, empty, over several lines.
-std::optional<std::string> dotenv_value(std::string_view text, std::string_view key, std::string* why);
+std::optional<std::string> dotenv_value(std::string_view text, std::string_view key,
+                                        std::string* why);
 
 }  // namespace agentjail::net

@@ -42,15 +42,18 @@ bool fill_random(unsigned char* p, std::size_t n) {
 // Reads the key at dirfd/name: a regular file of ours, closed to others, of one
 // link (a hard link planted elsewhere would be another name for it), 32 bytes.
 std::string read_key(int dirfd, std::string& key) {
-    sys::UniqueFd fd(::openat(dirfd, kKeyName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    sys::UniqueFd fd(
+        ::openat(dirfd, kKeyName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     if (!fd) return errno == ENOENT ? "ENOENT" : util::errno_text(errno);
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return util::errno_text(errno);
     if (!S_ISREG(st.st_mode)) return "not a regular file";
-    if (st.st_uid != ::geteuid()) return "belongs to uid " + std::to_string(st.st_uid) + ", not to you";
+    if (st.st_uid != ::geteuid())
+        return "belongs to uid " + std::to_string(st.st_uid) + ", not to you";
     if ((st.st_mode & 077) != 0) return "readable or writable by others (it must be mode 0600)";
     if (st.st_nlink != 1) return "has other hard links";
-    if (st.st_size != static_cast<off_t>(kKeySize)) return "not " + std::to_string(kKeySize) + " bytes";
+    if (st.st_size != static_cast<off_t>(kKeySize))
+        return "not " + std::to_string(kKeySize) + " bytes";
     unsigned char buf[kKeySize];
     std::size_t got = 0;
     while (got < kKeySize) {
@@ -76,7 +79,8 @@ std::string make_key(int dirfd) {
         tmp += hex[c >> 4];
         tmp += hex[c & 15];
     }
-    sys::UniqueFd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    sys::UniqueFd fd(
+        ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return util::errno_text(errno);
     std::size_t put = 0;
     std::string why;
@@ -123,7 +127,8 @@ PlaceholderKey load_placeholder_key(const HostFacts& host) {
         while (::stat(cur.c_str(), &st) != 0 && errno == ENOENT && cur.size() > 1)
             cur = cur.substr(0, cur.rfind('/') == 0 ? 1 : cur.rfind('/'));
         if (st.st_uid != 0) {
-            k.why_not = cur + " belongs to uid " + std::to_string(st.st_uid) + " (a root run with another user's HOME)";
+            k.why_not = cur + " belongs to uid " + std::to_string(st.st_uid) +
+                        " (a root run with another user's HOME)";
             return k;
         }
     }
@@ -144,8 +149,8 @@ PlaceholderKey load_placeholder_key(const HostFacts& host) {
     return k;
 }
 
-std::string stable_placeholder(const std::string& key, const std::string& scope, const std::string& name,
-                               const std::vector<std::string>& sources) {
+std::string stable_placeholder(const std::string& key, const std::string& scope,
+                               const std::string& name, const std::vector<std::string>& sources) {
     // Each field with its length first, so that no two different inputs meet.
     std::string msg = "agentjail secret placeholder v1";
     auto field = [&](const std::string& f) {
@@ -159,8 +164,8 @@ std::string stable_placeholder(const std::string& key, const std::string& scope,
     for (const auto& s : sources) field(s);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
-    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(msg.data()),
-             msg.size(), mac, &len) == nullptr)
+    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+             reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), mac, &len) == nullptr)
         return {};
     static const char hex[] = "0123456789abcdef";
     std::string out;

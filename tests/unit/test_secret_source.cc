@@ -86,7 +86,7 @@ TEST(SecretSource, DotenvSyntax) {
     EXPECT_EQ(dotenv(text, "NOPE"), "(no NOPE= line)");
     // An unclosed quote swallows the rest: nothing after it is a line of its own.
     EXPECT_EQ(dotenv(text, "K"), "(line 16: the quote is never closed)");
-    EXPECT_EQ(dotenv("export  X=1\nY=2", "Y"), "2");  // no newline at the end
+    EXPECT_EQ(dotenv("export  X=1\nY=2", "Y"), "2");       // no newline at the end
     EXPECT_EQ(dotenv("X=${HOME}/k\n", "X"), "${HOME}/k");  // no expansion
 }
 
@@ -119,16 +119,18 @@ TEST(SecretSource, SpecsAndTheirErrors) {
 
 TEST(SecretSource, ProbeReadsJsonAndLeavesTheValueOut) {
     ajtest::TempDir d("aj-src");
-    std::string f = d.write("auth.json",
-                            "{\"claudeAiOauth\": {\"accessToken\": \"sk-ant-oat-1\", \"refreshToken\": \"r\", "
-                            "\"expiresAt\": 1000000000000}, \"list\": [\"zero\", {\"k\": \"v\"}], \"n\": 5}");
+    std::string f =
+        d.write("auth.json",
+                "{\"claudeAiOauth\": {\"accessToken\": \"sk-ant-oat-1\", \"refreshToken\": \"r\", "
+                "\"expiresAt\": 1000000000000}, \"list\": [\"zero\", {\"k\": \"v\"}], \"n\": 5}");
     auto spec = [&](const std::string& path) {
         std::string why;
         auto s = net::parse_source("json:" + f + "#" + path, &why);
         EXPECT_TRUE(s) << why;
         return *s;
     };
-    auto p = net::probe_source(spec("claudeAiOauth.accessToken"), "T", {}, "claudeAiOauth.expiresAt");
+    auto p =
+        net::probe_source(spec("claudeAiOauth.accessToken"), "T", {}, "claudeAiOauth.expiresAt");
     EXPECT_TRUE(p.available) << p.why;
     ASSERT_TRUE(p.expires_at);
     EXPECT_DOUBLE_EQ(*p.expires_at, 1000000000.0);  // milliseconds read as such
@@ -136,7 +138,8 @@ TEST(SecretSource, ProbeReadsJsonAndLeavesTheValueOut) {
     ASSERT_TRUE(v) << v.error().message();
     EXPECT_EQ(*v, "v");
     EXPECT_EQ(net::probe_source(spec("n"), "T", {}).why, f + ": n is not a string");
-    EXPECT_EQ(net::probe_source(spec("claudeAiOauth.nope"), "T", {}).why, f + ": no field claudeAiOauth.nope");
+    EXPECT_EQ(net::probe_source(spec("claudeAiOauth.nope"), "T", {}).why,
+              f + ": no field claudeAiOauth.nope");
     std::string bad = d.write("bad.json", "{\"a\": \"sk-secret-in-a-broken-file\",");
     std::string why;
     auto b = net::probe_source(*net::parse_source("json:" + bad + "#a", &why), "T", {});
@@ -151,8 +154,10 @@ TEST(SecretSource, ProbeReadsJsonAndLeavesTheValueOut) {
 TEST(SecretPolicy, ParsesAlternativesAndReportsBadSpecsAtTheirPosition) {
     Policy p = parse_ok(
         "[network]\nmode = \"proxy\"\n[secrets]\n"
-        "T = { source = [\"env:CLAUDE_CODE_OAUTH_TOKEN\", \"json:~/.claude/.credentials.json#claudeAiOauth.accessToken\"], "
-        "hosts = [\"api.anthropic.com\"], optional = true, expires = \"claudeAiOauth.expiresAt\", help = \"run claude\" }\n");
+        "T = { source = [\"env:CLAUDE_CODE_OAUTH_TOKEN\", "
+        "\"json:~/.claude/.credentials.json#claudeAiOauth.accessToken\"], "
+        "hosts = [\"api.anthropic.com\"], optional = true, expires = \"claudeAiOauth.expiresAt\", "
+        "help = \"run claude\" }\n");
     ASSERT_EQ(p.network.secrets.size(), 1u);
     const auto& s = p.network.secrets[0];
     ASSERT_EQ(s.sources.size(), 2u);
@@ -161,25 +166,37 @@ TEST(SecretPolicy, ParsesAlternativesAndReportsBadSpecsAtTheirPosition) {
     EXPECT_TRUE(s.optional);
     EXPECT_EQ(s.expires, "claudeAiOauth.expiresAt");
     EXPECT_EQ(s.help, "run claude");
-    EXPECT_EQ(parse_err("[secrets]\nK = { source = [\"env:A\", \"vault:x\"], hosts = [\"a.test\"] }\n"),
-              "t.toml:2:26: secrets.K.source[1]: 'vault:x': a secret's source is env:VARIABLE, file:PATH, "
-              "dotenv:FILE[#KEY] or json:FILE#dotted.path");
+    EXPECT_EQ(
+        parse_err("[secrets]\nK = { source = [\"env:A\", \"vault:x\"], hosts = [\"a.test\"] }\n"),
+        "t.toml:2:26: secrets.K.source[1]: 'vault:x': a secret's source is env:VARIABLE, "
+        "file:PATH, "
+        "dotenv:FILE[#KEY] or json:FILE#dotted.path");
     EXPECT_EQ(parse_err("[secrets]\nK = { source = [], hosts = [\"a.test\"] }\n"),
               "t.toml:2:16: secrets.K.source: expected at least one source");
     EXPECT_EQ(parse_err("[secrets]\nK = { source = \"json:rel.json#a\", hosts = [\"a.test\"] }\n"),
-              "t.toml:2:16: secrets.K.source: 'json:rel.json#a': expected an absolute path or one starting with ~, "
+              "t.toml:2:16: secrets.K.source: 'json:rel.json#a': expected an absolute path or one "
+              "starting with ~, "
               "{workspace} or {tmp}, got 'rel.json'");
-    EXPECT_EQ(parse_err("[secrets]\nK = { source = \"env:A\", hosts = [\"a.test\"], expires = \"x.y\" }\n"),
-              "t.toml:2:55: secrets.K.expires: expires is a JSON path in the file of a json: source, and this "
-              "secret has none");
-    EXPECT_EQ(parse_err("[secrets]\nK = { source = \"env:A\", hosts = [\"a.test\"], optional = \"yes\" }\n"),
-              "t.toml:2:56: secrets.K.optional: expected true or false, got a string");
-    EXPECT_EQ(parse_err("[secrets]\nK = { source = \"env:A\", hosts = [\"a.test\"], help = \"a\\nb\" }\n"),
-              "t.toml:2:52: secrets.K.help: expected one line of text (no control characters)");
-    EXPECT_EQ(parse_err("[secrets]\nK = { source = \"env:A\", hosts = [\"a.test\"], expire = \"a\" }\n"),
-              "t.toml:2:45: secrets.K.expire: unknown key; did you mean 'expires'?");
+    EXPECT_EQ(
+        parse_err(
+            "[secrets]\nK = { source = \"env:A\", hosts = [\"a.test\"], expires = \"x.y\" }\n"),
+        "t.toml:2:55: secrets.K.expires: expires is a JSON path in the file of a json: source, and "
+        "this "
+        "secret has none");
+    EXPECT_EQ(
+        parse_err(
+            "[secrets]\nK = { source = \"env:A\", hosts = [\"a.test\"], optional = \"yes\" }\n"),
+        "t.toml:2:56: secrets.K.optional: expected true or false, got a string");
+    EXPECT_EQ(
+        parse_err(
+            "[secrets]\nK = { source = \"env:A\", hosts = [\"a.test\"], help = \"a\\nb\" }\n"),
+        "t.toml:2:52: secrets.K.help: expected one line of text (no control characters)");
+    EXPECT_EQ(
+        parse_err("[secrets]\nK = { source = \"env:A\", hosts = [\"a.test\"], expire = \"a\" }\n"),
+        "t.toml:2:45: secrets.K.expire: unknown key; did you mean 'expires'?");
     // dotenv: may be relative (to the directory agentjail runs in).
-    EXPECT_EQ(parse_err("[secrets]\nK = { source = \"dotenv:.env\", hosts = [\"a.test\"] }\n"), "(no error)");
+    EXPECT_EQ(parse_err("[secrets]\nK = { source = \"dotenv:.env\", hosts = [\"a.test\"] }\n"),
+              "(no error)");
 }
 
 // --secret NAME=SOURCE without hosts: the policy's own entry gets the source, or an
@@ -188,14 +205,17 @@ TEST(SecretPolicy, SecretFlagWithoutHostsUsesThePolicysEntry) {
     Policy none = parse_ok("");
     auto e = policy::add_secret(none, "ANTHROPIC_API_KEY=dotenv:.env", flag("--secret"));
     ASSERT_FALSE(e);
-    EXPECT_EQ(e.error().message(),
-              "command line: --secret: 'ANTHROPIC_API_KEY=dotenv:.env': which hosts is ANTHROPIC_API_KEY for? The "
-              "policy does not say; add them: --secret ANTHROPIC_API_KEY=dotenv:.env@api.anthropic.com");
+    EXPECT_EQ(
+        e.error().message(),
+        "command line: --secret: 'ANTHROPIC_API_KEY=dotenv:.env': which hosts is ANTHROPIC_API_KEY "
+        "for? The "
+        "policy does not say; add them: --secret ANTHROPIC_API_KEY=dotenv:.env@api.anthropic.com");
     auto u = policy::add_secret(none, "MY_KEY=env:X", flag("--secret"));
     ASSERT_FALSE(u);
     EXPECT_NE(u.error().message().find("--secret MY_KEY=env:X@HOST[,HOST...]"), std::string::npos);
     Policy p = parse_ok(
-        "[secrets]\nANTHROPIC_API_KEY = { source = \"env:ANTHROPIC_API_KEY\", hosts = [\"api.anthropic.com\"], "
+        "[secrets]\nANTHROPIC_API_KEY = { source = \"env:ANTHROPIC_API_KEY\", hosts = "
+        "[\"api.anthropic.com\"], "
         "headers = [\"X-Extra\"], optional = true }\n");
     ASSERT_TRUE(policy::add_secret(p, "ANTHROPIC_API_KEY=dotenv:/p/.env", flag("--secret")));
     ASSERT_EQ(p.network.secrets.size(), 1u);
@@ -234,10 +254,13 @@ TEST(SecretPlan, DotenvSourceIsCheckedAndTheValueStaysOut) {
     ASSERT_TRUE(policy::add_secret(q, "KEY=dotenv:.env.two#OTHER@api.test", flag("--secret")));
     EXPECT_TRUE(plan::build(q, {"/x"}, with_state(t)));
     for (const auto& [spec, message] : std::vector<std::pair<std::string, std::string>>{
-             {"KEY=dotenv:.env.two@api.test", "secret KEY: " + t.proj() + "/.env.two: no KEY= line"},
+             {"KEY=dotenv:.env.two@api.test",
+              "secret KEY: " + t.proj() + "/.env.two: no KEY= line"},
              {"KEY=dotenv:.env.two#MULTI@api.test",
-              "secret KEY: " + t.proj() + "/.env.two: MULTI: the value holds a line break or NUL (a secret is one line)"},
-             {"KEY=dotenv:.env.none@api.test", "secret KEY: " + t.proj() + "/.env.none: ENOENT (No such file or directory)"}}) {
+              "secret KEY: " + t.proj() +
+                  "/.env.two: MULTI: the value holds a line break or NUL (a secret is one line)"},
+             {"KEY=dotenv:.env.none@api.test",
+              "secret KEY: " + t.proj() + "/.env.none: ENOENT (No such file or directory)"}}) {
         Policy b = t.defaults();
         ASSERT_TRUE(policy::add_secret(b, spec, flag("--secret")));
         auto bad = plan::build(b, {"/x"}, with_state(t));
@@ -250,15 +273,19 @@ TEST(SecretPlan, DotenvSourceIsCheckedAndTheValueStaysOut) {
 // optional secret with none is left out (no variable, no host); a required one fails.
 TEST(SecretPlan, AlternativesAndOptionalSecrets) {
     PlanTree t;
-    std::string creds = t.tmp.write("home/u/.claude/.credentials.json",
-                                    "{\"claudeAiOauth\":{\"accessToken\":\"AJ-CANARY-oauth\",\"expiresAt\":" +
-                                        std::to_string((std::time(nullptr) + 3600) * 1000LL) + "}}");
+    std::string creds =
+        t.tmp.write("home/u/.claude/.credentials.json",
+                    "{\"claudeAiOauth\":{\"accessToken\":\"AJ-CANARY-oauth\",\"expiresAt\":" +
+                        std::to_string((std::time(nullptr) + 3600) * 1000LL) + "}}");
     std::string toml =
         "[network]\nmode = \"proxy\"\n[secrets]\n"
         "CLAUDE_CODE_OAUTH_TOKEN = { source = [\"env:CLAUDE_CODE_OAUTH_TOKEN\", "
-        "\"json:~/.claude/.credentials.json#claudeAiOauth.accessToken\"], hosts = [\"api.anthropic.com\"], "
-        "optional = true, expires = \"claudeAiOauth.expiresAt\", help = \"run claude once outside\" }\n"
-        "ANTHROPIC_API_KEY = { source = \"env:ANTHROPIC_API_KEY\", hosts = [\"api.anthropic.com\"], optional = true }\n";
+        "\"json:~/.claude/.credentials.json#claudeAiOauth.accessToken\"], hosts = "
+        "[\"api.anthropic.com\"], "
+        "optional = true, expires = \"claudeAiOauth.expiresAt\", help = \"run claude once "
+        "outside\" }\n"
+        "ANTHROPIC_API_KEY = { source = \"env:ANTHROPIC_API_KEY\", hosts = "
+        "[\"api.anthropic.com\"], optional = true }\n";
     Policy p = parse_ok(toml);
     Policy base = t.defaults();
     base.network = p.network;
@@ -268,10 +295,12 @@ TEST(SecretPlan, AlternativesAndOptionalSecrets) {
     ASSERT_EQ(r->net->secrets.size(), 1u);
     EXPECT_EQ(r->net->secrets[0].source, "json:" + creds + "#claudeAiOauth.accessToken");
     std::string text = plan::to_text(*r);
-    EXPECT_NE(text.find("the first available of 2 sources; $CLAUDE_CODE_OAUTH_TOKEN is not set"), std::string::npos)
-        << text;
-    EXPECT_NE(text.find("secret     ANTHROPIC_API_KEY not set (optional: $ANTHROPIC_API_KEY is not set)"),
+    EXPECT_NE(text.find("the first available of 2 sources; $CLAUDE_CODE_OAUTH_TOKEN is not set"),
               std::string::npos)
+        << text;
+    EXPECT_NE(
+        text.find("secret     ANTHROPIC_API_KEY not set (optional: $ANTHROPIC_API_KEY is not set)"),
+        std::string::npos)
         << text;
     EXPECT_EQ(text.find("AJ-CANARY-oauth"), std::string::npos);
     EXPECT_EQ(env_of(*r, "ANTHROPIC_API_KEY"), "<unset>");
@@ -283,21 +312,24 @@ TEST(SecretPlan, AlternativesAndOptionalSecrets) {
     ASSERT_TRUE(r2) << r2.error().message();
     EXPECT_EQ(r2->net->secrets[0].source, "env:CLAUDE_CODE_OAUTH_TOKEN");
     // Expired: a warning with the help, and the run still planned.
-    t.tmp.write("home/u/.claude/.credentials.json",
-                "{\"claudeAiOauth\":{\"accessToken\":\"AJ-CANARY-oauth\",\"expiresAt\":1700000000000}}");
+    t.tmp.write(
+        "home/u/.claude/.credentials.json",
+        "{\"claudeAiOauth\":{\"accessToken\":\"AJ-CANARY-oauth\",\"expiresAt\":1700000000000}}");
     auto r3 = plan::build(base, {"/x"}, with_state(t));
     ASSERT_TRUE(r3) << r3.error().message();
     ASSERT_EQ(r3->warnings.size(), 1u);
     EXPECT_EQ(r3->warnings[0],
-              "secret CLAUDE_CODE_OAUTH_TOKEN: the token in ~/.claude/.credentials.json expired at 2023-11-14 22:13 "
+              "secret CLAUDE_CODE_OAUTH_TOKEN: the token in ~/.claude/.credentials.json expired at "
+              "2023-11-14 22:13 "
               "UTC: run claude once outside");
     // Required and none available: today's error, or every alternative's reason.
     Policy req = base;
     req.network.secrets[1].optional = false;
     auto bad = plan::build(req, {"/x"}, with_state(t));
     ASSERT_FALSE(bad);
-    EXPECT_NE(bad.error().message().find("secret ANTHROPIC_API_KEY: $ANTHROPIC_API_KEY is not set in agentjail's "
-                                         "environment"),
+    EXPECT_NE(bad.error().message().find(
+                  "secret ANTHROPIC_API_KEY: $ANTHROPIC_API_KEY is not set in agentjail's "
+                  "environment"),
               std::string::npos)
         << bad.error().message();
     Policy req2 = base;
@@ -305,8 +337,9 @@ TEST(SecretPlan, AlternativesAndOptionalSecrets) {
     ::unlink(creds.c_str());
     auto bad2 = plan::build(req2, {"/x"}, with_state(t));
     ASSERT_FALSE(bad2);
-    EXPECT_NE(bad2.error().message().find("none of its sources is available ($CLAUDE_CODE_OAUTH_TOKEN is not set; " +
-                                          creds + ": ENOENT (No such file or directory))"),
+    EXPECT_NE(bad2.error().message().find(
+                  "none of its sources is available ($CLAUDE_CODE_OAUTH_TOKEN is not set; " +
+                  creds + ": ENOENT (No such file or directory))"),
               std::string::npos)
         << bad2.error().message();
     // Optional secrets without the proxy are left out; required ones are an error.
@@ -342,7 +375,8 @@ TEST(SecretPlan, StablePlaceholdersAndTheirKey) {
     EXPECT_NE(placeholder_of(p2, h, "K"), a);
     std::string k1 = plan::detail::stable_placeholder(std::string(32, 'k'), "", "K", {"env:REAL"});
     EXPECT_EQ(k1, plan::detail::stable_placeholder(std::string(32, 'k'), "", "K", {"env:REAL"}));
-    EXPECT_NE(k1, plan::detail::stable_placeholder(std::string(32, 'k'), "/state/agentjail/claude", "K", {"env:REAL"}));
+    EXPECT_NE(k1, plan::detail::stable_placeholder(std::string(32, 'k'), "/state/agentjail/claude",
+                                                   "K", {"env:REAL"}));
     EXPECT_NE(k1, plan::detail::stable_placeholder(std::string(32, 'x'), "", "K", {"env:REAL"}));
     // Another key (another user): another placeholder.
     ASSERT_EQ(::unlink(key.c_str()), 0);
@@ -353,7 +387,8 @@ TEST(SecretPlan, StablePlaceholdersAndTheirKey) {
     auto r = plan::build(rw, {"/x"}, h);
     ASSERT_TRUE(r) << r.error().message();
     bool masked = false;
-    for (const auto& m : r->mounts) masked = masked || (m.dst == key && m.kind == MountKind::mask_file);
+    for (const auto& m : r->mounts)
+        masked = masked || (m.dst == key && m.kind == MountKind::mask_file);
     EXPECT_TRUE(masked) << plan::to_text(*r);
 }
 
@@ -373,6 +408,7 @@ TEST(SecretPlan, NoStateDirectoryFallsBackToRandomPlaceholders) {
     ASSERT_TRUE(r2) << r2.error().message();
     EXPECT_NE(env_of(*r1, "K"), env_of(*r2, "K"));
     bool noted = false;
-    for (const auto& n : r1->notes) noted = noted || n.find("the placeholder is random for this run") != std::string::npos;
+    for (const auto& n : r1->notes)
+        noted = noted || n.find("the placeholder is random for this run") != std::string::npos;
     EXPECT_TRUE(noted) << plan::to_text(*r1);
 }
