@@ -130,6 +130,9 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
             if (!path) return std::move(path).error();
             spec->where = *path;
         }
+        // The key written out, so that the text the proxy parses again means the
+        // same even when the path holds a '#'.
+        if (spec->kind == net::SourceSpec::Kind::dotenv && spec->key.empty()) spec->key = sec.name;
         resolved.push_back(net::source_text(*spec));
         specs.push_back(std::move(*spec));
     }

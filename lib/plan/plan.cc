@@ -236,7 +236,8 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         key = detail::load_placeholder_key(host);
     policy::Policy with_key;
     const policy::Policy* mounts_policy = &policy;
-    if (!key.path.empty()) {
+    struct stat key_st {};
+    if (!key.path.empty() && ::lstat(key.path.c_str(), &key_st) == 0) {
         with_key = policy;
         with_key.hide.push_back(policy::HideRule{
             key.path, policy::Origin{"built-in", 0, 0, "the secret placeholders' key"}});

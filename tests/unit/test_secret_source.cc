@@ -239,7 +239,7 @@ TEST(SecretPlan, DotenvSourceIsCheckedAndTheValueStaysOut) {
     ASSERT_TRUE(r) << r.error().message();
     ASSERT_TRUE(r->net);
     ASSERT_EQ(r->net->secrets.size(), 1u);
-    EXPECT_EQ(r->net->secrets[0].source, "dotenv:" + t.proj() + "/.env");
+    EXPECT_EQ(r->net->secrets[0].source, "dotenv:" + t.proj() + "/.env#KEY");
     EXPECT_EQ(env_of(*r, "KEY").rfind("agentjail-secret-placeholder-KEY-", 0), 0u);
     EXPECT_EQ(plan::to_text(*r).find("AJ-CANARY-env"), std::string::npos);
     EXPECT_EQ(plan::to_json(*r).find("AJ-CANARY-env"), std::string::npos);
@@ -248,6 +248,18 @@ TEST(SecretPlan, DotenvSourceIsCheckedAndTheValueStaysOut) {
     for (const auto& m : r->mounts)
         hidden = hidden || (m.dst == t.proj() + "/.env" && m.kind == MountKind::mask_file);
     EXPECT_TRUE(hidden) << plan::to_text(*r);
+    // A file name with a '#': the key written out; what the proxy reads back is the same.
+    t.tmp.write("home/u/proj/my#env", "KEY=from-hash-file\n");
+    Policy hp = t.defaults();
+    ASSERT_TRUE(policy::add_secret(hp, "KEY=dotenv:my#env#KEY@api.test", flag("--secret")));
+    auto hr = plan::build(hp, {"/x"}, with_state(t));
+    ASSERT_TRUE(hr) << hr.error().message();
+    std::string why;
+    auto again = net::parse_source(hr->net->secrets[0].source, &why);
+    ASSERT_TRUE(again) << why;
+    auto value = net::read_source(*again, "KEY");
+    ASSERT_TRUE(value) << value.error().message();
+    EXPECT_EQ(*value, "from-hash-file");
     // Another key of the file, a missing key, a missing file: checked at plan time.
     t.tmp.write("home/u/proj/.env.two", "export OTHER='x y'\nMULTI=\"a\\nb\"\n");
     Policy q = t.defaults();
@@ -411,4 +423,23 @@ TEST(SecretPlan, NoStateDirectoryFallsBackToRandomPlaceholders) {
     for (const auto& n : r1->notes)
         noted = noted || n.find("the placeholder is random for this run") != std::string::npos;
     EXPECT_TRUE(noted) << plan::to_text(*r1);
+}
+
+// A root run whose HOME is another user's (sudo keeps HOME): root makes no directory
+// in that user's tree (they would be root's, and that user's agentjail would refuse
+// them); the placeholder is random for the run, with a note that says why.
+TEST(SecretPlan, RootWithAnotherUsersHomeMakesNoKeyThere) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (chown of the scratch home to another uid)";
+    PlanTree t;
+    std::string other = t.tmp.mkdir("other-home", 0755);
+    ASSERT_EQ(::chown(other.c_str(), 65534, 65534), 0);
+    auto h = t.host();
+    h.environ.push_back("XDG_STATE_HOME=" + other + "/.local/state");
+    h.environ.push_back("REAL=sk-real");
+    Policy p = t.defaults();
+    ASSERT_TRUE(policy::add_secret(p, "K=env:REAL@api.test", flag("--secret")));
+    auto r = plan::build(p, {"/x"}, h);
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_FALSE(ajtest::exists(other + "/.local"));
+    EXPECT_TRUE(has_note(*r, "belongs to uid 65534 (a root run with another user's HOME)")) << plan::to_text(*r);
 }
