@@ -441,5 +441,6 @@ TEST(SecretPlan, RootWithAnotherUsersHomeMakesNoKeyThere) {
     auto r = plan::build(p, {"/x"}, h);
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_FALSE(ajtest::exists(other + "/.local"));
-    EXPECT_TRUE(has_note(*r, "belongs to uid 65534 (a root run with another user's HOME)")) << plan::to_text(*r);
+    EXPECT_TRUE(has_note(*r, "belongs to uid 65534 (a root run with another user's HOME)"))
+        << plan::to_text(*r);
 }
