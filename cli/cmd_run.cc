@@ -113,6 +113,10 @@ int cmd_run(const std::vector<std::string>& args) {
     SpawnOptions so;
     so.tty_raw = inv->tty_raw;
     if (inv->no_tty) so.terminal = SpawnOptions::Terminal::pipes;
+    so.on_warning = [](const std::string& w) {
+        std::fprintf(stderr, "agentjail: warning: %s\n", util::printable(w).c_str());
+        std::fflush(stderr);
+    };
     auto sb = Sandbox::spawn(*inv->policy, inv->command, so);
     if (!sb) {
         ::close(sfd);

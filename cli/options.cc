@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace po = boost::program_options;
@@ -113,10 +114,12 @@ po::options_description run_options() {
         ("net-preset", po::value<std::vector<std::string>>()->value_name("NAME"),
          "add a network preset on top of the policy: balanced (package registries, GitHub, "
          "model APIs), open (any public host), locked (nothing); repeatable")
-        ("secret", po::value<std::vector<std::string>>()->value_name("NAME=SOURCE@HOSTS"),
-         "$NAME holds a placeholder; the proxy puts the real value (SOURCE: env:VAR or "
-         "file:PATH) in plain-HTTP requests to HOSTS (comma-separated) and sends them on "
-         "over TLS; implies --net proxy and allows HOSTS; repeatable")
+        ("secret", po::value<std::vector<std::string>>()->value_name("NAME=SOURCE[@HOSTS]"),
+         "$NAME holds a placeholder (stable across runs); the proxy puts the real value in "
+         "requests to HOSTS (comma-separated) and sends them on over TLS. SOURCE: env:VAR, "
+         "file:PATH, dotenv:FILE (NAME from a .env file; FILE#KEY another key) or "
+         "json:FILE#dotted.path (a string field). Without @HOSTS: the hosts of the policy's own "
+         "[secrets] NAME. Implies --net proxy and allows HOSTS; repeatable")
         ("net-log", po::value<std::string>()->value_name("FILE"),
          "write one JSON line per connection attempt (time, host, port, method, decision, "
          "rule, bytes)")
@@ -259,11 +262,22 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
         if (auto r = policy::apply_net_preset(p, value, flag_origin("--net-preset")); !r) return r;
     } else if (key == "secret") {
         std::string spec = value;
-        // file:PATH relative to the caller's directory, like every other path flag.
-        size_t file = spec.find("=file:");
+        // A file source's path relative to the caller's directory (or ~), like every
+        // other path flag; a dotenv: or json: path ends at its last '#'.
+        size_t eq = spec.find('=');
         size_t at = spec.rfind('@');
-        if (file != std::string::npos && at != std::string::npos && at > file + 6)
-            spec = spec.substr(0, file + 6) + resolve_path(spec.substr(file + 6, at - file - 6), ctx) + spec.substr(at);
+        size_t end = at != std::string::npos && eq != std::string::npos && at > eq ? at : spec.size();
+        for (const char* kind : {"file:", "dotenv:", "json:"}) {
+            size_t len = std::strlen(kind);
+            if (eq == std::string::npos || spec.compare(eq + 1, len, kind) != 0) continue;
+            size_t from = eq + 1 + len;
+            size_t to = end;
+            if (std::strcmp(kind, "file:") != 0) {
+                size_t hash = spec.rfind('#', end == spec.size() ? std::string::npos : end);
+                if (hash != std::string::npos && hash >= from) to = hash;
+            }
+            if (to > from) spec = spec.substr(0, from) + resolve_path(spec.substr(from, to - from), ctx) + spec.substr(to);
+        }
         if (auto r = policy::add_secret(p, spec, flag_origin("--secret")); !r) return r;
     } else if (key == "net-log") {
         p.network.log = policy::Located<std::string>{resolve_path(value, ctx), flag_origin("--net-log")};

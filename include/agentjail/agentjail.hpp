@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -161,6 +162,10 @@ struct SpawnOptions {
     // that act on the user's machine (OSC 52 clipboard, file:// links, title and
     // colour reports, DCS/APC passthrough).
     bool tty_raw = false;
+    // Called during spawn(), before the sandbox starts and before the terminal is
+    // touched, with each thing the caller's user must be told although the run goes
+    // on (a secret's token that has expired, with what to do); one line each.
+    std::function<void(const std::string&)> on_warning;
 };
 
 // The command stopped (job control) or went on.

@@ -213,6 +213,8 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (!host) return std::move(host).error();
     auto plan = plan::build(policy.raw(), argv, *host);
     if (!plan) return std::move(plan).error();
+    if (options.on_warning)
+        for (const auto& w : plan->warnings) options.on_warning(w);
     // Overlay mode: the run's directory and layers exist before clone; a launch that
     // fails from here on removes them again (the guard), one that succeeds keeps them.
     std::unique_ptr<workspace::OverlayRun> overlay;

@@ -10,6 +10,7 @@
 
 #include "limits/record.hpp"
 #include "net/http.hpp"
+#include "net/secret_source.hpp"
 #include "util/strings.hpp"
 
 #include <boost/asio.hpp>
@@ -847,40 +848,10 @@ void Proxy::Impl::accept() {
 namespace {
 
 Result<std::string> read_secret(const Secret& sec) {
-    auto fail = [&](const std::string& why) {
-        return Error(ErrorKind::invalid_input, EINVAL,
-                     "secret " + sec.name + " (" + sec.source + "): " + why);
-    };
-    if (sec.source.rfind("env:", 0) == 0) {
-        const char* v = ::getenv(sec.source.c_str() + 4);
-        if (v == nullptr || *v == '\0') return fail("the variable is not set");
-        // A header value cannot hold a line break: it would let the value add headers.
-        if (std::string_view(v).find_first_of("\r\n") != std::string_view::npos)
-            return fail("the value holds a line break");
-        return std::string(v);
-    }
-    if (sec.source.rfind("file:", 0) == 0) {
-        sys::UniqueFd fd(
-            ::open(sec.source.c_str() + 5, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-        if (!fd) return fail(util::errno_text(errno));
-        std::string v;
-        char buf[4096];
-        for (;;) {
-            ssize_t n = ::read(fd.get(), buf, sizeof buf);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) return fail(util::errno_text(errno));
-            if (n == 0) break;
-            v.append(buf, static_cast<size_t>(n));
-            if (v.size() > 64 * 1024) return fail("larger than 64 KiB");
-        }
-        while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
-        if (v.empty()) return fail("the file is empty");
-        // A header value cannot hold a line break: it would let the file add headers.
-        if (v.find_first_of("\r\n") != std::string::npos || v.find('\0') != std::string::npos)
-            return fail("the value holds a line break or NUL");
-        return v;
-    }
-    return fail("unknown source");
+    std::string why;
+    auto spec = parse_source(sec.source, &why);
+    if (!spec) return Error(ErrorKind::invalid_input, EINVAL, "secret " + sec.name + ": " + why);
+    return read_source(*spec, sec.name);
 }
 
 }  // namespace

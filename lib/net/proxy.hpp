@@ -24,12 +24,17 @@ namespace agentjail::net {
 // so it is never in the memory the sandbox was cloned from through the plan.
 struct Secret {
     std::string name;
-    std::string source;       // "env:VAR" or "file:/abs/path"
+    // The source chosen when the run was planned, paths absolute: "env:VAR",
+    // "file:/p", "dotenv:/p/.env[#KEY]", "json:/p/f.json#a.b" (net/secret_source.hpp).
+    std::string source;
     std::string placeholder;  // what the command's $NAME holds
     std::vector<Rule> hosts;
     // Request headers that may carry it besides Authorization and x-api-key
     // ([secrets] NAME = { ..., headers = ["X-Goog-Api-Key"] }).
     std::vector<std::string> headers;
+    // For explain: why this source (the alternatives before it that were not
+    // available), whether the placeholder is stable, an expiry.
+    std::string detail;
 };
 
 // What the proxy enforces, as the plan carries it (plain data, no Asio).
@@ -58,6 +63,9 @@ struct Settings {
         256;  // concurrent connections per sandbox (bounds.max_connections)
     Bounds bounds;
     std::uint16_t port = 3128;         // where the proxy listens inside the sandbox
+    // Optional secrets left out because none of their sources is available, with why
+    // ("ANTHROPIC_API_KEY not set (optional: $ANTHROPIC_API_KEY is not set)"); explain only.
+    std::vector<std::string> secrets_not_set;
     std::vector<Secret> secrets;
     // TLS interception (docs/network.md): destinations whose rules need to see the
     // requests (methods/paths, or a secret bound to the host) are served with

@@ -221,6 +221,10 @@ std::string to_text(const Plan& plan) {
         out += "\nnotes:\n";
         for (const auto& n : plan.notes) out += "  " + n + "\n";
     }
+    if (!plan.warnings.empty()) {
+        out += "\nwarnings:\n";
+        for (const auto& w : plan.warnings) out += "  " + w + "\n";
+    }
     return out;
 }
 
@@ -302,6 +306,7 @@ std::string to_json(const Plan& plan) {
     }
     j["network"] = json::parse(detail::network_json(plan), nullptr, false);
     j["notes"] = plan.notes;
+    j["warnings"] = plan.warnings;
     // Paths and values need not be UTF-8: replace bad bytes instead of throwing
     // (no exception leaves the library).
     return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -136,11 +136,30 @@ std::string rlimit_name(int resource);
 
 // [network] -> plan.net_mode, plan.net, plan.proxy_port, the proxy variables in
 // plan.env and CLONE_NEWNET (network.cc); after clone_flags and env are set.
+// `key`: the placeholder key (placeholder.cc), or its why_not.
+struct PlaceholderKey;
 Result<void> build_network(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx,
-                           Plan& plan);
+                           const PlaceholderKey& key, Plan& plan);
 // The network part of explain, as text lines and as a JSON object text (network.cc).
 std::string network_text(const Plan& plan);
 std::string network_json(const Plan& plan);
+
+// The per-user key of stable secret placeholders (placeholder.cc): where it lives
+// ("" when there is no state directory), its 32 bytes ("" when it cannot be had),
+// and why not (the run then falls back to placeholders random per run).
+struct PlaceholderKey {
+    std::string path;
+    std::string key;
+    std::string why_not;
+};
+// <state home>/agentjail/placeholder.key, or "" (pure).
+std::string placeholder_key_path(const HostFacts& host);
+// Reads the key, making it (and its directory) on first use; never an error.
+PlaceholderKey load_placeholder_key(const HostFacts& host);
+// "agentjail-secret-placeholder-NAME-<32 hex>": HMAC-SHA256 under key over the
+// scope (the agent's state directory, "" for none), the name and the sources.
+std::string stable_placeholder(const std::string& key, const std::string& scope, const std::string& name,
+                               const std::vector<std::string>& sources);
 
 // Name of a mount kind, as in the JSON ("bind", "mask_dir", ...).
 const char* kind_name(MountKind kind);

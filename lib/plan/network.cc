@@ -6,6 +6,7 @@
 
 #include "net/address.hpp"
 #include "net/rules.hpp"
+#include "net/secret_source.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <map>
+#include <optional>
 
 namespace agentjail::plan::detail {
 
@@ -89,29 +92,86 @@ constexpr const char* ca_bundle_inside = "/run/agentjail/ca-bundle.pem";
 constexpr const char* ca_bundle_vars[] = {"SSL_CERT_FILE",  "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
                                           "GIT_SSL_CAINFO", "PIP_CERT",       "CARGO_HTTP_CAINFO"};
 
-Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, const ExpandContext& ctx, Plan& plan,
-                         net::Settings& s) {
+std::string utc_time(double t) {
+    std::time_t secs = static_cast<std::time_t>(t);
+    std::tm tm {};
+    ::gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+    return buf;
+}
+
+// The file a source names, for messages ("~/.claude/.credentials.json" stays as
+// the user knows it when it is under the home directory).
+std::string shown_path(const std::string& path, const std::string& home) {
+    if (!home.empty() && util::path_within(path, home) && path != home) return "~" + path.substr(home.size());
+    return path;
+}
+
+Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, const ExpandContext& ctx,
+                         const PlaceholderKey& key, Plan& plan, net::Settings& s) {
     net::Secret out;
     out.name = sec.name;
     out.headers = sec.headers;
-    // Checked now so a missing source fails before anything runs; the value itself
-    // is read by the proxy once the sandbox exists (proxy.cc).
-    if (sec.source.rfind("env:", 0) == 0) {
-        auto v = env_lookup(host.environ, sec.source.substr(4));
-        if (!v || v->empty())
-            return invalid_at(sec.origin, "secret " + sec.name + ": $" + sec.source.substr(4) +
-                                              " is not set in agentjail's environment");
-        out.source = sec.source;
-    } else {
-        std::string raw = sec.source.substr(5);
-        if (!raw.empty() && raw[0] != '/' && raw[0] != '~' && raw[0] != '{') raw = host.cwd + "/" + raw;
-        auto path = expand(raw, ctx, sec.origin);
-        if (!path) return std::move(path).error();
-        if (::access(path->c_str(), R_OK) != 0) {
-            int err = errno;
-            return invalid_at(sec.origin, "secret " + sec.name + ": " + *path + ": " + util::errno_text(err));
+    // Every alternative resolved (paths absolute) and checked now, so that a missing
+    // source fails before anything runs; the value itself is read by the proxy once
+    // the sandbox exists (proxy.cc), and what is read here to check it is wiped.
+    std::vector<net::SourceSpec> specs;
+    std::vector<std::string> resolved;
+    for (const auto& src : sec.sources) {
+        std::string why;
+        auto spec = net::parse_source(src.value, &why);
+        if (!spec) return invalid_at(src.origin, why);
+        if (spec->kind != net::SourceSpec::Kind::env) {
+            std::string raw = spec->where;
+            // A relative path means what it means in the caller's shell.
+            if (!raw.empty() && raw[0] != '/' && raw[0] != '~' && raw[0] != '{') raw = host.cwd + "/" + raw;
+            auto path = expand(raw, ctx, src.origin);
+            if (!path) return std::move(path).error();
+            spec->where = *path;
         }
-        out.source = "file:" + *path;
+        // The key written out, so that the text the proxy parses again means the
+        // same even when the path holds a '#'.
+        if (spec->kind == net::SourceSpec::Kind::dotenv && spec->key.empty()) spec->key = sec.name;
+        resolved.push_back(net::source_text(*spec));
+        specs.push_back(std::move(*spec));
+    }
+    std::vector<std::string> misses;
+    std::optional<size_t> chosen;
+    net::SourceProbe probe;
+    for (size_t i = 0; i < specs.size() && !chosen; ++i) {
+        bool json = specs[i].kind == net::SourceSpec::Kind::json;
+        probe = net::probe_source(specs[i], sec.name, host.environ, json ? sec.expires : std::string());
+        if (probe.available)
+            chosen = i;
+        else
+            misses.push_back(probe.why);
+    }
+    std::string missed;
+    for (const auto& m : misses) missed += (missed.empty() ? "" : "; ") + m;
+    if (!chosen) {
+        if (sec.optional) {
+            s.secrets_not_set.push_back(sec.name + " not set (optional: " + missed + ")");
+            plan.notes.push_back("secret " + sec.name + ": not set (optional; " + missed + "): $" + sec.name +
+                                 " is not set inside and its hosts are not added");
+            return {};
+        }
+        if (specs.size() == 1 && specs[0].kind == net::SourceSpec::Kind::env)
+            return invalid_at(sec.origin, "secret " + sec.name + ": $" + specs[0].where +
+                                              " is not set in agentjail's environment");
+        return invalid_at(sec.origin, "secret " + sec.name + ": " +
+                                          (specs.size() == 1 ? missed : "none of its sources is available (" + missed + ")"));
+    }
+    out.source = resolved[*chosen];
+    if (*chosen > 0) out.detail = "the first available of " + std::to_string(specs.size()) + " sources; " + missed;
+    if (probe.expires_at && *probe.expires_at < static_cast<double>(std::time(nullptr))) {
+        // Still run: the agent may refresh it, or the user may only need a part that
+        // works without it; but a 401 from deep inside an agent is a poor way to learn it.
+        std::string w = "secret " + sec.name + ": the token in " + shown_path(specs[*chosen].where, host.home) +
+                        " expired at " + utc_time(*probe.expires_at);
+        if (!sec.help.empty()) w += ": " + sec.help;
+        plan.warnings.push_back(w);
+        out.detail += (out.detail.empty() ? "" : "; ") + std::string("expired at ") + utc_time(*probe.expires_at);
     }
     std::string rule_origin = describe(sec.origin);
     for (const auto& h : sec.hosts) {
@@ -128,7 +188,16 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
         rule.implied = true;
         s.rules.allow.push_back(std::move(rule));
     }
-    out.placeholder = make_placeholder(sec.name);
+    // Stable across runs for one secret, source and agent state directory, so an
+    // agent that remembers the key it was told to use asks once (placeholder.cc).
+    out.placeholder = key.key.empty() ? std::string() : stable_placeholder(key.key, plan.state_dir, sec.name, resolved);
+    if (out.placeholder.empty()) {
+        out.placeholder = make_placeholder(sec.name);
+        out.detail += (out.detail.empty() ? "" : "; ") + std::string("placeholder random for this run");
+        plan.notes.push_back("secret " + sec.name + ": the placeholder is random for this run (" +
+                             (key.why_not.empty() ? "no placeholder key" : key.why_not) +
+                             "), so an agent that remembers approved keys asks again");
+    }
     set_env(plan, sec.name, out.placeholder);
     s.secrets.push_back(std::move(out));
     return {};
@@ -137,17 +206,24 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
 }  // namespace
 
 Result<void> build_network(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx,
-                           Plan& plan) {
+                           const PlaceholderKey& key, Plan& plan) {
     const policy::NetworkPolicy& n = policy.network;
     plan.net_mode = n.mode.value;
     plan.net.reset();
     plan.proxy_port = 0;
     std::string where = describe(n.mode.origin);
 
-    if (n.mode.value != policy::NetMode::proxy && !n.secrets.empty())
-        return invalid_at(n.secrets.front().origin,
-                          "secret " + n.secrets.front().name + " needs network mode \"proxy\" (the mode is \"" +
-                              policy::net_mode_name(n.mode.value) + "\" at " + where + ")");
+    for (const auto& sec : n.secrets) {
+        if (n.mode.value == policy::NetMode::proxy) break;
+        // An optional secret (an agent preset's) is only left out without the proxy.
+        if (sec.optional) {
+            plan.notes.push_back("secret " + sec.name + ": not set (optional; the network mode is " +
+                                 policy::net_mode_name(n.mode.value) + ")");
+            continue;
+        }
+        return invalid_at(sec.origin, "secret " + sec.name + " needs network mode \"proxy\" (the mode is \"" +
+                                          policy::net_mode_name(n.mode.value) + "\" at " + where + ")");
+    }
     if (n.mode.value == policy::NetMode::host) {
         // An explicit opt-in: the command sees and reaches everything the host does.
         plan.clone_flags &= ~static_cast<std::uint64_t>(CLONE_NEWNET);
@@ -189,7 +265,7 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
         s->rules.pins.push_back({net::normalize_host(pin.host), *a, describe(pin.origin)});
     }
     for (const auto& sec : n.secrets) {
-        auto r = plan_secret(sec, host, ctx, plan, *s);
+        auto r = plan_secret(sec, host, ctx, key, plan, *s);
         if (!r) return r;
     }
     bool intercepts = !s->secrets.empty();
@@ -290,10 +366,11 @@ std::string network_text(const Plan& plan) {
         for (const auto& h : sec.hosts) hosts += (hosts.empty() ? "" : ", ") + h.text;
         std::string headers = "Authorization, x-api-key";
         for (const auto& h : sec.headers) headers += ", " + h;
-        out += "  secret     " + sec.name + " from " + sec.source + " for " + hosts + " (in " +
-               headers +
+        out += "  secret     " + sec.name + " from " + sec.source + (sec.detail.empty() ? "" : " (" + sec.detail + ")") +
+               " for " + hosts + " (in " + headers +
                " of requests to those hosts, sent on over TLS; masked in what comes back)\n";
     }
+    for (const auto& ns : s.secrets_not_set) out += "  secret     " + ns + "\n";
     return out;
 }
 
@@ -329,9 +406,11 @@ std::string network_json(const Plan& plan) {
             secrets.push_back({{"name", sec.name},
                                {"source", sec.source},
                                {"hosts", hosts},
-                               {"headers", sec.headers}});
+                               {"headers", sec.headers},
+                               {"detail", sec.detail}});
         }
         j["secrets"] = std::move(secrets);
+        j["secrets_not_set"] = s.secrets_not_set;
         j["ca_bundle"] = s.ca_bundle_inside.empty() ? json(nullptr) : json(s.ca_bundle_inside);
     }
     return j.dump(-1, ' ', false, json::error_handler_t::replace);

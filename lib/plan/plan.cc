@@ -229,13 +229,26 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     plan.workspace_mode = policy.workspace_mode.value;
 
     if (auto r = detail::plan_agent_state(policy, host, ctx, plan); !r) return std::move(r).error();
-    if (!plan.state_dir.empty()) {
+    // The placeholder key (placeholder.cc) is made, when a secret needs it, before the
+    // mounts are planned, and hidden whatever binds its directory (`--rw ~/.local`):
+    // it is made only where no sandbox can write, but a later run may show it.
+    detail::PlaceholderKey key;
+    key.path = detail::placeholder_key_path(host);
+    if (policy.network.mode.value == policy::NetMode::proxy && !policy.network.secrets.empty())
+        key = detail::load_placeholder_key(host);
+    struct stat key_st {};
+    const bool hide_key = !key.path.empty() && ::lstat(key.path.c_str(), &key_st) == 0;
+    if (!plan.state_dir.empty() || hide_key) {
+        policy::Policy adjusted = policy;
         // The agent's state is read-write inside at its own path; what the preset
         // binds into it (the user's settings, read-only) lies deeper and so on top.
-        policy::Policy with_state = policy;
-        with_state.rw.insert(with_state.rw.begin(),
-                             policy::MountRule{"{state}", "", false, policy.agent.state.origin});
-        if (auto r = detail::build_mounts(with_state, ctx, plan); !r) return std::move(r).error();
+        if (!plan.state_dir.empty())
+            adjusted.rw.insert(adjusted.rw.begin(),
+                               policy::MountRule{"{state}", "", false, policy.agent.state.origin});
+        if (hide_key)
+            adjusted.hide.push_back(
+                policy::HideRule{key.path, policy::Origin{"built-in", 0, 0, "the secret placeholders' key"}});
+        if (auto r = detail::build_mounts(adjusted, ctx, plan); !r) return std::move(r).error();
     } else if (auto r = detail::build_mounts(policy, ctx, plan); !r) {
         return std::move(r).error();
     }
@@ -293,7 +306,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (auto r = detail::overlay_workspace(policy, plan); !r) return std::move(r).error();
     plan.host_files.allow_in_sandbox = policy.log_in_sandbox.value;
     plan.host_files.allow_origin = detail::describe(policy.log_in_sandbox.origin);
-    if (auto r = detail::build_network(policy, host, ctx, plan); !r) return std::move(r).error();
+    if (auto r = detail::build_network(policy, host, ctx, key, plan); !r) return std::move(r).error();
     return plan;
 }
 

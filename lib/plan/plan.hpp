@@ -102,7 +102,8 @@ struct Plan {
 
     // [agent] as planned (lib/plan/agent.cc): the agent's name, its persistent state
     // directory (host path, bound read-write at the same path; "" when none), and the
-    // git identity given to it ("Name <email>", "" when none).
+    // git identity given to it ("Name <email>", "" when none). state_dir also scopes
+    // the stable secret placeholders (lib/plan/placeholder.cc).
     std::string agent;
     std::string state_dir;
     std::string git_identity;
@@ -173,6 +174,9 @@ struct Plan {
 
     // Things a user should know: skipped optional paths, hidden paths not present.
     std::vector<std::string> notes;
+    // What the user must be told even without -v, and the run still goes on (a
+    // secret's token that has expired); the CLI says each on stderr before the run.
+    std::vector<std::string> warnings;
 };
 
 // Builds the plan. Every user-visible failure (a missing required path, a bad

@@ -90,7 +90,7 @@ std::string check_method(std::string_view s);     // a method of a host rule ("G
 std::string check_path_glob(std::string_view s);  // a path glob of a host rule ("/simple/**")
 std::string check_pin_name(std::string_view s);
 std::string check_pin_address(std::string_view s);
-std::string check_secret_source(std::string_view s);  // env:NAME or file:PATH
+std::string check_secret_source(std::string_view s);  // env:NAME, file:PATH, dotenv:FILE[#KEY], json:FILE#path
 std::string check_secret_header(std::string_view s);  // a header name a secret may go in
 
 // The keys of [limits] and whether each takes a boolean (limits.cc).

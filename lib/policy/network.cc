@@ -7,6 +7,7 @@
 
 #include "net/address.hpp"
 #include "net/rules.hpp"
+#include "net/secret_source.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -65,15 +66,16 @@ std::string check_secret_header(std::string_view s) {
 }
 
 std::string check_secret_source(std::string_view s) {
-    if (s.substr(0, 4) == "env:") {
-        std::string problem = check_env_name(s.substr(4));
-        return problem.empty() ? "" : "'" + std::string(s) + "': " + problem;
+    std::string why;
+    auto spec = net::parse_source(s, &why);
+    if (!spec) return why;
+    // file: and json: in a policy are absolute (or ~, {workspace}, {tmp}), like every
+    // other path there; dotenv:.env means the .env of the directory agentjail runs in.
+    if (spec->kind == net::SourceSpec::Kind::file || spec->kind == net::SourceSpec::Kind::json) {
+        std::string problem = check_path(spec->where);
+        if (!problem.empty()) return "'" + std::string(s) + "': " + problem;
     }
-    if (s.substr(0, 5) == "file:") {
-        std::string problem = check_path(s.substr(5));
-        return problem.empty() ? "" : "'" + std::string(s) + "': " + problem;
-    }
-    return "'" + std::string(s) + "': a secret's source is env:VARIABLE or file:PATH";
+    return {};
 }
 
 std::string check_host_pattern(std::string_view s) {
@@ -155,20 +157,66 @@ Result<void> add_deny_host(Policy& p, const std::string& pattern, Origin origin)
     return add_rule(p, p.network.deny, pattern, std::move(origin));
 }
 
+namespace {
+
+// The hosts a well-known key is for, to name in the error of a --secret without them.
+std::string hosts_hint(const std::string& name) {
+    static const std::pair<const char*, const char*> known[] = {
+        {"ANTHROPIC_API_KEY", "api.anthropic.com"},
+        {"CLAUDE_CODE_OAUTH_TOKEN", "api.anthropic.com"},
+        {"ANTHROPIC_AUTH_TOKEN", "api.anthropic.com"},
+        {"OPENAI_API_KEY", "api.openai.com"},
+        {"GEMINI_API_KEY", "generativelanguage.googleapis.com"},
+        {"GOOGLE_API_KEY", "generativelanguage.googleapis.com"},
+        {"GITHUB_TOKEN", "api.github.com"},
+        {"GH_TOKEN", "api.github.com"},
+    };
+    for (const auto& [n, h] : known)
+        if (name == n) return h;
+    return "HOST[,HOST...]";
+}
+
+}  // namespace
+
 Result<void> add_secret(Policy& p, const std::string& spec, Origin origin) {
-    // NAME=SOURCE@HOST[,HOST...]; the last '@' separates the hosts (a file path may hold one).
+    // NAME=SOURCE[@HOST[,HOST...]]; the last '@' separates the hosts (a file path
+    // holding one needs the hosts written out).
     size_t eq = spec.find('=');
     size_t at = spec.rfind('@');
-    if (eq == std::string::npos || at == std::string::npos || at < eq)
-        return detail::error_at(origin, "'" + spec + "': expected NAME=SOURCE@HOST[,HOST...] (SOURCE: env:VARIABLE "
-                                        "or file:PATH)");
+    if (eq == std::string::npos)
+        return detail::error_at(origin, "'" + spec + "': expected NAME=SOURCE@HOST[,HOST...] (SOURCE: env:VARIABLE, "
+                                        "file:PATH, dotenv:FILE[#KEY] or json:FILE#dotted.path)");
+    bool has_hosts = at != std::string::npos && at > eq;
     SecretRule rule;
     rule.name = spec.substr(0, eq);
-    rule.source = spec.substr(eq + 1, at - eq - 1);
+    std::string source = spec.substr(eq + 1, has_hosts ? at - eq - 1 : std::string::npos);
+    rule.sources.push_back({source, origin});
     rule.origin = origin;
     std::string problem = detail::check_env_name(rule.name);
-    if (problem.empty()) problem = detail::check_secret_source(rule.source);
-    std::string hosts = spec.substr(at + 1);
+    if (problem.empty()) {
+        std::string why;
+        if (!net::parse_source(source, &why)) problem = why;
+    }
+    if (problem.empty() && !has_hosts) {
+        // Without hosts the flag gives the policy's own entry for NAME another source
+        // (an agent preset declares where ANTHROPIC_API_KEY goes; the user says where
+        // it is): its hosts and headers stay, and it is no longer optional. What the
+        // entry said about its own source's file (expires, help) does not carry over.
+        auto same = std::find_if(p.network.secrets.begin(), p.network.secrets.end(),
+                                 [&](const SecretRule& o) { return o.name == rule.name; });
+        if (same == p.network.secrets.end() || same->hosts.empty())
+            return detail::error_at(origin, "'" + spec + "': which hosts is " + rule.name +
+                                                " for? The policy does not say; add them: --secret " + spec + "@" +
+                                                hosts_hint(rule.name));
+        same->sources = std::move(rule.sources);
+        same->optional = false;
+        same->expires.clear();
+        same->help.clear();
+        same->origin = origin;
+        if (p.network.mode.value == NetMode::none) p.network.mode = Located<NetMode>{NetMode::proxy, origin};
+        return {};
+    }
+    std::string hosts = has_hosts ? spec.substr(at + 1) : std::string();
     size_t i = 0;
     while (problem.empty() && i <= hosts.size()) {
         size_t comma = hosts.find(',', i);

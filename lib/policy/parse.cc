@@ -3,6 +3,8 @@
 // value against docs/policy-format.md. toml++ stays inside this file.
 #include "policy/internal.hpp"
 
+#include "net/secret_source.hpp"
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -786,8 +788,8 @@ bool Parser::host_rule(const toml::node& n, const std::string& key, HostRule& ru
     return true;
 }
 
-// [secrets]: NAME = { source = "env:VAR" | "file:PATH", hosts = ["api.example.com"],
-// headers = ["X-Goog-Api-Key"] }.
+// [secrets]: NAME = { source = SOURCE | [SOURCE, ...], hosts = ["api.example.com"],
+// headers = ["X-Goog-Api-Key"], optional = true, expires = "json.path", help = "..." }.
 bool Parser::secrets(const toml::table& t) {
     for (const auto& e : entries(t)) {
         std::string name(e.key->str());
@@ -800,11 +802,25 @@ bool Parser::secrets(const toml::table& t) {
         rule.name = name;
         rule.origin = origin(e.node->source(), key);
         bool have_source = false;
+        const toml::node* expires_node = nullptr;
         for (const auto& f : entries(*st)) {
             std::string_view k = f.key->str();
             std::string sub = key + "." + std::string(k);
             if (k == "source") {
-                if (!checked(*f.node, sub, rule.source, check_secret_source)) return false;
+                // One source, or alternatives tried in order.
+                auto one = [&](const toml::node& n, const std::string& item) {
+                    std::string src;
+                    if (!checked(n, item, src, check_secret_source)) return false;
+                    rule.sources.push_back({src, origin(n.source(), item)});
+                    return true;
+                };
+                if (const auto* a = f.node->as_array()) {
+                    if (a->empty()) return fail(f.node->source(), sub, "expected at least one source");
+                    for (size_t i = 0; i < a->size(); ++i)
+                        if (!one(*a->get(i), sub + "[" + std::to_string(i) + "]")) return false;
+                } else if (!one(*f.node, sub)) {
+                    return false;
+                }
                 have_source = true;
             } else if (k == "hosts") {
                 const toml::array* a = nullptr;
@@ -826,12 +842,30 @@ bool Parser::secrets(const toml::table& t) {
                         return false;
                     rule.headers.push_back(h);
                 }
+            } else if (k == "optional") {
+                std::optional<Located<bool>> b;
+                if (!boolean(*f.node, sub, b)) return false;
+                rule.optional = b->value;
+            } else if (k == "expires") {
+                if (!checked(*f.node, sub, rule.expires, net::check_json_path)) return false;
+                expires_node = f.node;
+            } else if (k == "help") {
+                if (!string(*f.node, sub, rule.help)) return false;
+                // Said on stderr in one line: no control characters.
+                for (char c : rule.help)
+                    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+                        return fail(f.node->source(), sub, "expected one line of text (no control characters)");
             } else {
-                return unknown_key(f, sub, {"source", "hosts", "headers"});
+                return unknown_key(f, sub, {"source", "hosts", "headers", "optional", "expires", "help"});
             }
         }
         if (!have_source || rule.hosts.empty())
             return fail(e.node->source(), key, "expected a table with 'source' and 'hosts'");
+        if (expires_node != nullptr &&
+            std::none_of(rule.sources.begin(), rule.sources.end(),
+                         [](const Located<std::string>& s) { return s.value.rfind("json:", 0) == 0; }))
+            return fail(expires_node->source(), key + ".expires",
+                        "expires is a JSON path in the file of a json: source, and this secret has none");
         out_.secrets.push_back(std::move(rule));
     }
     return true;

@@ -131,15 +131,24 @@ struct HostPin {
     Origin origin;
 };
 
-// [secrets] NAME = { source = "env:VAR" | "file:PATH", hosts = [...], headers = [...] } and
-// --secret NAME=SOURCE@HOST,...: the command's NAME holds a placeholder; the proxy
-// puts the real value in place of it in plain-HTTP requests to those hosts only.
+// [secrets] NAME = { source = SOURCE | [SOURCE, ...], hosts = [...], headers = [...],
+// optional = BOOL, expires = "json.path", help = "..." } and --secret NAME=SOURCE[@HOST,...]:
+// the command's NAME holds a placeholder; the proxy puts the real value in place of it
+// in requests to those hosts only. SOURCE: env:VAR, file:PATH, dotenv:FILE[#KEY],
+// json:FILE#dotted.path (net/secret_source.hpp).
 struct SecretRule {
     std::string name;
-    std::string source;
+    // Alternatives, in order: the first one available when the run is planned wins.
+    std::vector<Located<std::string>> sources;
     std::vector<std::string> hosts;  // host patterns
     // Request headers the value may go in besides Authorization and x-api-key.
     std::vector<std::string> headers;
+    // No source available: the secret is left out (NAME unset inside), not an error.
+    bool optional = false;
+    // A JSON path, in the chosen json: source's file, to the token's expiry (seconds
+    // or milliseconds since the epoch): past it, the run is warned (with help).
+    std::string expires;
+    std::string help;
     Origin origin;
 };
 
@@ -286,7 +295,10 @@ Result<void> set_net_mode(Policy& p, const std::string& mode, Origin origin);
 Result<void> add_allow_host(Policy& p, const std::string& pattern, Origin origin);
 Result<void> add_deny_host(Policy& p, const std::string& pattern, Origin origin);
 Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin);
-// "NAME=SOURCE@HOST[,HOST...]" (SOURCE: env:VAR or file:PATH); implies proxy mode.
+// "NAME=SOURCE@HOST[,HOST...]" (SOURCE: env:VAR, file:PATH, dotenv:FILE[#KEY],
+// json:FILE#path); implies proxy mode. "NAME=SOURCE" without hosts replaces the source
+// of the policy's own [secrets] NAME (its hosts and headers stay); without such an
+// entry it is an error that says which hosts to add.
 Result<void> add_secret(Policy& p, const std::string& spec, Origin origin);
 const char* net_mode_name(NetMode m);
 // [workspace] overrides: the mode ("direct", "clone", "overlay"); a protected path

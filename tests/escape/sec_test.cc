@@ -158,3 +158,50 @@ TEST_F(Escape, SEC02_DenyPatternsIgnoreCase) {
         EXPECT_TRUE(ajtest::contains(c.out, values[i])) << "control misses " << names[i] << "\n"
                                                         << c.out;
 }
+
+// SEC-07: the key that makes secret placeholders stable ($XDG_STATE_HOME/agentjail/
+// placeholder.key) is unreadable even when the user binds its directory read-write
+// (--rw), and the sandbox can neither move it aside nor link it to a name it can
+// read; the host's key is unchanged afterwards. Positive control: a file beside it,
+// through the same bind, is read by the same probe.
+TEST_F(Escape, SEC07_PlaceholderKeyUnreadableWithItsDirectoryReadWrite) {
+    ajtest::TempDir scratch("aj-phkey");
+    const std::string state = scratch.path() + "/state";
+    const std::string dir = state + "/agentjail";
+    const std::string key = dir + "/placeholder.key";
+    ajtest::RunOptions o;
+    o.env = {"XDG_STATE_HOME=" + state, "AJ_TEST_PH_SECRET=" + unique_name("sk-")};
+    // A first run with a secret makes the key.
+    auto first = jail.sh("true", {"--secret", "K=env:AJ_TEST_PH_SECRET@api.test"}, o);
+    ASSERT_EQ(first.status, 0) << describe(first);
+    ASSERT_TRUE(ajtest::exists(key));
+    const std::string host_hex =
+        ajtest::trim(ajtest::run_with({"/bin/sh", "-c", "od -An -tx1 '" + key + "' | tr -d ' \\n'"}, {}).out);
+    ASSERT_EQ(host_hex.size(), 64u) << host_hex;
+    const std::string beside = unique_name("beside-");  // not a secret: read on purpose
+    scratch.write("state/agentjail/beside.txt", beside + "\n", 0600);
+    std::string probe =
+        "echo key=$(od -An -tx1 '" + key + "' 2>/dev/null | tr -d ' \\n'); "
+        "mv '" + key + "' '" + dir + "/moved' 2>/dev/null && echo moved=yes; "
+        "ln '" + key + "' '" + dir + "/linked' 2>/dev/null && echo linked=$(od -An -tx1 '" + dir +
+        "/linked' | tr -d ' \\n'); "
+        "cp '" + key + "' '" + dir + "/copied' 2>/dev/null; echo copied=$(od -An -tx1 '" + dir +
+        "/copied' 2>/dev/null | tr -d ' \\n'); "
+        "echo beside=$(cat '" + dir + "/beside.txt')";
+    auto r = jail.sh(probe, {"--secret", "K=env:AJ_TEST_PH_SECRET@api.test", "--rw", dir}, o);
+    EXPECT_EQ(r.status, 0) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, host_hex)) << describe(r);
+    EXPECT_EQ(field(r.out, "key"), "") << describe(r);
+    EXPECT_EQ(field(r.out, "moved"), "<missing>") << describe(r);
+    EXPECT_EQ(field(r.out, "copied"), "") << describe(r);
+    // The same with only the parent (the state home) bound read-write.
+    auto p = jail.sh(probe, {"--secret", "K=env:AJ_TEST_PH_SECRET@api.test", "--rw", state}, o);
+    EXPECT_EQ(p.status, 0) << describe(p);
+    EXPECT_FALSE(ajtest::contains(p.out, host_hex)) << describe(p);
+    // The host's key is the same file, with the same bytes.
+    EXPECT_EQ(ajtest::trim(ajtest::run_with({"/bin/sh", "-c", "od -An -tx1 '" + key + "' | tr -d ' \\n'"}, {}).out),
+              host_hex);
+    // Positive control: the file beside the key is read through the same bind.
+    auto c = jail.control_sh(probe, {"--secret", "K=env:AJ_TEST_PH_SECRET@api.test", "--rw", dir}, o);
+    EXPECT_EQ(field(c.out, "beside"), beside) << "control\n" << describe(c);
+}

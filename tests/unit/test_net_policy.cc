@@ -148,9 +148,11 @@ TEST(NetPolicy, Secrets) {
         "[network]\nmode = \"proxy\"\n[secrets]\nANTHROPIC_API_KEY = { source = \"env:REAL_KEY\", hosts = "
         "[\"api.anthropic.com\"] }\n");
     ASSERT_EQ(p.network.secrets.size(), 1u);
-    EXPECT_EQ(p.network.secrets[0].source, "env:REAL_KEY");
+    ASSERT_EQ(p.network.secrets[0].sources.size(), 1u);
+    EXPECT_EQ(p.network.secrets[0].sources[0].value, "env:REAL_KEY");
     EXPECT_EQ(parse_err("[secrets]\nK = { source = \"vault:x\", hosts = [\"a.test\"] }\n"),
-              "t.toml:2:16: secrets.K.source: 'vault:x': a secret's source is env:VARIABLE or file:PATH");
+              "t.toml:2:16: secrets.K.source: 'vault:x': a secret's source is env:VARIABLE, file:PATH, "
+              "dotenv:FILE[#KEY] or json:FILE#dotted.path");
     EXPECT_EQ(parse_err("[secrets]\nK = { source = \"env:X\" }\n"),
               "t.toml:2:5: secrets.K: expected a table with 'source' and 'hosts'");
     // headers: more request headers the value may go in; never one that origins reflect.
@@ -171,9 +173,13 @@ TEST(NetPolicy, Secrets) {
     ASSERT_TRUE(policy::add_secret(q, "KEY=file:/run/key@api.test,*.api.test", flag("--secret")));
     EXPECT_EQ(q.network.mode.value, NetMode::proxy);
     ASSERT_EQ(q.network.secrets.size(), 1u);
-    EXPECT_EQ(q.network.secrets[0].source, "file:/run/key");
+    EXPECT_EQ(q.network.secrets[0].sources[0].value, "file:/run/key");
     EXPECT_EQ(q.network.secrets[0].hosts, (std::vector<std::string>{"api.test", "*.api.test"}));
-    EXPECT_FALSE(policy::add_secret(q, "KEY=env:X", flag("--secret")));
+    // Without hosts: the entry of that name keeps its hosts and gets the new source.
+    ASSERT_TRUE(policy::add_secret(q, "KEY=env:X", flag("--secret")));
+    EXPECT_EQ(q.network.secrets[0].sources[0].value, "env:X");
+    EXPECT_EQ(q.network.secrets[0].hosts, (std::vector<std::string>{"api.test", "*.api.test"}));
+    EXPECT_FALSE(policy::add_secret(q, "OTHER=env:X", flag("--secret")));
     EXPECT_FALSE(policy::add_secret(q, "1KEY=env:X@a.test", flag("--secret")));
 }
 

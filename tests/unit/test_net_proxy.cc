@@ -534,6 +534,7 @@ TEST_F(ProxyTest, AnUnverifiableUpstreamGets502) {
                "env:AJ_TEST_SECRET_VALUE",
                "ph-KEY",
                {rule("api.test:" + std::to_string(tls.port()), "x")},
+               {},
                {}};
     s.rules.allow.push_back(sec.hosts[0]);
     s.secrets = {sec};
@@ -579,7 +580,7 @@ TEST_F(ProxyTest, AFailureOfTheProxyItselfIsReported) {
 
 TEST(Proxy, AMissingSecretFailsAtServe) {
     Settings s;
-    s.secrets = {Secret{"KEY", "env:AJ_TEST_SURELY_UNSET_VARIABLE", "ph", {}, {}}};
+    s.secrets = {Secret{"KEY", "env:AJ_TEST_SURELY_UNSET_VARIABLE", "ph", {}, {}, {}}};
     auto p = Proxy::create(s);
     ASSERT_TRUE(p);
     std::uint16_t port = 0;

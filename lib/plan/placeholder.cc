@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// Stable secret placeholders: HMAC-SHA256 under a per-user key, over the agent's
+// state directory, the secret's name and its sources (never its value, which is
+// not read before the sandbox exists). An agent that remembers an approved key by
+// its last characters (Claude Code) then asks once, not on every run. The key lives
+// in $XDG_STATE_HOME/agentjail/placeholder.key, made on first use, read and made
+// without following links, and hidden inside every sandbox (plan.cc).
+#include "plan/internal.hpp"
+
+#include "util/strings.hpp"
+#include "workspace/runs.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace agentjail::plan::detail {
+
+namespace {
+
+constexpr const char* kKeyName = "placeholder.key";
+constexpr std::size_t kKeySize = 32;
+
+bool fill_random(unsigned char* p, std::size_t n) {
+    std::size_t got = 0;
+    while (got < n) {
+        ssize_t r = ::getrandom(p + got, n - got, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        got += static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+// Reads the key at dirfd/name: a regular file of ours, closed to others, of one
+// link (a hard link planted elsewhere would be another name for it), 32 bytes.
+std::string read_key(int dirfd, std::string& key) {
+    sys::UniqueFd fd(
+        ::openat(dirfd, kKeyName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd) return errno == ENOENT ? "ENOENT" : util::errno_text(errno);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return util::errno_text(errno);
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    if (st.st_uid != ::geteuid())
+        return "belongs to uid " + std::to_string(st.st_uid) + ", not to you";
+    if ((st.st_mode & 077) != 0) return "readable or writable by others (it must be mode 0600)";
+    if (st.st_nlink != 1) return "has other hard links";
+    if (st.st_size != static_cast<off_t>(kKeySize))
+        return "not " + std::to_string(kKeySize) + " bytes";
+    unsigned char buf[kKeySize];
+    std::size_t got = 0;
+    while (got < kKeySize) {
+        ssize_t n = ::read(fd.get(), buf + got, kKeySize - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return "short read";
+        got += static_cast<std::size_t>(n);
+    }
+    key.assign(reinterpret_cast<const char*>(buf), kKeySize);
+    OPENSSL_cleanse(buf, sizeof buf);
+    return {};
+}
+
+// Makes the key: written under a fresh name (O_EXCL, O_NOFOLLOW), then linked to
+// its name, which fails if another agentjail made it first (that one wins).
+std::string make_key(int dirfd) {
+    unsigned char buf[kKeySize];
+    unsigned char rnd[8];
+    if (!fill_random(buf, sizeof buf) || !fill_random(rnd, sizeof rnd)) return "no random bytes";
+    std::string tmp = std::string(kKeyName) + ".new-";
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned char c : rnd) {
+        tmp += hex[c >> 4];
+        tmp += hex[c & 15];
+    }
+    sys::UniqueFd fd(
+        ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return util::errno_text(errno);
+    std::size_t put = 0;
+    std::string why;
+    while (put < kKeySize) {
+        ssize_t n = ::write(fd.get(), buf + put, kKeySize - put);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            why = n < 0 ? util::errno_text(errno) : "short write";
+            break;
+        }
+        put += static_cast<std::size_t>(n);
+    }
+    OPENSSL_cleanse(buf, sizeof buf);
+    if (why.empty() && ::fsync(fd.get()) != 0) why = util::errno_text(errno);
+    if (why.empty() && ::linkat(dirfd, tmp.c_str(), dirfd, kKeyName, 0) != 0 && errno != EEXIST)
+        why = util::errno_text(errno);
+    (void)::unlinkat(dirfd, tmp.c_str(), 0);
+    return why;
+}
+
+}  // namespace
+
+std::string placeholder_key_path(const HostFacts& host) {
+    if (host.home.empty() && !env_lookup(host.environ, "XDG_STATE_HOME")) return {};
+    std::string base = workspace::state_home(host.environ, host.home);
+    if (base.empty() || base[0] != '/') return {};
+    return util::normalize_path(base + "/agentjail/" + kKeyName);
+}
+
+PlaceholderKey load_placeholder_key(const HostFacts& host) {
+    PlaceholderKey k;
+    k.path = placeholder_key_path(host);
+    if (k.path.empty()) {
+        k.why_not = "no state directory (HOME and XDG_STATE_HOME are unknown)";
+        return k;
+    }
+    std::string base = workspace::state_home(host.environ, host.home);
+    std::string dir = base + "/agentjail";
+    // root must not make directories in another user's tree (sudo keeps HOME): they
+    // would be root's, and that user's own agentjail would refuse them afterwards.
+    if (::geteuid() == 0) {
+        std::string cur = dir;
+        struct stat st {};
+        while (::stat(cur.c_str(), &st) != 0 && errno == ENOENT && cur.size() > 1)
+            cur = cur.substr(0, cur.rfind('/') == 0 ? 1 : cur.rfind('/'));
+        if (st.st_uid != 0) {
+            k.why_not = cur + " belongs to uid " + std::to_string(st.st_uid) +
+                        " (a root run with another user's HOME)";
+            return k;
+        }
+    }
+    auto d = workspace::open_own_state_dir(base, {"agentjail"});
+    if (!d) {
+        k.why_not = d.error().message();
+        return k;
+    }
+    std::string why = read_key(d->get(), k.key);
+    if (why == "ENOENT") {
+        why = make_key(d->get());
+        if (why.empty()) why = read_key(d->get(), k.key);
+    }
+    if (!why.empty()) {
+        k.key.clear();
+        k.why_not = k.path + ": " + why;
+    }
+    return k;
+}
+
+std::string stable_placeholder(const std::string& key, const std::string& scope,
+                               const std::string& name, const std::vector<std::string>& sources) {
+    // Each field with its length first, so that no two different inputs meet.
+    std::string msg = "agentjail secret placeholder v1";
+    auto field = [&](const std::string& f) {
+        msg += '\0';
+        msg += std::to_string(f.size());
+        msg += ':';
+        msg += f;
+    };
+    field(scope);
+    field(name);
+    for (const auto& s : sources) field(s);
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+             reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), mac, &len) == nullptr)
+        return {};
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < 16 && i < len; ++i) {
+        out += hex[mac[i] >> 4];
+        out += hex[mac[i] & 15];
+    }
+    return "agentjail-secret-placeholder-" + name + "-" + out;
+}
+
+}  // namespace agentjail::plan::detail

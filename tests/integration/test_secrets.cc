@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+// Integration tests of where secrets come from (docs/network.md, "Where a secret
+// comes from"): a key in a project's .env, a token in a JSON credentials file,
+// alternatives, optional secrets, an expired token's warning, and placeholders
+// that stay the same across runs. Real sandboxes, curl inside, loopback HTTPS
+// origins on the host that see what the proxy sends.
+#include "common.hpp"
+#include "net_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <string>
+#include <vector>
+
+using ajit::describe;
+using ajit::field;
+using ajnet::NetPolicy;
+using ajnet::TestServer;
+
+namespace {
+
+class Secrets : public ajit::Sandbox {
+protected:
+    // Policies, the test CA and the state directory (the placeholder key): outside
+    // the workspace and the home, so the sandbox never sees them.
+    ajtest::TempDir scratch{"aj-sec"};
+    ajnet::Cert c =
+        ajnet::make_cert(scratch.path() + "/ca.crt", scratch.path() + "/key.crt", {"api.test"});
+    TestServer api{{"api", &c}};
+    std::string port = std::to_string(api.port());
+
+    std::string state() const { return scratch.path() + "/state"; }
+
+    std::string policy(const std::string& secrets) {
+        NetPolicy p;
+        p.hosts = {{"api.test", "127.0.0.1"}};
+        p.extra = "\n[secrets]\n" + secrets;
+        return scratch.write("p.toml", ajnet::toml(p));
+    }
+
+    // agentjail -p POLICY FLAGS -- bash -c SCRIPT, in the workspace, with the test CA
+    // trusted by the proxy (SSL_CERT_FILE) and the state directory in scratch.
+    ajtest::RunOutput run(const std::string& script, const std::vector<std::string>& flags,
+                          std::vector<std::string> env = {}) {
+        std::vector<std::string> args = jail.base();
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "/bin/bash", "-c", script});
+        ajtest::RunOptions o;
+        o.timeout_ms = 60000;
+        o.cwd = jail.ws();
+        o.env = std::move(env);
+        o.env.push_back("SSL_CERT_FILE=" + c.cert_path);
+        if (std::none_of(o.env.begin(), o.env.end(),
+                         [](const std::string& e) { return e.rfind("XDG_STATE_HOME=", 0) == 0; }))
+            o.env.push_back("XDG_STATE_HOME=" + state());
+        return jail.run(args, o);
+    }
+
+    // curl to the origin with the secret in HEADER; prints "R code N".
+    std::string curl(const std::string& header) const {
+        return "curl -sS --max-time 15 -o /dev/null -w 'R code %{http_code}\\n' -H \"" + header +
+               "\" https://api.test:" + port + "/hello; ";
+    }
+};
+
+std::string line(const ajtest::RunOutput& r, const std::string& label) {
+    for (const auto& l : ajtest::lines(r.out))
+        if (l.rfind("R " + label + " ", 0) == 0) return l.substr(label.size() + 3);
+    return "<missing>";
+}
+
+}  // namespace
+
+// The project keeps its key in .env: `--secret ANTHROPIC_API_KEY=dotenv:.env`, with no
+// hosts because the policy declares them (as an agent preset does). The origin gets
+// the real value; inside, $ANTHROPIC_API_KEY is the placeholder and the .env is hidden.
+TEST_F(Secrets, DotenvKeyReachesTheOriginAndTheSandboxSeesOnlyThePlaceholder) {
+    const std::string value = jail.new_canary();
+    jail.plant(".env", "# the project's keys\n\nexport ANTHROPIC_API_KEY=\"" + value +
+                           "\"  # from the console\n");
+    std::string p = policy(
+        "ANTHROPIC_API_KEY = { source = \"env:ANTHROPIC_API_KEY\", hosts = [\"api.test:" + port +
+        "\"], optional = true }\n");
+    // The value reaches the script only encoded, so that no command line inside holds it.
+    std::string b64 = ajtest::trim(
+        ajtest::run_with({"/bin/sh", "-c", "printf %s '" + value + "' | base64 -w0"}, {}).out);
+    std::string script =
+        "v=$(echo " + b64 +
+        " | base64 -d); pat() { printf %s \"$v\"; }; "
+        "echo placeholder=$ANTHROPIC_API_KEY; " +
+        curl("x-api-key: $ANTHROPIC_API_KEY") +
+        "echo R env-bytes $(cat .env 2>/dev/null | wc -c); "
+        "echo R env $(env | grep -cF -f <(pat)); "
+        "echo R files $(grep -rlF -f <(pat) /run /tmp \"$HOME\" \"$PWD\" 2>/dev/null | wc -l); "
+        "echo R control $(printf 'x%sx' \"$v\" | grep -cF -f <(pat))";
+    auto r = run(script, {"-p", p, "--secret", "ANTHROPIC_API_KEY=dotenv:.env"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(line(r, "code"), "200") << describe(r);
+    EXPECT_EQ(line(r, "env-bytes"), "0") << describe(r);
+    EXPECT_EQ(line(r, "env"), "0") << describe(r);
+    EXPECT_EQ(line(r, "files"), "0") << describe(r);
+    EXPECT_EQ(line(r, "control"), "1") << "the grep inside does not find the value where it is\n"
+                                       << describe(r);
+    std::string placeholder = field(r.out, "placeholder");
+    EXPECT_EQ(placeholder.rfind("agentjail-secret-placeholder-ANTHROPIC_API_KEY-", 0), 0u)
+        << describe(r);
+    ASSERT_EQ(api.requests().size(), 1u) << describe(r);
+    EXPECT_TRUE(ajtest::contains(api.requests()[0].head, "x-api-key: " + value))
+        << api.requests()[0].head;
+    EXPECT_FALSE(ajtest::contains(api.requests()[0].head, "placeholder")) << api.requests()[0].head;
+    // Without the policy's entry the flag must name the hosts, and says so.
+    auto e = run("true", {"--secret", "ANTHROPIC_API_KEY=dotenv:.env"});
+    EXPECT_EQ(e.status, 125) << describe(e);
+    EXPECT_TRUE(
+        ajtest::contains(e.err,
+                         "which hosts is ANTHROPIC_API_KEY for? The policy does not say; add them: "
+                         "--secret ANTHROPIC_API_KEY=dotenv:" +
+                             jail.ws() + "/.env@api.anthropic.com\n"))
+        << describe(e);
+    // A missing key is refused before anything runs, in one line.
+    jail.plant(".env.other", "OTHER=1\n");
+    auto m = run("echo ran", {"-p", p, "--secret", "ANTHROPIC_API_KEY=dotenv:.env.other"});
+    EXPECT_EQ(m.status, 125) << describe(m);
+    EXPECT_FALSE(ajtest::contains(m.out, "ran"));
+    EXPECT_TRUE(ajtest::contains(m.err, ".env.other: no ANTHROPIC_API_KEY= line")) << describe(m);
+}
+
+// A subscription token in a JSON credentials file under the home (hidden inside),
+// behind an unset environment alternative; an optional secret with no source is
+// left out. -v says which source was taken and what is not set.
+TEST_F(Secrets, JsonTokenAlternativesAndAnOptionalSecretLeftOut) {
+    const std::string token = jail.new_canary();
+    jail.home_dir().write(
+        ".claude/.credentials.json",
+        "{\"claudeAiOauth\": {\"accessToken\": \"" + token +
+            "\", \"refreshToken\": \"never-read\", \"expiresAt\": 4102444800000}}",
+        0600);
+    std::string p = policy(
+        "CLAUDE_CODE_OAUTH_TOKEN = { source = [\"env:AJ_TEST_UNSET_TOKEN\", "
+        "\"json:~/.claude/.credentials.json#claudeAiOauth.accessToken\"], hosts = [\"api.test:" +
+        port +
+        "\"], optional = true, expires = \"claudeAiOauth.expiresAt\" }\n"
+        "GEMINI_API_KEY = { source = \"env:AJ_TEST_UNSET_GEMINI\", hosts = [\"gemini.test\"], "
+        "optional = true }\n");
+    std::string script =
+        "echo placeholder=$CLAUDE_CODE_OAUTH_TOKEN; echo gemini=${GEMINI_API_KEY-unset}; " +
+        curl("Authorization: Bearer $CLAUDE_CODE_OAUTH_TOKEN") +
+        "echo R creds $(cat ~/.claude/.credentials.json 2>/dev/null | wc -c)";
+    auto r = run(script, {"-p", p, "-v"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(line(r, "code"), "200") << describe(r);
+    EXPECT_EQ(line(r, "creds"), "0") << describe(r);
+    EXPECT_EQ(field(r.out, "gemini"), "unset") << describe(r);
+    EXPECT_EQ(field(r.out, "placeholder")
+                  .rfind("agentjail-secret-placeholder-CLAUDE_CODE_OAUTH_TOKEN-", 0),
+              0u)
+        << describe(r);
+    EXPECT_TRUE(ajtest::contains(
+        r.err, "the first available of 2 sources; $AJ_TEST_UNSET_TOKEN is not set"))
+        << describe(r);
+    EXPECT_TRUE(ajtest::contains(
+        r.err, "GEMINI_API_KEY not set (optional: $AJ_TEST_UNSET_GEMINI is not set)"))
+        << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.err, "expired"));
+    ASSERT_EQ(api.requests().size(), 1u) << describe(r);
+    EXPECT_TRUE(ajtest::contains(api.requests()[0].head, "Authorization: Bearer " + token))
+        << api.requests()[0].head;
+    EXPECT_FALSE(ajtest::contains(api.requests()[0].head, "never-read"));
+    // Set, the environment alternative wins.
+    const std::string env_token = ajit::unique_name("sk-ant-oat-env-");
+    auto e = run(curl("Authorization: Bearer $CLAUDE_CODE_OAUTH_TOKEN"), {"-p", p},
+                 {"AJ_TEST_UNSET_TOKEN=" + env_token});
+    ASSERT_EQ(e.status, 0) << describe(e);
+    ASSERT_EQ(api.requests().size(), 2u) << describe(e);
+    EXPECT_TRUE(ajtest::contains(api.requests()[1].head, "Authorization: Bearer " + env_token))
+        << api.requests()[1].head;
+}
+
+// An expired token: one line on stderr with the policy's help, and the run goes on.
+TEST_F(Secrets, ExpiredTokenIsSaidOnStderrAndTheRunGoesOn) {
+    jail.home_dir().write(
+        ".claude/.credentials.json",
+        "{\"claudeAiOauth\": {\"accessToken\": \"sk-ant-oat-old\", \"expiresAt\": 1700000000000}}",
+        0600);
+    std::string p = policy(
+        "CLAUDE_CODE_OAUTH_TOKEN = { source = "
+        "\"json:~/.claude/.credentials.json#claudeAiOauth.accessToken\", "
+        "hosts = [\"api.test:" +
+        port +
+        "\"], expires = \"claudeAiOauth.expiresAt\", help = \"run `claude` once "
+        "outside the sandbox to refresh it\" }\n");
+    auto r = run("echo ran", {"-p", p});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "ran")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(
+        r.err,
+        "agentjail: warning: secret CLAUDE_CODE_OAUTH_TOKEN: the token in "
+        "~/.claude/.credentials.json expired at 2023-11-14 22:13 UTC: run `claude` "
+        "once outside the sandbox to refresh it\n"))
+        << describe(r);
+}
+
+// The placeholder is the same on the next run (an agent that remembers the key it
+// approved does not ask again) and another with another state directory.
+TEST_F(Secrets, PlaceholderIsStableAcrossRunsAndPerStateDirectory) {
+    const std::string value = ajit::unique_name("sk-stable-");
+    std::string p = policy(
+        "API_KEY = { source = \"env:AJ_TEST_STABLE\", hosts = [\"api.test:" + port + "\"] }\n");
+    auto once = [&](const std::string& state_home) {
+        auto r = run("echo placeholder=$API_KEY", {"-p", p},
+                     {"AJ_TEST_STABLE=" + value, "XDG_STATE_HOME=" + state_home});
+        EXPECT_EQ(r.status, 0) << describe(r);
+        return field(r.out, "placeholder");
+    };
+    std::string a = once(state());
+    std::string b = once(state());
+    std::string other = once(scratch.path() + "/other-state");
+    EXPECT_EQ(a.rfind("agentjail-secret-placeholder-API_KEY-", 0), 0u) << a;
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, other);
+    EXPECT_TRUE(ajtest::exists(state() + "/agentjail/placeholder.key"));
+}
