@@ -98,6 +98,25 @@ TEST_F(AgentPresets, TheUsersClaudeFilesAreReadOnlyAndItsTokensStayOutside) {
     EXPECT_TRUE(ajtest::contains(control.out, "WROTE-COMMAND")) << describe(control);
 }
 
+// The caller's API key becomes a proxied secret with no flag: inside, a placeholder
+// that is the same on every run with this state (Claude Code remembers the keys it
+// was told to use by their last characters, so a new one each run asks again).
+TEST_F(AgentPresets, TheApiKeyIsAPlaceholderInsideTheSameOnEveryRun) {
+    std::string key = jail.new_canary();
+    opts.env.push_back("ANTHROPIC_API_KEY=" + key);
+    auto first = claude({"sh", "-c", "echo KEY=$ANTHROPIC_API_KEY"});
+    ASSERT_EQ(first.status, 0) << describe(first);
+    std::string inside = field(first.out, "KEY");
+    EXPECT_EQ(inside.rfind("agentjail-secret-placeholder-ANTHROPIC_API_KEY-", 0), 0u) << first.out;
+    auto second = claude({"sh", "-c", "echo KEY=$ANTHROPIC_API_KEY"});
+    EXPECT_EQ(field(second.out, "KEY"), inside) << second.out;
+    // Another agent's state gives another placeholder for the same key.
+    auto other = jail.run({"-C", jail.ws(), "--policy", "aider", "--", "sh", "-c", "echo KEY=$ANTHROPIC_API_KEY"}, opts);
+    ASSERT_EQ(other.status, 0) << describe(other);
+    EXPECT_EQ(field(other.out, "KEY").rfind("agentjail-secret-placeholder-ANTHROPIC_API_KEY-", 0), 0u) << other.out;
+    EXPECT_NE(field(other.out, "KEY"), inside);
+}
+
 TEST_F(AgentPresets, CommitsInsideCarryTheUsersIdentityAndNoOtherGitConfig) {
     jail.home_dir().write(".gitconfig",
                           "[user]\n\tname = Jane Doe\n\temail = jane@example.org\n"
