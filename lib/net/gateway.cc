@@ -44,8 +44,12 @@ asio::ip::address to_asio(const Address& a) {
 class GatewayConnect : public Connection, public std::enable_shared_from_this<GatewayConnect> {
 public:
     GatewayConnect(Proxy::Impl& px, tcp::socket client, size_t gateway)
-        : px_(px), gw_(px.settings.gateways[gateway]), client_(std::move(client)), upstream_(*px.io),
-          timer_(*px.io), started_(std::chrono::system_clock::now()) {
+        : px_(px),
+          gw_(px.settings.gateways[gateway]),
+          client_(std::move(client)),
+          upstream_(*px.io),
+          timer_(*px.io),
+          started_(std::chrono::system_clock::now()) {
         px_.sessions.insert(this);
     }
     ~GatewayConnect() override { px_.sessions.erase(this); }
@@ -71,8 +75,9 @@ public:
             self->timer_.cancel();
             if (e == asio::error::operation_aborted && !self->timed_out_) return;  // stopping
             if (e || self->timed_out_)
-                return self->fail("cannot connect to " + self->gw_.host + ":" + std::to_string(self->gw_.port) +
-                                  " on the host: " + (self->timed_out_ ? "timed out" : e.message()));
+                return self->fail(
+                    "cannot connect to " + self->gw_.host + ":" + std::to_string(self->gw_.port) +
+                    " on the host: " + (self->timed_out_ ? "timed out" : e.message()));
             self->hand_over();
         });
     }
@@ -116,7 +121,8 @@ private:
         j["bytes_down"] = 0;
         px_.write_log(j);
         auto self = shared_from_this();
-        auto msg = std::make_shared<std::string>(simple_response(502, "Bad Gateway", "agentjail: " + why));
+        auto msg =
+            std::make_shared<std::string>(simple_response(502, "Bad Gateway", "agentjail: " + why));
         asio::async_write(client_, asio::buffer(*msg), [self, msg](const error_code&, size_t) {
             error_code e;
             self->client_.shutdown(tcp::socket::shutdown_both, e);

@@ -499,7 +499,8 @@ private:
                 return deny(host_ + " resolved to a scoped IPv6 address", rule_);
             // A gateway's origin is the one destination named for what it is (the
             // user's own LiteLLM on a private address, say): not range-checked.
-            std::string bad = gateway_ ? std::string() : check_address(host_, from_asio(a), px_.own_addresses());
+            std::string bad =
+                gateway_ ? std::string() : check_address(host_, from_asio(a), px_.own_addresses());
             if (!bad.empty()) return deny(bad, rule_);
             endpoints_.push_back(entry.endpoint());
         }
@@ -1030,11 +1031,12 @@ Result<void> Proxy::serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gat
             if (!impl_->settings.gateways[i].listener) continue;
             if (next >= gateway_listeners.size() || !gateway_listeners[next])
                 return Error(ErrorKind::internal, EBADF,
-                             "network proxy: no listener for the gateway " + impl_->settings.gateways[i].var);
+                             "network proxy: no listener for the gateway " +
+                                 impl_->settings.gateways[i].var);
             sys::UniqueFd fd = std::move(gateway_listeners[next++]);
             bound_buffers(fd.get(), impl_->settings.bounds);
-            auto& a = impl_->gateway_acceptors.emplace_back(
-                std::make_unique<tcp::acceptor>(*impl_->io));
+            auto& a =
+                impl_->gateway_acceptors.emplace_back(std::make_unique<tcp::acceptor>(*impl_->io));
             a->assign(impl_->settings.gateways[i].address.v6 ? tcp::v6() : tcp::v4(), fd.release());
             impl_->accept_gateway(*a, i);
         }

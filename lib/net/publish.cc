@@ -70,7 +70,8 @@ namespace {
 // direction reads again only once its write is done (back-pressure), and an end of
 // one direction is passed on as a half-close.
 struct Relay : std::enable_shared_from_this<Relay> {
-    Relay(Publisher::Impl& owner, tcp::socket c, tcp::socket in) : px(owner), client(std::move(c)), inside(std::move(in)) {
+    Relay(Publisher::Impl& owner, tcp::socket c, tcp::socket in)
+        : px(owner), client(std::move(c)), inside(std::move(in)) {
         px.relays.insert(this);
     }
     ~Relay() { px.relays.erase(this); }
@@ -85,22 +86,24 @@ struct Relay : std::enable_shared_from_this<Relay> {
     }
     void pump(tcp::socket& from, tcp::socket& to, std::array<char, relay_buffer>& buf) {
         auto self = shared_from_this();
-        from.async_read_some(asio::buffer(buf), [self, &from, &to, &buf](const error_code& ec, size_t n) {
-            if (ec) {
-                error_code ignore;
-                if (ec == asio::error::eof) {
-                    to.shutdown(tcp::socket::shutdown_send, ignore);
-                    if (++self->closed == 2) self->abort();
-                } else {
-                    self->abort();
+        from.async_read_some(
+            asio::buffer(buf), [self, &from, &to, &buf](const error_code& ec, size_t n) {
+                if (ec) {
+                    error_code ignore;
+                    if (ec == asio::error::eof) {
+                        to.shutdown(tcp::socket::shutdown_send, ignore);
+                        if (++self->closed == 2) self->abort();
+                    } else {
+                        self->abort();
+                    }
+                    return;
                 }
-                return;
-            }
-            asio::async_write(to, asio::buffer(buf.data(), n), [self, &from, &to, &buf](const error_code& wec, size_t) {
-                if (wec) return self->abort();
-                self->pump(from, to, buf);
+                asio::async_write(to, asio::buffer(buf.data(), n),
+                                  [self, &from, &to, &buf](const error_code& wec, size_t) {
+                                      if (wec) return self->abort();
+                                      self->pump(from, to, buf);
+                                  });
             });
-        });
     }
     Publisher::Impl& px;
     tcp::socket client, inside;
@@ -155,7 +158,8 @@ void Publisher::Impl::read_control() {
             if (n < 0) break;  // EAGAIN: the rest comes later
             int fd = -1;
             for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
             if (waiting.empty()) {
                 if (fd >= 0) ::close(fd);
                 continue;
@@ -172,14 +176,15 @@ void Publisher::Impl::read_control() {
             }
             auto client = std::make_shared<tcp::socket>(std::move(w.client));
             // 127.0.0.1 of the sandbox's namespace, the one the socket was made in.
-            inside->async_connect(tcp::endpoint(asio::ip::address_v4::loopback(), w.port),
-                                  [this, inside, client](const error_code& cec) {
-                                      if (cec || stopped) return;  // nothing listens inside: the client is closed
-                                      error_code ignore;
-                                      client->set_option(tcp::no_delay(true), ignore);
-                                      inside->set_option(tcp::no_delay(true), ignore);
-                                      std::make_shared<Relay>(*this, std::move(*client), std::move(*inside))->start();
-                                  });
+            inside->async_connect(
+                tcp::endpoint(asio::ip::address_v4::loopback(), w.port),
+                [this, inside, client](const error_code& cec) {
+                    if (cec || stopped) return;  // nothing listens inside: the client is closed
+                    error_code ignore;
+                    client->set_option(tcp::no_delay(true), ignore);
+                    inside->set_option(tcp::no_delay(true), ignore);
+                    std::make_shared<Relay>(*this, std::move(*client), std::move(*inside))->start();
+                });
         }
         read_control();
     });
@@ -204,13 +209,17 @@ Result<std::unique_ptr<Publisher>> Publisher::bind(const std::vector<PublishPort
         a.sin_family = AF_INET;
         a.sin_port = htons(p.host_port);
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd.get(), 128) != 0) {
+        if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            ::listen(fd.get(), 128) != 0) {
             int err = errno;
-            std::string why = err == EADDRINUSE ? "something already listens there" : util::errno_text(err);
-            return Error(ErrorKind::invalid_input, err,
-                         "publish " + std::to_string(p.port) + ":" + std::to_string(p.host_port) +
-                             ": cannot listen on the host's 127.0.0.1:" + std::to_string(p.host_port) + ": " + why +
-                             " (pick another host port: --publish " + std::to_string(p.port) + ":HOSTPORT)");
+            std::string why =
+                err == EADDRINUSE ? "something already listens there" : util::errno_text(err);
+            return Error(
+                ErrorKind::invalid_input, err,
+                "publish " + std::to_string(p.port) + ":" + std::to_string(p.host_port) +
+                    ": cannot listen on the host's 127.0.0.1:" + std::to_string(p.host_port) +
+                    ": " + why + " (pick another host port: --publish " + std::to_string(p.port) +
+                    ":HOSTPORT)");
         }
         impl->listen_fds.push_back(std::move(fd));
     }
@@ -219,7 +228,9 @@ Result<std::unique_ptr<Publisher>> Publisher::bind(const std::vector<PublishPort
 
 Result<void> Publisher::serve(sys::UniqueFd control) {
     Impl& m = *impl_;
-    if (!control) return Error(ErrorKind::internal, EBADF, "publish: no control socket from the sandbox's init");
+    if (!control)
+        return Error(ErrorKind::internal, EBADF,
+                     "publish: no control socket from the sandbox's init");
     try {
         m.control.emplace(m.io, control.release());
         for (size_t i = 0; i < m.listen_fds.size(); ++i) {
@@ -235,7 +246,8 @@ Result<void> Publisher::serve(sys::UniqueFd control) {
         // As the proxy's thread: the caller's signals are its own threads' business.
         sigset_t mask;
         ::sigfillset(&mask);
-        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) ::sigdelset(&mask, sig);
+        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})
+            ::sigdelset(&mask, sig);
         ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);
         for (int errors = 0; errors < 100; ++errors) {
             try {

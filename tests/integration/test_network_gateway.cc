@@ -30,9 +30,10 @@ protected:
     // [network] gateways, and a secret whose base_url is the gateway's variable.
     std::string policy() {
         NetPolicy p;
-        p.extra = "gateways = [\"ANTHROPIC_BASE_URL\"]\n"
-                  "\n[secrets]\nANTHROPIC_API_KEY = { source = \"env:AJ_TEST_GW_KEY\", base_url = "
-                  "\"ANTHROPIC_BASE_URL\" }\n";
+        p.extra =
+            "gateways = [\"ANTHROPIC_BASE_URL\"]\n"
+            "\n[secrets]\nANTHROPIC_API_KEY = { source = \"env:AJ_TEST_GW_KEY\", base_url = "
+            "\"ANTHROPIC_BASE_URL\" }\n";
         return scratch.write("gw.toml", ajnet::toml(p));
     }
 
@@ -57,19 +58,27 @@ TEST_F(NetworkGateway, LoopbackGatewayGetsTheRealKeyAtItsOwnUrl) {
     const std::string value = ajit::unique_name("sk-gw-");
     std::string script =
         "echo url=$ANTHROPIC_BASE_URL; echo key=$ANTHROPIC_API_KEY; "
-        "curl -sS --max-time 15 -o echo.out -w 'direct=%{http_code}\\n' -H \"x-api-key: $ANTHROPIC_API_KEY\" "
-        "\"$ANTHROPIC_BASE_URL/echo\"; echo echoed=$(grep -c 'x-api-key: agentjail-secret' echo.out); rm -f echo.out; "
-        "curl -sS --max-time 15 -o /dev/null -w 'proxied=%{http_code}\\n' --noproxy '' -x http://127.0.0.1:3128 "
+        "curl -sS --max-time 15 -o echo.out -w 'direct=%{http_code}\\n' -H \"x-api-key: "
+        "$ANTHROPIC_API_KEY\" "
+        "\"$ANTHROPIC_BASE_URL/echo\"; echo echoed=$(grep -c 'x-api-key: agentjail-secret' "
+        "echo.out); rm -f echo.out; "
+        "curl -sS --max-time 15 -o /dev/null -w 'proxied=%{http_code}\\n' --noproxy '' -x "
+        "http://127.0.0.1:3128 "
         "-H \"x-api-key: $ANTHROPIC_API_KEY\" \"$ANTHROPIC_BASE_URL/hello\"; "
-        "curl -sS --max-time 5 -o /dev/null -w 'other_direct=%{http_code}\\n' http://127.0.0.1:" + op +
+        "curl -sS --max-time 5 -o /dev/null -w 'other_direct=%{http_code}\\n' http://127.0.0.1:" +
+        op +
         "/hello; echo other_direct_exit=$?; "
-        "curl -sS --max-time 5 -o /dev/null -w 'other_proxied=%{http_code}\\n' --noproxy '' -x http://127.0.0.1:3128 "
-        "http://127.0.0.1:" + op + "/hello";
+        "curl -sS --max-time 5 -o /dev/null -w 'other_proxied=%{http_code}\\n' --noproxy '' -x "
+        "http://127.0.0.1:3128 "
+        "http://127.0.0.1:" +
+        op + "/hello";
     auto r = run({"-p", policy(), "--net-log", log_path}, script,
                  {"ANTHROPIC_BASE_URL=" + url, "AJ_TEST_GW_KEY=" + value});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(field(r.out, "url"), url) << describe(r);
-    EXPECT_TRUE(ajtest::contains(field(r.out, "key"), "agentjail-secret-placeholder-ANTHROPIC_API_KEY-")) << describe(r);
+    EXPECT_TRUE(
+        ajtest::contains(field(r.out, "key"), "agentjail-secret-placeholder-ANTHROPIC_API_KEY-"))
+        << describe(r);
     EXPECT_FALSE(ajtest::contains(r.out, value)) << describe(r);
     EXPECT_EQ(field(r.out, "direct"), "200") << describe(r);
     EXPECT_EQ(field(r.out, "echoed"), "1") << describe(r);
@@ -94,7 +103,8 @@ TEST_F(NetworkGateway, LoopbackGatewayGetsTheRealKeyAtItsOwnUrl) {
 
 // Without the variable the gateway is nothing: no listener inside, no allow entry.
 TEST_F(NetworkGateway, NoVariableNoListener) {
-    std::string script = "curl -sS --max-time 5 -o /dev/null " + url + "/hello; echo exit=$?; "
+    std::string script = "curl -sS --max-time 5 -o /dev/null " + url +
+                         "/hello; echo exit=$?; "
                          "echo url=${ANTHROPIC_BASE_URL:-unset}";
     auto r = run({"-p", policy()}, script, {"AJ_TEST_GW_KEY=x"});
     ASSERT_EQ(r.status, 0) << describe(r);
@@ -105,9 +115,11 @@ TEST_F(NetworkGateway, NoVariableNoListener) {
 
 // A malformed URL in the variable: exit 125 before anything runs, one line naming it.
 TEST_F(NetworkGateway, MalformedUrlIsRefused) {
-    for (const std::string bad : {"ftp://127.0.0.1:4000", "http://", "http://user:pw@127.0.0.1:4000",
-                                  "http://127.0.0.1:99999", "127.0.0.1:4000"}) {
-        auto r = run({"-p", policy()}, "echo ran", {"ANTHROPIC_BASE_URL=" + bad, "AJ_TEST_GW_KEY=x"});
+    for (const std::string bad :
+         {"ftp://127.0.0.1:4000", "http://", "http://user:pw@127.0.0.1:4000",
+          "http://127.0.0.1:99999", "127.0.0.1:4000"}) {
+        auto r =
+            run({"-p", policy()}, "echo ran", {"ANTHROPIC_BASE_URL=" + bad, "AJ_TEST_GW_KEY=x"});
         EXPECT_EQ(r.status, 125) << bad << "\n" << describe(r);
         EXPECT_FALSE(ajtest::contains(r.out, "ran")) << describe(r);
         EXPECT_TRUE(ajtest::contains(r.err, "gateway $ANTHROPIC_BASE_URL")) << describe(r);
@@ -122,7 +134,8 @@ TEST_F(NetworkGateway, ExplainShowsTheGateway) {
     auto r = jail.run({"explain", "-C", jail.ws(), "-p", policy(), "--", "true"}, o);
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_TRUE(ajtest::contains(r.out, "gateway    $ANTHROPIC_BASE_URL = " + url)) << describe(r);
-    EXPECT_TRUE(ajtest::contains(r.out, "listening at 127.0.0.1:" + std::to_string(gw.port()) + " inside"))
+    EXPECT_TRUE(
+        ajtest::contains(r.out, "listening at 127.0.0.1:" + std::to_string(gw.port()) + " inside"))
         << describe(r);
 }
 

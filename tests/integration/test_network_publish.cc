@@ -48,7 +48,8 @@ bool can_connect(std::uint16_t port) {
 class NetworkPublish : public ajit::Sandbox {
 protected:
     void SetUp() override {
-        if (!ajtest::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 on this host (the server inside)";
+        if (!ajtest::exists("/usr/bin/python3"))
+            GTEST_SKIP() << "no /usr/bin/python3 on this host (the server inside)";
         jail.ws_dir().write("index.html", "published-ok\n");
     }
 
@@ -60,7 +61,8 @@ protected:
                "for i in $(seq 300); do [ -e done.flag ] && break; sleep 0.1; done; echo finished";
     }
 
-    std::unique_ptr<ajtest::Child> start(const std::vector<std::string>& flags, const std::string& script) {
+    std::unique_ptr<ajtest::Child> start(const std::vector<std::string>& flags,
+                                         const std::string& script) {
         std::vector<std::string> argv = {ajtest::agentjail_bin()};
         for (const auto& a : jail.base()) argv.push_back(a);
         argv.insert(argv.end(), flags.begin(), flags.end());
@@ -75,7 +77,8 @@ protected:
     ajtest::RunOutput fetch(std::uint16_t port) {
         ajtest::RunOutput r;
         for (int i = 0; i < 100; ++i) {
-            r = jail.host_sh("curl -sS --max-time 2 http://127.0.0.1:" + std::to_string(port) + "/index.html");
+            r = jail.host_sh("curl -sS --max-time 2 http://127.0.0.1:" + std::to_string(port) +
+                             "/index.html");
             if (r.status == 0) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
@@ -102,8 +105,9 @@ TEST_F(NetworkPublish, AServerInsideAnswersOnTheHostWhileTheCommandRuns) {
 TEST_F(NetworkPublish, ThePolicyKeyPublishesInProxyModeToo) {
     std::uint16_t hp = free_port();
     ajtest::TempDir scratch{"aj-pub"};
-    std::string pol = scratch.write("publish.toml", "extends = \"default\"\n[network]\nmode = \"proxy\"\npublish = [\"8001:" +
-                                            std::to_string(hp) + "\"]\n");
+    std::string pol = scratch.write(
+        "publish.toml", "extends = \"default\"\n[network]\nmode = \"proxy\"\npublish = [\"8001:" +
+                            std::to_string(hp) + "\"]\n");
     auto child = start({"-p", pol}, server_script(8001));
     auto r = fetch(hp);
     EXPECT_EQ(ajtest::trim(r.out), "published-ok") << describe(r);
@@ -119,13 +123,18 @@ TEST_F(NetworkPublish, NoPublishNothingListensOnTheHost) {
     std::uint16_t port = free_port();
     std::string p = std::to_string(port);
     // The server answers inside (up.flag says so) while the host probes its port.
-    auto child = start({}, "/usr/bin/python3 -m http.server " + p + " --bind 127.0.0.1 >/dev/null 2>&1 & "
-                           "for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:" + p +
-                           "/ && { touch up.flag; break; }; sleep 0.1; done; "
-                           "for i in $(seq 300); do [ -e done.flag ] && break; sleep 0.1; done; echo finished");
+    auto child = start(
+        {},
+        "/usr/bin/python3 -m http.server " + p +
+            " --bind 127.0.0.1 >/dev/null 2>&1 & "
+            "for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:" +
+            p +
+            "/ && { touch up.flag; break; }; sleep 0.1; done; "
+            "for i in $(seq 300); do [ -e done.flag ] && break; sleep 0.1; done; echo finished");
     for (int i = 0; i < 100 && !ajtest::exists(jail.ws() + "/up.flag"); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    ASSERT_TRUE(ajtest::exists(jail.ws() + "/up.flag")) << "the server inside never answered inside";
+    ASSERT_TRUE(ajtest::exists(jail.ws() + "/up.flag"))
+        << "the server inside never answered inside";
     bool reached = false;
     for (int i = 0; i < 20; ++i) {
         reached = reached || can_connect(port);
@@ -153,7 +162,8 @@ TEST_F(NetworkPublish, AHostPortInUseOrHostModeIsRefusedBeforeTheCommandStarts) 
     ::close(fd);
     EXPECT_EQ(r.status, 125) << describe(r);
     EXPECT_FALSE(ajtest::contains(r.out, "ran")) << describe(r);
-    EXPECT_TRUE(ajtest::contains(r.err, "127.0.0.1:" + busy + ": something already listens there")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "127.0.0.1:" + busy + ": something already listens there"))
+        << describe(r);
     EXPECT_EQ(ajtest::lines(ajtest::trim(r.err)).size(), 1u) << describe(r);
     auto h = jail.sh("echo ran", {"--net", "host", "--publish", "3000"});
     EXPECT_EQ(h.status, 125) << describe(h);

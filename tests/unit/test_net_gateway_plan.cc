@@ -29,9 +29,10 @@ std::string env_of(const Plan& p, const std::string& name) {
 // The defaults plus a [network] layer and a secret bound to the gateway variable.
 Policy gateway_policy(PlanTree& t, const std::string& extra = "") {
     Policy p = t.defaults();
-    auto layer = policy::load_text("[network]\nmode = \"proxy\"\ngateways = [\"ANTHROPIC_BASE_URL\"]\n" + extra +
-                                       "\n[secrets]\nKEY = { source = \"env:REAL\", base_url = \"OPENAI_BASE_URL\" }\n",
-                                   "g.toml");
+    auto layer = policy::load_text(
+        "[network]\nmode = \"proxy\"\ngateways = [\"ANTHROPIC_BASE_URL\"]\n" + extra +
+            "\n[secrets]\nKEY = { source = \"env:REAL\", base_url = \"OPENAI_BASE_URL\" }\n",
+        "g.toml");
     EXPECT_TRUE(layer) << (layer ? "" : layer.error().message());
     if (!layer) return p;
     p.network.mode = layer->network.mode;
@@ -43,11 +44,15 @@ Policy gateway_policy(PlanTree& t, const std::string& extra = "") {
 
 TEST(NetGateway, PolicyKeysParseAndBadOnesNameTheirPlace) {
     EXPECT_EQ(parse_err("[network]\ngateways = [\"9X\"]\n").substr(0, 10), "t.toml:2:1");
-    EXPECT_NE(parse_err("[network]\npublish = [\"0\"]\n").find("expected PORT or PORT:HOSTPORT"), std::string::npos);
-    EXPECT_NE(parse_err("[network]\npublish = [\"a:b\"]\n").find("network.publish[0]"), std::string::npos);
-    EXPECT_NE(parse_err("[secrets]\nK = { source = \"env:X\", base_url = \"not a var\" }\n").find("secrets.K.base_url"),
+    EXPECT_NE(parse_err("[network]\npublish = [\"0\"]\n").find("expected PORT or PORT:HOSTPORT"),
               std::string::npos);
-    auto ok = policy::load_text("[network]\ngateways = [\"A_URL\"]\npublish = [\"3000\", \"8080:18080\"]\n", "t.toml");
+    EXPECT_NE(parse_err("[network]\npublish = [\"a:b\"]\n").find("network.publish[0]"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[secrets]\nK = { source = \"env:X\", base_url = \"not a var\" }\n")
+                  .find("secrets.K.base_url"),
+              std::string::npos);
+    auto ok = policy::load_text(
+        "[network]\ngateways = [\"A_URL\"]\npublish = [\"3000\", \"8080:18080\"]\n", "t.toml");
     ASSERT_TRUE(ok) << ok.error().message();
     ASSERT_EQ(ok->network.publish.size(), 2u);
     EXPECT_EQ(ok->network.publish[0].host_port, 3000);
@@ -109,14 +114,16 @@ TEST(NetGateway, UnsetVariableOpensNothingAndPlainHttpElsewhereGetsNoSecret) {
 
 TEST(NetGateway, MalformedUrlsAndTheProxysOwnPortAreRefused) {
     PlanTree t;
-    for (const std::string bad : {"ftp://x", "http://", "http://a:b@127.0.0.1", "http://127.0.0.1:0",
-                                  "http://[::1", "http://exa mple", "http://127.0.0.1:3128"}) {
+    for (const std::string bad :
+         {"ftp://x", "http://", "http://a:b@127.0.0.1", "http://127.0.0.1:0", "http://[::1",
+          "http://exa mple", "http://127.0.0.1:3128"}) {
         auto host = t.host();
         host.environ.push_back("ANTHROPIC_BASE_URL=" + bad);
         host.environ.push_back("REAL=x");
         auto r = plan::build(gateway_policy(t), {"/x"}, host);
         ASSERT_FALSE(r) << bad;
-        EXPECT_NE(r.error().message().find("gateway $ANTHROPIC_BASE_URL"), std::string::npos) << r.error().message();
+        EXPECT_NE(r.error().message().find("gateway $ANTHROPIC_BASE_URL"), std::string::npos)
+            << r.error().message();
     }
 }
 
@@ -130,7 +137,8 @@ TEST(NetGateway, PublishIsPlannedExceptInHostModeOrTwiceOnOnePort) {
     ASSERT_EQ(r->publish.size(), 2u);
     EXPECT_EQ(r->publish[1].port, 8080);
     EXPECT_EQ(r->publish[1].host_port, 18080);
-    EXPECT_NE(plan::to_text(*r).find("127.0.0.1:18080 on the host -> 127.0.0.1:8080 inside"), std::string::npos);
+    EXPECT_NE(plan::to_text(*r).find("127.0.0.1:18080 on the host -> 127.0.0.1:8080 inside"),
+              std::string::npos);
     Policy twice = p;
     ASSERT_TRUE(policy::add_publish(twice, "9000:3000", flag("--publish")));
     auto dup = plan::build(twice, {"/x"}, t.host());
