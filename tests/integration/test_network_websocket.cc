@@ -52,6 +52,15 @@ s.sendall(('GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: 
 h = head()
 status = h.split(' ')[1] if h else 'none'
 print('R status', status)
+if status != '101' and os.environ.get('WS_THEN_GET'):
+    # The answer was plain HTTP: read its body, then use the connection for another request.
+    n = int([l.split(':')[1] for l in h.split('\r\n') if l.lower().startswith('content-length:')][0])
+    while len(buf) < n: buf += s.recv(65536)
+    print('R body', buf[:n].decode('latin1').replace('\n', '|'))
+    buf = buf[n:]
+    s.sendall(('GET /hello HTTP/1.1\r\nHost: %s:%d\r\n\r\n' % (host, port)).encode())
+    print('R second', head().split(' ')[1])
+    sys.exit(0)
 if status != '101':
     try:
         while True:
@@ -233,6 +242,26 @@ TEST_F(NetworkWebSocket, ASwitchThatDoesNotAnswerTheHandshakeIsRefused) {
     EXPECT_TRUE(ajtest::contains(line(p, "body"), "bytes after a WebSocket handshake"))
         << describe(p);
     EXPECT_EQ(api.requests().size(), 2u);  // the /ws-wrong-accept and /switch requests only
+}
+
+// A non-101 answer to a handshake (here the origin ignores the upgrade and answers
+// 200) is an HTTP response like any other: the connection goes on as HTTP, and the
+// next request on it is checked and answered.
+TEST_F(NetworkWebSocket, ANon101AnswerContinuesAsHttp) {
+    TestServer ka({"keepalive", &cert, false, true});
+    std::string kp = std::to_string(ka.port());
+    NetPolicy p;
+    p.hosts = {{"api.test", "127.0.0.1"}};
+    p.allow_toml = {"{ host = \"api.test:" + kp + "\", methods = [\"GET\"] }"};
+    std::string pol = scratch.write("ws-ka.toml", ajnet::toml(p));
+    auto r = client(pol, "tunnel api.test " + kp + " /hello", "unused", "WS_THEN_GET=1");
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(line(r, "status"), "200") << describe(r);
+    EXPECT_EQ(line(r, "body"), "hello from keepalive|") << describe(r);
+    EXPECT_EQ(line(r, "second"), "200") << describe(r);
+    ASSERT_EQ(ka.requests().size(), 2u) << describe(r);
+    EXPECT_TRUE(ajtest::contains(ka.requests()[0].head, "Upgrade: websocket"))
+        << ka.requests()[0].head;
 }
 
 }  // namespace
