@@ -313,6 +313,9 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
         rule.text = hp;
         rule.origin = "gateway $" + g.var;
         rule.gateway = true;
+        // Like a secret's host: it makes the origin reachable, but never widens the
+        // method and path rules the policy writes for it.
+        rule.implied = true;
         s->rules.allow.push_back(std::move(rule));
         if (!g.loopback) continue;
         if (g.address == *net::parse_numeric_host("127.0.0.1") && g.port == s->port)

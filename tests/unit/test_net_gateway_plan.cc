@@ -90,6 +90,23 @@ TEST(NetGateway, ALoopbackGatewayOpensItsOriginAndAListenerOnly) {
     EXPECT_NE(plan::to_json(*r).find("\"gateways\""), std::string::npos);
 }
 
+// A gateway's entry never widens the method rules written for its origin.
+TEST(NetGateway, TheGatewaysEntryKeepsTheRulesForItsOrigin) {
+    PlanTree t;
+    Policy p = gateway_policy(t);
+    p.network.allow.push_back({"127.0.0.1:4000", flag("--allow-host"), {"GET"}, {}});
+    auto host = t.host();
+    host.environ.push_back("ANTHROPIC_BASE_URL=http://127.0.0.1:4000");
+    host.environ.push_back("REAL=x");
+    auto r = plan::build(p, {"/x"}, host);
+    ASSERT_TRUE(r) << r.error().message();
+    namespace net = agentjail::net;
+    EXPECT_TRUE(net::check_name(r->net->rules, "127.0.0.1", 4000).allowed);
+    EXPECT_TRUE(net::check_request(r->net->rules, "127.0.0.1", 4000, "GET", "/v1").allowed);
+    EXPECT_FALSE(net::check_request(r->net->rules, "127.0.0.1", 4000, "POST", "/v1").allowed);
+    EXPECT_FALSE(net::check_name(r->net->rules, "127.0.0.1", 4001).allowed);
+}
+
 TEST(NetGateway, UnsetVariableOpensNothingAndPlainHttpElsewhereGetsNoSecret) {
     PlanTree t;
     auto host = t.host();
