@@ -120,6 +120,11 @@ po::options_description run_options() {
          "file:PATH, dotenv:FILE (NAME from a .env file; FILE#KEY another key) or "
          "json:FILE#dotted.path (a string field). Without @HOSTS: the hosts of the policy's own "
          "[secrets] NAME. Implies --net proxy and allows HOSTS; repeatable")
+        ("publish", po::value<std::vector<std::string>>()->value_name("PORT[:HOSTPORT]"),
+         "make a server the command runs inside on 127.0.0.1:PORT reachable from the host at "
+         "127.0.0.1:HOSTPORT (default: the same port), e.g. --publish 3000 for a dev server, "
+         "--publish 8080:18080 to use another port on the host; only the host's loopback "
+         "listens, while the command runs; any network mode but host; repeatable")
         ("net-log", po::value<std::string>()->value_name("FILE"),
          "write one JSON line per connection attempt (time, host, port, method, decision, "
          "rule, bytes)")
@@ -256,6 +261,8 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
         if (auto r = policy::set_net_mode(p, value, flag_origin("--net")); !r) return r;
     } else if (key == "allow-host") {
         if (auto r = policy::add_allow_host(p, value, flag_origin("--allow-host")); !r) return r;
+    } else if (key == "publish") {
+        if (auto r = policy::add_publish(p, value, flag_origin("--publish")); !r) return r;
     } else if (key == "deny-host") {
         if (auto r = policy::add_deny_host(p, value, flag_origin("--deny-host")); !r) return r;
     } else if (key == "net-preset") {
@@ -538,6 +545,9 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
     for (const auto& r : p.network.deny)
         if (from_cli(r.origin)) out.push_back("--deny-host " + r.pattern);
     if (from_cli(p.network.log.origin)) out.push_back("--net-log " + p.network.log.value);
+    for (const auto& r : p.network.publish)
+        if (from_cli(r.origin))
+            out.push_back("--publish " + std::to_string(r.port) + ":" + std::to_string(r.host_port));
     if (from_cli(p.hostname.origin)) out.push_back("--hostname " + p.hostname.value);
     if (from_cli(p.cwd.origin)) out.push_back("--cwd " + p.cwd.value);
     return out;

@@ -6,6 +6,7 @@
 #include "limits/enforce.hpp"
 #include "launch/launch.hpp"
 #include "net/proxy.hpp"
+#include "net/publish.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 #include "tty/relay.hpp"
@@ -40,6 +41,8 @@ public:
     // The network proxy serving the sandbox (proxy mode only); declared last, so
     // it stops first when a sandbox is dropped without wait().
     std::unique_ptr<net::Proxy> proxy;
+    // Published ports' listeners on the host (closed when the run ends).
+    std::unique_ptr<net::Publisher> publisher;
     bool shares_host_network = false;
     // Overlay mode: the run's state (upper layer, start snapshot), finished in wait().
     std::unique_ptr<workspace::OverlayRun> overlay;
@@ -270,6 +273,14 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         if (!p) return std::move(p).error();
         proxy = std::move(*p);
     }
+    // Published ports listen on the host before anything is cloned: a port in use is
+    // an error before the command starts.
+    std::unique_ptr<net::Publisher> publisher;
+    if (!plan->publish.empty()) {
+        auto pub = net::Publisher::bind(plan->publish);
+        if (!pub) return std::move(pub).error();
+        publisher = std::move(*pub);
+    }
     launch::Hooks hooks = enforcer->hooks();
     if (proxy) {
         // The interception CA is made after clone and before the child runs: its
@@ -303,12 +314,17 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (proxy) {
         // Without the proxy the sandbox would run with no way out and no word why:
         // a failure here ends the launch (the Process's destructor kills it).
-        auto served = proxy->serve(proc->take_proxy_socket());
+        auto served = proxy->serve(proc->take_proxy_socket(), proc->take_gateway_sockets());
+        if (!served) return std::move(served).error();
+    }
+    if (publisher) {
+        auto served = publisher->serve(proc->take_publish_socket());
         if (!served) return std::move(served).error();
     }
     if (auto r = (*relay)->start(proc->take_pty_master()); !r) return std::move(r).error();
     auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*relay), std::move(*proc));
     launched->proxy = std::move(proxy);
+    launched->publisher = std::move(publisher);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
     launched->overlay = std::move(overlay);
     if (clone) {
@@ -340,6 +356,7 @@ Result<RunResult> Sandbox::wait() {
     if (l_->relay) l_->relay->finish();
     if (!r) return std::move(r).error();
     l_->enforcer.finish(*r);
+    if (l_->publisher) l_->publisher->stop();  // the host port is free again
     if (l_->proxy) {
         // The command is gone: end its connections (each is logged) and count them.
         net::Counters c = l_->proxy->stop();

@@ -67,9 +67,12 @@ enum class Stage : int {
     overlay_open,    // fsopen("overlay"): no overlayfs for this user namespace
     overlay_layers,  // a layer or an option refused (userxattr: before Linux 5.11)
     overlay_create,  // the filesystem refused the layers together
+    gateway_socket,  // a model gateway's listener inside (docs/network.md)
     listener = 100,  // not a failure: the message carries the seccomp listener fd
     proxy_fd = 101,  // not a failure: the message carries the proxy's listening socket
     pty_fd = 102,    // not a failure: the message carries the sandbox's pty master
+    gateway_fd = 103,  // not a failure: the message carries a gateway's listening socket
+    publish_fd = 104,  // a socket for a published port (on the publish pair, not err_fd)
 };
 
 const char* stage_name(Stage s);

@@ -77,6 +77,23 @@ int open_proxy_socket(std::uint16_t port) {
     return s;
 }
 
+// A model gateway's listener, at the gateway's own loopback address and port inside
+// (so a client given ANTHROPIC_BASE_URL connects there as it would on the host).
+int open_gateway_socket(const sockaddr_storage& a) {
+    int s = ::socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return -errno;
+    int one = 1;
+    ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    socklen_t len = a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    if (a.ss_family == AF_INET6) ::setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (::bind(s, reinterpret_cast<const sockaddr*>(&a), len) < 0 || ::listen(s, 256) < 0) {
+        int e = errno;
+        ::close(s);
+        return -e;
+    }
+    return s;
+}
+
 int loopback_up() {
     int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (s < 0) return -errno;
@@ -136,6 +153,26 @@ void send_event(const ChildSpec& s, std::int32_t kind, std::int32_t sig) {
     (void)!::write(s.events_fd, &e, sizeof e);
 }
 
+// Published ports: one unconnected TCP socket of the sandbox's network namespace
+// for each request byte (6: IPv6, else IPv4), passed back in order; agentjail
+// connects it to the published port. Drains every request: the signal that woke
+// us may stand for several.
+void serve_publish(const ChildSpec& s) {
+    for (;;) {
+        char req[16];
+        ssize_t n = ::recv(s.publish_fd, req, sizeof req, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        int fd = ::socket(req[0] == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            report(s.publish_fd, fs::Stage::publish_fd, errno, -1);
+            continue;
+        }
+        (void)send_fd(s.publish_fd, fs::Stage::publish_fd, fd);
+        ::close(fd);
+    }
+}
+
 // pid 1 of the sandbox: forwards signals sent from outside to the command, reaps
 // orphans, and exits once the command has; the kernel then kills whatever is left
 // in the pid namespace, so nothing survives the command (PROC-05).
@@ -166,6 +203,10 @@ void send_event(const ChildSpec& s, std::int32_t kind, std::int32_t sig) {
                     ::_exit(0);
                 }
             }
+            continue;
+        }
+        if (s.publish_fd >= 0 && (sig == s.publish_sig || sig == SIGIO)) {
+            serve_publish(s);
             continue;
         }
         // Signals from the kernel (the pty's hangup as the session leader, SIGPIPE...)
@@ -232,6 +273,20 @@ void child_main(ChildSpec& s) {
         int r = send_fd(s.err_fd, fs::Stage::proxy_fd, ps);
         if (r < 0) fail(s, fs::Stage::proxy_fd, -r);
         ::close(ps);  // neither the init nor the command keeps it
+    }
+    for (size_t i = 0; i < s.gateway_listen.size(); ++i) {
+        int gs = open_gateway_socket(s.gateway_listen[i]);
+        if (gs < 0) fail(s, fs::Stage::gateway_socket, -gs, static_cast<int>(i));
+        int r = send_fd(s.err_fd, fs::Stage::gateway_fd, gs);
+        if (r < 0) fail(s, fs::Stage::gateway_fd, -r, static_cast<int>(i));
+        ::close(gs);
+    }
+    if (s.publish_fd >= 0) {
+        // Readiness of the control pair becomes a queued signal for this process,
+        // which the init's sigwaitinfo() loop takes (SIGIO if the queue overflows).
+        if (::fcntl(s.publish_fd, F_SETOWN, ::getpid()) < 0 || ::fcntl(s.publish_fd, F_SETSIG, s.publish_sig) < 0 ||
+            ::fcntl(s.publish_fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0)
+            fail(s, fs::Stage::publish_fd, errno);
     }
     if (s.pty) open_pty(s);
     if (::chdir(s.cwd) < 0) fail(s, fs::Stage::chdir, errno);

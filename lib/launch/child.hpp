@@ -6,6 +6,7 @@
 #include "fs/rootfs.hpp"
 
 #include <linux/filter.h>
+#include <sys/socket.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -46,6 +47,13 @@ struct ChildSpec {
     bool limit_userns = true;  // write user.max_user_namespaces = 0 in our namespace
     int broadcast_sig = 0;     // from outside: the init sends SIGTERM to every process
     std::uint16_t proxy_port = 0;  // >0: listen on 127.0.0.1:port, pass the socket out
+    // Model gateways on loopback: listen at each address inside too and pass each
+    // socket out (Stage::gateway_fd), in this order (net::Settings::gateways).
+    std::vector<sockaddr_storage> gateway_listen;
+    // Published ports (net/publish.hpp): the init's end of the control pair, and the
+    // signal the kernel raises when it is readable (F_SETSIG). -1: none.
+    int publish_fd = -1;
+    int publish_sig = 0;
 
     struct Limit {
         int resource;

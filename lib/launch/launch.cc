@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,6 +120,24 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.limit_userns = !plan.allow_nested_userns;
     s.broadcast_sig = SIGRTMIN + 2;
     s.proxy_port = plan.proxy_port;
+    if (plan.net) {
+        for (const auto& g : plan.net->gateways) {
+            if (!g.listener) continue;
+            sockaddr_storage ss{};
+            if (g.address.v6) {
+                auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+                a->sin6_family = AF_INET6;
+                a->sin6_port = htons(g.port);
+                std::memcpy(&a->sin6_addr, g.address.bytes.data(), 16);
+            } else {
+                auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+                a->sin_family = AF_INET;
+                a->sin_port = htons(g.port);
+                std::memcpy(&a->sin_addr, g.address.bytes.data(), 4);
+            }
+            s.gateway_listen.push_back(ss);
+        }
+    }
     for (const auto& r : plan.rlimits) {
         ChildSpec::Limit l{};
         l.resource = r.resource;
@@ -210,6 +229,18 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     spec.wait_before_fork = static_cast<bool>(hooks.before_fork);
     spec.err_fd = err_w.get();
     spec.status_fd = status_w.get();
+    // Published ports: the init makes sockets in the sandbox's network namespace on
+    // request over this pair (net/publish.hpp says why).
+    sys::UniqueFd pub_r, pub_w;
+    if (!plan.publish.empty()) {
+        int pub[2];
+        if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pub) < 0)
+            return setup_error(ErrorKind::setup, errno, "socketpair");
+        pub_r.reset(pub[0]);
+        pub_w.reset(pub[1]);
+        spec.publish_fd = pub_w.get();
+        spec.publish_sig = SIGRTMIN + 3;
+    }
 
     int pidfd = -1;
     sys::CloneArgs args{};
@@ -228,6 +259,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         ::close(err_r.release());
         ::close(status_r.release());
         ::close(events_r.release());
+        if (pub_r) ::close(pub_r.release());
         child_main(spec);
     }
     if (pid < 0) return clone_error(static_cast<int>(-pid));
@@ -236,6 +268,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     err_w.reset();
     status_w.reset();
     events_w.reset();
+    pub_w.reset();
 
     auto abort_child = [&](Error e) -> Result<Process> {
         sys::pidfd_send_signal(pfd.get(), SIGKILL);
@@ -267,6 +300,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
 
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
     p.keep_placeholders(std::move(*placeholders));
+    if (pub_r) p.set_publish_socket(std::move(pub_r));
     if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze);
     if (::send(go_w.get(), "g", 1, MSG_NOSIGNAL) != 1)
         return setup_error(ErrorKind::setup, errno, "releasing the child");
@@ -311,6 +345,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         };
         if (r.stage == static_cast<std::int32_t>(fs::Stage::proxy_fd)) {
             p.set_proxy_socket(passed_fd());
+            continue;
+        }
+        if (r.stage == static_cast<std::int32_t>(fs::Stage::gateway_fd)) {
+            p.add_gateway_socket(passed_fd());
             continue;
         }
         if (r.stage == static_cast<std::int32_t>(fs::Stage::pty_fd)) {
@@ -360,7 +398,9 @@ Process::Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd, sys::U
 Process::Process(Process&& o) noexcept
     : pid_(o.pid_), pidfd_(std::move(o.pidfd_)), status_fd_(std::move(o.status_fd_)),
       started_(o.started_), reaped_(o.reaped_), supervisor_(std::move(o.supervisor_)),
-      proxy_socket_(std::move(o.proxy_socket_)), pty_master_(std::move(o.pty_master_)),
+      proxy_socket_(std::move(o.proxy_socket_)), gateway_sockets_(std::move(o.gateway_sockets_)),
+      publish_socket_(std::move(o.publish_socket_)),
+      pty_master_(std::move(o.pty_master_)),
       events_fd_(std::move(o.events_fd_)), placeholders_(std::move(o.placeholders_)) {
     o.reaped_ = true;
 }
@@ -386,6 +426,8 @@ Process& Process::operator=(Process&& o) noexcept {
         reaped_ = o.reaped_;
         supervisor_ = std::move(o.supervisor_);
         proxy_socket_ = std::move(o.proxy_socket_);
+        gateway_sockets_ = std::move(o.gateway_sockets_);
+        publish_socket_ = std::move(o.publish_socket_);
         pty_master_ = std::move(o.pty_master_);
         events_fd_ = std::move(o.events_fd_);
         placeholders_ = std::move(o.placeholders_);

@@ -88,6 +88,12 @@ public:
     // for the network proxy to serve; taken once.
     sys::UniqueFd take_proxy_socket() { return std::move(proxy_socket_); }
     void set_proxy_socket(sys::UniqueFd fd) { proxy_socket_ = std::move(fd); }
+    // The model gateways' listeners inside (net::Settings::gateways with `listener`).
+    std::vector<sys::UniqueFd> take_gateway_sockets() { return std::move(gateway_sockets_); }
+    void add_gateway_socket(sys::UniqueFd fd) { gateway_sockets_.push_back(std::move(fd)); }
+    // agentjail's end of the init's socket pair for published ports (Plan::publish).
+    sys::UniqueFd take_publish_socket() { return std::move(publish_socket_); }
+    void set_publish_socket(sys::UniqueFd fd) { publish_socket_ = std::move(fd); }
     sys::UniqueFd take_pty_master() { return std::move(pty_master_); }
     void set_pty_master(sys::UniqueFd fd) { pty_master_ = std::move(fd); }
 
@@ -108,6 +114,8 @@ private:
     bool reaped_ = false;
     std::unique_ptr<Supervisor> supervisor_;
     sys::UniqueFd proxy_socket_;
+    std::vector<sys::UniqueFd> gateway_sockets_;
+    sys::UniqueFd publish_socket_;
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
     fs::Placeholders placeholders_;

@@ -289,15 +289,16 @@ private:
                 log_request(x_.first.method, x_.first_path, false, failure_, x_.rule, 502);
                 co_return co_await reply(502, "Bad Gateway", failure_);
             }
-            replace_ = x_.upstream_tls ? px_.secrets_for(x_.host, x_.port) : decltype(replace_){};
+            replace_ = x_.upstream_tls || x_.inject_plain ? px_.secrets_for(x_.host, x_.port)
+                                                          : decltype(replace_){};
         } else {
             // The first byte of the tunnel tells TLS (a handshake record) from plain HTTP.
             arm(handshake_timeout);
             if (cbuf_.empty() && !co_await fill(Side::client)) co_return;
             disarm();
             if (static_cast<unsigned char>(cbuf_[0]) == 0x16) {
-                std::string why;
-                asio::ssl::context* ctx = px_.ca->server_context(x_.host, why);
+                std::string why = "TLS from the client, but this run has no CA to answer it";
+                asio::ssl::context* ctx = px_.ca ? px_.ca->server_context(x_.host, why) : nullptr;
                 if (ctx == nullptr) {
                     log_request("?", "", false, why, x_.rule, 0);
                     co_return abort();
@@ -331,6 +332,17 @@ private:
                     co_return co_await reply(502, "Bad Gateway", failure_);
                 }
                 // Secrets go only where the upstream leg is TLS.
+                replace_ = px_.secrets_for(x_.host, x_.port);
+            } else if (x_.upstream_tls) {
+                // A gateway's https origin, spoken to in plain HTTP on its listener
+                // inside: the upstream leg is TLS all the same.
+                if (!co_await upstream_handshake()) {
+                    log_request("?", "", false, failure_, x_.rule, 502);
+                    co_return co_await reply(502, "Bad Gateway", failure_);
+                }
+                replace_ = px_.secrets_for(x_.host, x_.port);
+            } else if (x_.inject_plain) {
+                // A loopback gateway's plain-HTTP origin: the value never leaves the machine.
                 replace_ = px_.secrets_for(x_.host, x_.port);
             }
         }

@@ -213,6 +213,12 @@ void Proxy::Impl::write_line(const nlohmann::ordered_json& j) {
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
+const Gateway* Proxy::Impl::gateway_for(const std::string& host, std::uint16_t port) const {
+    for (const auto& g : settings.gateways)
+        if (g.host == host && g.port == port) return &g;
+    return nullptr;
+}
+
 std::vector<SecretUse> Proxy::Impl::secrets_for(const std::string& host, std::uint16_t port) const {
     std::vector<SecretUse> out;
     const auto& secrets = settings.secrets;
@@ -397,6 +403,7 @@ private:
             return deny("'" + host_ + "' is not a host name", "default");
         NameDecision d = check_name(px_.settings.rules, host_, port);
         rule_ = d.rule;
+        gateway_ = d.gateway;
         if (!d.allowed) {
             // An internal address (loopback, private, one of the host's own) not in
             // the allowlist: the refusal says what it is rather than how to allow it.
@@ -424,8 +431,15 @@ private:
                 if (!rd.allowed) return deny(rd.reason, rd.rule);
                 rule_ = rd.rule;
             }
-            pick_secrets();
-            exchange_ = restricted || tls_upstream_;
+            const Gateway* gw = px_.gateway_for(host_, port);
+            if (gw != nullptr && gw->loopback && !gw->https) {
+                // A loopback gateway over plain HTTP: every request is checked and
+                // logged, and its secrets go in without TLS (it never leaves the machine).
+                exchange_ = true;
+            } else {
+                pick_secrets();
+                exchange_ = restricted || tls_upstream_;
+            }
         } else if (needs_requests(px_.settings.rules, host_, port) ||
                    !px_.secrets_for(host_, port).empty()) {
             // A tunnel whose requests must be seen: intercepted with the run's CA.
@@ -484,7 +498,10 @@ private:
             asio::ip::address a = entry.endpoint().address();
             if (a.is_v6() && a.to_v6().scope_id() != 0)
                 return deny(host_ + " resolved to a scoped IPv6 address", rule_);
-            std::string bad = check_address(host_, from_asio(a), px_.own_addresses());
+            // A gateway's origin is the one destination named for what it is (the
+            // user's own LiteLLM on a private address, say): not range-checked.
+            std::string bad =
+                gateway_ ? std::string() : check_address(host_, from_asio(a), px_.own_addresses());
             if (!bad.empty()) return deny(bad, rule_);
             endpoints_.push_back(entry.endpoint());
         }
@@ -541,6 +558,8 @@ private:
         x.first = std::move(req_);
         x.first_path = first_path_;
         x.upstream_tls = tls_upstream_;
+        const Gateway* gw = px_.gateway_for(host_, port_);
+        x.inject_plain = gw != nullptr && gw->loopback && !gw->https;
         x.method = method_;
         x.rule = rule_;
         x.started = started_;
@@ -781,6 +800,7 @@ private:
     bool connecting_ = false;
     bool timed_out_ = false;
     bool tls_upstream_ = false;
+    bool gateway_ = false;    // allowed as a model gateway's origin (no range check)
     bool exchange_ = false;   // plain HTTP whose requests the exchange forwards
     bool intercept_ = false;  // a tunnel the exchange intercepts
     std::uint16_t connect_port_ = 0;
@@ -863,6 +883,7 @@ Proxy::~Proxy() {
     // Sessions still queued in the io_context log from their destructors: the log
     // stays open until they are gone.
     impl_->acceptor.reset();
+    impl_->gateway_acceptors.clear();
     impl_->io.reset();
     if (!impl_->ca_dir.empty()) {
         (void)::unlink(impl_->settings.ca_bundle_host.c_str());
@@ -944,7 +965,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Settings& settings) {
     return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
 }
 
-Result<void> Proxy::serve(sys::UniqueFd listener) {
+Result<void> Proxy::serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gateway_listeners) {
     if (!listener) return Error(ErrorKind::internal, EBADF, "network proxy: no listening socket");
     if (impl_->thread.joinable() || impl_->stopped)
         return Error(ErrorKind::internal, EINVAL, "network proxy: already serving");
@@ -976,6 +997,20 @@ Result<void> Proxy::serve(sys::UniqueFd listener) {
         impl_->acceptor.emplace(*impl_->io);
         impl_->acceptor->assign(protocol, listener.release());
         impl_->accept();
+        size_t next = 0;
+        for (size_t i = 0; i < impl_->settings.gateways.size(); ++i) {
+            if (!impl_->settings.gateways[i].listener) continue;
+            if (next >= gateway_listeners.size() || !gateway_listeners[next])
+                return Error(ErrorKind::internal, EBADF,
+                             "network proxy: no listener for the gateway " +
+                                 impl_->settings.gateways[i].var);
+            sys::UniqueFd fd = std::move(gateway_listeners[next++]);
+            bound_buffers(fd.get(), impl_->settings.bounds);
+            auto& a =
+                impl_->gateway_acceptors.emplace_back(std::make_unique<tcp::acceptor>(*impl_->io));
+            a->assign(impl_->settings.gateways[i].address.v6 ? tcp::v6() : tcp::v4(), fd.release());
+            impl_->accept_gateway(*a, i);
+        }
     } catch (const std::exception& e) {
         return Error(ErrorKind::setup, 0, std::string("network proxy: ") + e.what());
     }
@@ -1020,6 +1055,7 @@ Counters Proxy::stop() {
                 m.stopping = true;
                 error_code ec;
                 if (m.acceptor) m.acceptor->close(ec);
+                for (auto& a : m.gateway_acceptors) a->close(ec);
                 std::vector<Connection*> all(m.sessions.begin(), m.sessions.end());
                 for (Connection* s : all) s->abort();
             });

@@ -37,6 +37,27 @@ struct Secret {
     std::string detail;
 };
 
+// A model gateway ([network] gateways, docs/network.md "Model gateways on
+// loopback"): the origin a variable such as ANTHROPIC_BASE_URL names. Exactly that
+// origin is allowed (loopback and private addresses included, for it only). A
+// loopback origin also gets a listener at the same address and port inside the
+// sandbox (opened by the init, served here): each connection on it is relayed to
+// the host's origin with every request parsed, checked and logged, and the secrets
+// bound to it put in, over plain HTTP too (the origin never leaves the machine).
+struct Gateway {
+    std::string var;         // "ANTHROPIC_BASE_URL"
+    std::string url;         // its value
+    bool https = false;
+    std::string host;        // normalised: "127.0.0.1", "localhost", "gw.example.com"
+    std::uint16_t port = 0;
+    bool loopback = false;   // 127/8, ::1 or localhost
+    // Loopback only: the address of the listener inside, which is also where the
+    // proxy connects on the host (localhost: 127.0.0.1). `listener`: this entry opens
+    // it (two variables naming one origin share the first one's).
+    Address address;
+    bool listener = false;
+};
+
 // What the proxy enforces, as the plan carries it (plain data, no Asio).
 // What one run's proxy may hold (docs/network.md, "Bounds"): connections at once,
 // each socket's kernel buffers, the splice pipes and the buffers of the copy path.
@@ -67,6 +88,7 @@ struct Settings {
     // ("ANTHROPIC_API_KEY not set (optional: $ANTHROPIC_API_KEY is not set)"); explain only.
     std::vector<std::string> secrets_not_set;
     std::vector<Secret> secrets;
+    std::vector<Gateway> gateways;
     // TLS interception (docs/network.md): destinations whose rules need to see the
     // requests (methods/paths, or a secret bound to the host) are served with
     // certificates of a per-run CA. The proxy writes its certificate, after the
@@ -98,8 +120,10 @@ public:
     // the sandbox was cloned and before it runs (launch's before_release), so the key
     // is in no memory the sandbox was copied from; a no-op without interception.
     Result<void> prepare_ca();
-    // Starts serving `listener` (a listening TCP socket) on the proxy's thread.
-    Result<void> serve(sys::UniqueFd listener);
+    // Starts serving `listener` (a listening TCP socket) on the proxy's thread, and
+    // the gateways' listeners inside the sandbox, one per Gateway with `listener`, in
+    // the order of settings.gateways.
+    Result<void> serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gateway_listeners = {});
     // Stops accepting, ends every connection (each one logged), joins the thread.
     // Idempotent; returns the final counts.
     Counters stop();

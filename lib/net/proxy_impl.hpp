@@ -71,6 +71,11 @@ struct Proxy::Impl {
     std::string ca_dir;  // the directory of settings.ca_bundle_host, removed at the end
 
     void accept();
+    // The gateways' listeners inside the sandbox (gateway.cc): each connection is
+    // relayed to the gateway's origin on the host as an intercepted exchange.
+    std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> gateway_acceptors;
+    void accept_gateway(boost::asio::ip::tcp::acceptor& a, size_t gateway);
+    const Gateway* gateway_for(const std::string& host, std::uint16_t port) const;
     // One JSON line to the log: fields escaped (util::inert_json), deny lines
     // through the limiter; flush_log_summaries() writes the counts it holds.
     void write_log(const nlohmann::ordered_json& j);
@@ -98,7 +103,10 @@ struct ExchangeStart {
     std::string client_bytes;         // read from the client beyond what was parsed
     Request first;                    // plain: the request, already checked
     std::string first_path;           // plain: its normalised path and query
-    bool upstream_tls = false;        // plain: the request goes on over TLS (secrets)
+    bool upstream_tls = false;        // the upstream leg is TLS (plain: for secrets; gateway: https)
+    // A loopback gateway's origin (proxy.hpp Gateway): secrets go in although the
+    // upstream leg is plain HTTP, since it never leaves the machine.
+    bool inject_plain = false;
     std::string method;               // the tunnel's "CONNECT" or "SOCKS5", for its log line
     std::string rule;                 // the rule that allowed the destination
     std::chrono::system_clock::time_point started;

@@ -168,7 +168,7 @@ NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t
         if (matches(r.pattern, host, port, false)) {
             // An entry naming this exact address decides over a broader one ("*:*"
             // first, "127.0.0.1:8080" later): only it lifts the address check.
-            bool names_address = r.pattern.kind == HostPattern::Kind::exact && r.pattern.numeric;
+            bool names_address = (r.pattern.kind == HostPattern::Kind::exact && r.pattern.numeric) || r.gateway;
             if (!allow || names_address) allow = &r;
             if (names_address) break;
             continue;
@@ -204,6 +204,7 @@ NameDecision check_name(const Rules& rules, std::string_view host, std::uint16_t
     }
     if (allow->pattern.kind == HostPattern::Kind::exact && allow->pattern.numeric)
         d.named_address = parse_numeric_host(allow->pattern.host);
+    d.gateway = allow->gateway;
     return d;
 }
 

@@ -44,6 +44,9 @@ struct Rule {
     // Added for a secret's host: it lets the host be reached, but never widens
     // the method and path rules written for that host.
     bool implied = false;
+    // A model gateway's origin (proxy.hpp Gateway): the addresses it resolves to are
+    // reached even when loopback or private, since the user named this origin.
+    bool gateway = false;
     bool restricted() const { return !methods.empty() || !paths.empty(); }
 };
 
@@ -76,6 +79,8 @@ struct NameDecision {
     // The policy named this exact destination address (an exact numeric allow rule
     // or a pin): the private-range check does not apply to it.
     std::optional<Address> named_address;
+    // Allowed as a model gateway's origin: no range check of its resolved addresses.
+    bool gateway = false;
 };
 
 // Deny entries with methods or paths do not refuse a name: they refuse requests.

@@ -21,7 +21,8 @@ bool iequals(std::string_view a, std::string_view b) {
            });
 }
 
-int count_headers(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view name) {
+int count_headers(const std::vector<std::pair<std::string, std::string>>& headers,
+                  std::string_view name) {
     int n = 0;
     for (const auto& h : headers)
         if (iequals(h.first, name)) ++n;
@@ -30,7 +31,8 @@ int count_headers(const std::vector<std::pair<std::string, std::string>>& header
 
 std::string base64(const unsigned char* data, size_t n) {
     std::string out(4 * ((n + 2) / 3) + 1, '\0');
-    int len = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(n));
+    int len =
+        EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(n));
     out.resize(len > 0 ? static_cast<size_t>(len) : 0);
     return out;
 }
@@ -78,7 +80,8 @@ bool websocket_switched(const Request& r, const Response& resp, std::string& why
         return false;
     }
     if (up == nullptr || !iequals(*up, "websocket")) {
-        why = "the switch is to " + (up == nullptr ? std::string("no named protocol") : "'" + *up + "'") +
+        why = "the switch is to " +
+              (up == nullptr ? std::string("no named protocol") : "'" + *up + "'") +
               ", not websocket";
         return false;
     }
@@ -88,7 +91,8 @@ bool websocket_switched(const Request& r, const Response& resp, std::string& why
     }
     const std::string* key = find_header(r.headers, "sec-websocket-key");
     const std::string* accept = find_header(resp.headers, "sec-websocket-accept");
-    if (key == nullptr || accept == nullptr || count_headers(resp.headers, "sec-websocket-accept") != 1 ||
+    if (key == nullptr || accept == nullptr ||
+        count_headers(resp.headers, "sec-websocket-accept") != 1 ||
         *accept != websocket_accept(*key)) {
         why = "its Sec-WebSocket-Accept does not answer the request's key";
         return false;

@@ -5,6 +5,7 @@
 #include "plan/internal.hpp"
 
 #include "net/address.hpp"
+#include "net/http.hpp"
 #include "net/rules.hpp"
 #include "net/secret_source.hpp"
 
@@ -108,6 +109,76 @@ std::string shown_path(const std::string& path, const std::string& home) {
     return path;
 }
 
+// A gateway variable's value: http:// or https://, a host (a name, an IPv4
+// address or a bracketed IPv6 one), an optional port, an optional path. "" when it
+// is one, else what is wrong with it.
+std::string parse_gateway_url(const std::string& url, net::Gateway& g) {
+    std::string rest;
+    if (url.rfind("http://", 0) == 0) {
+        rest = url.substr(7);
+    } else if (url.rfind("https://", 0) == 0) {
+        g.https = true;
+        rest = url.substr(8);
+    } else {
+        return "expected an http:// or https:// URL";
+    }
+    for (char c : url)
+        if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return "a space or control character in the URL";
+    std::string authority = rest.substr(0, rest.find_first_of("/?#"));
+    if (authority.empty()) return "no host in the URL";
+    if (authority.find('@') != std::string::npos) return "user info (user:password@) in the URL is not supported";
+    std::string host;
+    std::uint16_t port = 0;
+    if (!net::split_authority(authority, g.https ? 443 : 80, host, port)) return "a malformed host or port";
+    if (host.find(':') != std::string::npos && !net::parse_numeric_host(host)) return "a malformed IPv6 address";
+    g.host = net::normalize_host(host);
+    if (g.host.empty()) return "no host in the URL";
+    g.port = port;
+    auto numeric = net::parse_numeric_host(g.host);
+    if (numeric && net::classify(*numeric) == net::AddressKind::loopback) {
+        g.loopback = true;
+        g.address = *numeric;
+    } else if (g.host == "localhost") {
+        // Inside, localhost is 127.0.0.1 (the sandbox's /etc/hosts): the listener is
+        // there, and the proxy connects to the same address on the host.
+        g.loopback = true;
+        g.address = *net::parse_numeric_host("127.0.0.1");
+    }
+    return {};
+}
+
+// The gateway variables: [network] gateways, then the variables secrets name as
+// base_url (which makes them gateways too), each once.
+std::vector<policy::GatewayRule> gateway_vars(const policy::NetworkPolicy& n) {
+    std::vector<policy::GatewayRule> out = n.gateways;
+    for (const auto& sec : n.secrets) {
+        if (sec.base_url.empty()) continue;
+        if (std::none_of(out.begin(), out.end(), [&](const policy::GatewayRule& g) { return g.var == sec.base_url; }))
+            out.push_back({sec.base_url, sec.origin});
+    }
+    return out;
+}
+
+// The gateways whose variables are set in agentjail's environment, each variable
+// passed into the sandbox unchanged (it names a URL, not a credential, so even an
+// environment deny rule does not hold it back). A malformed URL is an error.
+Result<std::vector<net::Gateway>> plan_gateways(const policy::NetworkPolicy& n, const HostFacts& host, Plan& plan) {
+    std::vector<net::Gateway> out;
+    for (const auto& rule : gateway_vars(n)) {
+        auto v = env_lookup(host.environ, rule.var);
+        if (!v || v->empty()) continue;
+        net::Gateway g;
+        g.var = rule.var;
+        g.url = *v;
+        std::string why = parse_gateway_url(*v, g);
+        if (!why.empty())
+            return invalid_at(rule.origin, "gateway $" + rule.var + " = '" + util::printable(*v) + "': " + why);
+        set_env(plan, rule.var, *v);
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
 Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, const ExpandContext& ctx,
                          const PlaceholderKey& key, Plan& plan, net::Settings& s) {
     net::Secret out;
@@ -188,6 +259,29 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
         rule.implied = true;
         s.rules.allow.push_back(std::move(rule));
     }
+    if (!sec.base_url.empty()) {
+        // The gateway's origin gets the value too: over TLS, or over plain HTTP when
+        // it is on loopback (then it never leaves the machine). A plain-HTTP gateway
+        // elsewhere would carry it in clear: it gets the placeholder.
+        for (const auto& g : s.gateways) {
+            if (g.var != sec.base_url) continue;
+            if (!g.https && !g.loopback) {
+                plan.notes.push_back("secret " + sec.name + ": not put in at $" + g.var + " (" + g.url +
+                                     "): plain HTTP to another machine would carry it in clear");
+                continue;
+            }
+            std::string hp = (g.host.find(':') != std::string::npos ? "[" + g.host + "]" : g.host) + ":" +
+                             std::to_string(g.port);
+            std::string why;
+            auto pat = net::parse_host_pattern(hp, &why);
+            if (!pat) return invalid_at(sec.origin, why);
+            net::Rule rule;
+            rule.pattern = *pat;
+            rule.text = hp;
+            rule.origin = "gateway $" + g.var + " (" + describe(sec.origin) + ")";
+            out.hosts.push_back(std::move(rule));
+        }
+    }
     // Stable across runs for one secret, source and agent state directory, so an
     // agent that remembers the key it was told to use asks once (placeholder.cc).
     out.placeholder = key.key.empty() ? std::string() : stable_placeholder(key.key, plan.state_dir, sec.name, resolved);
@@ -212,6 +306,24 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
     plan.net.reset();
     plan.proxy_port = 0;
     std::string where = describe(n.mode.origin);
+    auto gateways = plan_gateways(n, host, plan);
+    if (!gateways) return std::move(gateways).error();
+    plan.publish.clear();
+    for (const auto& pr : n.publish) {
+        if (n.mode.value == policy::NetMode::host || !policy.ns_net.value)
+            return invalid_at(pr.origin, "publish " + std::to_string(pr.port) +
+                                             ": the sandbox shares the host's network, so a server inside is on "
+                                             "the host's loopback already (publish needs a network namespace)");
+        for (const auto& other : plan.publish)
+            if (other.host_port == pr.host_port)
+                return invalid_at(pr.origin, "publish " + std::to_string(pr.port) + ":" + std::to_string(pr.host_port) +
+                                                 ": host port " + std::to_string(pr.host_port) +
+                                                 " is already published");
+        plan.publish.push_back({pr.port, pr.host_port});
+    }
+    if (n.mode.value == policy::NetMode::none)
+        for (const auto& g : *gateways)
+            plan.notes.push_back("gateway $" + g.var + " (" + g.url + "): not reachable, the network mode is none");
 
     for (const auto& sec : n.secrets) {
         if (n.mode.value == policy::NetMode::proxy) break;
@@ -264,11 +376,42 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
         if (!a) return invalid_at(pin.origin, "'" + pin.address + "' is not an IP address");
         s->rules.pins.push_back({net::normalize_host(pin.host), *a, describe(pin.origin)});
     }
+    // Each gateway's exact origin is allowed (loopback and private included: the
+    // user named it); a loopback one also gets its listener inside.
+    for (auto& g : *gateways) {
+        std::string hp = (g.host.find(':') != std::string::npos ? "[" + g.host + "]" : g.host) + ":" +
+                         std::to_string(g.port);
+        std::string why;
+        auto pat = net::parse_host_pattern(hp, &why);
+        if (!pat) return invalid_at(n.mode.origin, "gateway $" + g.var + ": " + why);
+        net::Rule rule;
+        rule.pattern = *pat;
+        rule.text = hp;
+        rule.origin = "gateway $" + g.var;
+        rule.gateway = true;
+        // Like a secret's host: it makes the origin reachable, but never widens the
+        // method and path rules the policy writes for it.
+        rule.implied = true;
+        s->rules.allow.push_back(std::move(rule));
+        if (!g.loopback) continue;
+        if (g.address == *net::parse_numeric_host("127.0.0.1") && g.port == s->port)
+            return invalid_at(n.mode.origin, "gateway $" + g.var + " = '" + g.url + "': 127.0.0.1:" +
+                                                 std::to_string(s->port) + " is where the proxy listens inside");
+        g.listener = std::none_of(s->gateways.begin(), s->gateways.end(), [&](const net::Gateway& o) {
+            return o.loopback && o.address == g.address && o.port == g.port;
+        });
+        s->gateways.push_back(g);
+    }
+    for (auto& g : *gateways)
+        if (!g.loopback) s->gateways.push_back(g);
     for (const auto& sec : n.secrets) {
         auto r = plan_secret(sec, host, ctx, key, plan, *s);
         if (!r) return r;
     }
     bool intercepts = !s->secrets.empty();
+    // A client of an https gateway on loopback speaks TLS to the listener inside,
+    // which answers with the run's CA.
+    for (const auto& g : s->gateways) intercepts = intercepts || (g.loopback && g.https);
     for (const auto* list : {&s->rules.allow, &s->rules.deny})
         for (const auto& r : *list) intercepts = intercepts || r.restricted();
     if (intercepts) {
@@ -325,6 +468,9 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
 
 std::string network_text(const Plan& plan) {
     std::string out = "\nnetwork:\n";
+    for (const auto& pp : plan.publish)
+        out += "  publish    127.0.0.1:" + std::to_string(pp.host_port) + " on the host -> 127.0.0.1:" +
+               std::to_string(pp.port) + " inside (while the command runs)\n";
     switch (plan.net_mode) {
         case policy::NetMode::none:
             out += (plan.clone_flags & CLONE_NEWNET) ? "  mode       none (loopback only)\n"
@@ -361,6 +507,14 @@ std::string network_text(const Plan& plan) {
     if (!s.ca_bundle_inside.empty())
         out += "  tls        HTTPS to hosts with method/path rules or secrets is intercepted (per-run CA;"
                " bundle " + s.ca_bundle_inside + ", SSL_CERT_FILE and friends)\n";
+    for (const auto& g : s.gateways) {
+        out += "  gateway    $" + g.var + " = " + g.url + ": " + g.host + ":" + std::to_string(g.port) + " allowed";
+        if (g.loopback)
+            out += std::string(", listening at ") +
+                   (g.address.v6 ? "[" + g.address.to_string() + "]" : g.address.to_string()) + ":" +
+                   std::to_string(g.port) + " inside, relayed to the same address on the host's loopback";
+        out += "; every request checked and logged\n";
+    }
     for (const auto& sec : s.secrets) {
         std::string hosts;
         for (const auto& h : sec.hosts) hosts += (hosts.empty() ? "" : ", ") + h.text;
@@ -379,6 +533,9 @@ std::string network_json(const Plan& plan) {
     json j;
     j["mode"] = policy::net_mode_name(plan.net_mode);
     j["namespace"] = (plan.clone_flags & CLONE_NEWNET) != 0;
+    json pub = json::array();
+    for (const auto& pp : plan.publish) pub.push_back({{"port", pp.port}, {"host_port", pp.host_port}});
+    j["publish"] = std::move(pub);
     if (plan.net) {
         const net::Settings& s = *plan.net;
         j["proxy"] = "127.0.0.1:" + std::to_string(s.port);
@@ -411,6 +568,15 @@ std::string network_json(const Plan& plan) {
         }
         j["secrets"] = std::move(secrets);
         j["secrets_not_set"] = s.secrets_not_set;
+        json gws = json::array();
+        for (const auto& g : s.gateways) {
+            json e = {{"variable", g.var}, {"url", g.url}, {"origin", g.host + ":" + std::to_string(g.port)}};
+            e["listener"] = g.loopback ? json((g.address.v6 ? "[" + g.address.to_string() + "]" : g.address.to_string()) +
+                                              ":" + std::to_string(g.port))
+                                       : json(nullptr);
+            gws.push_back(std::move(e));
+        }
+        j["gateways"] = std::move(gws);
         j["ca_bundle"] = s.ca_bundle_inside.empty() ? json(nullptr) : json(s.ca_bundle_inside);
     }
     return j.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -5,6 +5,7 @@
 
 #include "limits/limits.hpp"
 #include "net/proxy.hpp"
+#include "net/publish.hpp"
 #include "policy/policy.hpp"
 #include "seccomp/seccomp.hpp"
 #include "sys/host_file.hpp"
@@ -162,6 +163,9 @@ struct Plan {
     // inside the sandbox's network namespace and hands it to the supervisor, which
     // serves it from the host's network. 0: no proxy socket.
     std::uint16_t proxy_port = 0;
+    // Published ports (--publish, [network] publish): the host's 127.0.0.1:host_port
+    // relayed to 127.0.0.1:port inside; the init then serves sockets on request.
+    std::vector<net::PublishPort> publish;
 
     // [network] as planned (lib/plan/network.cc): the mode, and in proxy mode what
     // the proxy enforces (null otherwise). Host mode leaves CLONE_NEWNET out.

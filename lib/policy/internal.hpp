@@ -71,6 +71,8 @@ struct Layer {
     std::optional<Located<std::string>> net_log;
     std::optional<Located<std::uint64_t>> net_max_connections;
     std::vector<SecretRule> secrets;  // [secrets]
+    std::vector<GatewayRule> net_gateways;
+    std::vector<PublishRule> net_publish;
 
     // [agent]: scalars set when named; commands, args and notes replace the base's
     // when named (a preset extending another is a different agent).

@@ -38,6 +38,10 @@ void apply_network(Policy& p, const Layer& l) {
     }
     if (l.net_log) n.log = *l.net_log;
     if (l.net_max_connections) n.max_connections = *l.net_max_connections;
+    n.publish.insert(n.publish.end(), l.net_publish.begin(), l.net_publish.end());
+    for (const auto& g : l.net_gateways)
+        if (std::none_of(n.gateways.begin(), n.gateways.end(), [&](const GatewayRule& o) { return o.var == g.var; }))
+            n.gateways.push_back(g);
     for (const auto& sec : l.secrets) {
         auto same = std::find_if(n.secrets.begin(), n.secrets.end(),
                                  [&](const SecretRule& o) { return o.name == sec.name; });
@@ -235,6 +239,31 @@ Result<void> add_secret(Policy& p, const std::string& spec, Origin origin) {
         *same = std::move(rule);
     else
         p.network.secrets.push_back(std::move(rule));
+    return {};
+}
+
+std::string parse_publish(const std::string& spec, std::uint16_t& port, std::uint16_t& host_port) {
+    auto number = [](const std::string& s, std::uint16_t& out) {
+        if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+        unsigned long v = std::stoul(s);
+        if (v == 0 || v > 65535) return false;
+        out = static_cast<std::uint16_t>(v);
+        return true;
+    };
+    size_t colon = spec.find(':');
+    std::string inside = spec.substr(0, colon);
+    std::string outside = colon == std::string::npos ? inside : spec.substr(colon + 1);
+    if (!number(inside, port) || !number(outside, host_port))
+        return "'" + spec + "': expected PORT or PORT:HOSTPORT (the port inside, then the host's), 1 to 65535";
+    return {};
+}
+
+Result<void> add_publish(Policy& p, const std::string& spec, Origin origin) {
+    PublishRule r;
+    std::string problem = parse_publish(spec, r.port, r.host_port);
+    if (!problem.empty()) return detail::error_at(origin, problem);
+    r.origin = std::move(origin);
+    p.network.publish.push_back(std::move(r));
     return {};
 }
 

@@ -711,7 +711,7 @@ bool Parser::limits(const toml::table& t) {
 // bad one), pins, the log and the connection limit (docs/network.md).
 bool Parser::network(const toml::table& t) {
     static const std::vector<std::string_view> known = {"mode", "allow", "deny", "hosts", "log",
-                                                        "max_connections"};
+                                                        "max_connections", "gateways", "publish"};
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         std::string key = "network." + std::string(k);
@@ -744,6 +744,29 @@ bool Parser::network(const toml::table& t) {
             }
         } else if (k == "log") {
             if (!log_path(n, key, out_.net_log)) return false;
+        } else if (k == "gateways") {
+            const toml::array* a = nullptr;
+            if (!array_of(n, key, a)) return false;
+            for (size_t i = 0; i < a->size(); ++i) {
+                GatewayRule g;
+                std::string item_key = key + "[" + std::to_string(i) + "]";
+                if (!checked(*a->get(i), item_key, g.var, check_env_name)) return false;
+                g.origin = origin(a->get(i)->source(), item_key);
+                out_.net_gateways.push_back(std::move(g));
+            }
+        } else if (k == "publish") {
+            const toml::array* a = nullptr;
+            if (!array_of(n, key, a)) return false;
+            for (size_t i = 0; i < a->size(); ++i) {
+                std::string item_key = key + "[" + std::to_string(i) + "]";
+                std::string spec;
+                if (!string(*a->get(i), item_key, spec)) return false;
+                PublishRule pr;
+                std::string problem = parse_publish(spec, pr.port, pr.host_port);
+                if (!problem.empty()) return fail(a->get(i)->source(), item_key, problem);
+                pr.origin = origin(a->get(i)->source(), item_key);
+                out_.net_publish.push_back(std::move(pr));
+            }
         } else if (k == "max_connections") {
             const auto* i = n.as_integer();
             if (!i) return expected(n, key, "a number of connections");
@@ -855,12 +878,14 @@ bool Parser::secrets(const toml::table& t) {
                 for (char c : rule.help)
                     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
                         return fail(f.node->source(), sub, "expected one line of text (no control characters)");
+            } else if (k == "base_url") {
+                if (!checked(*f.node, sub, rule.base_url, check_env_name)) return false;
             } else {
-                return unknown_key(f, sub, {"source", "hosts", "headers", "optional", "expires", "help"});
+                return unknown_key(f, sub, {"source", "hosts", "headers", "optional", "expires", "help", "base_url"});
             }
         }
-        if (!have_source || rule.hosts.empty())
-            return fail(e.node->source(), key, "expected a table with 'source' and 'hosts'");
+        if (!have_source || (rule.hosts.empty() && rule.base_url.empty()))
+            return fail(e.node->source(), key, "expected a table with 'source' and 'hosts' (or 'base_url')");
         if (expires_node != nullptr &&
             std::none_of(rule.sources.begin(), rule.sources.end(),
                          [](const Located<std::string>& s) { return s.value.rfind("json:", 0) == 0; }))

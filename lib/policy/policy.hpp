@@ -149,6 +149,24 @@ struct SecretRule {
     // or milliseconds since the epoch): past it, the run is warned (with help).
     std::string expires;
     std::string help;
+    // base_url = "ANTHROPIC_BASE_URL": when that variable is set, the value is also
+    // put in at the origin it names (a model gateway, see NetworkPolicy::gateways).
+    std::string base_url;
+    Origin origin;
+};
+
+// [network] gateways = ["ANTHROPIC_BASE_URL"]: a variable naming a model gateway's
+// URL; the variable passes in unchanged and exactly its origin is reachable.
+struct GatewayRule {
+    std::string var;
+    Origin origin;
+};
+
+// [network] publish = ["3000", "8080:18080"] and --publish PORT[:HOSTPORT]: a server
+// inside on 127.0.0.1:port reachable from the host's 127.0.0.1:host_port.
+struct PublishRule {
+    std::uint16_t port = 0;
+    std::uint16_t host_port = 0;
     Origin origin;
 };
 
@@ -160,6 +178,8 @@ struct NetworkPolicy {
     Located<std::string> log{"", {}};  // one JSON line per attempt; "": none
     Located<std::uint64_t> max_connections{256, {}};
     std::vector<SecretRule> secrets;  // a later entry of one name replaces the earlier
+    std::vector<GatewayRule> gateways;  // accumulate over layers (one entry per variable)
+    std::vector<PublishRule> publish;   // accumulate over layers and flags
 };
 
 // [agent] (docs/agents.md): what an agent preset adds to its policy. A preset is
@@ -300,6 +320,11 @@ Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin)
 // of the policy's own [secrets] NAME (its hosts and headers stay); without such an
 // entry it is an error that says which hosts to add.
 Result<void> add_secret(Policy& p, const std::string& spec, Origin origin);
+// "PORT[:HOSTPORT]" (--publish, [network] publish): publish a port of the sandbox's
+// loopback on the host's 127.0.0.1:HOSTPORT (default PORT).
+Result<void> add_publish(Policy& p, const std::string& spec, Origin origin);
+// "" when spec is PORT or PORT:HOSTPORT (1-65535 each), else why not.
+std::string parse_publish(const std::string& spec, std::uint16_t& port, std::uint16_t& host_port);
 const char* net_mode_name(NetMode m);
 // [workspace] overrides: the mode ("direct", "clone", "overlay"); a protected path
 // added; a protected path of the policy taken out (an error if it has none such).

@@ -1229,3 +1229,51 @@ TEST_F(Escape, NET03_TheHostsOwnInterfaceAddressesAreRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// NET-03 through a model gateway: ANTHROPIC_BASE_URL names one port of the host's
+// loopback, and that opens exactly that origin. Every other way to another loopback
+// port fails: straight at it (nothing listens inside), through the proxy as
+// CONNECT, as absolute-form HTTP and as localhost, and through the gateway's own
+// listener with a Host header naming the other port (421). Controls: the gateway's
+// URL works inside in the same run, and the other server answers on the host.
+TEST_F(Escape, NET03_AGatewayOpensOnlyItsOwnLoopbackOrigin) {
+    NetFixture f;
+    TestServer gateway({"gateway"});
+    TestServer victim({"victim"});
+    std::string gp = std::to_string(gateway.port()), vp = std::to_string(victim.port());
+    NetPolicy p;
+    p.extra = "gateways = [\"ANTHROPIC_BASE_URL\"]\n";
+    std::string script =
+        std::string(kRawRequest) +
+        "curl -sS --max-time 5 -o /dev/null -w 'code=%{http_code}\\n' http://127.0.0.1:" + vp +
+        "/hello; echo direct_exit=$?; " +
+        "req connect '" + connect_req("127.0.0.1:" + vp) + "'; " +
+        "req absolute '" + get_req("http://127.0.0.1:" + vp + "/hello", "127.0.0.1:" + vp) + "'; " +
+        "req localhost '" + get_req("http://localhost:" + vp + "/hello", "localhost:" + vp) + "'; " +
+        // The gateway's listener, asked for the other port by Host.
+        "exec 4<>/dev/tcp/127.0.0.1/" + gp + " && printf 'GET /hello HTTP/1.1\\r\\nHost: 127.0.0.1:" + vp +
+        "\\r\\nConnection: close\\r\\n\\r\\n' >&4 && echo \"R viahost $(timeout 5 head -n1 <&4 | tr -d '\\r')\"; "
+        "exec 4<&-; "
+        "curl -sS --max-time 10 \"$ANTHROPIC_BASE_URL/hello\"";
+    std::vector<std::string> args = cat(jail.base(), {"-p", f.policy(p)});
+    args.insert(args.end(), {"--", "/bin/bash", "-c", script});
+    ajtest::RunOptions o;
+    o.timeout_ms = kTimeoutMs;
+    o.env = {"ANTHROPIC_BASE_URL=http://127.0.0.1:" + gp};
+    auto r = jail.run(args, o);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "direct_exit"), "7") << describe(r);
+    EXPECT_TRUE(is_403(status_of(r.out, "connect"))) << describe(r);
+    EXPECT_TRUE(is_403(status_of(r.out, "absolute"))) << describe(r);
+    EXPECT_TRUE(is_403(status_of(r.out, "localhost"))) << describe(r);
+    EXPECT_EQ(status_of(r.out, "viahost").substr(0, 12), "HTTP/1.1 421") << describe(r);
+    EXPECT_EQ(victim.connections(), 0) << "another port of the host's loopback was reached";
+    // Controls.
+    EXPECT_TRUE(ajtest::contains(r.out, "hello from gateway")) << "control: the gateway itself\n" << describe(r);
+    auto h = jail.host_sh("curl -sS --max-time 5 http://127.0.0.1:" + vp + "/hello");
+    EXPECT_TRUE(ajtest::contains(h.out, "hello from victim")) << "control on the host\n" << describe(h);
+}
+
+}  // namespace

@@ -52,6 +52,15 @@ s.sendall(('GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: 
 h = head()
 status = h.split(' ')[1] if h else 'none'
 print('R status', status)
+if status != '101' and os.environ.get('WS_THEN_GET'):
+    # The answer was plain HTTP: read its body, then use the connection for another request.
+    n = int([l.split(':')[1] for l in h.split('\r\n') if l.lower().startswith('content-length:')][0])
+    while len(buf) < n: buf += s.recv(65536)
+    print('R body', buf[:n].decode('latin1').replace('\n', '|'))
+    buf = buf[n:]
+    s.sendall(('GET /hello HTTP/1.1\r\nHost: %s:%d\r\n\r\n' % (host, port)).encode())
+    print('R second', head().split(' ')[1])
+    sys.exit(0)
 if status != '101':
     try:
         while True:
@@ -91,7 +100,8 @@ print('R closed', op)
 class NetworkWebSocket : public ajit::Sandbox {
 protected:
     ajtest::TempDir scratch{"aj-ws"};
-    ajnet::Cert cert = ajnet::make_cert(scratch.path() + "/ca.crt", scratch.path() + "/key.pem", {"api.test"});
+    ajnet::Cert cert =
+        ajnet::make_cert(scratch.path() + "/ca.crt", scratch.path() + "/key.pem", {"api.test"});
     TestServer api{{"api", &cert}};
     std::string port = std::to_string(api.port());
     std::string log_path = scratch.path() + "/net.jsonl";
@@ -110,14 +120,15 @@ protected:
     }
 
     std::string secret_policy(const std::string& more = "") {
-        return policy("\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_WS_SECRET\", hosts = [\"api.test:" + port +
-                      "\"] }\n" + more);
+        return policy(
+            "\n[secrets]\nAPI_KEY = { source = \"env:AJ_TEST_WS_SECRET\", hosts = [\"api.test:" +
+            port + "\"] }\n" + more);
     }
 
     // Runs the client inside with the test CA trusted by the proxy (SSL_CERT_FILE in
     // agentjail's environment) and the secret's value in agentjail's environment.
-    ajtest::RunOutput client(const std::string& pol, const std::string& args, const std::string& value,
-                             const std::string& env_inside = "") {
+    ajtest::RunOutput client(const std::string& pol, const std::string& args,
+                             const std::string& value, const std::string& env_inside = "") {
         std::vector<std::string> argv = jail.base();
         argv.insert(argv.end(), {"-p", pol, "--net-log", log_path, "--", "/bin/bash", "-c",
                                  env_inside + " /usr/bin/python3 wsclient.py " + args});
@@ -140,7 +151,8 @@ std::string line(const ajtest::RunOutput& r, const std::string& label) {
 // so the frame stays valid). The log has the handshake with status 101.
 TEST_F(NetworkWebSocket, UpgradeThroughAnInterceptedTunnelEchoesWithTheSecretInjected) {
     const std::string value = ajit::unique_name("sk-ws-");
-    auto r = client(secret_policy(), "tunnel api.test " + port + " /ws hello 'second message' head", value);
+    auto r = client(secret_policy(), "tunnel api.test " + port + " /ws hello 'second message' head",
+                    value);
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(line(r, "connect"), "HTTP/1.1 200 Connection established") << describe(r);
     EXPECT_EQ(line(r, "status"), "101") << describe(r);
@@ -188,7 +200,8 @@ TEST_F(NetworkWebSocket, UpgradeToADeniedPathGets403) {
     auto r = client(pol, "tunnel api.test " + port + " /admin", "unused");
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(line(r, "status"), "403") << describe(r);
-    EXPECT_TRUE(ajtest::contains(line(r, "body"), "agentjail: GET api.test:" + port + "/admin is refused"))
+    EXPECT_TRUE(
+        ajtest::contains(line(r, "body"), "agentjail: GET api.test:" + port + "/admin is refused"))
         << describe(r);
     EXPECT_EQ(api.requests().size(), 0u);
     // Positive control: the same client, the allowed path.
@@ -210,9 +223,10 @@ TEST_F(NetworkWebSocket, ASwitchThatDoesNotAnswerTheHandshakeIsRefused) {
     EXPECT_FALSE(ajtest::contains(r.out, "smuggled")) << describe(r);
     // A 101 to a plain GET (curl asks for no upgrade).
     std::vector<std::string> argv = jail.base();
-    argv.insert(argv.end(), {"-p", secret_policy(), "--", "/bin/bash", "-c",
-                             "curl -sS --max-time 15 -w '\\nR code %{http_code}\\n' https://api.test:" + port +
-                                 "/switch"});
+    argv.insert(argv.end(),
+                {"-p", secret_policy(), "--", "/bin/bash", "-c",
+                 "curl -sS --max-time 15 -w '\\nR code %{http_code}\\n' https://api.test:" + port +
+                     "/switch"});
     ajtest::RunOptions o;
     o.timeout_ms = 60000;
     o.env = {"SSL_CERT_FILE=" + cert.cert_path, "AJ_TEST_WS_SECRET=v2"};
@@ -225,8 +239,29 @@ TEST_F(NetworkWebSocket, ASwitchThatDoesNotAnswerTheHandshakeIsRefused) {
                     "WS_EXTRA='GET /admin HTTP/1.1\\r\\nHost: api.test:" + port + "\\r\\n\\r\\n'");
     ASSERT_EQ(p.status, 0) << describe(p);
     EXPECT_EQ(line(p, "status"), "400") << describe(p);
-    EXPECT_TRUE(ajtest::contains(line(p, "body"), "bytes after a WebSocket handshake")) << describe(p);
+    EXPECT_TRUE(ajtest::contains(line(p, "body"), "bytes after a WebSocket handshake"))
+        << describe(p);
     EXPECT_EQ(api.requests().size(), 2u);  // the /ws-wrong-accept and /switch requests only
+}
+
+// A non-101 answer to a handshake (here the origin ignores the upgrade and answers
+// 200) is an HTTP response like any other: the connection goes on as HTTP, and the
+// next request on it is checked and answered.
+TEST_F(NetworkWebSocket, ANon101AnswerContinuesAsHttp) {
+    TestServer ka({"keepalive", &cert, false, true});
+    std::string kp = std::to_string(ka.port());
+    NetPolicy p;
+    p.hosts = {{"api.test", "127.0.0.1"}};
+    p.allow_toml = {"{ host = \"api.test:" + kp + "\", methods = [\"GET\"] }"};
+    std::string pol = scratch.write("ws-ka.toml", ajnet::toml(p));
+    auto r = client(pol, "tunnel api.test " + kp + " /hello", "unused", "WS_THEN_GET=1");
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(line(r, "status"), "200") << describe(r);
+    EXPECT_EQ(line(r, "body"), "hello from keepalive|") << describe(r);
+    EXPECT_EQ(line(r, "second"), "200") << describe(r);
+    ASSERT_EQ(ka.requests().size(), 2u) << describe(r);
+    EXPECT_TRUE(ajtest::contains(ka.requests()[0].head, "Upgrade: websocket"))
+        << ka.requests()[0].head;
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ TEST(NetPolicy, Secrets) {
               "t.toml:2:16: secrets.K.source: 'vault:x': a secret's source is env:VARIABLE, file:PATH, "
               "dotenv:FILE[#KEY] or json:FILE#dotted.path");
     EXPECT_EQ(parse_err("[secrets]\nK = { source = \"env:X\" }\n"),
-              "t.toml:2:5: secrets.K: expected a table with 'source' and 'hosts'");
+              "t.toml:2:5: secrets.K: expected a table with 'source' and 'hosts' (or 'base_url')");
     // headers: more request headers the value may go in; never one that origins reflect.
     Policy h = parse_ok(
         "[network]\nmode = \"proxy\"\n[secrets]\nK = { source = \"env:X\", hosts = [\"a.test\"], "
