@@ -179,6 +179,13 @@ constexpr const char* kModelHost = "model.test";
 
 class AgentsTui : public ajit::Sandbox {
 protected:
+    // A test that stopped early has ended its tmux server (and so the run, by SIGHUP):
+    // wait for agentjail to finish before the workspace and home are removed, so that
+    // its teardown does not race their removal.
+    void TearDown() override {
+        EXPECT_TRUE(wait_no_pids_with_env(marker, 20000)) << "processes left after the test";
+        ajit::Sandbox::TearDown();
+    }
     ajtest::TempDir scratch{"aj-tui"};
     ajtest::TempDir state{"aj-tui-state"};  // XDG_STATE_HOME: the presets' state dirs go here
     ajnet::Cert cert = ajnet::make_cert(scratch.path() + "/model.crt", scratch.path() + "/model.key", {kModelHost});
@@ -312,9 +319,10 @@ TEST_F(AgentsTui, ClaudeFirstRunChecksAnthropicThroughTheProxy) {
         EXPECT_TRUE(ajtest::contains(t.last(), "Failed to connect to api.anthropic.com")) << t.last();
         EXPECT_EQ(exit_status(t), 1) << t.seen();
     } else {
+        // Online: the theme picker (the next test goes on from there); ^C twice leaves.
+        EXPECT_TRUE(t.press_until("C-c", "Press Ctrl-C again to exit")) << t.last();
         t.keys({"C-c"});
-        t.keys({"C-c"});
-        EXPECT_EQ(exit_status(t), 0) << t.seen();
+        EXPECT_NE(exit_status(t), -1) << t.seen();
     }
     record(t);
     EXPECT_TRUE(wait_no_pids_with_env(marker, 10000)) << "processes left after the run";
