@@ -163,21 +163,28 @@ Result<void> add_deny_host(Policy& p, const std::string& pattern, Origin origin)
 
 namespace {
 
-// The hosts a well-known key is for, to name in the error of a --secret without them.
-std::string hosts_hint(const std::string& name) {
-    static const std::pair<const char*, const char*> known[] = {
-        {"ANTHROPIC_API_KEY", "api.anthropic.com"},
-        {"CLAUDE_CODE_OAUTH_TOKEN", "api.anthropic.com"},
-        {"ANTHROPIC_AUTH_TOKEN", "api.anthropic.com"},
-        {"OPENAI_API_KEY", "api.openai.com"},
-        {"GEMINI_API_KEY", "generativelanguage.googleapis.com"},
-        {"GOOGLE_API_KEY", "generativelanguage.googleapis.com"},
-        {"GITHUB_TOKEN", "api.github.com"},
-        {"GH_TOKEN", "api.github.com"},
+// The API a well-known key is for, and the variable that names a gateway for that
+// API: a --secret of that name without hosts goes there (and to the gateway).
+struct KnownKey {
+    const char* name;
+    const char* host;
+    const char* base_url;  // "" when the key is never sent to a gateway
+};
+const KnownKey* known_key(const std::string& name) {
+    static const KnownKey known[] = {
+        {"ANTHROPIC_API_KEY", "api.anthropic.com", "ANTHROPIC_BASE_URL"},
+        {"ANTHROPIC_AUTH_TOKEN", "api.anthropic.com", "ANTHROPIC_BASE_URL"},
+        {"CLAUDE_CODE_OAUTH_TOKEN", "api.anthropic.com", ""},
+        {"OPENAI_API_KEY", "api.openai.com", "OPENAI_BASE_URL"},
+        {"CODEX_API_KEY", "api.openai.com", "OPENAI_BASE_URL"},
+        {"GEMINI_API_KEY", "generativelanguage.googleapis.com", "GOOGLE_GEMINI_BASE_URL"},
+        {"GOOGLE_API_KEY", "generativelanguage.googleapis.com", "GOOGLE_GEMINI_BASE_URL"},
+        {"GITHUB_TOKEN", "api.github.com", ""},
+        {"GH_TOKEN", "api.github.com", ""},
     };
-    for (const auto& [n, h] : known)
-        if (name == n) return h;
-    return "HOST[,HOST...]";
+    for (const auto& k : known)
+        if (name == k.name) return &k;
+    return nullptr;
 }
 
 }  // namespace
@@ -208,10 +215,23 @@ Result<void> add_secret(Policy& p, const std::string& spec, Origin origin) {
         // entry said about its own source's file (expires, help) does not carry over.
         auto same = std::find_if(p.network.secrets.begin(), p.network.secrets.end(),
                                  [&](const SecretRule& o) { return o.name == rule.name; });
-        if (same == p.network.secrets.end() || same->hosts.empty())
+        const KnownKey* known = known_key(rule.name);
+        if ((same == p.network.secrets.end() || same->hosts.empty()) && known == nullptr)
             return detail::error_at(origin, "'" + spec + "': which hosts is " + rule.name +
-                                                " for? The policy does not say; add them: --secret " + spec + "@" +
-                                                hosts_hint(rule.name));
+                                                " for? The policy does not say; add them: --secret " + spec +
+                                                "@HOST[,HOST...]");
+        if (same == p.network.secrets.end() || same->hosts.empty()) {
+            // A well-known key goes to its API, and to the gateway its base-URL
+            // variable names when that is set (`--secret ANTHROPIC_API_KEY=dotenv:.env`).
+            rule.hosts = {known->host};
+            rule.base_url = known->base_url;
+            if (p.network.mode.value == NetMode::none) p.network.mode = Located<NetMode>{NetMode::proxy, origin};
+            if (same != p.network.secrets.end())
+                *same = std::move(rule);
+            else
+                p.network.secrets.push_back(std::move(rule));
+            return {};
+        }
         same->sources = std::move(rule.sources);
         same->optional = false;
         same->expires.clear();

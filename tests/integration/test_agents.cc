@@ -75,8 +75,8 @@ protected:
     // The switch to the form a user types once the loopback gateways ([network]
     // gateways, secrets with base_url) and the agent presets have landed: then the
     // stand-in is plain HTTP on 127.0.0.1 and setup() passes only the caller's
-    // environment. Until then false, and the route below that works today is used.
-    static constexpr bool kPlainForm = false;
+    // environment. They have: true (false keeps the older route, a pinned name over TLS).
+    static constexpr bool kPlainForm = true;
 
     ModelStandin::Options standin_options() const {
         ModelStandin::Options o;
@@ -89,7 +89,7 @@ protected:
 
     // THE ONE PLACE that says how a client reaches the stand-in and gets its key.
     //
-    // Today: a policy that pins model.test to the host's loopback, allows it on the
+    // Before the gateways: a policy that pins model.test to the host's loopback, allows it on the
     // stand-in's port and binds the key to it as a secret (so the proxy puts the real
     // key in over intercepted TLS, with the stand-in's certificate trusted through
     // agentjail's SSL_CERT_FILE); the client's base URL is https://model.test:PORT;
@@ -108,7 +108,11 @@ protected:
         std::string origin;
         if (kPlainForm) {
             origin = standin.origin();
-            if (a == Agent::claude) s.env.push_back("ANTHROPIC_BASE_URL=" + origin);
+            // The preset's gateway variable: exactly that origin is reachable, with the
+            // key put in there. Codex does not read its own variable, so it is also
+            // told with -c below.
+            s.env.push_back(std::string(a == Agent::claude ? "ANTHROPIC_BASE_URL=" : "OPENAI_BASE_URL=") + origin +
+                            (a == Agent::claude ? "" : "/v1"));
         } else {
             origin = std::string("https://") + kModelHost + ":" + port;
             ajnet::NetPolicy p;

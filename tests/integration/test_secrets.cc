@@ -110,14 +110,19 @@ TEST_F(Secrets, DotenvKeyReachesTheOriginAndTheSandboxSeesOnlyThePlaceholder) {
     EXPECT_TRUE(ajtest::contains(api.requests()[0].head, "x-api-key: " + value))
         << api.requests()[0].head;
     EXPECT_FALSE(ajtest::contains(api.requests()[0].head, "placeholder")) << api.requests()[0].head;
-    // Without the policy's entry the flag must name the hosts, and says so.
-    auto e = run("true", {"--secret", "ANTHROPIC_API_KEY=dotenv:.env"});
+    // Without the policy's entry a well-known key goes to its own API (here refused:
+    // api.anthropic.com is not reachable from the test, but the plan says so), and
+    // any other name must be told its hosts.
+    auto known = ajtest::agentjail_with({"explain", "-C", jail.ws(), "--secret", "ANTHROPIC_API_KEY=dotenv:.env", "--", "true"},
+                                        [&] { ajtest::RunOptions o; o.env = {"HOME=" + jail.home()}; o.cwd = jail.ws(); return o; }());
+    EXPECT_EQ(known.status, 0) << describe(known);
+    EXPECT_TRUE(ajtest::contains(known.out, "ANTHROPIC_API_KEY from dotenv:" + jail.ws() + "/.env#ANTHROPIC_API_KEY for api.anthropic.com"))
+        << describe(known);
+    jail.plant(".env.mine", "MY_KEY=1\n");
+    auto e = run("true", {"--secret", "MY_KEY=dotenv:.env.mine"});
     EXPECT_EQ(e.status, 125) << describe(e);
-    EXPECT_TRUE(
-        ajtest::contains(e.err,
-                         "which hosts is ANTHROPIC_API_KEY for? The policy does not say; add them: "
-                         "--secret ANTHROPIC_API_KEY=dotenv:" +
-                             jail.ws() + "/.env@api.anthropic.com\n"))
+    EXPECT_TRUE(ajtest::contains(e.err, "which hosts is MY_KEY for? The policy does not say; add them: --secret "
+                                        "MY_KEY=dotenv:" + jail.ws() + "/.env.mine@HOST[,HOST...]\n"))
         << describe(e);
     // A missing key is refused before anything runs, in one line.
     jail.plant(".env.other", "OTHER=1\n");

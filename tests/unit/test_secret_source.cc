@@ -199,17 +199,19 @@ TEST(SecretPolicy, ParsesAlternativesAndReportsBadSpecsAtTheirPosition) {
               "(no error)");
 }
 
-// --secret NAME=SOURCE without hosts: the policy's own entry gets the source, or an
-// error that names the hosts to add.
+// --secret NAME=SOURCE without hosts: the policy's own entry gets the source; a
+// well-known key goes to its API (and the gateway its base-URL variable names);
+// anything else is an error that says to name the hosts.
 TEST(SecretPolicy, SecretFlagWithoutHostsUsesThePolicysEntry) {
     Policy none = parse_ok("");
-    auto e = policy::add_secret(none, "ANTHROPIC_API_KEY=dotenv:.env", flag("--secret"));
-    ASSERT_FALSE(e);
-    EXPECT_EQ(
-        e.error().message(),
-        "command line: --secret: 'ANTHROPIC_API_KEY=dotenv:.env': which hosts is ANTHROPIC_API_KEY "
-        "for? The "
-        "policy does not say; add them: --secret ANTHROPIC_API_KEY=dotenv:.env@api.anthropic.com");
+    ASSERT_TRUE(policy::add_secret(none, "ANTHROPIC_API_KEY=dotenv:.env", flag("--secret")));
+    ASSERT_EQ(none.network.secrets.size(), 1u);
+    EXPECT_EQ(none.network.secrets[0].hosts, (std::vector<std::string>{"api.anthropic.com"}));
+    EXPECT_EQ(none.network.secrets[0].base_url, "ANTHROPIC_BASE_URL");
+    EXPECT_EQ(none.network.mode.value, policy::NetMode::proxy);
+    ASSERT_TRUE(policy::add_secret(none, "GITHUB_TOKEN=env:GH", flag("--secret")));
+    EXPECT_EQ(none.network.secrets[1].hosts, (std::vector<std::string>{"api.github.com"}));
+    EXPECT_EQ(none.network.secrets[1].base_url, "");
     auto u = policy::add_secret(none, "MY_KEY=env:X", flag("--secret"));
     ASSERT_FALSE(u);
     EXPECT_NE(u.error().message().find("--secret MY_KEY=env:X@HOST[,HOST...]"), std::string::npos);
