@@ -175,7 +175,6 @@ bool input_line_empty(const std::string& screen) {
 }
 
 // The name the tests give the stand-in's host, pinned to the host's loopback.
-constexpr const char* kModelHost = "model.test";
 
 class AgentsTui : public ajit::Sandbox {
 protected:
@@ -188,58 +187,37 @@ protected:
     }
     ajtest::TempDir scratch{"aj-tui"};
     ajtest::TempDir state{"aj-tui-state"};  // XDG_STATE_HOME: the presets' state dirs go here
-    ajnet::Cert cert = ajnet::make_cert(scratch.path() + "/model.crt", scratch.path() + "/model.key", {kModelHost});
     const std::string key = jail.new_canary();          // the real key: a canary, swept from every output
     const std::string marker = ajit::unique_name("AJTUI");  // in the environment of all the run's processes
 
-    ModelStandin::Options standin_options() const {
-        ModelStandin::Options o;
-        o.tls_cert = cert.cert_path;
-        o.tls_key = cert.key_path;
-        return o;
-    }
+    ModelStandin::Options standin_options() const { return {}; }  // plain HTTP on the host's 127.0.0.1
 
-    // THE ONE PLACE that says how a sandboxed client reaches the stand-in and gets its key.
-    //
-    // Today (main): a policy file that extends `extends` and pins model.test to the host's
-    // loopback; the key a secret bound to model.test:PORT (the proxy puts it in over TLS,
-    // the stand-in's certificate trusted through agentjail's own SSL_CERT_FILE); the base
-    // URL https://model.test:PORT for Claude Code, http://model.test:PORT for agent.js
-    // (it sends plain HTTP to HTTP_PROXY; the proxy goes on over TLS). `key_source`
-    // names where the secret comes from: "env" (ANTHROPIC_API_KEY in agentjail's
-    // environment) or "dotenv" (the workspace's .env, which the test also hands over in
-    // AJ_DOTENV_KEY until `--secret NAME=dotenv:FILE` exists).
-    //
-    // Once the gateways (issue11-net) and dotenv sources (issue11-secrets) are on main:
-    // no policy file; the stand-in plain HTTP (standin_options() without TLS);
-    // ANTHROPIC_BASE_URL=http://127.0.0.1:PORT in agentjail's environment (claude: the
-    // preset's gateway and secret do the rest; agent.js: -p a policy with
-    // `[network] gateways = ["ANTHROPIC_BASE_URL"]`), and for "dotenv" the flag
-    // `--secret ANTHROPIC_API_KEY=dotenv:.env`.
+    // THE ONE PLACE that says how a sandboxed client reaches the stand-in and gets its key:
+    // as a user would. ANTHROPIC_BASE_URL=http://127.0.0.1:PORT in agentjail's
+    // environment names the gateway; the key is ANTHROPIC_API_KEY in the environment
+    // ("env": the claude preset, chosen by the command's name, makes it a secret put
+    // in at the gateway), or in the workspace's .env ("dotenv": `--secret
+    // ANTHROPIC_API_KEY=dotenv:.env`, which under `default` goes to the Anthropic API
+    // and to the gateway ANTHROPIC_BASE_URL names).
     struct Route {
         std::vector<std::string> flags;
         std::vector<std::string> env;
     };
     Route route(const ModelStandin& standin, const std::string& extends, const std::string& key_source,
-                bool https) {
+                bool /*https*/) {
         Route r;
-        std::string port = std::to_string(standin.port());
-        ajnet::NetPolicy p;
-        p.extends = extends;
-        p.mode.clear();  // the preset's (claude: proxy) or the secret's
-        p.hosts = {{kModelHost, "127.0.0.1"}};
-        std::string source = key_source == "dotenv" ? "AJ_DOTENV_KEY" : "ANTHROPIC_API_KEY";
-        r.flags = {"-p", scratch.write(extends + "-standin.toml", ajnet::toml(p)), "--secret",
-                   "ANTHROPIC_API_KEY=env:" + source + "@" + kModelHost + ":" + port, "-e",
-                   std::string("ANTHROPIC_BASE_URL=") + (https ? "https://" : "http://") + kModelHost + ":" + port};
-        r.env = {source + "=" + key, "SSL_CERT_FILE=" + cert.cert_path};
+        r.env = {"ANTHROPIC_BASE_URL=" + standin.origin()};
+        if (key_source == "dotenv") {
+            r.flags = {"--secret", "ANTHROPIC_API_KEY=dotenv:.env"};
+        } else {
+            r.env.push_back("ANTHROPIC_API_KEY=" + key);
+        }
+        if (extends != "claude") r.flags.insert(r.flags.begin(), {"--policy", extends});
         return r;
     }
-    // Placeholders the same on every run for one secret and state directory
-    // (issue11-secrets). Until then each run's differs and Claude Code asks again
-    // whether to use "the custom API key" it sees (the only thing the second run
-    // shows that the first had answered).
-    static constexpr bool kStablePlaceholders = false;
+    // Placeholders are the same on every run for one secret and state directory, so
+    // Claude Code asks once whether to use "the custom API key" it sees.
+    static constexpr bool kStablePlaceholders = true;
 
     // A script that runs agentjail with exactly this environment (nothing of the test
     // process's) and the flags, from the pane's shell: `sh SCRIPT; echo AJ-EXIT=$?`.
