@@ -101,6 +101,29 @@ TEST_F(NetworkGateway, LoopbackGatewayGetsTheRealKeyAtItsOwnUrl) {
     EXPECT_FALSE(ajtest::contains(ajtest::read_file(log_path), value));
 }
 
+// An https gateway on loopback: the client inside speaks TLS to the listener (the
+// run's CA answers, as for any intercepted host), the proxy speaks verified TLS to
+// the origin and puts the key in there.
+TEST_F(NetworkGateway, HttpsLoopbackGatewayIsInterceptedWithTheKeyInjected) {
+    auto cert =
+        ajnet::make_cert(scratch.path() + "/ca.crt", scratch.path() + "/key.pem", {"localhost"});
+    TestServer tls({"tls-gateway", &cert});
+    std::string tls_url = "https://localhost:" + std::to_string(tls.port());
+    const std::string value = ajit::unique_name("sk-gws-");
+    auto r = run(
+        {"-p", policy()},
+        "curl -sS --max-time 15 -w '\ncode=%{http_code}\n' -H \"x-api-key: $ANTHROPIC_API_KEY\" "
+        "\"$ANTHROPIC_BASE_URL/hello\"",
+        {"ANTHROPIC_BASE_URL=" + tls_url, "AJ_TEST_GW_KEY=" + value,
+         "SSL_CERT_FILE=" + cert.cert_path});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "code"), "200") << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "hello from tls-gateway")) << describe(r);
+    ASSERT_EQ(tls.requests().size(), 1u) << describe(r);
+    EXPECT_TRUE(ajtest::contains(tls.requests()[0].head, "x-api-key: " + value))
+        << tls.requests()[0].head;
+}
+
 // Without the variable the gateway is nothing: no listener inside, no allow entry.
 TEST_F(NetworkGateway, NoVariableNoListener) {
     std::string script = "curl -sS --max-time 5 -o /dev/null " + url +

@@ -66,10 +66,19 @@ TEST(NetGateway, ALoopbackGatewayOpensItsOriginAndAListenerOnly) {
     host.environ.push_back("ANTHROPIC_BASE_URL=http://127.0.0.1:4000/v1");
     host.environ.push_back("OPENAI_BASE_URL=http://localhost:4001");
     host.environ.push_back("REAL=sk-real");
-    auto r = plan::build(gateway_policy(t), {"/x"}, host);
+    Policy p = gateway_policy(t);
+    // Not a secret: it passes even past a deny pattern that would catch it.
+    p.env_deny.push_back({"*_BASE_URL", flag("--env-deny")});
+    auto r = plan::build(p, {"/x"}, host);
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(env_of(*r, "ANTHROPIC_BASE_URL"), "http://127.0.0.1:4000/v1");
     EXPECT_EQ(env_of(*r, "OPENAI_BASE_URL"), "http://localhost:4001");
+    // Control: the same deny pattern holds the variable back when it is no gateway.
+    Policy plain = t.defaults();
+    plain.env_deny.push_back({"*_BASE_URL", flag("--env-deny")});
+    auto c = plan::build(plain, {"/x"}, host);
+    ASSERT_TRUE(c) << c.error().message();
+    EXPECT_EQ(env_of(*c, "ANTHROPIC_BASE_URL"), "(unset)");
     ASSERT_TRUE(r->net);
     ASSERT_EQ(r->net->gateways.size(), 2u);
     const auto& a = r->net->gateways[0];
