@@ -136,6 +136,9 @@ add agentjail-true "$aj_common -- /bin/true"
 add_print plain-print "$bin/claude $print"
 add_print agentjail-host-print "$aj_host -- claude $print"
 add_print agentjail-secret-print "$aj_secret -- claude $print"
+# As a user types it: the claude preset (chosen by the command's name) makes the key a
+# secret and ANTHROPIC_BASE_URL, on the host's loopback, its gateway.
+add_print agentjail-preset-print "$aj --ro $clients -e PATH=$bin:/usr/bin:/bin -- claude $print"
 srt=$bin/srt
 if command -v socat >/dev/null && command -v rg >/dev/null; then
     # srt -c takes one shell command string: hyperfine -N cannot pass one with spaces,
