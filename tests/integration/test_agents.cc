@@ -23,9 +23,9 @@ namespace {
 using ajit::describe;
 using ajmodel::ModelStandin;
 
-enum class Agent { claude, codex };
+enum class Agent { claude, codex, gemini };
 
-const char* name_of(Agent a) { return a == Agent::claude ? "claude" : "codex"; }
+const char* name_of(Agent a) { return a == Agent::claude ? "claude" : a == Agent::codex ? "codex" : "gemini"; }
 
 // Where scripts/setup.sh installs the clients (AGENTJAIL_CLIENTS_DIR there and here).
 std::string clients_dir() {
@@ -101,7 +101,7 @@ protected:
     ClientSetup setup(Agent a, const ModelStandin& standin) {
         ClientSetup s;
         std::string port = std::to_string(standin.port());
-        s.key_var = a == Agent::claude ? "ANTHROPIC_API_KEY" : "CODEX_API_KEY";
+        s.key_var = a == Agent::claude ? "ANTHROPIC_API_KEY" : a == Agent::codex ? "CODEX_API_KEY" : "GEMINI_API_KEY";
         s.flags = {"--ro", clients_dir(), "-e",
                    "PATH=" + clients_bin() + ":/usr/local/bin:/usr/bin:/bin"};
         s.env = {s.key_var + "=" + key, "XDG_STATE_HOME=" + state.path()};
@@ -111,8 +111,9 @@ protected:
             // The preset's gateway variable: exactly that origin is reachable, with the
             // key put in there. Codex does not read its own variable, so it is also
             // told with -c below.
-            s.env.push_back(std::string(a == Agent::claude ? "ANTHROPIC_BASE_URL=" : "OPENAI_BASE_URL=") + origin +
-                            (a == Agent::claude ? "" : "/v1"));
+            if (a == Agent::claude) s.env.push_back("ANTHROPIC_BASE_URL=" + origin);
+            if (a == Agent::codex) s.env.push_back("OPENAI_BASE_URL=" + origin + "/v1");
+            if (a == Agent::gemini) s.env.push_back("GOOGLE_GEMINI_BASE_URL=" + origin);
         } else {
             origin = std::string("https://") + kModelHost + ":" + port;
             ajnet::NetPolicy p;
@@ -271,6 +272,11 @@ TEST_F(Agents, CodexVersion) {
     version(Agent::codex, "codex-cli 0.171.0");
 }
 
+TEST_F(Agents, GeminiVersion) {
+    REQUIRE_CLIENT(Agent::gemini);
+    version(Agent::gemini, "0.61.0");
+}
+
 // claude -p runs its Bash tool inside; see end_to_end for what is checked.
 TEST_F(Agents, ClaudePrintRunsBashInsideWithTheKeyOutside) {
     REQUIRE_CLIENT(Agent::claude);
@@ -281,8 +287,9 @@ TEST_F(Agents, ClaudePrintRunsBashInsideWithTheKeyOutside) {
 // code-mode exec tool runs the command through exec_command inside.
 TEST_F(Agents, CodexExecRunsShellInsideWithTheKeyOutside) {
     REQUIRE_CLIENT(Agent::codex);
-    end_to_end(Agent::codex, {"exec", "--skip-git-repo-check",
-                              "--dangerously-bypass-approvals-and-sandbox", "Run the probe."});
+    // No --dangerously-bypass-approvals-and-sandbox: the codex preset turns Codex's
+    // own sandbox and approvals off itself (-c sandbox_mode, approval_policy).
+    end_to_end(Agent::codex, {"exec", "--skip-git-repo-check", "Run the probe."});
 }
 
 // ---- The stand-in itself (no client needed) ---------------------------------------
