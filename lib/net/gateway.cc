@@ -28,17 +28,6 @@ namespace {
 
 constexpr auto connect_timeout = std::chrono::seconds(15);
 
-asio::ip::address to_asio(const Address& a) {
-    if (!a.v6) {
-        asio::ip::address_v4::bytes_type b;
-        std::copy(a.bytes.begin(), a.bytes.begin() + 4, b.begin());
-        return asio::ip::address_v4(b);
-    }
-    asio::ip::address_v6::bytes_type b;
-    std::copy(a.bytes.begin(), a.bytes.end(), b.begin());
-    return asio::ip::address_v6(b);
-}
-
 // One connection on a gateway's listener until its upstream is connected; then the
 // exchange owns both sockets.
 class GatewayConnect : public Connection, public std::enable_shared_from_this<GatewayConnect> {
@@ -156,15 +145,7 @@ void Proxy::Impl::accept_gateway(tcp::acceptor& a, size_t gateway) {
         if (sessions.size() >= settings.max_connections) {
             // The same bound as the proxy's own listener: answered and closed.
             denied++;
-            auto sock = std::make_shared<tcp::socket>(std::move(s));
-            auto msg = std::make_shared<std::string>(
-                simple_response(503, "Service Unavailable",
-                                "agentjail: more than " + std::to_string(settings.max_connections) +
-                                    " connections at once"));
-            asio::async_write(*sock, asio::buffer(*msg), [sock, msg](const error_code&, size_t) {
-                error_code e;
-                sock->close(e);
-            });
+            refuse_over_limit(std::move(s));
         } else {
             std::make_shared<GatewayConnect>(*this, std::move(s), gateway)->start();
         }

@@ -3,6 +3,7 @@
 // host the proxy connects to, so an ambiguous one (bare LF mixed with CRLF
 // obs-folds, a space before the colon, two Host headers) is a 400.
 #include "net/http.hpp"
+#include "net/ascii.hpp"
 
 #include "net/websocket.hpp"
 
@@ -16,12 +17,6 @@ namespace {
 bool is_tchar(char c) {
     if (std::isalnum(static_cast<unsigned char>(c))) return true;
     return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
 }
 
 constexpr std::string_view known_methods[] = {"GET",  "HEAD",    "POST",  "PUT",     "DELETE",

@@ -68,17 +68,6 @@ Address from_asio(const asio::ip::address& a) {
     return r;
 }
 
-asio::ip::address to_asio(const Address& a) {
-    if (!a.v6) {
-        asio::ip::address_v4::bytes_type b;
-        std::copy(a.bytes.begin(), a.bytes.begin() + 4, b.begin());
-        return asio::ip::address_v4(b);
-    }
-    asio::ip::address_v6::bytes_type b;
-    std::copy(a.bytes.begin(), a.bytes.end(), b.begin());
-    return asio::ip::address_v6(b);
-}
-
 constexpr int splice_budget = 16;
 
 // Takes a SIGPIPE this thread raised off its pending set. The proxy's thread blocks
@@ -814,6 +803,29 @@ private:
     SplicePipe up_pipe_, down_pipe_;
 };
 
+asio::ip::address to_asio(const Address& a) {
+    if (!a.v6) {
+        asio::ip::address_v4::bytes_type b;
+        std::copy(a.bytes.begin(), a.bytes.begin() + 4, b.begin());
+        return asio::ip::address_v4(b);
+    }
+    asio::ip::address_v6::bytes_type b;
+    std::copy(a.bytes.begin(), a.bytes.end(), b.begin());
+    return asio::ip::address_v6(b);
+}
+
+void Proxy::Impl::refuse_over_limit(tcp::socket s) {
+    auto sock = std::make_shared<tcp::socket>(std::move(s));
+    auto msg = std::make_shared<std::string>(
+        simple_response(503, "Service Unavailable",
+                        "agentjail: more than " + std::to_string(settings.max_connections) +
+                            " connections at once"));
+    asio::async_write(*sock, asio::buffer(*msg), [sock, msg](const error_code&, size_t) {
+        error_code e;
+        sock->close(e);
+    });
+}
+
 void Proxy::Impl::accept() {
     acceptor->async_accept([this](const error_code& ec, tcp::socket s) {
         if (stopping) return;
@@ -849,15 +861,7 @@ void Proxy::Impl::accept() {
             j["bytes_up"] = 0;
             j["bytes_down"] = 0;
             write_log(j);
-            auto sock = std::make_shared<tcp::socket>(std::move(s));
-            auto msg = std::make_shared<std::string>(
-                simple_response(503, "Service Unavailable",
-                                "agentjail: more than " + std::to_string(settings.max_connections) +
-                                    " connections at once"));
-            asio::async_write(*sock, asio::buffer(*msg), [sock, msg](const error_code&, size_t) {
-                error_code e;
-                sock->close(e);
-            });
+            refuse_over_limit(std::move(s));
         } else {
             std::make_shared<Session>(*this, std::move(s))->start();
         }

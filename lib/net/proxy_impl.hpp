@@ -71,6 +71,9 @@ struct Proxy::Impl {
     std::string ca_dir;  // the directory of settings.ca_bundle_host, removed at the end
 
     void accept();
+    // A connection over settings.max_connections (the proxy's or a gateway's
+    // listener): a 503 to the client, then closed, never queued.
+    void refuse_over_limit(boost::asio::ip::tcp::socket s);
     // The gateways' listeners inside the sandbox (gateway.cc): each connection is
     // relayed to the gateway's origin on the host as an intercepted exchange.
     std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> gateway_acceptors;
@@ -111,6 +114,9 @@ struct ExchangeStart {
     std::string rule;                 // the rule that allowed the destination
     std::chrono::system_clock::time_point started;
 };
+
+// An address of the policy as asio's (proxy.cc).
+boost::asio::ip::address to_asio(const Address& a);
 
 // Runs the exchange on the proxy's io thread (call it there).
 void start_exchange(Proxy::Impl& px, ExchangeStart&& start);

@@ -2,6 +2,7 @@
 // Secret placement in request headers and the reverse replacement in responses:
 // a value goes out only in a credential header and never comes back in clear.
 #include "net/redact.hpp"
+#include "net/ascii.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,13 +10,6 @@
 namespace agentjail::net {
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
     if (from.empty()) return;

@@ -2,6 +2,7 @@
 // WebSocket handshake checks for the proxy: the request it lets upgrade and the
 // origin's 101 that must answer exactly that request.
 #include "net/websocket.hpp"
+#include "net/ascii.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>
@@ -13,13 +14,6 @@
 namespace agentjail::net {
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
 
 int count_headers(const std::vector<std::pair<std::string, std::string>>& headers,
                   std::string_view name) {

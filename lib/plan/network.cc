@@ -179,6 +179,19 @@ Result<std::vector<net::Gateway>> plan_gateways(const policy::NetworkPolicy& n, 
     return out;
 }
 
+// A host a secret goes to, as a rule: the pattern parsed (an error at the secret's
+// place in the policy), its text and the origin the log shows.
+Result<net::Rule> secret_host_rule(const std::string& text, const std::string& origin, const policy::Origin& at) {
+    std::string why;
+    auto p = net::parse_host_pattern(text, &why);
+    if (!p) return invalid_at(at, why);
+    net::Rule rule;
+    rule.pattern = *p;
+    rule.text = text;
+    rule.origin = origin;
+    return rule;
+}
+
 Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, const ExpandContext& ctx,
                          const PlaceholderKey& key, Plan& plan, net::Settings& s) {
     net::Secret out;
@@ -246,18 +259,13 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
     }
     std::string rule_origin = describe(sec.origin);
     for (const auto& h : sec.hosts) {
-        std::string why;
-        auto p = net::parse_host_pattern(h, &why);
-        if (!p) return invalid_at(sec.origin, why);
-        net::Rule rule;
-        rule.pattern = *p;
-        rule.text = h;
-        rule.origin = rule_origin;
-        out.hosts.push_back(rule);
+        auto rule = secret_host_rule(h, rule_origin, sec.origin);
+        if (!rule) return std::move(rule).error();
+        out.hosts.push_back(*rule);
         // The hosts a secret is for are allowed: the secret is meaningless otherwise.
         // (Implied: method and path rules written for the host still decide.)
-        rule.implied = true;
-        s.rules.allow.push_back(std::move(rule));
+        rule->implied = true;
+        s.rules.allow.push_back(std::move(*rule));
     }
     if (!sec.base_url.empty()) {
         // The gateway's origin gets the value too: over TLS, or over plain HTTP when
@@ -272,14 +280,9 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
             }
             std::string hp = (g.host.find(':') != std::string::npos ? "[" + g.host + "]" : g.host) + ":" +
                              std::to_string(g.port);
-            std::string why;
-            auto pat = net::parse_host_pattern(hp, &why);
-            if (!pat) return invalid_at(sec.origin, why);
-            net::Rule rule;
-            rule.pattern = *pat;
-            rule.text = hp;
-            rule.origin = "gateway $" + g.var + " (" + describe(sec.origin) + ")";
-            out.hosts.push_back(std::move(rule));
+            auto rule = secret_host_rule(hp, "gateway $" + g.var + " (" + describe(sec.origin) + ")", sec.origin);
+            if (!rule) return std::move(rule).error();
+            out.hosts.push_back(std::move(*rule));
         }
     }
     // Stable across runs for one secret, source and agent state directory, so an

@@ -5,6 +5,7 @@
 // running it against this server with its debug log on (see tests/integration/
 // test_agents.cc and bench/README.md).
 #include "model_standin.hpp"
+#include "thread_server.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -220,19 +221,12 @@ std::string content_text(const json& content) {
 
 struct ModelStandin::Impl {
     Options opts;
-    int listen_fd = -1;
-    int stop_pipe[2] = {-1, -1};
-    SSL_CTX* ctx = nullptr;
-    std::thread acceptor;
     mutable std::mutex mu;
-    std::vector<std::thread> workers;
-    std::vector<int> open_fds;
     std::vector<Exchange> requests;
     std::vector<ToolResult> results;
     std::set<std::string> seen_results;  // call ids already recorded
     std::string shell_command;           // empty: no scripted call
     int next_id = 1;
-    bool stopped = false;
 
     // The answer to one request: status, extra headers, body; streamed bodies are
     // sent with Connection: close (the clients read an SSE stream to its end).
@@ -262,6 +256,8 @@ struct ModelStandin::Impl {
     Answer anthropic(const Exchange& ex, std::atomic<int>& calls);
     Answer openai(const Exchange& ex, std::atomic<int>& calls);
     Answer route(Exchange& ex, std::atomic<int>& calls);
+
+    std::unique_ptr<ajtest::ThreadServer> server;  // last: its threads use the rest
 };
 
 // Anthropic Messages: a tool_use of Bash while the scripted call's result has not come
@@ -548,47 +544,24 @@ ModelStandin::Impl::Answer ModelStandin::Impl::route(Exchange& ex, std::atomic<i
 ModelStandin::ModelStandin() : ModelStandin(Options{}) {}
 
 ModelStandin::ModelStandin(const Options& opts) : impl_(std::make_unique<Impl>()) {
-    // A client that hangs up mid-stream must end that answer, not the test process.
-    ::signal(SIGPIPE, SIG_IGN);
     impl_->opts = opts;
-    if (!opts.tls_cert.empty()) {
-        impl_->ctx = SSL_CTX_new(TLS_server_method());
-        if (impl_->ctx == nullptr ||
-            SSL_CTX_use_certificate_file(impl_->ctx, opts.tls_cert.c_str(), SSL_FILETYPE_PEM) !=
-                1 ||
-            SSL_CTX_use_PrivateKey_file(impl_->ctx, opts.tls_key.c_str(), SSL_FILETYPE_PEM) != 1) {
-            if (impl_->ctx != nullptr) SSL_CTX_free(impl_->ctx);
-            throw std::runtime_error("model stand-in: cannot load " + opts.tls_cert + " / " +
-                                     opts.tls_key);
-        }
-    }
-    impl_->listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (impl_->listen_fd < 0) throw std::runtime_error("model stand-in: socket failed");
-    int one = 1;
-    ::setsockopt(impl_->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(opts.port);
-    socklen_t len = sizeof a;
-    if (::bind(impl_->listen_fd, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
-        ::listen(impl_->listen_fd, 128) != 0) {
-        std::string why = std::strerror(errno);
-        ::close(impl_->listen_fd);
-        throw std::runtime_error(
-            "model stand-in: bind/listen on 127.0.0.1:" + std::to_string(opts.port) + ": " + why);
-    }
-    ::getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    if (::pipe2(impl_->stop_pipe, O_CLOEXEC) != 0)
-        throw std::runtime_error("model stand-in: pipe failed");
-    impl_->acceptor = std::thread([this] { accept_loop(); });
+    ajtest::ThreadServer::Options so;
+    so.what = "model stand-in";
+    so.port = opts.port;
+    so.reuse_addr = true;
+    so.tls_cert = opts.tls_cert;
+    so.tls_key = opts.tls_key;
+    // An idle keep-alive connection ends after 30 s without a request.
+    so.recv_timeout_s = 30;
+    impl_->server =
+        std::make_unique<ajtest::ThreadServer>(so, [this](int fd, SSL* ssl) { serve(fd, ssl); });
+    port_ = impl_->server->port();
 }
 
 ModelStandin::~ModelStandin() { stop(); }
 
 std::string ModelStandin::origin() const {
-    return std::string(impl_->ctx != nullptr ? "https" : "http") +
+    return std::string(impl_->server->tls() ? "https" : "http") +
            "://127.0.0.1:" + std::to_string(port_);
 }
 
@@ -626,41 +599,10 @@ std::string ModelStandin::summary() const {
     return s.empty() ? "  (no requests)\n" : s;
 }
 
-void ModelStandin::accept_loop() {
-    for (;;) {
-        pollfd p[2] = {{impl_->listen_fd, POLLIN, 0}, {impl_->stop_pipe[0], POLLIN, 0}};
-        int n = ::poll(p, 2, -1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 || p[1].revents != 0) return;
-        int fd = ::accept4(impl_->listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        // An idle keep-alive connection ends after 30 s without a request.
-        timeval tv{30, 0};
-        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        std::lock_guard<std::mutex> l(impl_->mu);
-        if (impl_->stopped) {
-            ::close(fd);
-            return;
-        }
-        impl_->open_fds.push_back(fd);
-        impl_->workers.emplace_back([this, fd] { serve(fd); });
-    }
-}
-
-void ModelStandin::serve(int fd) {
+void ModelStandin::serve(int fd, SSL* ssl) {
     Conn c;
     c.fd = fd;
-    if (impl_->ctx != nullptr) {
-        c.ssl = SSL_new(impl_->ctx);
-        SSL_set_fd(c.ssl, fd);
-        if (SSL_accept(c.ssl) != 1) {
-            ERR_clear_error();
-            SSL_free(c.ssl);
-            c.ssl = nullptr;
-            release(fd);
-            return;
-        }
-    }
+    c.ssl = ssl;
     for (;;) {
         Exchange ex;
         if (!read_request(c, &ex)) break;
@@ -682,42 +624,8 @@ void ModelStandin::serve(int fd) {
         bool ok = c.write_all(head) && (ex.method == "HEAD" || c.write_all(a.body));
         if (!ok || a.stream) break;
     }
-    if (c.ssl != nullptr) {
-        SSL_shutdown(c.ssl);
-        SSL_free(c.ssl);
-    }
-    release(fd);
 }
 
-// Closes a connection under the lock stop() shuts connections down with, so that stop()
-// never touches a number the process has since reused.
-void ModelStandin::release(int fd) {
-    std::lock_guard<std::mutex> l(impl_->mu);
-    auto& fds = impl_->open_fds;
-    fds.erase(std::remove(fds.begin(), fds.end(), fd), fds.end());
-    ::close(fd);
-}
-
-void ModelStandin::stop() {
-    {
-        std::lock_guard<std::mutex> l(impl_->mu);
-        if (impl_->stopped) return;
-        impl_->stopped = true;
-        for (int fd : impl_->open_fds) ::shutdown(fd, SHUT_RDWR);
-    }
-    char c = 'x';
-    (void)!::write(impl_->stop_pipe[1], &c, 1);
-    if (impl_->acceptor.joinable()) impl_->acceptor.join();
-    std::vector<std::thread> workers;
-    {
-        std::lock_guard<std::mutex> l(impl_->mu);
-        workers.swap(impl_->workers);
-    }
-    for (auto& t : workers) t.join();
-    ::close(impl_->listen_fd);
-    ::close(impl_->stop_pipe[0]);
-    ::close(impl_->stop_pipe[1]);
-    if (impl_->ctx != nullptr) SSL_CTX_free(impl_->ctx);
-}
+void ModelStandin::stop() { impl_->server->stop(); }
 
 }  // namespace ajmodel

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+struct ssl_st;  // OpenSSL's SSL
+
 namespace ajmodel {
 
 // One request as the stand-in read it.
@@ -96,9 +98,7 @@ public:
 
 private:
     struct Impl;
-    void accept_loop();
-    void serve(int fd);
-    void release(int fd);
+    void serve(int fd, ssl_st* ssl);
     std::unique_ptr<Impl> impl_;
     std::uint16_t port_ = 0;
     std::atomic<int> tool_calls_{0};

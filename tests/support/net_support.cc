@@ -2,6 +2,7 @@
 // Loopback HTTP/HTTPS test servers, a self-signed certificate, the proxy log reader
 // and the pinning policy writer of the network tests.
 #include "net_support.hpp"
+#include "thread_server.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -210,87 +211,37 @@ Cert make_cert(const std::string& cert_path, const std::string& key_path,
 
 struct TestServer::Impl {
     Options opts;
-    int listen_fd = -1;
-    int stop_pipe[2] = {-1, -1};
-    SSL_CTX* ctx = nullptr;
-    std::thread acceptor;
     mutable std::mutex mu;
-    std::vector<std::thread> workers;
-    std::vector<int> open_fds;
     std::vector<Request> requests;
     std::map<std::string, std::string> bodies;
     std::string root;
-    bool stopped = false;
+    std::unique_ptr<ajtest::ThreadServer> server;  // last: its threads use the rest
 };
 
 TestServer::TestServer() : TestServer(Options{}) {}
 
 TestServer::TestServer(const Options& opts) : impl_(std::make_unique<Impl>()) {
-    // A client (or the proxy) that hangs up mid-answer must end that answer, not the
-    // test process: SSL_write and write on such a socket raise SIGPIPE.
-    ::signal(SIGPIPE, SIG_IGN);
     impl_->opts = opts;
+    ajtest::ThreadServer::Options so;
+    so.what = "test server " + opts.name;
+    so.ipv6 = opts.ipv6;
     if (opts.tls != nullptr) {
-        impl_->ctx = SSL_CTX_new(TLS_server_method());
-        if (impl_->ctx == nullptr ||
-            SSL_CTX_use_certificate_file(impl_->ctx, opts.tls->cert_path.c_str(),
-                                         SSL_FILETYPE_PEM) != 1 ||
-            SSL_CTX_use_PrivateKey_file(impl_->ctx, opts.tls->key_path.c_str(), SSL_FILETYPE_PEM) !=
-                1)
-            throw std::runtime_error(ssl_error("TLS server context"));
+        so.tls_cert = opts.tls->cert_path;
+        so.tls_key = opts.tls->key_path;
     }
-    int family = opts.ipv6 ? AF_INET6 : AF_INET;
-    impl_->listen_fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (impl_->listen_fd < 0) throw std::runtime_error("socket failed");
-    sockaddr_storage ss{};
-    socklen_t len;
-    if (opts.ipv6) {
-        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_loopback;
-        len = sizeof *a;
-    } else {
-        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        len = sizeof *a;
-    }
-    if (::bind(impl_->listen_fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
-        ::listen(impl_->listen_fd, 128) != 0)
-        throw std::runtime_error(std::string("bind/listen failed: ") + std::strerror(errno));
-    len = sizeof ss;
-    ::getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&ss), &len);
-    port_ = ntohs(opts.ipv6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                            : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-    if (::pipe2(impl_->stop_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-    impl_->acceptor = std::thread([this] { accept_loop(); });
+    // Small writes leave as they are written (the /echo routes cut their bodies).
+    so.nodelay = true;
+    so.recv_timeout_s = so.send_timeout_s = 10;
+    impl_->server = std::make_unique<ajtest::ThreadServer>(
+        so, [this](int fd, SSL* ssl) { handle(fd, ssl); });
+    port_ = impl_->server->port();
 }
 
-TestServer::~TestServer() {
-    stop();
-    if (impl_->ctx != nullptr) SSL_CTX_free(impl_->ctx);
-}
+TestServer::~TestServer() { stop(); }
 
-void TestServer::stop() {
-    {
-        std::lock_guard<std::mutex> l(impl_->mu);
-        if (impl_->stopped) return;
-        impl_->stopped = true;
-        for (int fd : impl_->open_fds) ::shutdown(fd, SHUT_RDWR);
-    }
-    char c = 'x';
-    (void)!::write(impl_->stop_pipe[1], &c, 1);
-    if (impl_->acceptor.joinable()) impl_->acceptor.join();
-    std::vector<std::thread> workers;
-    {
-        std::lock_guard<std::mutex> l(impl_->mu);
-        workers.swap(impl_->workers);
-    }
-    for (auto& t : workers) t.join();
-    ::close(impl_->listen_fd);
-    ::close(impl_->stop_pipe[0]);
-    ::close(impl_->stop_pipe[1]);
-}
+void TestServer::stop() { impl_->server->stop(); }
+
+int TestServer::connections() const { return impl_->server->connections(); }
 
 std::vector<Request> TestServer::requests() const {
     std::lock_guard<std::mutex> l(impl_->mu);
@@ -307,48 +258,8 @@ void TestServer::serve_dir(const std::string& root) {
     impl_->root = root;
 }
 
-void TestServer::accept_loop() {
-    for (;;) {
-        pollfd p[2] = {{impl_->listen_fd, POLLIN, 0}, {impl_->stop_pipe[0], POLLIN, 0}};
-        int n = ::poll(p, 2, -1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 || (p[1].revents != 0)) return;
-        int fd = ::accept4(impl_->listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        ++connections_;
-        std::lock_guard<std::mutex> l(impl_->mu);
-        if (impl_->stopped) {
-            ::close(fd);
-            return;
-        }
-        impl_->open_fds.push_back(fd);
-        impl_->workers.emplace_back([this, fd] { handle(fd); });
-    }
-}
-
-void TestServer::handle(int fd) {
-    // Small writes leave as they are written (the /echo routes cut their bodies).
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    timeval tv{10, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    Conn c{fd, nullptr};
-    auto finish = [&] {
-        if (c.ssl != nullptr) {
-            SSL_shutdown(c.ssl);
-            SSL_free(c.ssl);
-        }
-        std::lock_guard<std::mutex> l(impl_->mu);
-        for (auto& f : impl_->open_fds)
-            if (f == fd) f = -1;
-        ::close(fd);
-    };
-    if (impl_->ctx != nullptr) {
-        c.ssl = SSL_new(impl_->ctx);
-        SSL_set_fd(c.ssl, fd);
-        if (SSL_accept(c.ssl) != 1) return finish();
-    }
+void TestServer::handle(int fd, SSL* ssl) {
+    Conn c{fd, ssl};
     std::string in;
     char buf[65536];
     size_t end;
@@ -357,9 +268,9 @@ void TestServer::handle(int fd) {
     for (bool more = true; more;) {
     more = false;
     while ((end = in.find("\r\n\r\n")) == std::string::npos) {
-        if (in.size() > 65536) return finish();
+        if (in.size() > 65536) return;
         ssize_t r = c.read(buf, sizeof buf);
-        if (r <= 0) return finish();
+        if (r <= 0) return;
         in.append(buf, static_cast<size_t>(r));
     }
     Request req;
@@ -427,7 +338,7 @@ void TestServer::handle(int fd) {
                         "Sec-WebSocket-Accept: " +
                         ws_accept(head_header(req.head, "sec-websocket-key")) + "\r\n\r\n";
         if (c.write_all(h)) ws_echo(c, req.head, more ? in : in.substr(end + 4));
-        return finish();
+        return;
     } else if (path == "/ws-wrong-accept" || path == "/switch") {
         // A 101 that does not answer the handshake (a wrong Sec-WebSocket-Accept), or
         // that answers a request which asked for no upgrade at all; then bytes that
@@ -435,7 +346,7 @@ void TestServer::handle(int fd) {
         c.write_all("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                     "Sec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n");
         c.write_all("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nsmuggled\n");
-        return finish();
+        return;
     } else if (path == "/echo" || path == "/echo-chunked") {
         // A reflecting origin: CORS-style Access-Control-Allow-Origin from Origin,
         // the credential headers echoed into response headers, and the whole request
@@ -515,7 +426,6 @@ void TestServer::handle(int fd) {
         }
     }
     }
-    finish();
 }
 
 std::vector<nlohmann::json> read_log(const std::string& path) {

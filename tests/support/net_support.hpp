@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+struct ssl_st;  // OpenSSL's SSL
+
 namespace ajnet {
 
 // A self-signed certificate (EC P-256, SHA-256, valid one day) for `names`
@@ -71,7 +73,7 @@ public:
 
     std::uint16_t port() const { return port_; }
     // Connections accepted so far (a TCP handshake counts even without a request).
-    int connections() const { return connections_.load(); }
+    int connections() const;
     std::vector<Request> requests() const;
     void set_body(const std::string& path, const std::string& body);
     void serve_dir(const std::string& root);
@@ -79,11 +81,9 @@ public:
 
 private:
     struct Impl;
-    void accept_loop();
-    void handle(int fd);
+    void handle(int fd, ssl_st* ssl);
     std::unique_ptr<Impl> impl_;
     std::uint16_t port_ = 0;
-    std::atomic<int> connections_{0};
 };
 
 // The proxy's log (--net-log): one JSON object per line; lines that do not parse
