@@ -11,10 +11,13 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -73,10 +76,19 @@ protected:
         ASSERT_FALSE(user_.empty());
 
         // sshd as root insists on its privilege-separation directory; made only when
-        // missing, and removed again by TearDown.
-        if (geteuid() == 0 && !ajtest::exists("/run/sshd")) {
-            ASSERT_EQ(::mkdir("/run/sshd", 0755), 0) << "mkdir /run/sshd";
-            made_privsep_ = true;
+        // missing (with a marker inside saying a test made it), and removed by the last
+        // test to leave it. Tests run in parallel: each holds a shared lock on /run
+        // while it uses the directory, and only the one that gets the exclusive lock at
+        // TearDown removes it, so no other test's sshd loses it mid-run.
+        if (geteuid() == 0) {
+            run_lock_ = ::open("/run", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            ASSERT_GE(run_lock_, 0) << "open /run";
+            ASSERT_EQ(::flock(run_lock_, LOCK_SH), 0) << "flock /run";
+            if (!ajtest::exists("/run/sshd")) {
+                ASSERT_TRUE(::mkdir("/run/sshd", 0755) == 0 || errno == EEXIST) << "mkdir /run/sshd";
+                int m = ::open(kPrivsepMarker, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+                if (m >= 0) ::close(m);
+            }
         }
         // Keys: the host's in scratch (outside every sandbox), the client's in the
         // workspace, where the command inside reads it.
@@ -117,7 +129,11 @@ protected:
 
     void TearDown() override {
         sshd_.reset();  // SIGKILLs and reaps sshd and nothing else
-        if (made_privsep_) ::rmdir("/run/sshd");
+        if (run_lock_ >= 0) {
+            if (::flock(run_lock_, LOCK_EX | LOCK_NB) == 0 && ::unlink(kPrivsepMarker) == 0) ::rmdir("/run/sshd");
+            ::close(run_lock_);  // drops the lock
+            run_lock_ = -1;
+        }
         ajit::Sandbox::TearDown();
     }
 
@@ -164,7 +180,8 @@ protected:
     std::string user_, key_, repo_, marker_;
     int port_ = -1;
     int baseline_ = 0;
-    bool made_privsep_ = false;
+    int run_lock_ = -1;  // the shared lock on /run while this test may use /run/sshd
+    static constexpr const char* kPrivsepMarker = "/run/sshd/.made-by-agentjail-tests";
 };
 
 // Positive control first: the same clone from the host, straight to sshd, works; so a
