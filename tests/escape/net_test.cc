@@ -1196,7 +1196,11 @@ TEST_F(Escape, NET03_TheHostsOwnInterfaceAddressesAreRefused) {
                              port + " && echo ok"});
         ASSERT_TRUE(ajtest::contains(direct.out, "ok")) << a << "\n" << describe(direct);
     }
+    // The canary counts in its own accept thread: wait until it has seen every
+    // direct connection, so a late count is not taken for the proxy's.
+    for (int i = 0; i < 500 && canary.connections() < static_cast<int>(addrs.size()); ++i) ajtest::sleep_ms(10);
     int direct_connections = canary.connections();
+    ASSERT_EQ(direct_connections, static_cast<int>(addrs.size()));
     NetFixture f;
     NetPolicy p;
     p.allow = {"*:*"};
@@ -1208,6 +1212,7 @@ TEST_F(Escape, NET03_TheHostsOwnInterfaceAddressesAreRefused) {
     for (size_t i = 0; i < addrs.size(); ++i)
         EXPECT_TRUE(is_403(status_of(r.out, "a" + std::to_string(i)))) << addrs[i] << "\n"
                                                                        << describe(r);
+    ajtest::sleep_ms(200);  // room for a connection the proxy made to be counted
     EXPECT_EQ(canary.connections(), direct_connections)
         << "the proxy reached the host's own address\n"
         << describe(r);
@@ -1225,6 +1230,7 @@ TEST_F(Escape, NET03_TheHostsOwnInterfaceAddressesAreRefused) {
         jail, std::string(kRawRequest) + "req named '" + connect_req(addrs[0] + ":" + port) + "'",
         {"-p", f.policy(named)});
     EXPECT_TRUE(ajtest::contains(status_of(ok.out, "named"), " 200")) << describe(ok);
+    for (int i = 0; i < 500 && canary.connections() < direct_connections + 1; ++i) ajtest::sleep_ms(10);
     EXPECT_EQ(canary.connections(), direct_connections + 1) << describe(ok);
 }
 
