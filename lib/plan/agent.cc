@@ -29,20 +29,13 @@ Error setup_error(int err, const std::string& what) {
 }
 
 // Makes `name` under dirfd the kind wanted (an empty directory or an empty file)
-// when it is missing, a link, or another kind of file the sandbox left there. A
-// non-empty directory where a file is wanted is an error (nothing is deleted
-// recursively). Returns the opened directory for a directory.
+// when it is missing, a link, or another kind of file the sandbox left there:
+// whatever is in the way goes (workspace::remove_at: never through a link).
 Result<void> ensure_entry(int dirfd, const std::string& name, bool want_dir, const std::string& path) {
     struct stat st {};
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (want_dir && S_ISDIR(st.st_mode)) return {};
-        if (!want_dir && S_ISREG(st.st_mode)) return {};
-        int flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0;
-        if (::unlinkat(dirfd, name.c_str(), flags) != 0)
-            return setup_error(errno, "agent state " + path + " is a " +
-                                          (S_ISDIR(st.st_mode) ? "directory" : "link or special file") +
-                                          " where a " + (want_dir ? "directory" : "file") +
-                                          " is needed, and cannot be removed");
+        if (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) return {};
+        if (auto r = workspace::remove_at(dirfd, name, "agent state " + path); !r) return r;
     } else if (errno != ENOENT) {
         return setup_error(errno, "agent state " + path);
     }
@@ -155,43 +148,49 @@ bool printable(const std::string& s) {
     return true;
 }
 
-// Writes `text` as `name` in dirfd: a fresh file (no link followed), renamed over.
-Result<void> write_state_file(int dirfd, const std::string& name, const std::string& text, const std::string& path) {
-    std::string tmp = "." + name + ".tmp." + std::to_string(::getpid());
-    (void)::unlinkat(dirfd, tmp.c_str(), 0);
-    int fd = ::openat(dirfd, tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return setup_error(errno, "agent state " + path);
-    sys::UniqueFd f(fd);
-    size_t done = 0;
-    while (done < text.size()) {
-        ssize_t n = ::write(f.get(), text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int err = errno;
-            (void)::unlinkat(dirfd, tmp.c_str(), 0);
-            return setup_error(err, "agent state " + path);
-        }
-        done += static_cast<size_t>(n);
+constexpr const char* kGitConfigName = "agentjail-gitconfig";
+
+// Only user.name and user.email: the rest of the user's git config (credential
+// helpers, url rewrites with tokens, aliases that run programs, signing keys) stays
+// outside. Written as the sandbox's global config file, in the state directory,
+// rather than as GIT_AUTHOR_* variables, so a repository's own identity still wins.
+Result<void> write_git_identity(int state_fd, const HostFacts& host, Plan& plan) {
+    std::string name, email;
+    std::string xdg = env_lookup(host.environ, "XDG_CONFIG_HOME").value_or("");
+    if (xdg.empty() || xdg[0] != '/') xdg = host.home + "/.config";
+    read_identity(xdg + "/git/config", name, email);
+    read_identity(host.home + "/.gitconfig", name, email);
+    if (!printable(name)) name.clear();
+    if (!printable(email)) email.clear();
+    if (name.empty() && email.empty()) {
+        plan.notes.push_back(
+            "git identity: no user.name or user.email in ~/.gitconfig or ~/.config/git/config; commits "
+            "inside need them (git config --global user.name ..., or -e GIT_AUTHOR_NAME=...)");
+        return {};
     }
+    std::string text = "# Written by agentjail for each run: only the caller's git identity.\n[user]\n";
+    if (!name.empty()) text += "\tname = " + git_quote(name) + "\n";
+    if (!email.empty()) text += "\temail = " + git_quote(email) + "\n";
+    const std::string path = plan.state_dir + "/" + kGitConfigName;
     // A directory the sandbox put at the name would make the rename fail: it goes.
     struct stat st {};
-    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-        (void)::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR);
-    if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) {
-        int err = errno;
-        (void)::unlinkat(dirfd, tmp.c_str(), 0);
-        return setup_error(err, "agent state " + path);
-    }
+    if (::fstatat(state_fd, kGitConfigName, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        if (auto r = workspace::remove_at(state_fd, kGitConfigName, "agent state " + path); !r) return r;
+    if (auto r = workspace::replace_file_at(state_fd, kGitConfigName, text, 0600, "agent state " + path); !r)
+        return r;
+    plan.git_identity = name + (email.empty() ? "" : " <" + email + ">");
     return {};
 }
-
-constexpr const char* kGitConfigName = "agentjail-gitconfig";
 
 }  // namespace
 
 Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& host, ExpandContext& ctx, Plan& plan) {
     plan.agent = policy.agent.name.value;
-    if (policy.agent.state.value.empty()) return {};
+    if (policy.agent.state.value.empty()) {
+        if (policy.agent.git_identity.value)
+            plan.notes.push_back("git identity: the policy has no [agent] state to keep it in; none given");
+        return {};
+    }
     if (host.home.empty() || host.home[0] != '/')
         return Error(ErrorKind::invalid_input, EINVAL,
                      with_origin(describe(policy.agent.state.origin),
@@ -235,50 +234,19 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
             if (auto r = prepare(m.dst.empty() ? m.src : m.dst, m.src, m.origin, false); !r) return r;
     for (const auto& h : policy.hide)
         if (auto r = prepare(h.pattern, h.pattern, h.origin, true); !r) return r;
+    if (policy.agent.git_identity.value) return write_git_identity(dir->get(), host, plan);
     return {};
 }
 
-Result<void> plan_agent_exec(const policy::Policy& policy, const HostFacts& host, Plan& plan,
+Result<void> plan_agent_exec(const policy::Policy& policy, Plan& plan,
                              std::vector<std::string>& argv) {
     for (const auto& n : policy.agent.notes) plan.notes.push_back(n.value);
 
-    if (policy.agent.git_identity.value) {
-        // Only user.name and user.email: the rest of the user's git config (credential
-        // helpers, url rewrites with tokens, aliases that run programs, signing keys)
-        // stays outside. Written as the sandbox's global config file rather than as
-        // GIT_AUTHOR_* variables, so a repository's own identity still wins.
-        std::string name, email;
-        std::string xdg = env_lookup(host.environ, "XDG_CONFIG_HOME").value_or("");
-        if (xdg.empty() || xdg[0] != '/') xdg = host.home + "/.config";
-        read_identity(xdg + "/git/config", name, email);
-        read_identity(host.home + "/.gitconfig", name, email);
-        if (!printable(name)) name.clear();
-        if (!printable(email)) email.clear();
-        if (plan.state_dir.empty()) {
-            plan.notes.push_back("git identity: the policy has no [agent] state to keep it in; none given");
-        } else if (name.empty() && email.empty()) {
-            plan.notes.push_back(
-                "git identity: no user.name or user.email in ~/.gitconfig or ~/.config/git/config; commits "
-                "inside need them (git config --global user.name ..., or -e GIT_AUTHOR_NAME=...)");
-        } else {
-            auto dir = workspace::open_own_state_dir(workspace::state_home(host.environ, host.home),
-                                                     {"agentjail", policy.agent.state.value});
-            if (!dir) return std::move(dir).error();
-            std::string text = "# Written by agentjail for each run: only the caller's git identity.\n[user]\n";
-            if (!name.empty()) text += "\tname = " + git_quote(name) + "\n";
-            if (!email.empty()) text += "\temail = " + git_quote(email) + "\n";
-            if (auto r = write_state_file(dir->get(), kGitConfigName, text, plan.state_dir + "/" + kGitConfigName);
-                !r)
-                return r;
-            plan.git_identity = name + (email.empty() ? "" : " <" + email + ">");
-            bool set = false;
-            for (auto& kv : plan.env)
-                if (util::starts_with(kv, "GIT_CONFIG_GLOBAL=")) set = true;
-            if (!set) {
-                plan.env.push_back("GIT_CONFIG_GLOBAL=" + plan.state_dir + "/" + kGitConfigName);
-                std::sort(plan.env.begin(), plan.env.end());
-            }
-        }
+    if (!plan.git_identity.empty() &&
+        std::none_of(plan.env.begin(), plan.env.end(),
+                     [](const std::string& kv) { return util::starts_with(kv, "GIT_CONFIG_GLOBAL="); })) {
+        plan.env.push_back("GIT_CONFIG_GLOBAL=" + plan.state_dir + "/" + kGitConfigName);
+        std::sort(plan.env.begin(), plan.env.end());
     }
 
     if (!policy.agent.args.empty() && !argv.empty()) {

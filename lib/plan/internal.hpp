@@ -112,13 +112,13 @@ bool uses_globstar(const std::string& raw);
 // Builds the mount list (everything in plan.mounts; notes appended). `ctx` has
 // the workspace already decided; plan.workspace and plan.home are set.
 Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan);
-// [agent] (agent.cc): the state directory made and opened safely, the mount points
-// of the binds aimed into it made, ctx.state set; before build_mounts.
+// [agent] (agent.cc): the state directory made and opened safely (once), the mount
+// points of the binds aimed into it and the git identity file made there, ctx.state
+// set; before build_mounts.
 Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& host, ExpandContext& ctx, Plan& plan);
-// [agent] after build_env: the git identity file and GIT_CONFIG_GLOBAL, and the
-// agent's own arguments put after the command's name.
-Result<void> plan_agent_exec(const policy::Policy& policy, const HostFacts& host, Plan& plan,
-                             std::vector<std::string>& argv);
+// [agent] after build_env: GIT_CONFIG_GLOBAL for the identity plan_agent_state
+// wrote, the preset's notes, and the agent's own arguments after the command's name.
+Result<void> plan_agent_exec(const policy::Policy& policy, Plan& plan, std::vector<std::string>& argv);
 
 // [workspace] mode = "overlay": the workspace's bind becomes an overlay with the
 // workspace as its lower layer (overlay.cc); after build_mounts and the host-file rules.

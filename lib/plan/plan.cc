@@ -259,7 +259,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
 
     if (auto r = detail::build_env(policy, host, plan); !r) return std::move(r).error();
     std::vector<std::string> command = argv;
-    if (auto r = detail::plan_agent_exec(policy, host, plan, command); !r) return std::move(r).error();
+    if (auto r = detail::plan_agent_exec(policy, plan, command); !r) return std::move(r).error();
     if (auto r = detail::build_exec(command, plan); !r) return std::move(r).error();
 
     if (auto r = detail::build_limits(policy, host, plan); !r) return std::move(r).error();
