@@ -250,9 +250,9 @@ Result<void> plan_agent_exec(const policy::Policy& policy, Plan& plan,
     }
 
     if (!policy.agent.args.empty() && !argv.empty()) {
-        std::string base = argv[0].substr(argv[0].rfind('/') == std::string::npos ? 0 : argv[0].rfind('/') + 1);
-        bool ours = false;
-        for (const auto& c : policy.agent.commands) ours = ours || c.value == base;
+        std::string_view base = util::base_name(argv[0]);
+        bool ours = std::any_of(policy.agent.commands.begin(), policy.agent.commands.end(),
+                                [&](const auto& c) { return c.value == base; });
         if (ours) {
             std::vector<std::string> out{argv[0]};
             for (const auto& a : policy.agent.args) out.push_back(a.value);

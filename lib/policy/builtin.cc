@@ -3,6 +3,7 @@
 // with the description each file gives itself.
 #include "policy/embedded.hpp"
 #include "policy/internal.hpp"
+#include "util/strings.hpp"
 
 namespace agentjail::policy {
 
@@ -28,8 +29,7 @@ const std::vector<Builtin>& builtins() {
 }
 
 const Builtin* preset_for_command(const std::string& command) {
-    std::string_view base = command;
-    if (auto slash = base.rfind('/'); slash != std::string_view::npos) base.remove_prefix(slash + 1);
+    std::string_view base = util::base_name(command);
     if (base.empty()) return nullptr;
     for (const auto& b : builtins())
         for (const auto& c : b.agent_commands)

@@ -27,6 +27,13 @@ bool starts_with(std::string_view s, std::string_view prefix);
 // without touching the filesystem. Returns "" for a relative path.
 std::string normalize_path(std::string_view path);
 
+// The last component of a path as written ("claude" of "/usr/bin/claude"; "" for
+// "/usr/bin/"): how a command's name is matched against an agent preset's.
+inline std::string_view base_name(std::string_view path) {
+    auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 // True when `path` equals `dir` or lies beneath it (both normalised, absolute).
 bool path_within(std::string_view path, std::string_view dir);
 
