@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Startup cost of a sandbox: one hyperfine run of /bin/true plain, under unshare,
-# bubblewrap, firejail (when installed) and agentjail (minimal and default policies),
-# then the medians and the ratios against plain and against bubblewrap.
+# bubblewrap, firejail (when installed) and agentjail (minimal and default policies,
+# default with -m 1G --pids 100, default with --net proxy, and `agentjail --version`),
+# then the medians, the ratios against plain and bubblewrap, the goals of issue 12
+# met or not, and the supervisor's memory during a run (VmRSS, Pss, anonymous).
 #
 # Usage: bench/startup.sh [--runs N] [--warmup N] [--out DIR]
 #   AGENTJAIL_BIN        the binary to measure (default: build/bin/agentjail)
@@ -40,8 +42,13 @@ add bwrap "bwrap --unshare-all --die-with-parent --ro-bind / / --proc /proc --de
 if command -v firejail >/dev/null; then
     add firejail "firejail --quiet --noprofile /bin/true"
 fi
+add agentjail-version "$aj --version"
 add agentjail-minimal "$aj --policy minimal -- /bin/true"
 add agentjail-default "$aj -- /bin/true"
+# Limits need a cgroup: as root, or in a delegated cgroup v2 subtree; elsewhere the
+# row is skipped with agentjail's refusal (add says so).
+add agentjail-limits "$aj -m 1G --pids 100 -- /bin/true"
+add agentjail-proxy "$aj --net proxy -- /bin/true"
 
 args=()
 for i in "${!names[@]}"; do
@@ -52,7 +59,24 @@ say "hyperfine: ${#names[@]} commands, $warmup warmup runs and $runs runs each, 
 hyperfine -N --style basic --warmup "$warmup" --runs "$runs" \
     --export-json "$out/startup.json" --export-markdown "$out/startup.md" "${args[@]}"
 
-python3 - "$out/startup.json" "$runs" >"$out/summary.txt" <<'EOF'
+# The supervisor's memory: agentjail's own process while the command (sleep) runs,
+# read from /proc after it has settled. VmRSS counts the binary's pages it touched
+# (shared with every other agentjail through the page cache); Pss shares them out;
+# the anonymous part is what each supervisor costs on its own.
+memory() {
+    local policy=$1 pid
+    "$aj" --policy "$policy" -- sleep 1 &
+    pid=$!
+    sleep 0.5
+    printf '%s' "$policy"
+    awk '/^(Rss|Pss|Pss_Anon|Anonymous):/ {printf " %s=%s", $1, $2}' "/proc/$pid/smaps_rollup"
+    awk '/^Threads:/ {printf " Threads:=%s", $2}' "/proc/$pid/status"
+    echo
+    wait "$pid"
+}
+{ memory minimal; memory default; } >"$out/memory.txt"
+
+python3 - "$out/startup.json" "$runs" "$out/memory.txt" >"$out/summary.txt" <<'EOF'
 import json, os, platform, sys
 
 results = json.load(open(sys.argv[1]))["results"]
@@ -75,6 +99,34 @@ for r in results:
     vs_bwrap = f"{ms(r) / ms(bwrap):.2f}" if bwrap else "-"
     print(f"{r['command']:<20} {ms(r):>10.2f} {r['mean'] * 1000:>9.2f} {r['stddev'] * 1000:>8.2f}"
           f" {vs_plain:>8} {vs_bwrap:>8}")
+
+# Issue 12's goals, each a ratio or a difference within this one run.
+def goal(name, value, limit, unit):
+    ok = "met" if value <= limit else "NOT met"
+    print(f"  {name:<44} {value:>6.2f}{unit} (goal <= {limit}{unit}): {ok}")
+print()
+print("goals (issue 12):")
+def ratio(a, b):
+    return ms(by[a]) / ms(by[b]) if a in by and b in by else None
+def added(a, b):
+    return ms(by[a]) - ms(by[b]) if a in by and b in by else None
+for name, v, limit, unit in (
+        ("default / bwrap", ratio("agentjail-default", "bwrap"), 0.8, "x"),
+        ("minimal / unshare", ratio("agentjail-minimal", "unshare"), 1.3, "x"),
+        ("--version / /bin/true", ratio("agentjail-version", "plain"), 1.5, "x"),
+        ("-m 1G --pids 100 added to default", added("agentjail-limits", "agentjail-default"), 1, " ms"),
+        ("--net proxy added to default", added("agentjail-proxy", "agentjail-default"), 2, " ms")):
+    if v is None:
+        print(f"  {name:<44} not measured (a row was skipped)")
+    else:
+        goal(name, v, limit, unit)
+print()
+print("supervisor memory during a run, kB (goal: resident <= 2048):")
+for line in open(sys.argv[3]):
+    f = dict(kv.split("=") for kv in line.split()[1:])
+    rss, pss, anon = (int(f.get(k, 0)) for k in ("Rss:", "Pss:", "Anonymous:"))
+    print(f"  {line.split()[0]:<8} VmRSS {rss:>6}  Pss {pss:>6}  anonymous {anon:>6}"
+          f"  threads {f.get('Threads:', '?')}")
 EOF
 echo
 cat "$out/summary.txt"
