@@ -7,6 +7,7 @@
 #include "result_record.hpp"
 
 #include "plan/plan.hpp"
+#include "util/memory.hpp"
 #include "util/strings.hpp"
 
 #include <poll.h>
@@ -129,6 +130,10 @@ int cmd_run(const std::vector<std::string>& args) {
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
+
+    // From here agentjail only waits, forwards signals and answers the filter: what
+    // the start touched need not stay resident while the command runs.
+    util::release_startup_memory();
 
     pollfd fds[3] = {{sb->pidfd(), POLLIN, 0}, {sfd, POLLIN, 0}, {sb->job_fd(), POLLIN, 0}};
     for (;;) {
