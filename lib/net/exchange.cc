@@ -240,7 +240,12 @@ private:
 
     // The upstream leg over verified TLS: SNI and host name checked, HTTP/1.1.
     asio::awaitable<bool> upstream_handshake() {
-        utls_.emplace(upstream_, *px_.tls_ctx);
+        try {
+            utls_.emplace(upstream_, px_.tls_client());
+        } catch (const std::exception& e) {  // no trust store: no upstream TLS at all
+            failure_ = "TLS to " + x_.host + " refused: the proxy's TLS client: " + e.what();
+            co_return false;
+        }
         SSL* ssl = utls_->native_handle();
         if (!parse_numeric_host(x_.host))
             ::SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,

@@ -979,14 +979,6 @@ Result<void> Proxy::serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gat
         impl_->secret_values.push_back(std::move(*v));
     }
     try {
-        if (!impl_->settings.secrets.empty() || impl_->ca) {
-            // The system's CAs (SSL_CERT_FILE / SSL_CERT_DIR are honoured); peers are verified.
-            impl_->tls_ctx.emplace(asio::ssl::context::tls_client);
-            impl_->tls_ctx->set_default_verify_paths();
-            impl_->tls_ctx->set_options(
-                asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
-                asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
-        }
         sockaddr_storage ss{};
         socklen_t len = sizeof ss;
         if (::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
@@ -1080,6 +1072,18 @@ Counters Proxy::counters() const {
     std::lock_guard lock(impl_->failure_mu);
     c.failure = impl_->failure;
     return c;
+}
+
+asio::ssl::context& Proxy::Impl::tls_client() {
+    if (!tls_ctx) {
+        asio::ssl::context ctx(asio::ssl::context::tls_client);
+        // The system's CAs (SSL_CERT_FILE / SSL_CERT_DIR are honoured); peers are verified.
+        ctx.set_default_verify_paths();
+        ctx.set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                        asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+        tls_ctx.emplace(std::move(ctx));
+    }
+    return *tls_ctx;
 }
 
 void Proxy::Impl::fail(const std::string& why) {

@@ -65,6 +65,10 @@ struct Proxy::Impl {
     // TLS client context for upstreams of requests that carry one or that are
     // intercepted.
     std::vector<std::string> secret_values;
+    // Made on the first upstream TLS leg (io thread only): reading the system's CA
+    // file parses about 140 certificates, 15 ms that a run which never connects
+    // should not pay. Throws what asio throws when the trust store cannot be set up.
+    boost::asio::ssl::context& tls_client();
     std::optional<boost::asio::ssl::context> tls_ctx;
     // The per-run CA (prepare_ca()); null when nothing is intercepted.
     std::unique_ptr<Ca> ca;
