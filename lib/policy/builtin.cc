@@ -8,19 +8,22 @@
 namespace agentjail::policy {
 
 const std::vector<Builtin>& builtins() {
-    // Built once; the embedded texts never change at run time. A built-in that does
-    // not parse gets no description here and fails loudly in load() (and in the
-    // unit tests that load every built-in).
+    // Built once, from what the build read off each file: no TOML is parsed here, so
+    // a run parses only the policy it loads and its `extends` chain. A built-in that
+    // does not parse fails loudly in load() and in the unit tests that load every one
+    // (which also check these fields against the parser's).
     static const std::vector<Builtin> all = [] {
         std::vector<Builtin> out;
         for (const auto& e : embedded_policies()) {
             // policies/net-*.toml are network presets (--net-preset), not policies.
             if (std::string_view(e.name).substr(0, 4) == "net-") continue;
-            Builtin b{e.name, {}, e.text, {}};
-            auto layer = detail::parse_layer(b.text, b.name + ".toml");
-            if (layer && layer->description) b.description = layer->description->value;
-            if (layer && layer->agent_commands)
-                for (const auto& c : *layer->agent_commands) b.agent_commands.push_back(c.value);
+            Builtin b{e.name, e.description, e.text, {}};
+            std::string_view cmds = e.agent_commands;
+            while (!cmds.empty()) {
+                size_t sp = cmds.find(' ');
+                b.agent_commands.emplace_back(cmds.substr(0, sp));
+                cmds = sp == std::string_view::npos ? std::string_view() : cmds.substr(sp + 1);
+            }
             out.push_back(std::move(b));
         }
         return out;

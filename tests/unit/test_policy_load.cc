@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests of policy loading: the built-ins, load() by name and path, extends
 // chains (merge order, cycles, missing files) and the cross-field validation.
+#include "policy/embedded.hpp"
+#include "policy/internal.hpp"
 #include "policy/policy.hpp"
 
 #include "test_support.hpp"
@@ -76,6 +78,29 @@ TEST(PolicyBuiltins, EveryBuiltinLoadsAndValidates) {
         auto ok = validate(*p);
         EXPECT_TRUE(ok.has_value()) << b.name << ": " << ok.error().message();
     }
+}
+
+// The description and [agent] commands are read at build time so that no run parses
+// every built-in (cmake/embed_policies.cmake): they must say what the parser says,
+// for every embedded file, the network presets included.
+TEST(PolicyBuiltins, BuildTimeFieldsAgreeWithTheParser) {
+    const auto& embedded = embedded_policies();
+    ASSERT_FALSE(embedded.empty());
+    int with_commands = 0;
+    for (const auto& e : embedded) {
+        auto layer = detail::parse_layer(e.text, std::string(e.name) + ".toml");
+        ASSERT_TRUE(layer.has_value()) << e.name << ": " << layer.error().message();
+        EXPECT_EQ(e.description, layer->description ? layer->description->value : "") << e.name;
+        std::string commands;
+        if (layer->agent_commands)
+            for (const auto& c : *layer->agent_commands) commands += (commands.empty() ? "" : " ") + c.value;
+        EXPECT_EQ(e.agent_commands, commands) << e.name;
+        with_commands += commands.empty() ? 0 : 1;
+    }
+    EXPECT_GE(with_commands, 4);  // claude, codex, gemini, aider: the scan found them
+    ASSERT_NE(preset_for_command("/usr/local/bin/claude"), nullptr);
+    EXPECT_EQ(preset_for_command("/usr/local/bin/claude")->name, "claude");
+    EXPECT_EQ(preset_for_command("ls"), nullptr);
 }
 
 TEST(PolicyBuiltins, Minimal) {
