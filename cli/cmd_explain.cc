@@ -34,6 +34,7 @@ int cmd_explain(const std::vector<std::string>& args) {
     }
     auto host = plan::HostFacts::current();
     if (!host) return report(host.error());
+    host->dry_run = true;  // explain changes nothing on the host
     const policy::Policy& p = inv->policy->raw();
     auto plan = plan::build(p, inv->command, *host);
     if (!plan) return report(plan.error());

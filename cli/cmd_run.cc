@@ -55,18 +55,6 @@ void suspend(Sandbox& sb, bool stop_command) {
     (void)sb.kill(SIGCONT);
 }
 
-void print_plan_summary(const Invocation& inv) {
-    auto host = plan::HostFacts::current();
-    if (!host) return;  // the spawn below reports the same failure
-    auto plan = plan::build(inv.policy->raw(), inv.command, *host);
-    if (!plan) return;
-    // Paths come from the filesystem: no control character of theirs reaches the terminal.
-    std::fputs(util::printable(plan::to_text(*plan), true).c_str(), stderr);
-    for (const auto& note : plan->notes)
-        std::fprintf(stderr, "note: %s\n", util::printable(note).c_str());
-    std::fflush(stderr);
-}
-
 // What direct mode's post-run check found in the workspace (lib/workspace/audit.hpp):
 // one line each, after the command's own output, whatever --json says.
 void print_workspace_findings(const RunResult& r) {
@@ -95,7 +83,6 @@ int cmd_run(const std::vector<std::string>& args) {
     if (inv->apply && inv->policy->raw().workspace_mode.value != policy::WorkspaceMode::overlay)
         return finish_error(rec, Error(ErrorKind::invalid_input, EINVAL,
                                        "--apply: only overlay runs have changes to apply (--workspace-mode overlay)"));
-    if (inv->verbose) print_plan_summary(*inv);
 
     // Blocked before the spawn so that none is lost in between: the sandbox's
     // command starts with an empty signal mask whatever ours is.
@@ -118,6 +105,13 @@ int cmd_run(const std::vector<std::string>& args) {
         std::fprintf(stderr, "agentjail: warning: %s\n", util::printable(w).c_str());
         std::fflush(stderr);
     };
+    if (inv->verbose)
+        so.on_plan = [](const std::string& text, const std::vector<std::string>&) {
+            // Paths come from the filesystem: no control character of theirs reaches
+            // the terminal. The text ends with the plan's notes.
+            std::fputs(util::printable(text, true).c_str(), stderr);
+            std::fflush(stderr);
+        };
     auto sb = Sandbox::spawn(*inv->policy, inv->command, so);
     if (!sb) {
         ::close(sfd);

@@ -166,6 +166,10 @@ struct SpawnOptions {
     // touched, with each thing the caller's user must be told although the run goes
     // on (a secret's token that has expired, with what to do); one line each.
     std::function<void(const std::string&)> on_warning;
+    // Called during spawn(), once the plan is built and before anything of it is
+    // carried out, with the plan as `agentjail explain` prints it and its notes: the
+    // plan this run carries out, not a second one built to be shown (the CLI's -v).
+    std::function<void(const std::string& plan_text, const std::vector<std::string>& notes)> on_plan;
 };
 
 // The command stopped (job control) or went on.

@@ -216,6 +216,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (!host) return std::move(host).error();
     auto plan = plan::build(policy.raw(), argv, *host);
     if (!plan) return std::move(plan).error();
+    if (options.on_plan) options.on_plan(plan::to_text(*plan), plan->notes);
     if (options.on_warning)
         for (const auto& w : plan->warnings) options.on_warning(w);
     // Overlay mode: the run's directory and layers exist before clone; a launch that

@@ -172,6 +172,11 @@ Result<void> write_git_identity(int state_fd, const HostFacts& host, Plan& plan)
     if (!name.empty()) text += "\tname = " + git_quote(name) + "\n";
     if (!email.empty()) text += "\temail = " + git_quote(email) + "\n";
     const std::string path = plan.state_dir + "/" + kGitConfigName;
+    if (state_fd < 0) {  // explain: said, not written
+        plan.git_identity = name + (email.empty() ? "" : " <" + email + ">");
+        plan.notes.push_back("git identity: a run writes it to " + path);
+        return {};
+    }
     // A directory the sandbox put at the name would make the rename fail: it goes.
     struct stat st {};
     if (::fstatat(state_fd, kGitConfigName, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
@@ -205,9 +210,19 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
                      with_origin(describe(policy.agent.state.origin),
                                  "the agent's state directory " + plan.state_dir + " and the workspace " +
                                      plan.workspace + " overlap; set XDG_STATE_HOME to a directory outside it"));
+    ctx.state = plan.state_dir;
+    if (host.dry_run) {
+        // explain: the same plan, but nothing on the host is made or written. The
+        // directory, its mount points and the identity file are a run's to make.
+        struct stat st {};
+        if (::lstat(plan.state_dir.c_str(), &st) != 0)
+            plan.notes.push_back("agent state: a run creates " + plan.state_dir +
+                                 " and binds it read-write at the same path");
+        if (policy.agent.git_identity.value) return write_git_identity(-1, host, plan);
+        return {};
+    }
     auto dir = workspace::open_own_state_dir(base, {"agentjail", name});
     if (!dir) return std::move(dir).error();
-    ctx.state = plan.state_dir;
 
     // Binds aimed into the state directory (the user's own settings, read-only
     // inside) need their mount points there; a hidden name there (a credentials

@@ -7,6 +7,7 @@
 
 #include <pwd.h>
 #include <sched.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -234,9 +235,20 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     // it is made only where no sandbox can write, but a later run may show it.
     detail::PlaceholderKey key;
     key.path = detail::placeholder_key_path(host);
-    if (policy.network.mode.value == policy::NetMode::proxy && !policy.network.secrets.empty())
-        key = detail::load_placeholder_key(host);
     struct stat key_st {};
+    const bool key_exists = !key.path.empty() && ::lstat(key.path.c_str(), &key_st) == 0;
+    // explain reads a key that exists and makes none (a run would: it says so).
+    if (policy.network.mode.value == policy::NetMode::proxy && !policy.network.secrets.empty()) {
+        if (!host.dry_run || key_exists) key = detail::load_placeholder_key(host);
+        else if (!key.path.empty()) {
+            // A key of explain's own, in memory only: the plan reads as a run's would
+            // (stable placeholders), and the first run makes the real one.
+            key.key.resize(32);
+            if (::getrandom(key.key.data(), key.key.size(), 0) != static_cast<ssize_t>(key.key.size()))
+                key.key.clear();
+            plan.notes.push_back("secret placeholders: a run creates the key " + key.path);
+        }
+    }
     const bool hide_key = !key.path.empty() && ::lstat(key.path.c_str(), &key_st) == 0;
     if (!plan.state_dir.empty() || hide_key) {
         policy::Policy adjusted = policy;
@@ -244,7 +256,9 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         // binds into it (the user's settings, read-only) lies deeper and so on top.
         if (!plan.state_dir.empty())
             adjusted.rw.insert(adjusted.rw.begin(),
-                               policy::MountRule{"{state}", "", false, policy.agent.state.origin});
+                               // explain before the first run: the directory is not there
+                               // yet, and explain makes nothing (the notes say a run will).
+                               policy::MountRule{"{state}", "", host.dry_run, policy.agent.state.origin});
         if (hide_key)
             adjusted.hide.push_back(
                 policy::HideRule{key.path, policy::Origin{"built-in", 0, 0, "the secret placeholders' key"}});

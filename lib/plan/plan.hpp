@@ -30,6 +30,10 @@ struct HostFacts {
     // The caller's hard rlimits (RLIMIT_NOFILE, _FSIZE, _CPU), by resource; a limit
     // is capped at these, since nobody in the sandbox may raise them. Empty in tests.
     std::vector<std::pair<int, std::uint64_t>> rlimit_hard;
+    // explain: build() makes and writes nothing on the host (the agent's state
+    // directory, its mount points, the git identity file); the plan's notes say
+    // what a run would make. Everything else is the plan a run carries out.
+    bool dry_run = false;
 
     static Result<HostFacts> current();
 };

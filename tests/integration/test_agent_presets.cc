@@ -70,6 +70,48 @@ TEST_F(AgentPresets, ClaudeIsChosenByItsNameAndItsStateIsKeptBetweenRuns) {
     EXPECT_TRUE(ajtest::contains(verbose.err, "chosen by the command's name (claude)")) << verbose.err;
 }
 
+// explain makes nothing on the host (issue 12: before, it created the agent's state
+// directory and the git identity file); it says what a run will make. And -v prints
+// the plan the run carries out: the same rows as explain's for the same arguments.
+TEST_F(AgentPresets, ExplainChangesNothingOnTheHostAndVerboseShowsTheRunsOwnPlan) {
+    jail.home_dir().write(".gitconfig", "[user]\n\tname = Dry Run\n\temail = dry@example.com\n");
+    const std::string base = jail.home() + "/.local/state";
+    struct stat st {};
+    ASSERT_NE(::lstat(base.c_str(), &st), 0) << "the fixture's home already has " << base;
+    auto explain = jail.run({"explain", "-C", jail.ws(), "--", "claude", "true"}, opts);
+    ASSERT_EQ(explain.status, 0) << describe(explain);
+    EXPECT_NE(::lstat(base.c_str(), &st), 0) << "explain created " << base;
+    EXPECT_TRUE(ajtest::contains(explain.out, "agent state: a run creates " + state)) << explain.out;
+    EXPECT_TRUE(ajtest::contains(explain.out, "state      " + state)) << explain.out;
+    EXPECT_TRUE(ajtest::contains(explain.out, "git identity: a run writes it to " + state + "/agentjail-gitconfig"))
+        << explain.out;
+
+    // The run makes them (the positive control: explain could have, and did not).
+    auto run = jail.run({"-v", "-C", jail.ws(), "--", "claude", "true"}, opts);
+    ASSERT_EQ(run.status, 0) << describe(run);
+    EXPECT_EQ(::lstat(state.c_str(), &st), 0) << "the run did not create " << state;
+    EXPECT_EQ(ajtest::read_file(state + "/agentjail-gitconfig").find("Dry Run") != std::string::npos, true);
+    // -v's plan is the one spawn built: printed once, and its rows are explain's
+    // (the mounts, the environment, the command), except what only differs because
+    // the directory exists now and each run's CA directory name is its own.
+    size_t n = 0;
+    for (size_t at = run.err.find("policy     claude"); at != std::string::npos;
+         at = run.err.find("policy     claude", at + 1))
+        ++n;
+    EXPECT_EQ(n, 1u) << "the plan was printed " << n << " times:\n" << run.err;
+    auto rows = [](const std::string& text) {
+        std::vector<std::string> out;
+        for (const auto& l : ajtest::lines(text))
+            if (l.rfind("  ro ", 0) == 0 || l.rfind("  rw ", 0) == 0 || l.rfind("command", 0) == 0 ||
+                l.rfind("resolves", 0) == 0)
+                if (l.find("agentjail-ca-") == std::string::npos) out.push_back(l);
+        return out;
+    };
+    auto explained = rows(explain.out);
+    ASSERT_FALSE(explained.empty()) << explain.out;
+    for (const auto& r : explained) EXPECT_TRUE(ajtest::contains(run.err, r)) << "-v lacks: " << r << "\n" << run.err;
+}
+
 TEST_F(AgentPresets, TheUsersClaudeFilesAreReadOnlyAndItsTokensStayOutside) {
     std::string token = jail.new_canary();
     jail.home_dir().write(".claude/.credentials.json", "{\"claudeAiOauth\":{\"accessToken\":\"" + token + "\"}}\n", 0600);
