@@ -226,8 +226,8 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
         if (colon != std::string::npos) {
             auto sz = policy::parse_size(value.substr(colon + 1));
             if (!sz)
-                return invalid("--tmpfs " + value + ": bad size '" + value.substr(colon + 1) +
-                               "' (expected e.g. 64M, 1G)");
+                return invalid("--tmpfs " + value + ": " + sz.error().message());
+            if (*sz == 0) return invalid("--tmpfs " + value + ": a size of 0 bytes (leave out :SIZE for the default)");
             size = *sz;
             path = value.substr(0, colon);
         }

@@ -37,6 +37,7 @@ Result<void> build_limits(const policy::Policy& policy, const HostFacts& host, P
 
     plan.timeout_s = s.timeout_s.value_or(0);
     plan.kill_grace_s = s.kill_grace_s;
+    plan.setup_timeout_s = l.setup_timeout.value;
 
     auto add = [&](int resource, std::uint64_t soft, std::uint64_t hard, const policy::Origin& o) {
         // A limit only ever lowers: where the caller's own hard limit is lower, that

@@ -147,6 +147,9 @@ struct Plan {
     // sandbox, then SIGKILL after kill_grace_s. 0: no limit.
     double timeout_s = 0;
     double kill_grace_s = 5;
+    // The launcher's wait for the sandbox's setup (from clone to the command's
+    // execve): past it the sandbox is killed and the launch fails (limits.setup_timeout).
+    double setup_timeout_s = 60;
 
     // The resolved [limits]: the cgroup's memory, swap, cpus and pids (the caller of
     // launch makes the cgroup from these), and what rlimits/timeout_s above came from.

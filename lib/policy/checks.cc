@@ -19,38 +19,6 @@ std::string Origin::describe() const {
     return s;
 }
 
-Result<std::uint64_t> parse_size(const std::string& s) {
-    auto bad = [&] {
-        return Error{ErrorKind::invalid_input, 0,
-                     "bad size '" + s +
-                         "': expected a number of bytes, optionally with a suffix k, M, G or T "
-                         "(e.g. 512M)"};
-    };
-    if (s.empty()) return bad();
-    std::uint64_t n = 0;
-    size_t i = 0;
-    constexpr auto max = std::numeric_limits<std::uint64_t>::max();
-    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-        auto digit = static_cast<std::uint64_t>(s[i] - '0');
-        if (n > (max - digit) / 10) return bad();
-        n = n * 10 + digit;
-    }
-    if (i == 0) return bad();
-    std::uint64_t mult = 1;
-    if (i < s.size()) {
-        switch (s[i]) {
-            case 'k': case 'K': mult = 1ULL << 10; break;
-            case 'm': case 'M': mult = 1ULL << 20; break;
-            case 'g': case 'G': mult = 1ULL << 30; break;
-            case 't': case 'T': mult = 1ULL << 40; break;
-            default: return bad();
-        }
-        if (i + 1 != s.size()) return bad();
-    }
-    if (n > max / mult) return bad();
-    return n * mult;
-}
-
 namespace detail {
 
 namespace {

@@ -14,7 +14,7 @@ namespace detail {
 const std::vector<std::string_view>& limits_keys() {
     static const std::vector<std::string_view> keys = {
         "memory", "swap",  "cpus",       "pids",       "timeout",       "cpu_time",
-        "nofile", "fsize", "tmpfs_size", "kill_grace", "allow_degraded"};
+        "nofile", "fsize", "tmpfs_size", "kill_grace", "setup_timeout", "allow_degraded"};
     return keys;
 }
 
@@ -58,6 +58,8 @@ Result<void> store(Located<std::optional<T>>& field, Result<std::optional<T>> v,
 
 }  // namespace
 
+Result<std::uint64_t> parse_size(const std::string& s) { return limits::parse_size(s); }
+
 Result<void> set_limit(Policy& p, const std::string& key, const std::string& value, Origin origin) {
     if (origin.key.empty()) origin.key = "limits." + key;
     auto& l = p.limits;
@@ -77,6 +79,13 @@ Result<void> set_limit(Policy& p, const std::string& key, const std::string& val
         // A grace longer than ten minutes would defeat the wall clock.
         if (*d > 600) return detail::error_at(origin, "a grace period of at most 10m, got '" + value + "'");
         l.kill_grace = Located<double>{*d, origin};
+        return {};
+    }
+    if (key == "setup_timeout") {
+        auto d = positive_duration(value);
+        if (!d) return detail::error_at(origin, d.error().message());
+        if (*d > 3600) return detail::error_at(origin, "a setup timeout of at most 1h, got '" + value + "'");
+        l.setup_timeout = Located<double>{*d, origin};
         return {};
     }
     if (key == "allow_degraded") {

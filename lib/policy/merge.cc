@@ -49,6 +49,7 @@ Policy default_policy() {
     p.limits.fsize.origin = def("limits.fsize");
     p.limits.tmpfs_size.origin = def("limits.tmpfs_size");
     p.limits.kill_grace.origin = def("limits.kill_grace");
+    p.limits.setup_timeout.origin = def("limits.setup_timeout");
     p.limits.allow_degraded.origin = def("limits.allow_degraded");
     return p;
 }

@@ -104,6 +104,7 @@ struct LimitsPolicy {
     Located<std::optional<std::uint64_t>> fsize;       // bytes, RLIMIT_FSIZE
     Located<std::optional<std::uint64_t>> tmpfs_size;  // default size of a tmpfs without one
     Located<double> kill_grace{5, {}};                 // seconds between SIGTERM and SIGKILL
+    Located<double> setup_timeout{60, {}};             // seconds the launcher waits for the setup
     Located<bool> allow_degraded{false, {}};           // no cgroup possible: rlimits only
 };
 
@@ -293,7 +294,8 @@ const Builtin* preset_for_command(const std::string& command);
 // Checks cross-field rules after merging and after overrides.
 Result<void> validate(const Policy& p);
 
-// Parses "512M", "2G", "100k", "123" (bytes) into bytes.
+// Sizes everywhere (tmpfs sizes, memory limits, --tmpfs PATH:SIZE) in one grammar:
+// "512M", "1.5G", "2GiB", "100k", "123" (bytes); see limits::parse_size.
 Result<std::uint64_t> parse_size(const std::string& s);
 
 // Overrides that the CLI and the APIs share (origin says which flag).
@@ -305,7 +307,7 @@ void set_env(Policy& p, std::string name, std::string value, Origin origin);
 void pass_env(Policy& p, std::string name, Origin origin);
 // Sets one [limits] key from its text form ("2G", "90s", "1.5", "max", "true"), as
 // the parser, the CLI flags and the APIs do; the error names origin and key.
-// Keys: memory swap cpus pids timeout cpu_time nofile fsize tmpfs_size kill_grace
+// Keys: memory swap cpus pids timeout cpu_time nofile fsize tmpfs_size kill_grace setup_timeout
 // allow_degraded.
 Result<void> set_limit(Policy& p, const std::string& key, const std::string& value, Origin origin);
 // [network] overrides (lib/policy/network.cc): the mode ("none", "proxy", "host"),

@@ -221,6 +221,24 @@ TEST(Cli, FlagsBecomeOverridesWithResolvedPaths) {
     EXPECT_TRUE(envs.contains("MY_TOKEN")) << envs.dump();
 }
 
+// One size grammar (issue 13): --tmpfs PATH:SIZE takes what -m and the policy's
+// sizes take, fractions and MiB spellings included, and refuses the same things.
+TEST(Cli, TmpfsSizesAndMemorySizesShareOneGrammar) {
+    for (const auto& [spelling, bytes] : std::vector<std::pair<std::string, std::string>>{
+             {"1.5G", "1610612736"}, {"512MiB", "536870912"}, {"64MB", "67108864"}, {"100k", "102400"},
+             {"4096", "4096"}}) {
+        auto r = ajtest::agentjail({"explain", "--tmpfs", "/scratch:" + spelling, "-m", spelling, "--", "true"});
+        ASSERT_EQ(r.status, 0) << spelling << "\n" << show(r);
+        EXPECT_TRUE(has(r.out, "--tmpfs /scratch (" + bytes + " bytes)")) << spelling << "\n" << r.out;
+    }
+    for (const std::string bad : {"1.5X", "0.5", "-1M", "1e3", "9999999999999T", ""}) {
+        expect_one_line_error(ajtest::agentjail({"explain", "--tmpfs", "/scratch:" + bad, "--", "true"}),
+                              "--tmpfs");
+        expect_one_line_error(ajtest::agentjail({"explain", "-m", bad, "--", "true"}), "");
+    }
+    expect_one_line_error(ajtest::agentjail({"explain", "--tmpfs", "/scratch:0", "--", "true"}), "0 bytes");
+}
+
 TEST(Cli, SecretsStayFilteredUnlessNamed) {
     ajtest::TempDir d("aj-cli");
     std::vector<std::string> env{"HOME=" + d.mkdir("home"), "OTHER_TOKEN=s3cret"};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests of the policy overrides (what CLI flags do to a Policy), env files,
 // parse_size and Origin::describe.
+#include "limits/limits.hpp"
 #include "policy/policy.hpp"
 
 #include "test_support.hpp"
@@ -156,6 +157,8 @@ TEST(PolicyEnvFile, ErrorsNameFileAndLineAndChangeNothing) {
     EXPECT_EQ(p.env_set.size(), n);
 }
 
+// policy::parse_size is the one size grammar (limits::parse_size): tmpfs sizes,
+// --tmpfs PATH:SIZE and the memory limits read sizes the same way (issue 13).
 TEST(PolicySize, ParsesBytesAndSuffixes) {
     EXPECT_EQ(*parse_size("0"), 0u);
     EXPECT_EQ(*parse_size("123"), 123u);
@@ -163,21 +166,22 @@ TEST(PolicySize, ParsesBytesAndSuffixes) {
     EXPECT_EQ(*parse_size("100K"), 100u * 1024);
     EXPECT_EQ(*parse_size("512M"), 512ULL << 20);
     EXPECT_EQ(*parse_size("512m"), 512ULL << 20);
-    EXPECT_EQ(*parse_size("2G"), 2ULL << 30);
+    EXPECT_EQ(*parse_size("12MB"), 12ULL << 20);
+    EXPECT_EQ(*parse_size("2GiB"), 2ULL << 30);
+    EXPECT_EQ(*parse_size("1.5G"), 3ULL << 29);
     EXPECT_EQ(*parse_size("3T"), 3ULL << 40);
-    EXPECT_EQ(*parse_size("18446744073709551615"), 18446744073709551615ULL);
-    EXPECT_EQ(*parse_size("16777215T"), 16777215ULL << 40);
+    EXPECT_EQ(*parse_size("8000000T"), 8000000ULL << 40);
 }
 
 TEST(PolicySize, RejectsEverythingElse) {
-    for (const char* bad : {"", "M", "12MB", "1.5G", "-1", " 1", "1 ", "+1", "0x10", "1e6", "2P",
+    for (const char* bad : {"", "M", "-1", " 1", "1 ", "0x10", "1e6", "2P", "0.5", "1.5X",
                             "18446744073709551616", "16777216T", "99999999999999999999G"}) {
         auto r = parse_size(bad);
         ASSERT_FALSE(r.has_value()) << "'" << bad << "'";
         EXPECT_EQ(r.error().kind(), ErrorKind::invalid_input);
-        EXPECT_EQ(r.error().message(), std::string("bad size '") + bad +
-                                           "': expected a number of bytes, optionally with a "
-                                           "suffix k, M, G or T (e.g. 512M)");
+        EXPECT_EQ(r.error().message().rfind(std::string("bad size '") + bad + "': expected ", 0), 0u)
+            << r.error().message();
+        EXPECT_EQ(r.error().message(), limits::parse_size(bad).error().message());
     }
 }
 

@@ -117,6 +117,15 @@ cgroup = false
     EXPECT_EQ(p.ns_cgroup.origin.describe(), "t.toml:23:10 (namespaces.cgroup)");
 }
 
+TEST(PolicyParse, TmpfsSizesUseTheLimitsGrammar) {
+    Policy p = parse_ok("[filesystem]\ntmpfs = [{ path = '/x', size = '1.5G' }, { path = '/y', size = '2MiB' }]\n");
+    ASSERT_EQ(p.tmpfs.size(), 2u);
+    EXPECT_EQ(p.tmpfs[0].size_bytes, 3ull << 29);
+    EXPECT_EQ(p.tmpfs[1].size_bytes, 2ull << 20);
+    EXPECT_NE(parse_err("[filesystem]\ntmpfs = [{ path = '/x', size = '1.5X' }]\n").find("t.toml:2:"),
+              std::string::npos);
+}
+
 TEST(PolicyParse, EnumValues) {
     EXPECT_EQ(parse_ok("filesystem.workspace = 'rw'").workspace.value, WorkspaceAccess::rw);
     EXPECT_EQ(parse_ok("filesystem.workspace = 'none'").workspace.value, WorkspaceAccess::none);
@@ -252,7 +261,7 @@ TEST(PolicyParseError, BadEnumValues) {
 TEST(PolicyParseError, BadSizes) {
     EXPECT_EQ(parse_err("[filesystem]\ntmpfs = [{ path = '/x', size = '12Q' }]\n"),
               "t.toml:2:32: filesystem.tmpfs[0].size: bad size '12Q': expected a number of "
-              "bytes, optionally with a suffix k, M, G or T (e.g. 512M)");
+              "bytes, optionally with a suffix k, M, G or T (powers of 1024), e.g. 512M or 1.5G");
     EXPECT_EQ(parse_err("[filesystem]\ntmpfs = [{ path = '/x', size = '0' }]\n"),
               "t.toml:2:32: filesystem.tmpfs[0].size: expected a size greater than 0");
     EXPECT_EQ(parse_err("[filesystem]\ntmpfs = [{ path = '/x', size = -1 }]\n"),
