@@ -153,6 +153,9 @@ RunLimits record_limits(const policy::Policy& p) {
 
 int finish_run(const RecordRequest& req, const RunResult& r) {
     int status = limits::exit_status(r);
+    // agentjail's own failure during the run: said on stderr whether or not a record
+    // was asked for (the command's output alone would not tell).
+    if (!r.internal_error.empty()) std::fprintf(stderr, "agentjail: %s\n", r.internal_error.c_str());
     if (!req.wanted()) return status;
     if (!emit(req, limits::record_json(r, req.start, 2), limits::record_json(r, req.start, -1)))
         return exit_agentjail_error;

@@ -265,6 +265,10 @@ struct RunResult {
     std::string cgroup_via;
     std::string cgroup_unit;
     WorkspaceOutcome workspace;
+    // Non-empty: agentjail's own work during the run failed (an exception on the
+    // supervisor's or the relay's thread) and the sandbox was stopped; the record's
+    // status is XX and the CLI exits 125. The caller's process is never terminated.
+    std::string internal_error;
 };
 
 class Launched;

@@ -10,6 +10,7 @@
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 #include "tty/relay.hpp"
+#include "util/fault.hpp"
 #include "workspace/overlay_run.hpp"
 #include "workspace/clone.hpp"
 #include "workspace/runs.hpp"
@@ -322,7 +323,8 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         auto served = publisher->serve(proc->take_publish_socket());
         if (!served) return std::move(served).error();
     }
-    if (auto r = (*relay)->start(proc->take_pty_master()); !r) return std::move(r).error();
+    if (auto r = (*relay)->start(proc->take_pty_master(), proc->pidfd()); !r) return std::move(r).error();
+    if (fault::hit("run.after-spawn")) return Error(ErrorKind::setup, EIO, "an injected fault after the spawn");
     auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*relay), std::move(*proc));
     launched->proxy = std::move(proxy);
     launched->publisher = std::move(publisher);
@@ -356,6 +358,8 @@ Result<RunResult> Sandbox::wait() {
     // Everything the sandbox wrote reaches the caller before wait() returns.
     if (l_->relay) l_->relay->finish();
     if (!r) return std::move(r).error();
+    if (l_->relay && !l_->relay->failure().empty() && r->internal_error.empty())
+        r->internal_error = l_->relay->failure();
     l_->enforcer.finish(*r);
     if (l_->publisher) l_->publisher->stop();  // the host port is free again
     if (l_->proxy) {

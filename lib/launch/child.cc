@@ -6,13 +6,16 @@
 
 #include "launch/command.hpp"
 #include "sys/syscalls.hpp"
+#include "util/fault.hpp"
 
 #include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -175,12 +178,20 @@ void serve_publish(const ChildSpec& s) {
 
 // pid 1 of the sandbox: forwards signals sent from outside to the command, reaps
 // orphans, and exits once the command has; the kernel then kills whatever is left
-// in the pid namespace, so nothing survives the command (PROC-05).
-[[noreturn]] void init_loop(const ChildSpec& s, pid_t command, const sigset_t& all) {
+// in the pid namespace, so nothing survives the command (PROC-05). With
+// die_with_parent it also exits when the launching process is gone (its pidfd
+// turns readable), which takes the whole sandbox with it (PROC-06).
+[[noreturn]] void init_loop(const ChildSpec& s, pid_t command, int sigfd) {
     for (;;) {
-        siginfo_t si;
-        int sig = ::sigwaitinfo(&all, &si);
-        if (sig < 0) continue;
+        pollfd fds[2] = {{sigfd, POLLIN, 0}, {s.launcher_pidfd, POLLIN, 0}};
+        int pr = ::poll(fds, s.launcher_pidfd >= 0 ? 2 : 1, -1);
+        if (pr < 0) continue;
+        if (fds[1].revents != 0) ::_exit(125);  // the launcher died
+        if ((fds[0].revents & POLLIN) == 0) continue;
+        signalfd_siginfo si;
+        ssize_t rn = ::read(sigfd, &si, sizeof si);
+        if (rn != static_cast<ssize_t>(sizeof si)) continue;
+        const int sig = static_cast<int>(si.ssi_signo);
         if (sig == SIGCHLD) {
             for (;;) {
                 int status = 0;
@@ -211,10 +222,10 @@ void serve_publish(const ChildSpec& s) {
         }
         // Signals from the kernel (the pty's hangup as the session leader, SIGPIPE...)
         // are the init's own, not the launcher's to pass on.
-        if (si.si_code == SI_KERNEL) continue;
+        if (si.ssi_code == SI_KERNEL) continue;
         // The wall clock ran out: the supervisor (outside our pid namespace, so
-        // si_pid reads 0) asks for SIGTERM to every process, daemons included.
-        if (sig == s.broadcast_sig && si.si_pid == 0) {
+        // ssi_pid reads 0) asks for SIGTERM to every process, daemons included.
+        if (sig == s.broadcast_sig && si.ssi_pid == 0) {
             ::kill(-1, SIGTERM);
             continue;
         }
@@ -223,12 +234,47 @@ void serve_publish(const ChildSpec& s) {
     }
 }
 
+// Closes every descriptor but the few in keep (unsorted, -1 ignored), with one
+// close_range per gap: the init holds nothing of the caller's (a caller's pipe sees
+// EOF as soon as the command closes it, whatever the init does).
+void close_all_but(int* keep, int n) {
+    // Insertion sort: n is a handful, and nothing here may allocate.
+    for (int i = 1; i < n; ++i)
+        for (int j = i; j > 0 && keep[j] < keep[j - 1]; --j) {
+            int t = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = t;
+        }
+    unsigned from = 0;
+    for (int i = 0; i < n; ++i) {
+        if (keep[i] < 0 || static_cast<unsigned>(keep[i]) < from) continue;
+        if (static_cast<unsigned>(keep[i]) > from) (void)sys::close_range(from, static_cast<unsigned>(keep[i]) - 1, 0);
+        from = static_cast<unsigned>(keep[i]) + 1;
+    }
+    (void)sys::close_range(from, ~0U, 0);
+}
+
+bool launcher_gone(const ChildSpec& s) {
+    if (s.launcher_pidfd < 0) return false;
+    pollfd pf{s.launcher_pidfd, POLLIN, 0};
+    return ::poll(&pf, 1, 0) > 0;
+}
+
 }  // namespace
 
 void child_main(ChildSpec& s) {
-    // Die with the launcher. Set before waiting, so a launcher that died before
-    // releasing us is seen as EOF on the go pipe rather than missed (PROC-06).
-    if (s.die_with_parent) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Every signal is blocked (the launcher's mask at clone) and, with
+    // CLONE_CLEAR_SIGHAND, every handler is the default; on older kernels reset them
+    // here, before anything could unblock one.
+    if (!s.handlers_cleared) {
+        struct sigaction dfl;
+        std::memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        for (int sig = 1; sig < NSIG; ++sig)
+            if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+    }
+    // A launcher that dies before releasing us is seen as EOF on the go pipe
+    // (PROC-06); afterwards the init watches its pidfd.
     char go = 0;
     ssize_t n;
     do {
@@ -260,6 +306,7 @@ void child_main(ChildSpec& s) {
     }
 
     const mode_t caller_umask = ::umask(022);
+    if (fault::hit("child.before-root")) fail(s, fs::Stage::mount_fs, EIO);
     fs::Failure f;
     if (fs::build_root(s.root, &f) < 0) fail(s, f.stage, f.err, f.index);
     if (s.set_hostname && ::sethostname(s.hostname, s.hostname_len) < 0) fail(s, fs::Stage::hostname, errno);
@@ -301,11 +348,13 @@ void child_main(ChildSpec& s) {
         ::close(s.go_fd);
     }
 
-    // Block everything before the fork so no signal is lost; install handlers too,
-    // because pid 1 only receives signals from outside for which it has a handler.
-    sigset_t all, old;
+    // Block everything before the fork so no signal is lost (the mask is already
+    // full from the clone; set it again, the command's reset depends on it), and
+    // install handlers, because pid 1 only receives signals from outside for which
+    // it has one. The signals are read from a signalfd, beside the launcher's pidfd.
+    sigset_t all;
     ::sigfillset(&all);
-    ::sigprocmask(SIG_SETMASK, &all, &old);
+    ::sigprocmask(SIG_SETMASK, &all, nullptr);
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_handler = noop_handler;
@@ -314,20 +363,28 @@ void child_main(ChildSpec& s) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
         ::sigaction(sig, &sa, nullptr);
     }
+    int sigfd = ::signalfd(-1, &all, SFD_CLOEXEC);
+    if (sigfd < 0) fail(s, fs::Stage::signals, errno);
+
+    // Nothing of the sandbox's runs yet: the init gives up every capability now and
+    // the command inherits that state.
+    drop_privileges(s);
+    if (launcher_gone(s)) ::_exit(125);
+    if (fault::hit("child.before-fork")) fail(s, fs::Stage::fork_command, EIO);
 
     long pid = sys::raw_fork();
     if (pid < 0) fail(s, fs::Stage::fork_command, static_cast<int>(-pid));
-    if (pid == 0) run_command(s, caller_umask);
-    ::close(s.err_fd);
-    // The command has its stdio now; the init holds none of it (a pipe's writer
-    // kept here would delay the relay's EOF until the init exits).
-    for (int i = 0; i < 3; ++i)
-        if (s.stdio[i] > 2) ::close(s.stdio[i]);
-    if (s.pty_slave >= 0) ::close(s.pty_slave);
-    // Nor the caller's own 0, 1, 2, which it was cloned with.
-    for (int fd = 0; fd < 3; ++fd)
-        if (fd != s.status_fd && fd != s.events_fd) ::close(fd);
-    init_loop(s, static_cast<pid_t>(pid), all);
+    if (pid == 0) {
+        ::close(sigfd);
+        run_command(s, caller_umask);
+    }
+    // The command has its stdio now; the init keeps only what it uses: the status
+    // and job-event pipes, the publish pair, the launcher's pidfd and its signalfd.
+    // Not the caller's 0, 1, 2 it was cloned with, not a pipe's writer (which would
+    // delay the relay's EOF until the init exits), not the pty's slave.
+    int keep[] = {s.status_fd, s.events_fd, s.publish_fd, s.launcher_pidfd, sigfd};
+    close_all_but(keep, static_cast<int>(sizeof keep / sizeof keep[0]));
+    init_loop(s, static_cast<pid_t>(pid), sigfd);
 }
 
 }  // namespace agentjail::launch

@@ -7,14 +7,12 @@
 
 #include <linux/filter.h>
 #include <sys/socket.h>
-#include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,10 +23,6 @@ struct Report {
     std::int32_t stage;
     std::int32_t err;
     std::int32_t index;
-};
-
-struct CapFree {
-    void operator()(cap_t c) const { cap_free(c); }
 };
 
 struct ChildSpec {
@@ -42,8 +36,14 @@ struct ChildSpec {
     std::vector<char*> envp;  // NULL-terminated
     std::vector<const char*> candidates;
     int cap_last = 40;
-    std::unique_ptr<std::remove_pointer_t<cap_t>, CapFree> empty_caps;
-    bool die_with_parent = true;
+    // Die with the launcher: a pidfd of the launching process (not of the thread
+    // that cloned: PR_SET_PDEATHSIG would follow that thread and kill a sandbox
+    // started from a short-lived worker thread). The init polls it and exits when
+    // the whole launcher is gone. -1: the sandbox may outlive the launcher.
+    int launcher_pidfd = -1;
+    // The kernel reset every signal handler at clone (CLONE_CLEAR_SIGHAND); false on
+    // kernels older than 5.5, where the child resets them itself.
+    bool handlers_cleared = false;
     bool limit_userns = true;  // write user.max_user_namespaces = 0 in our namespace
     int broadcast_sig = 0;     // from outside: the init sends SIGTERM to every process
     std::uint16_t proxy_port = 0;  // >0: listen on 127.0.0.1:port, pass the socket out

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The command's side of the init's fork: reset signals, wire stdio, drop every
-// capability, set no_new_privs, close inherited descriptors, execve.
+// The command's side of the init's fork: reset signals, wire stdio, close inherited
+// descriptors, execve; and the drop of every capability and no_new_privs, which the
+// init does for both of them before it forks.
 #include "launch/command.hpp"
 
 #include "sys/syscalls.hpp"
+#include "util/fault.hpp"
 
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
@@ -27,6 +29,23 @@ namespace {
 }
 
 }  // namespace
+
+void drop_privileges(const ChildSpec& s) {
+    // Capabilities (CAP-01): lock the securebits so uid 0 gains nothing at execve,
+    // empty the bounding set so nothing can come back, clear ambient, then empty
+    // effective/permitted/inheritable with the raw capset (libcap's cap_set_proc
+    // allocates and locks, which has no place after clone).
+    const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                               SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0) fail(s, fs::Stage::securebits, errno);
+    for (int cap = 0; cap <= s.cap_last; ++cap) {
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) fail(s, fs::Stage::drop_bounding, errno);
+    }
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) fail(s, fs::Stage::clear_ambient, errno);
+    if (int r = sys::capset_empty(); r < 0) fail(s, fs::Stage::drop_caps, -r);
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, fs::Stage::no_new_privs, errno);
+}
 
 void run_command(const ChildSpec& s, mode_t caller_umask) {
     // A process group of its own in the init's session; with a pty, the foreground
@@ -61,19 +80,8 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
         if (::syscall(SYS_prlimit64, 0, l.resource, &l.value, nullptr) < 0) fail(s, fs::Stage::rlimits, errno);
     }
 
-    // Capabilities (CAP-01): lock the securebits so uid 0 gains nothing at execve,
-    // empty the bounding set so nothing can come back, clear ambient, then empty
-    // effective/permitted/inheritable.
-    const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                               SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-    if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0) fail(s, fs::Stage::securebits, errno);
-    for (int cap = 0; cap <= s.cap_last; ++cap) {
-        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) fail(s, fs::Stage::drop_bounding, errno);
-    }
-    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) fail(s, fs::Stage::clear_ambient, errno);
-    if (cap_set_proc(s.empty_caps.get()) < 0) fail(s, fs::Stage::drop_caps, errno);
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, fs::Stage::no_new_privs, errno);
+    // Capabilities and no_new_privs: dropped by the init before it forked us
+    // (drop_privileges), so this process never held any.
 
     // Only 0, 1, 2 reach the command (FS-12): everything else, including whatever
     // the caller leaked to us and our own pipes, closes at execve.
@@ -93,6 +101,7 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
         }
     }
 
+    if (fault::hit("command.before-exec")) fail(s, fs::Stage::exec, EIO);
     int result = ENOENT;
     bool denied = false;
     for (const char* path : s.candidates) {

@@ -6,8 +6,10 @@
 
 #include "launch/child.hpp"
 #include "launch/supervisor.hpp"
+#include "limits/limits.hpp"
 #include "sys/host_file.hpp"
 #include "sys/syscalls.hpp"
+#include "util/fault.hpp"
 #include "util/strings.hpp"
 
 #include <fcntl.h>
@@ -18,7 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 
@@ -115,8 +119,6 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.envp.push_back(nullptr);
     for (const auto& c : plan.exec_candidates) s.candidates.push_back(c.c_str());
     s.cap_last = read_cap_last();
-    s.empty_caps.reset(cap_init());
-    s.die_with_parent = plan.die_with_parent;
     s.limit_userns = !plan.allow_nested_userns;
     s.broadcast_sig = SIGRTMIN + 2;
     s.proxy_port = plan.proxy_port;
@@ -185,7 +187,6 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
 
     ChildSpec spec;
     prepare(spec, plan, stdio);
-    if (!spec.empty_caps) return setup_error(ErrorKind::internal, ENOMEM, "cap_init");
 
     if (plan.seccomp && plan.seccomp->bpf().size() > BPF_MAXINSNS)
         return Error(ErrorKind::invalid_input, E2BIG, "the seccomp program is too long (" +
@@ -242,6 +243,16 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         spec.publish_sig = SIGRTMIN + 3;
     }
 
+    // The init dies with this process (not with this thread): it watches a pidfd of
+    // the launching process, closed here after the clone.
+    sys::UniqueFd launcher;
+    if (plan.die_with_parent) {
+        int fd = sys::pidfd_open(::getpid());
+        if (fd < 0) return setup_error(ErrorKind::setup, -fd, "pidfd_open of agentjail itself");
+        launcher.reset(fd);
+        spec.launcher_pidfd = fd;
+    }
+
     int pidfd = -1;
     sys::CloneArgs args{};
     args.flags = plan.clone_flags | CLONE_PIDFD;
@@ -253,7 +264,24 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     // No exit signal: a host that reaps with waitpid(-1) cannot steal the init's
     // status; we wait on the pidfd with __WALL instead.
     args.exit_signal = 0;
+    // The child starts with no handler of ours (CLONE_CLEAR_SIGHAND: a host's SIGTERM
+    // or SIGCHLD handler never runs in it) and every signal blocked until it sets its
+    // own mask: a signal that arrives between clone and that point stays pending
+    // instead of running the host's code on a copy of the host's memory.
+    if (fault::hit("launch.before-clone")) return Error(ErrorKind::setup, EIO, "an injected fault before clone");
+    sigset_t all, saved;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+    args.flags |= CLONE_CLEAR_SIGHAND;
+    spec.handlers_cleared = true;
     long pid = sys::clone3(&args);
+    if (pid == -EINVAL) {
+        // Linux older than 5.5: the child resets the handlers itself.
+        args.flags &= ~static_cast<std::uint64_t>(CLONE_CLEAR_SIGHAND);
+        spec.handlers_cleared = false;
+        pid = sys::clone3(&args);
+    }
+    if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
     if (pid == 0) {
         ::close(go_w.release());
         ::close(err_r.release());
@@ -264,6 +292,13 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     }
     if (pid < 0) return clone_error(static_cast<int>(-pid));
     sys::UniqueFd pfd(pidfd);
+    launcher.reset();
+    if (fault::hit("launch.after-clone")) {
+        sys::pidfd_send_signal(pfd.get(), SIGKILL);
+        siginfo_t si;
+        ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pfd.get()), &si, WEXITED | __WALL);
+        return Error(ErrorKind::setup, EIO, "an injected fault after clone");
+    }
     go_r.reset();
     err_w.reset();
     status_w.reset();
@@ -314,12 +349,38 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         (void)::send(go_w.get(), "f", 1, MSG_NOSIGNAL);
     }
     go_w.reset();
+    if (fault::hit("launch.after-release")) {
+        (void)p.kill(SIGKILL);
+        (void)p.wait();
+        return Error(ErrorKind::setup, EIO, "an injected fault after the child's release");
+    }
 
     // EOF means every holder of the write end is gone: the init closed it after
     // forking, the command's copy closed at execve. A record means a step failed;
     // a listener record carries the seccomp notification fd.
     sys::UniqueFd listener;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(plan.setup_timeout_s);
     for (;;) {
+        // A setup that never ends (a bind source on a stalled network filesystem, an
+        // execve that blocks) must not hang the caller: the wait has a deadline.
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        pollfd pf{err_r.get(), POLLIN, 0};
+        int pr = left.count() > 0 ? ::poll(&pf, 1, static_cast<int>(std::min<long long>(left.count(), 1LL << 30))) : 0;
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0) {
+            int e = errno;
+            (void)p.kill(SIGKILL);
+            (void)p.wait();
+            return setup_error(ErrorKind::internal, e, "waiting for the sandbox's setup");
+        }
+        if (pr == 0) {
+            (void)p.kill(SIGKILL);
+            (void)p.wait();
+            return Error(ErrorKind::setup, ETIMEDOUT,
+                         "the sandbox's setup did not finish within " + limits::format_duration(plan.setup_timeout_s) +
+                             " (a bind source on a stalled filesystem, or a command whose execve blocks?); "
+                             "the sandbox was killed; limits.setup_timeout sets the wait");
+        }
         Report r{};
         iovec iov{&r, sizeof r};
         alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
@@ -470,6 +531,7 @@ Result<RunResult> Process::wait() {
         supervisor_->join();
         res.timed_out = supervisor_->timed_out();
         res.seccomp_denials = supervisor_->denials();
+        res.internal_error = supervisor_->failure();
         supervisor_->finish_guards(res.workspace, !placeholders_.empty());
     }
     // The sandbox is gone: nothing can race the removal from inside.

@@ -6,6 +6,7 @@
 #include "launch/supervisor.hpp"
 
 #include "sys/syscalls.hpp"
+#include "util/fault.hpp"
 #include "util/strings.hpp"
 
 #include <linux/seccomp.h>
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <ctime>
 #include <vector>
 
@@ -62,13 +64,43 @@ std::string action_text(const seccomp::Action& a) {
 }  // namespace
 
 Supervisor::Supervisor(Config c) : c_(std::move(c)) {
-    if (c_.listener.valid() || c_.timeout_s > 0 || c_.guards) thread_ = std::thread([this] { run(); });
+    if (c_.listener.valid() || c_.timeout_s > 0 || c_.guards) thread_ = std::thread([this] { run_guarded(); });
 }
 
 Supervisor::~Supervisor() { join(); }
 
 void Supervisor::join() {
     if (thread_.joinable()) thread_.join();
+}
+
+// An exception here must not reach std::terminate (an embedding program would die
+// with its sandbox): the run ends instead, killed, with a result that says why. A
+// sandbox left without its supervisor would wait forever on a notified call, or
+// outlive its wall clock, so it does not go on.
+void Supervisor::run_guarded() noexcept {
+    const char* what = nullptr;
+    std::string text;
+    try {
+        if (fault::hit("supervisor.throw")) throw std::runtime_error("an injected fault");
+        run();
+        return;
+    } catch (const std::exception& e) {
+        what = e.what();
+        try {
+            text = e.what();
+        } catch (...) {
+        }
+    } catch (...) {
+        what = "an unknown exception";
+    }
+    sys::pidfd_send_signal(c_.pidfd, SIGKILL);
+    try {
+        if (c_.on_kill) c_.on_kill();
+        failure_ = "the supervisor failed (" + (text.empty() ? std::string(what) : text) +
+                   ") and stopped the sandbox";
+    } catch (...) {
+        // failure_ stays as it is: the kill above is what matters.
+    }
 }
 
 void Supervisor::handle_notification() {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 
 namespace agentjail::launch {
@@ -44,6 +45,8 @@ public:
     void join();
     bool timed_out() const { return timed_out_.load(); }
     std::uint64_t denials() const { return denials_.load(); }
+    // After join(): why the thread failed (it then killed the sandbox); empty if not.
+    const std::string& failure() const { return failure_; }
     // After join(): what the guard watcher did. release_namespaces: the caller has
     // placeholders to remove (see GuardWatch::finish).
     void finish_guards(WorkspaceOutcome& out, bool release_namespaces) {
@@ -52,6 +55,7 @@ public:
 
 private:
     void run();
+    void run_guarded() noexcept;
     void handle_notification();
     void write_line(const nlohmann::json& j);
     void write_summaries(double now);
@@ -60,6 +64,7 @@ private:
     std::atomic<bool> timed_out_{false};
     std::atomic<std::uint64_t> denials_{0};
     util::LogLimiter limiter_;  // supervisor thread only
+    std::string failure_;       // written by the thread, read after join()
     std::thread thread_;
 };
 

@@ -73,7 +73,13 @@ Outcome classify(const RunResult& r) {
     Outcome o;
     std::string ended = r.exited ? "exited with code " + std::to_string(r.exit_code)
                                  : "was killed by " + signal_name(r.term_signal);
-    if (!r.workspace.stopped.empty()) {
+    if (!r.internal_error.empty()) {
+        // agentjail's own supervision failed and it stopped the sandbox: neither the
+        // command's status nor a limit explains the end.
+        o.status = Status::xx;
+        o.reason = "internal error";
+        o.message = r.internal_error + "; the command " + ended;
+    } else if (!r.workspace.stopped.empty()) {
         // Before the signal: the SIGKILL was agentjail's, and this is why.
         o.status = Status::sg;
         o.reason = "workspace guard";
@@ -117,6 +123,7 @@ int exit_status(const RunResult& r) {
     Outcome o = classify(r);
     if (o.status == Status::to) return 124;
     if (o.status == Status::ml) return 137;
+    if (o.status == Status::xx) return 125;
     return r.exited ? r.exit_code : 128 + r.term_signal;
 }
 

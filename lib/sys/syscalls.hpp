@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -15,6 +16,9 @@
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_CLEAR_SIGHAND
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL
 #endif
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
@@ -158,6 +162,19 @@ inline int close_range(unsigned first, unsigned last, unsigned flags) {
 
 inline int pidfd_send_signal(int pidfd, int sig) {
     return static_cast<int>(ret(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)));
+}
+
+inline int pidfd_open(pid_t pid) {
+    return static_cast<int>(ret(::syscall(SYS_pidfd_open, pid, 0)));
+}
+
+// Empties the calling thread's effective, permitted and inheritable sets with the
+// raw system call: no allocation and no lock (libcap's cap_set_proc takes both),
+// so it is safe between clone and execve.
+inline int capset_empty() {
+    __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    return static_cast<int>(ret(::syscall(SYS_capset, &head, data)));
 }
 
 inline int pivot_root(const char* new_root, const char* put_old) {

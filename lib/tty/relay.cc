@@ -5,7 +5,9 @@
 // caller's descriptor, so a reader that stopped reading cannot hang agentjail.
 #include "tty/relay.hpp"
 
+#include "sys/syscalls.hpp"
 #include "tty/filter.hpp"
+#include "util/fault.hpp"
 #include "util/strings.hpp"
 
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 namespace agentjail::tty {
@@ -295,15 +298,30 @@ void Relay::resume_terminal() {
     (void)!::write(wake_.get(), &one, sizeof one);
 }
 
-Result<void> Relay::start(sys::UniqueFd master) {
+Result<void> Relay::start(sys::UniqueFd master, int sandbox_pidfd) {
     child_ends_.clear();
+    sandbox_pidfd_ = sandbox_pidfd;
     if (child_.pty) {
         if (!master)
             return Error(ErrorKind::internal, EINVAL, "stdio relay: the sandbox sent no pty");
         master_ = std::move(master);
         ::fcntl(master_.get(), F_SETFL, O_NONBLOCK);
     }
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        // Never std::terminate of the caller's process: the run ends, said in the result.
+        try {
+            if (fault::hit("relay.throw")) throw std::runtime_error("an injected fault");
+            run();
+        } catch (const std::exception& e) {
+            if (sandbox_pidfd_ >= 0) sys::pidfd_send_signal(sandbox_pidfd_, SIGKILL);
+            try {
+                failure_ = std::string("the terminal and stdio relay failed (") + e.what() + ") and stopped the sandbox";
+            } catch (...) {
+            }
+        } catch (...) {
+            if (sandbox_pidfd_ >= 0) sys::pidfd_send_signal(sandbox_pidfd_, SIGKILL);
+        }
+    });
     return {};
 }
 

@@ -60,7 +60,11 @@ public:
 
     // After a successful spawn: closes the sandbox's ends here, takes the pty master
     // (when uses_pty()), puts the user's terminal in raw mode and starts copying.
-    Result<void> start(sys::UniqueFd master);
+    // sandbox_pidfd (borrowed, may be -1): the sandbox the relay kills if its thread
+    // fails (an exception): a sandbox nobody reads would block on a full pipe.
+    Result<void> start(sys::UniqueFd master, int sandbox_pidfd = -1);
+    // After finish(): why the relay's thread failed; empty if it did not.
+    const std::string& failure() const noexcept { return failure_; }
     // Once the sandbox is gone: stops reading the caller's input, copies what the
     // sandbox wrote to the end (bounded wait), restores the terminal. Idempotent.
     void finish();
@@ -94,6 +98,8 @@ private:
     std::atomic<bool> finish_requested_{false};
     std::thread thread_;
     bool finished_ = false;
+    int sandbox_pidfd_ = -1;
+    std::string failure_;  // written by the thread, read after finish()
 };
 
 }  // namespace agentjail::tty

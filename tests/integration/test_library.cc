@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The library embedded in a host process: spawn through the C++ API with
-// redirected stdio, signals, destruction, multi-threaded hosts and the
-// launching thread's exit (PROC-06's thread case).
+// redirected stdio, signals, destruction and multi-threaded hosts.
 #include <agentjail/agentjail.hpp>
 
 #include "test_support.hpp"
@@ -179,32 +178,11 @@ TEST(Library, SpawnFromAMultiThreadedHost) {
     EXPECT_EQ(ok, 5);
 }
 
-// PROC-06, thread case: the sandbox is tied to the thread that launched it
-// (PR_SET_PDEATHSIG follows the parent thread). Documented behaviour: when that
-// thread exits, the sandbox is killed; wait() from another thread reports SIGKILL.
-TEST(Library, SandboxDiesWithItsLaunchingThread) {
-    ajtest::TempDir ws;
-    Policy p = policy_in(ws);
-    std::optional<Sandbox> sb;
-    std::string error;
-    std::thread t([&] {
-        auto s = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30"});
-        if (s)
-            sb.emplace(std::move(s).value());
-        else
-            error = s.error().message();
-    });
-    t.join();
-    ASSERT_TRUE(sb.has_value()) << error;
-    auto r = sb->wait();
-    ASSERT_TRUE(r) << r.error().message();
-    EXPECT_FALSE(r->exited);
-    EXPECT_EQ(r->term_signal, SIGKILL);
-    EXPECT_LT(r->wall_time_s, 10.0);
-}
+// PROC-06's thread case (a sandbox outlives its launching thread, dies with its
+// launching process) is in test_launch_hygiene.cc.
 
-// Control for the test above: launched from a thread that stays alive, the same
-// sandbox keeps running until it is told to stop.
+// Launched from a thread that stays alive, a sandbox keeps running until it is told
+// to stop.
 TEST(Library, SandboxFromALiveThreadKeepsRunning) {
     ajtest::TempDir ws;
     Policy p = policy_in(ws);

@@ -42,6 +42,23 @@ TEST(LimitsRecord, StatusOfPlainEnds) {
     EXPECT_EQ(exit_status(signalled(11)), 139);
 }
 
+// agentjail's own failure during the run (issue 13: an exception on the supervisor's
+// or the relay's thread) is XX and 125, whatever signal ended the command.
+TEST(LimitsRecord, AnInternalErrorIsXxAndExits125) {
+    RunResult r = signalled(9);
+    r.timed_out = true;  // the internal error explains the end, not the clock
+    r.internal_error = "the supervisor failed (bad_alloc) and stopped the sandbox";
+    auto o = classify(r);
+    EXPECT_EQ(o.status, Status::xx);
+    EXPECT_EQ(o.reason, "internal error");
+    EXPECT_NE(o.message.find("the supervisor failed (bad_alloc)"), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("SIGKILL"), std::string::npos) << o.message;
+    EXPECT_EQ(exit_status(r), 125);
+    // Control: without it the same end is a timeout.
+    r.internal_error.clear();
+    EXPECT_EQ(classify(r).status, Status::to);
+}
+
 TEST(LimitsRecord, TimeoutWinsAndExits124) {
     auto r = signalled(15);
     r.timed_out = true;

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fault injection for tests (issue 13): a test arms one named point of the launch or
+// the run, in its own process, before calling the library; that point then kills
+// the process, hangs it, or reports a failure to its caller. Nothing arms a point
+// in a normal run: no environment variable, no flag and no policy reaches arm(), so
+// the points cost one compare of a null pointer. Safe between clone and execve:
+// no allocation, no lock, no exception (the post-clone object library holds it).
+#pragma once
+
+namespace agentjail::fault {
+
+enum class Action : int {
+    none = 0,
+    kill,   // SIGKILL to this process (an init of a pid namespace exits 137 instead)
+    hang,   // write "<point> <pid>\n" to the armed fd, then wait for a signal forever
+    fail,   // the point returns true: its caller fails as if the step had failed
+};
+
+// Arms `point` (a string literal: kept by pointer) for this process and every
+// process it clones from now on. report_fd: where hang writes (may be -1).
+void arm(const char* point, Action action, int report_fd = -1) noexcept;
+void disarm() noexcept;
+
+// At a named point: does what was armed for it. True only for Action::fail.
+bool hit(const char* point) noexcept;
+
+// The point names, for tests that walk every stage.
+extern const char* const launch_points[];
+extern const int n_launch_points;
+
+}  // namespace agentjail::fault

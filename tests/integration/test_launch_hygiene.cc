@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: Apache-2.0
+// The launch's own hygiene (issue 13), seen from a library host: what the child
+// starts with (no host handler, every signal blocked), what the init keeps (no fd of
+// the caller's, no capability), what it is tied to (the launching process, not the
+// thread), how long the launcher waits for a setup, and that a failure on one of
+// agentjail's own threads ends the run with a result instead of ending the host.
+// Stages are reached with the test-only fault points (util/fault.hpp).
+#include <agentjail/agentjail.hpp>
+
+#include "test_support.hpp"
+#include "util/fault.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using agentjail::Policy;
+using agentjail::Sandbox;
+namespace fault = agentjail::fault;
+
+Policy policy_in(const ajtest::TempDir& ws, const std::string& name = "default") {
+    auto p = Policy::load(name);
+    EXPECT_TRUE(p) << p.error().message();
+    EXPECT_TRUE(p->set_workspace(ws.path()));
+    return std::move(p).value();
+}
+
+// "Name:\tvalue" of /proc/PID/status, or "" (readable even for a non-dumpable init).
+std::string status_field(pid_t pid, const std::string& name) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    for (std::string l; std::getline(f, l);)
+        if (l.rfind(name + ":", 0) == 0) return ajtest::trim(l.substr(name.size() + 1));
+    return "";
+}
+
+// The children of this process's threads, from /proc (the clone of a hung spawn).
+std::vector<pid_t> children_of_self() {
+    std::vector<pid_t> out;
+    DIR* d = ::opendir("/proc/self/task");
+    if (d == nullptr) return out;
+    while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/children");
+        for (pid_t p; f >> p;) out.push_back(p);
+    }
+    ::closedir(d);
+    return out;
+}
+
+struct Pipe {
+    int r = -1, w = -1;
+    explicit Pipe(int flags = O_CLOEXEC) {
+        int p[2];
+        if (::pipe2(p, flags) == 0) {
+            r = p[0];
+            w = p[1];
+        }
+    }
+    ~Pipe() {
+        if (r >= 0) ::close(r);
+        if (w >= 0) ::close(w);
+    }
+    void close_write() {
+        if (w >= 0) ::close(w);
+        w = -1;
+    }
+    // EOF within timeout_ms (true), or data/timeout (false).
+    bool eof_within(int timeout_ms) {
+        pollfd pf{r, POLLIN, 0};
+        if (::poll(&pf, 1, timeout_ms) <= 0) return false;
+        char c;
+        return ::read(r, &c, 1) == 0;
+    }
+    std::string line(int timeout_ms) {
+        std::string out;
+        auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+        while (std::chrono::steady_clock::now() < end) {
+            pollfd pf{r, POLLIN, 0};
+            if (::poll(&pf, 1, 50) <= 0) continue;
+            char c;
+            if (::read(r, &c, 1) != 1) break;
+            if (c == '\n') return out;
+            out.push_back(c);
+        }
+        return out;
+    }
+};
+
+void note_usr1(int) {}
+
+class FaultArmed : public ::testing::Test {
+protected:
+    void TearDown() override { fault::disarm(); }
+};
+
+// A host handler must never run in the child: with signals blocked around clone3 and
+// CLONE_CLEAR_SIGHAND, the child (held at its first setup step) has every signal
+// blocked and none caught, while this process catches SIGUSR1.
+TEST_F(FaultArmed, TheChildStartsWithNoHostHandlerAndEverySignalBlocked) {
+    struct sigaction sa {};
+    sa.sa_handler = note_usr1;
+    struct sigaction old {};
+    ASSERT_EQ(::sigaction(SIGUSR1, &sa, &old), 0);
+    // Positive control: this process does catch SIGUSR1 (bit 10 of SigCgt).
+    const std::string own = status_field(::getpid(), "SigCgt");
+    ASSERT_NE(std::stoull(own, nullptr, 16) & (1ULL << (SIGUSR1 - 1)), 0u) << own;
+
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws, "minimal");
+    Pipe report;
+    fault::arm("child.before-root", fault::Action::hang, report.w);
+    std::optional<agentjail::Result<Sandbox>> spawned;
+    const auto before = children_of_self();
+    std::thread t([&] { spawned.emplace(Sandbox::spawn(p, {"/bin/true"})); });
+    ASSERT_EQ(report.line(10000), "child.before-root 1") << "the child never reached its first step";
+    pid_t child = -1;
+    for (pid_t c : children_of_self())
+        if (std::find(before.begin(), before.end(), c) == before.end()) child = c;
+    ASSERT_GT(child, 0);
+    EXPECT_EQ(std::stoull(status_field(child, "SigCgt"), nullptr, 16), 0u)
+        << "the child has handlers installed: " << status_field(child, "SigCgt");
+    // Every signal but SIGKILL and SIGSTOP (which cannot be blocked) and glibc's two
+    // reserved real-time signals 32 and 33 (which its sigfillset leaves out) is blocked.
+    const unsigned long long unblockable =
+        (1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)) | (1ULL << 31) | (1ULL << 32);
+    EXPECT_EQ(std::stoull(status_field(child, "SigBlk"), nullptr, 16) | unblockable, 0xffffffffffffffffull)
+        << status_field(child, "SigBlk");
+    ::kill(child, SIGKILL);
+    t.join();
+    ASSERT_TRUE(spawned.has_value());
+    // A child killed during its setup reports nothing: the spawn sees the end of the
+    // setup channel and the wait says SIGKILL.
+    if (*spawned) {
+        auto r = (*spawned)->wait();
+        ASSERT_TRUE(r) << r.error().message();
+        EXPECT_FALSE(r->exited);
+        EXPECT_EQ(r->term_signal, SIGKILL);
+    }
+    ::sigaction(SIGUSR1, &old, nullptr);
+}
+
+// The wait for the setup has a deadline (limits.setup_timeout): a setup that hangs
+// is killed and the spawn fails with a message that says so, in about that time.
+TEST_F(FaultArmed, AHungSetupEndsAtTheSetupTimeout) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws, "minimal");
+    ASSERT_TRUE(p.set_limit("setup_timeout", "1s"));
+    Pipe report;
+    fault::arm("child.before-root", fault::Action::hang, report.w);
+    auto t0 = std::chrono::steady_clock::now();
+    auto sb = Sandbox::spawn(p, {"/bin/true"});
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_FALSE(sb);
+    EXPECT_NE(sb.error().message().find("did not finish within 1s"), std::string::npos) << sb.error().message();
+    EXPECT_GE(took, 0.9);
+    EXPECT_LT(took, 20.0);
+    // Control: the same policy, not held, starts at once.
+    fault::disarm();
+    auto ok = Sandbox::spawn(p, {"/bin/true"});
+    ASSERT_TRUE(ok) << ok.error().message();
+    auto r = ok->wait();
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->exited);
+    EXPECT_EQ(r->exit_code, 0);
+}
+
+TEST(Hygiene, SetupTimeoutIsCheckedWhenSet) {
+    auto p = Policy::load("minimal");
+    ASSERT_TRUE(p);
+    EXPECT_FALSE(p->set_limit("setup_timeout", "0s"));
+    EXPECT_FALSE(p->set_limit("setup_timeout", "2h"));
+    EXPECT_FALSE(p->set_limit("setup_timeout", "soon"));
+    EXPECT_TRUE(p->set_limit("setup_timeout", "90s"));
+}
+
+// The init holds nothing of the caller's: a pipe this process leaked (no
+// close-on-exec) reaches EOF as soon as we close our end, while the sandbox still
+// runs. The command never had it either (FS-12).
+TEST(Hygiene, TheInitKeepsNoneOfTheCallersDescriptors) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    Pipe leaked(0);  // inherited by every clone of this process
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30"});
+    ASSERT_TRUE(sb) << sb.error().message();
+    ajtest::sleep_ms(200);
+    ASSERT_TRUE(::kill(sb->pid(), 0) == 0) << "the sandbox should still run";
+    leaked.close_write();
+    EXPECT_TRUE(leaked.eof_within(3000)) << "a process of the sandbox still holds the caller's pipe";
+    // As root the init's descriptors can be listed: only its own few remain.
+    if (::geteuid() == 0) {
+        int n = 0;
+        std::string fds;
+        if (DIR* d = ::opendir(("/proc/" + std::to_string(sb->pid()) + "/fd").c_str())) {
+            while (dirent* e = ::readdir(d))
+                if (e->d_name[0] != '.') {
+                    ++n;
+                    fds += std::string(e->d_name) + " ";
+                }
+            ::closedir(d);
+        }
+        EXPECT_LE(n, 5) << "the init holds " << fds;
+    }
+    ASSERT_TRUE(sb->kill(SIGKILL));
+    (void)sb->wait();
+}
+
+// Control for the test above: a second holder of the pipe (the command, given it as
+// its stdout) does keep it open, so the probe can see a holder.
+TEST(Hygiene, APipeHeldByTheCommandStaysOpen) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    Pipe out;
+    agentjail::SpawnOptions o;
+    o.stdout_fd = out.w;
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30"}, o);
+    ASSERT_TRUE(sb) << sb.error().message();
+    out.close_write();
+    EXPECT_FALSE(out.eof_within(500)) << "the command's stdout closed early";
+    ASSERT_TRUE(sb->kill(SIGKILL));
+    (void)sb->wait();
+    EXPECT_TRUE(out.eof_within(3000));
+}
+
+// The init gives up every capability before the command starts, and keeps
+// no_new_privs: the command, which could reach it as pid 1, finds nothing to borrow.
+TEST(Hygiene, TheInitHoldsNoCapabilities) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30"});
+    ASSERT_TRUE(sb) << sb.error().message();
+    ajtest::sleep_ms(100);
+    for (const char* f : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
+        EXPECT_EQ(status_field(sb->pid(), f), "0000000000000000") << f;
+    EXPECT_EQ(status_field(sb->pid(), "NoNewPrivs"), "1");
+    // Control: this process's own bounding set is not empty, so the read is real.
+    EXPECT_NE(status_field(::getpid(), "CapBnd"), "0000000000000000");
+    ASSERT_TRUE(sb->kill(SIGKILL));
+    (void)sb->wait();
+}
+
+// PROC-06, thread case: a sandbox started from a worker thread that ends lives on
+// (an embedding program's thread pool must not kill its sandboxes), and it is
+// still tied to the process: see the next test.
+TEST(Hygiene, ASandboxOutlivesItsLaunchingThread) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    std::optional<Sandbox> sb;
+    std::string error;
+    std::thread t([&] {
+        auto s = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 0.5; exit 7"});
+        if (s)
+            sb.emplace(std::move(s).value());
+        else
+            error = s.error().message();
+    });
+    t.join();
+    ASSERT_TRUE(sb.has_value()) << error;
+    auto r = sb->wait();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_TRUE(r->exited) << "killed by " << r->term_signal;
+    EXPECT_EQ(r->exit_code, 7);
+}
+
+// Runs a sandbox in a forked launcher that then exits without waiting; returns
+// whether the sandbox's shell (found by the marker in its command line, which it
+// keeps: it does not exec) is gone within 3 s.
+bool sandbox_dies_with_launcher(const std::string& policy, const ajtest::TempDir& ws, const std::string& marker) {
+    std::string started = ws.path() + "/started";
+    pid_t launcher = ::fork();
+    if (launcher == 0) {
+        auto p = Policy::load(policy);
+        if (!p || !p->set_workspace(ws.path())) ::_exit(3);
+        auto sb = Sandbox::spawn(*p, {"/bin/sh", "-c", "touch " + started + "; sleep 30; echo " + marker});
+        if (!sb) ::_exit(4);
+        for (int i = 0; i < 500 && !ajtest::exists(started); ++i) ajtest::sleep_ms(10);
+        ::_exit(0);  // no wait(), no destructor: the launcher is simply gone
+    }
+    int st = 0;
+    ::waitpid(launcher, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "launcher status " << st;
+    return ajtest::wait_no_pids_with_marker(marker, 3000);
+}
+
+TEST(Hygiene, ASandboxDiesWithItsLaunchingProcess) {
+    ajtest::TempDir ws;
+    std::string marker = "aj-diewith-" + ajtest::canary().substr(10);
+    EXPECT_TRUE(sandbox_dies_with_launcher("default", ws, marker)) << "the sandbox outlived its launcher";
+    // Control: with die_with_parent = false the same sandbox lives on.
+    ajtest::TempDir pol;
+    std::string file = pol.write("keep.toml", "extends = \"default\"\n[process]\ndie_with_parent = false\n");
+    std::string marker2 = marker + "-kept";
+    EXPECT_FALSE(sandbox_dies_with_launcher(file, ws, marker2)) << "the control died too: the probe cannot tell";
+    for (int pid : ajtest::pids_with_marker(marker2)) ::kill(pid, SIGKILL);
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker2, 3000));
+}
+
+// An exception on the supervisor's thread ends the run (the sandbox is killed, the
+// result says why) and never reaches std::terminate of this process.
+TEST_F(FaultArmed, ASupervisorFailureEndsTheRunWithAResult) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    ASSERT_TRUE(p.set_limit("timeout", "60s"));  // a supervisor thread for this run
+    fault::arm("supervisor.throw", fault::Action::fail);
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30"});
+    ASSERT_TRUE(sb) << sb.error().message();
+    auto r = sb->wait();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_NE(r->internal_error.find("the supervisor failed (an injected fault)"), std::string::npos)
+        << r->internal_error;
+    EXPECT_FALSE(r->exited);
+    EXPECT_EQ(r->term_signal, SIGKILL);
+    EXPECT_LT(r->wall_time_s, 20.0);
+}
+
+TEST_F(FaultArmed, ARelayFailureEndsTheRunWithAResult) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    fault::arm("relay.throw", fault::Action::fail);
+    Pipe out;
+    agentjail::SpawnOptions o;
+    o.stdout_fd = out.w;
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30"}, o);
+    ASSERT_TRUE(sb) << sb.error().message();
+    auto r = sb->wait();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_NE(r->internal_error.find("relay failed (an injected fault)"), std::string::npos) << r->internal_error;
+    EXPECT_EQ(r->term_signal, SIGKILL);
+    EXPECT_LT(r->wall_time_s, 20.0);
+}
+
+// Every launch point made to fail: the spawn returns an error naming it (or, for the
+// command's last step, a result), nothing of the sandbox survives, and the next
+// spawn in the same process works.
+TEST_F(FaultArmed, AFailureAtEveryLaunchPointLeavesNothingBehind) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    for (int i = 0; i < fault::n_launch_points; ++i) {
+        const char* point = fault::launch_points[i];
+        SCOPED_TRACE(point);
+        std::string marker = std::string("aj-fault-") + point + "-" + ajtest::canary().substr(10);
+        fault::arm(point, fault::Action::fail);
+        auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30; echo " + marker});
+        if (sb) {
+            (void)sb->wait();
+            ADD_FAILURE() << "the spawn succeeded past a failing " << point;
+        } else {
+            EXPECT_FALSE(sb.error().message().empty());
+        }
+        EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 3000)) << "a process survived " << point;
+        fault::disarm();
+        auto next = Sandbox::spawn(p, {"/bin/sh", "-c", "exit 3"});
+        ASSERT_TRUE(next) << next.error().message();
+        auto r = next->wait();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->exit_code, 3);
+    }
+}
+
+}  // namespace
