@@ -175,31 +175,7 @@ TEST_F(Escape, WS04_GuardedNamesCannotBeMovedOrRemovedInside) {
 
 namespace {
 
-struct Pipe {
-    int r = -1, w = -1;
-    Pipe() {
-        int p[2];
-        if (::pipe2(p, O_CLOEXEC) == 0) {
-            r = p[0];
-            w = p[1];
-        }
-    }
-    ~Pipe() {
-        if (r >= 0) ::close(r);
-        if (w >= 0) ::close(w);
-    }
-    void close_write() {
-        if (w >= 0) ::close(w);
-        w = -1;
-    }
-    std::string read_all() {
-        std::string s;
-        char buf[4096];
-        ssize_t n;
-        while ((n = ::read(r, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
-        return s;
-    }
-};
+using ajtest::Pipe;
 
 // The default policy on ws, with `rel` protected as a name that does not exist yet
 // (what the planner makes of `.mcp.json` and the like).

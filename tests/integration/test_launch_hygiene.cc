@@ -63,44 +63,7 @@ std::vector<pid_t> children_of_self() {
     return out;
 }
 
-struct Pipe {
-    int r = -1, w = -1;
-    explicit Pipe(int flags = O_CLOEXEC) {
-        int p[2];
-        if (::pipe2(p, flags) == 0) {
-            r = p[0];
-            w = p[1];
-        }
-    }
-    ~Pipe() {
-        if (r >= 0) ::close(r);
-        if (w >= 0) ::close(w);
-    }
-    void close_write() {
-        if (w >= 0) ::close(w);
-        w = -1;
-    }
-    // EOF within timeout_ms (true), or data/timeout (false).
-    bool eof_within(int timeout_ms) {
-        pollfd pf{r, POLLIN, 0};
-        if (::poll(&pf, 1, timeout_ms) <= 0) return false;
-        char c;
-        return ::read(r, &c, 1) == 0;
-    }
-    std::string line(int timeout_ms) {
-        std::string out;
-        auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-        while (std::chrono::steady_clock::now() < end) {
-            pollfd pf{r, POLLIN, 0};
-            if (::poll(&pf, 1, 50) <= 0) continue;
-            char c;
-            if (::read(r, &c, 1) != 1) break;
-            if (c == '\n') return out;
-            out.push_back(c);
-        }
-        return out;
-    }
-};
+using ajtest::Pipe;
 
 void note_usr1(int) {}
 

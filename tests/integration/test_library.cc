@@ -22,31 +22,7 @@ namespace {
 using agentjail::Policy;
 using agentjail::Sandbox;
 
-struct Pipe {
-    int r = -1, w = -1;
-    Pipe() {
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) == 0) {
-            r = p[0];
-            w = p[1];
-        }
-    }
-    ~Pipe() {
-        if (r >= 0) close(r);
-        if (w >= 0) close(w);
-    }
-    void close_write() {
-        if (w >= 0) close(w);
-        w = -1;
-    }
-    std::string read_all() {
-        std::string out;
-        char buf[4096];
-        ssize_t n;
-        while ((n = read(r, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-        return out;
-    }
-};
+using ajtest::Pipe;
 
 Policy policy_in(const ajtest::TempDir& ws) {
     auto p = Policy::load("default");

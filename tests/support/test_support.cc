@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -363,6 +364,53 @@ RunOutput agentjail_with(const std::vector<std::string>& args, const RunOptions&
     std::vector<std::string> argv{agentjail_bin()};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_with(argv, opts);
+}
+
+Pipe::Pipe(int flags) {
+    int p[2];
+    if (::pipe2(p, flags) == 0) {
+        r = p[0];
+        w = p[1];
+    }
+}
+
+Pipe::~Pipe() {
+    if (r >= 0) ::close(r);
+    if (w >= 0) ::close(w);
+}
+
+void Pipe::close_write() {
+    if (w >= 0) ::close(w);
+    w = -1;
+}
+
+std::string Pipe::read_all() {
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(r, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    return out;
+}
+
+bool Pipe::eof_within(int timeout_ms) {
+    pollfd pf{r, POLLIN, 0};
+    if (::poll(&pf, 1, timeout_ms) <= 0) return false;
+    char c;
+    return ::read(r, &c, 1) == 0;
+}
+
+std::string Pipe::line(int timeout_ms) {
+    std::string out;
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < end) {
+        pollfd pf{r, POLLIN, 0};
+        if (::poll(&pf, 1, 50) <= 0) continue;
+        char c;
+        if (::read(r, &c, 1) != 1) break;
+        if (c == '\n') return out;
+        out.push_back(c);
+    }
+    return out;
 }
 
 std::vector<int> pids_with_marker(const std::string& marker) {

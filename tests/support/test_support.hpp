@@ -3,6 +3,8 @@
 // scratch directories. Used by the integration and escape tiers.
 #pragma once
 
+#include <fcntl.h>
+
 #include <sys/types.h>
 
 #include <string>
@@ -49,6 +51,20 @@ public:
 
 private:
     std::string path_;
+};
+
+// A pipe for a sandbox's stdio in library tests: both ends close-on-exec unless
+// flags say otherwise (0: inherited by every clone, as a caller's leaked fd is).
+struct Pipe {
+    int r = -1, w = -1;
+    explicit Pipe(int flags = O_CLOEXEC);
+    ~Pipe();
+    Pipe(const Pipe&) = delete;
+    Pipe& operator=(const Pipe&) = delete;
+    void close_write();
+    std::string read_all();                  // to EOF
+    bool eof_within(int timeout_ms);         // EOF (not data, not a timeout) within the time
+    std::string line(int timeout_ms);        // one line, without its newline
 };
 
 std::string read_file(const std::string& path);
