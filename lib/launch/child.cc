@@ -5,6 +5,7 @@
 #include "launch/child.hpp"
 
 #include "launch/command.hpp"
+#include "sys/close_fds.hpp"
 #include "sys/syscalls.hpp"
 #include "util/fault.hpp"
 
@@ -14,6 +15,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <poll.h>
+#include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -234,24 +236,24 @@ void serve_publish(const ChildSpec& s) {
     }
 }
 
-// Closes every descriptor but the few in keep (unsorted, -1 ignored), with one
-// close_range per gap: the init holds nothing of the caller's (a caller's pipe sees
-// EOF as soon as the command closes it, whatever the init does).
-void close_all_but(int* keep, int n) {
-    // Insertion sort: n is a handful, and nothing here may allocate.
-    for (int i = 1; i < n; ++i)
-        for (int j = i; j > 0 && keep[j] < keep[j - 1]; --j) {
-            int t = keep[j];
-            keep[j] = keep[j - 1];
-            keep[j - 1] = t;
-        }
-    unsigned from = 0;
-    for (int i = 0; i < n; ++i) {
-        if (keep[i] < 0 || static_cast<unsigned>(keep[i]) < from) continue;
-        if (static_cast<unsigned>(keep[i]) > from) (void)sys::close_range(from, static_cast<unsigned>(keep[i]) - 1, 0);
-        from = static_cast<unsigned>(keep[i]) + 1;
+// Before the init forks the command: locked securebits, an empty bounding, ambient,
+// effective, permitted and inheritable set, no_new_privs. The command inherits all
+// of it; the init keeps nothing it could lend.
+void drop_privileges(const ChildSpec& s) {
+    // Capabilities (CAP-01): lock the securebits so uid 0 gains nothing at execve,
+    // empty the bounding set so nothing can come back, clear ambient, then empty
+    // effective/permitted/inheritable with the raw capset (libcap's cap_set_proc
+    // allocates and locks, which has no place after clone).
+    const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                               SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0) fail(s, fs::Stage::securebits, errno);
+    for (int cap = 0; cap <= s.cap_last; ++cap) {
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) fail(s, fs::Stage::drop_bounding, errno);
     }
-    (void)sys::close_range(from, ~0U, 0);
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) fail(s, fs::Stage::clear_ambient, errno);
+    if (int r = sys::capset_empty(); r < 0) fail(s, fs::Stage::drop_caps, -r);
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, fs::Stage::no_new_privs, errno);
 }
 
 bool launcher_gone(const ChildSpec& s) {
@@ -348,13 +350,12 @@ void child_main(ChildSpec& s) {
         ::close(s.go_fd);
     }
 
-    // Block everything before the fork so no signal is lost (the mask is already
-    // full from the clone; set it again, the command's reset depends on it), and
-    // install handlers, because pid 1 only receives signals from outside for which
-    // it has one. The signals are read from a signalfd, beside the launcher's pidfd.
+    // Every signal is still blocked (the launcher's mask at clone), so none is lost
+    // across the fork. Handlers go in because pid 1 only receives signals from
+    // outside for which it has one; they are read from a signalfd, beside the
+    // launcher's pidfd.
     sigset_t all;
     ::sigfillset(&all);
-    ::sigprocmask(SIG_SETMASK, &all, nullptr);
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_handler = noop_handler;
@@ -383,7 +384,7 @@ void child_main(ChildSpec& s) {
     // Not the caller's 0, 1, 2 it was cloned with, not a pipe's writer (which would
     // delay the relay's EOF until the init exits), not the pty's slave.
     int keep[] = {s.status_fd, s.events_fd, s.publish_fd, s.launcher_pidfd, sigfd};
-    close_all_but(keep, static_cast<int>(sizeof keep / sizeof keep[0]));
+    sys::close_all_but(keep, static_cast<int>(sizeof keep / sizeof keep[0]));
     init_loop(s, static_cast<pid_t>(pid), sigfd);
 }
 

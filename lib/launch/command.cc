@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The command's side of the init's fork: reset signals, wire stdio, close inherited
-// descriptors, execve; and the drop of every capability and no_new_privs, which the
-// init does for both of them before it forks.
+// descriptors, execve. Capabilities and no_new_privs are the init's step before the
+// fork (drop_privileges in child.cc), inherited here.
 #include "launch/command.hpp"
 
 #include "sys/syscalls.hpp"
 #include "util/fault.hpp"
 
 #include <linux/seccomp.h>
-#include <linux/securebits.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -29,23 +28,6 @@ namespace {
 }
 
 }  // namespace
-
-void drop_privileges(const ChildSpec& s) {
-    // Capabilities (CAP-01): lock the securebits so uid 0 gains nothing at execve,
-    // empty the bounding set so nothing can come back, clear ambient, then empty
-    // effective/permitted/inheritable with the raw capset (libcap's cap_set_proc
-    // allocates and locks, which has no place after clone).
-    const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                               SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-    if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0) fail(s, fs::Stage::securebits, errno);
-    for (int cap = 0; cap <= s.cap_last; ++cap) {
-        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) fail(s, fs::Stage::drop_bounding, errno);
-    }
-    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) fail(s, fs::Stage::clear_ambient, errno);
-    if (int r = sys::capset_empty(); r < 0) fail(s, fs::Stage::drop_caps, -r);
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, fs::Stage::no_new_privs, errno);
-}
 
 void run_command(const ChildSpec& s, mode_t caller_umask) {
     // A process group of its own in the init's session; with a pty, the foreground

@@ -14,12 +14,6 @@ void report(int fd, fs::Stage stage, int err, int index);
 // stage (listener, proxy_fd) says what it is. Returns 0 or -errno.
 int send_fd(int sock, fs::Stage what, int fd);
 
-// In the init, before it forks the command: locked securebits, an empty bounding,
-// ambient, effective, permitted and inheritable set, no_new_privs. The command
-// inherits all of it; the init keeps nothing it could lend. Reports and exits 125
-// on failure.
-void drop_privileges(const ChildSpec& s);
-
 // Runs in the init's child; execs the command or reports why not. Never returns.
 [[noreturn]] void run_command(const ChildSpec& s, mode_t caller_umask);
 

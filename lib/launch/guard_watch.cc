@@ -7,6 +7,7 @@
 // the protection back on whatever the name now is; when it cannot, the run stops.
 #include "launch/guard_watch.hpp"
 
+#include "sys/close_fds.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 
@@ -215,14 +216,8 @@ struct Holder {
 int holder_main(void* arg) {
     // The grandchild: nothing else of ours (a caller waiting for EOF on our stdout
     // must not wait for it); waits until we closed ours, then closes the last.
-    const Holder h = *static_cast<const Holder*>(arg);
-    unsigned from = 0;
-    for (int k : h.keep) {
-        if (k < 0) continue;
-        if (static_cast<unsigned>(k) > from) (void)sys::close_range(from, static_cast<unsigned>(k) - 1, 0);
-        from = static_cast<unsigned>(k) + 1;
-    }
-    (void)sys::close_range(from, ~0U, 0);
+    Holder h = *static_cast<const Holder*>(arg);
+    sys::close_all_but(h.keep, 4);
     char c;
     while (::read(h.hold, &c, 1) < 0 && errno == EINTR) {
     }

@@ -293,12 +293,6 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     if (pid < 0) return clone_error(static_cast<int>(-pid));
     sys::UniqueFd pfd(pidfd);
     launcher.reset();
-    if (fault::hit("launch.after-clone")) {
-        sys::pidfd_send_signal(pfd.get(), SIGKILL);
-        siginfo_t si;
-        ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pfd.get()), &si, WEXITED | __WALL);
-        return Error(ErrorKind::setup, EIO, "an injected fault after clone");
-    }
     go_r.reset();
     err_w.reset();
     status_w.reset();
@@ -311,6 +305,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pfd.get()), &si, WEXITED | __WALL);
         return e;
     };
+    if (fault::hit("launch.after-clone")) return abort_child(Error(ErrorKind::setup, EIO, "an injected fault after clone"));
 
     // The namespaces the guard watcher's helper enters, opened while the init is still
     // dumpable (it makes itself non-dumpable once released).
@@ -337,23 +332,22 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     p.keep_placeholders(std::move(*placeholders));
     if (pub_r) p.set_publish_socket(std::move(pub_r));
     if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze);
+    // From here a failed launch ends the same way: the sandbox killed, reaped
+    // (the supervisor joined, the placeholders removed), the error returned.
+    auto stop = [&p](Error e) -> Result<Process> {
+        (void)p.kill(SIGKILL);
+        (void)p.wait();
+        return e;
+    };
     if (::send(go_w.get(), "g", 1, MSG_NOSIGNAL) != 1)
         return setup_error(ErrorKind::setup, errno, "releasing the child");
     if (hooks.before_fork) {
-        if (auto r = hooks.before_fork(static_cast<pid_t>(pid)); !r) {
-            (void)p.kill(SIGKILL);
-            (void)p.wait();
-            return std::move(r).error();
-        }
+        if (auto r = hooks.before_fork(static_cast<pid_t>(pid)); !r) return stop(std::move(r).error());
         // A child that already failed has closed its end: its report below says why.
         (void)::send(go_w.get(), "f", 1, MSG_NOSIGNAL);
     }
     go_w.reset();
-    if (fault::hit("launch.after-release")) {
-        (void)p.kill(SIGKILL);
-        (void)p.wait();
-        return Error(ErrorKind::setup, EIO, "an injected fault after the child's release");
-    }
+    if (fault::hit("launch.after-release")) return stop(Error(ErrorKind::setup, EIO, "an injected fault after the child's release"));
 
     // EOF means every holder of the write end is gone: the init closed it after
     // forking, the command's copy closed at execve. A record means a step failed;
@@ -367,19 +361,12 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         pollfd pf{err_r.get(), POLLIN, 0};
         int pr = left.count() > 0 ? ::poll(&pf, 1, static_cast<int>(std::min<long long>(left.count(), 1LL << 30))) : 0;
         if (pr < 0 && errno == EINTR) continue;
-        if (pr < 0) {
-            int e = errno;
-            (void)p.kill(SIGKILL);
-            (void)p.wait();
-            return setup_error(ErrorKind::internal, e, "waiting for the sandbox's setup");
-        }
+        if (pr < 0) return stop(setup_error(ErrorKind::internal, errno, "waiting for the sandbox's setup"));
         if (pr == 0) {
-            (void)p.kill(SIGKILL);
-            (void)p.wait();
-            return Error(ErrorKind::setup, ETIMEDOUT,
+            return stop(Error(ErrorKind::setup, ETIMEDOUT,
                          "the sandbox's setup did not finish within " + limits::format_duration(plan.setup_timeout_s) +
                              " (a bind source on a stalled filesystem, or a command whose execve blocks?); "
-                             "the sandbox was killed; limits.setup_timeout sets the wait");
+                             "the sandbox was killed; limits.setup_timeout sets the wait"));
         }
         Report r{};
         iovec iov{&r, sizeof r};

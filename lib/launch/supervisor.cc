@@ -6,8 +6,8 @@
 #include "launch/supervisor.hpp"
 
 #include "sys/syscalls.hpp"
-#include "util/fault.hpp"
 #include "util/strings.hpp"
+#include "util/thread_guard.hpp"
 
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <stdexcept>
 #include <ctime>
 #include <vector>
 
@@ -73,33 +72,15 @@ void Supervisor::join() {
     if (thread_.joinable()) thread_.join();
 }
 
-// An exception here must not reach std::terminate (an embedding program would die
-// with its sandbox): the run ends instead, killed, with a result that says why. A
-// sandbox left without its supervisor would wait forever on a notified call, or
-// outlive its wall clock, so it does not go on.
+// A sandbox left without its supervisor would wait forever on a notified call, or
+// outlive its wall clock: a failure here stops it (util/thread_guard.hpp).
 void Supervisor::run_guarded() noexcept {
-    const char* what = nullptr;
-    std::string text;
-    try {
-        if (fault::hit("supervisor.throw")) throw std::runtime_error("an injected fault");
-        run();
-        return;
-    } catch (const std::exception& e) {
-        what = e.what();
+    if (!util::run_or_stop("the supervisor", "supervisor.throw", c_.pidfd, failure_, [this] { run(); }) &&
+        c_.on_kill) {
         try {
-            text = e.what();
+            c_.on_kill();
         } catch (...) {
         }
-    } catch (...) {
-        what = "an unknown exception";
-    }
-    sys::pidfd_send_signal(c_.pidfd, SIGKILL);
-    try {
-        if (c_.on_kill) c_.on_kill();
-        failure_ = "the supervisor failed (" + (text.empty() ? std::string(what) : text) +
-                   ") and stopped the sandbox";
-    } catch (...) {
-        // failure_ stays as it is: the kill above is what matters.
     }
 }
 

@@ -5,10 +5,9 @@
 // caller's descriptor, so a reader that stopped reading cannot hang agentjail.
 #include "tty/relay.hpp"
 
-#include "sys/syscalls.hpp"
 #include "tty/filter.hpp"
-#include "util/fault.hpp"
 #include "util/strings.hpp"
+#include "util/thread_guard.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -23,7 +22,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 
 namespace agentjail::tty {
@@ -307,20 +305,11 @@ Result<void> Relay::start(sys::UniqueFd master, int sandbox_pidfd) {
         master_ = std::move(master);
         ::fcntl(master_.get(), F_SETFL, O_NONBLOCK);
     }
+    // A failure of this thread stops the sandbox (nobody would read its output) and
+    // is said in the result (util/thread_guard.hpp).
     thread_ = std::thread([this] {
-        // Never std::terminate of the caller's process: the run ends, said in the result.
-        try {
-            if (fault::hit("relay.throw")) throw std::runtime_error("an injected fault");
-            run();
-        } catch (const std::exception& e) {
-            if (sandbox_pidfd_ >= 0) sys::pidfd_send_signal(sandbox_pidfd_, SIGKILL);
-            try {
-                failure_ = std::string("the terminal and stdio relay failed (") + e.what() + ") and stopped the sandbox";
-            } catch (...) {
-            }
-        } catch (...) {
-            if (sandbox_pidfd_ >= 0) sys::pidfd_send_signal(sandbox_pidfd_, SIGKILL);
-        }
+        (void)util::run_or_stop("the terminal and stdio relay", "relay.throw", sandbox_pidfd_, failure_,
+                                [this] { run(); });
     });
     return {};
 }

@@ -62,7 +62,7 @@ public:
     // (when uses_pty()), puts the user's terminal in raw mode and starts copying.
     // sandbox_pidfd (borrowed, may be -1): the sandbox the relay kills if its thread
     // fails (an exception): a sandbox nobody reads would block on a full pipe.
-    Result<void> start(sys::UniqueFd master, int sandbox_pidfd = -1);
+    Result<void> start(sys::UniqueFd master, int sandbox_pidfd);
     // After finish(): why the relay's thread failed; empty if it did not.
     const std::string& failure() const noexcept { return failure_; }
     // Once the sandbox is gone: stops reading the caller's input, copies what the

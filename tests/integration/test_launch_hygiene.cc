@@ -313,6 +313,20 @@ TEST_F(FaultArmed, ARelayFailureEndsTheRunWithAResult) {
 TEST_F(FaultArmed, AFailureAtEveryLaunchPointLeavesNothingBehind) {
     ajtest::TempDir ws;
     Policy p = policy_in(ws);
+    // The probes' positive control: a sandbox that does run is seen both ways, by
+    // its command's marker and as a child (its init) of this process.
+    const auto before = children_of_self();
+    {
+        std::string marker = "aj-fault-control-" + ajtest::canary().substr(10);
+        auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "sleep 30; echo " + marker});
+        ASSERT_TRUE(sb) << sb.error().message();
+        bool seen = false;
+        for (int i = 0; i < 200 && !seen; ++i, ajtest::sleep_ms(10)) seen = !ajtest::pids_with_marker(marker).empty();
+        EXPECT_TRUE(seen) << "the marker probe cannot see a running command";
+        EXPECT_NE(children_of_self(), before) << "the child probe cannot see a running init";
+        ASSERT_TRUE(sb->kill(SIGKILL));
+        (void)sb->wait();
+    }
     for (int i = 0; i < fault::n_launch_points; ++i) {
         const char* point = fault::launch_points[i];
         SCOPED_TRACE(point);
@@ -326,6 +340,7 @@ TEST_F(FaultArmed, AFailureAtEveryLaunchPointLeavesNothingBehind) {
             EXPECT_FALSE(sb.error().message().empty());
         }
         EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 3000)) << "a process survived " << point;
+        EXPECT_EQ(children_of_self(), before) << "an init survived " << point;
         fault::disarm();
         auto next = Sandbox::spawn(p, {"/bin/sh", "-c", "exit 3"});
         ASSERT_TRUE(next) << next.error().message();
