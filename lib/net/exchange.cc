@@ -10,6 +10,7 @@
 
 #include "limits/record.hpp"
 #include "net/address.hpp"
+#include "net/chunked.hpp"
 #include "net/redact.hpp"
 #include "net/rules.hpp"
 #include "net/websocket.hpp"
@@ -34,7 +35,6 @@ namespace {
 
 constexpr auto idle_timeout = std::chrono::seconds(60);  // between requests
 constexpr auto handshake_timeout = std::chrono::seconds(30);
-constexpr size_t max_line = 4096;  // a chunk-size or trailer line
 // One read of an intercepted stream (the coroutine frame holding it is per connection).
 constexpr size_t chunk = 16 * 1024;
 
@@ -145,22 +145,18 @@ private:
         co_return co_await write(to, size + part + "\r\n");
     }
 
-    // One CRLF-terminated line of a chunked body (kept with its CRLF). A CR, LF or NUL
-    // before that CRLF breaks the stream: a server that ends lines at a bare LF would
-    // read the rest as the start of a request the proxy never checked (smuggling).
+    // One CRLF-terminated line of a chunked body (kept with its CRLF; chunked.hpp
+    // checks what it holds). false when the stream ends or the line is too long.
     asio::awaitable<bool> line(Side from, std::string& out) {
         for (;;) {
             std::string& b = buf(from);
             size_t eol = b.find("\r\n");
             if (eol != std::string::npos) {
-                if (std::string_view(b).substr(0, eol).find_first_of(std::string_view("\r\n\0", 3)) !=
-                    std::string_view::npos)
-                    co_return false;
                 out = b.substr(0, eol + 2);
                 b.erase(0, eol + 2);
                 co_return true;
             }
-            if (b.size() > max_line || !co_await fill(from)) co_return false;
+            if (b.size() > max_chunk_line || !co_await fill(from)) co_return false;
         }
     }
 
@@ -201,39 +197,34 @@ private:
             }
         case Framing::chunked: break;
         }
+        ChunkedFraming chunked;
         for (;;) {
             std::string l;
             if (!co_await line(from, l)) co_return false;
-            std::string_view size = std::string_view(l).substr(0, l.find_first_of(";\r"));
-            while (!size.empty() && (size.back() == ' ' || size.back() == '\t'))
-                size.remove_suffix(1);
-            if (size.empty() || size.size() > 15 ||
-                size.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
-                co_return false;
-            std::uint64_t n = std::stoull(std::string(size), nullptr, 16);
-            // The size line is written anew, without extensions, and trailers are
+            // The size lines are written anew, without extensions, and trailers are
             // dropped: nothing of the sender's own spelling of the framing goes on.
             // (Redacted bodies get their own chunk sizes, see copy().)
-            if (r == nullptr && n != 0) {
-                if (!co_await write(to, std::string(size) + "\r\n")) co_return false;
-            }
-            if (n == 0) {
-                // Trailers, up to the empty line: read, not passed on.
-                for (int i = 0; i < 64; ++i) {
-                    if (!co_await line(from, l)) co_return false;
-                    if (l == "\r\n") {
-                        if (r != nullptr) {
-                            if (!co_await send_piece(to, r->finish(), true)) co_return false;
-                        }
-                        co_return co_await write(to, "0\r\n\r\n");
-                    }
+            switch (chunked.on_line(l)) {
+            case ChunkedFraming::Line::bad: co_return false;
+            case ChunkedFraming::Line::chunk:
+                if (r == nullptr) {
+                    if (!co_await write(to, std::string(chunked.size_text()) + "\r\n")) co_return false;
                 }
-                co_return false;
-            }
-            if (!co_await copy(from, to, n, r, r != nullptr)) co_return false;
-            if (!co_await line(from, l) || l != "\r\n") co_return false;
-            if (r == nullptr) {
-                if (!co_await write(to, l)) co_return false;
+                if (!co_await copy(from, to, chunked.chunk_size(), r, r != nullptr)) co_return false;
+                chunked.data_done();
+                break;
+            case ChunkedFraming::Line::chunk_end:
+                if (r == nullptr) {
+                    if (!co_await write(to, l)) co_return false;
+                }
+                break;
+            case ChunkedFraming::Line::last:
+            case ChunkedFraming::Line::trailer: break;
+            case ChunkedFraming::Line::end:
+                if (r != nullptr) {
+                    if (!co_await send_piece(to, r->finish(), true)) co_return false;
+                }
+                co_return co_await write(to, "0\r\n\r\n");
             }
         }
     }

@@ -11,6 +11,7 @@
 #include "limits/record.hpp"
 #include "net/http.hpp"
 #include "net/secret_source.hpp"
+#include "net/socks.hpp"
 #include "util/strings.hpp"
 
 #include <boost/asio.hpp>
@@ -52,8 +53,6 @@ namespace {
 
 constexpr auto head_timeout = std::chrono::seconds(30);
 constexpr auto connect_timeout = std::chrono::seconds(15);
-// A SOCKS5 request is at most 4 + 1 + 255 + 2 bytes; the greeting 2 + 255.
-constexpr size_t max_socks_bytes = 600;
 
 Address from_asio(const asio::ip::address& a) {
     Address r;
@@ -308,16 +307,12 @@ private:
     // SOCKS5 (RFC 1928): no authentication, CONNECT only, names resolved here
     // (socks5h), so the sandbox needs no resolver.
     void on_socks_data() {
-        const auto* b = reinterpret_cast<const unsigned char*>(inbuf_.data());
-        size_t n = inbuf_.size();
-        if (n > max_socks_bytes) return socks_fail(1, "malformed SOCKS5 request");
         if (socks_stage_ == 0) {
-            if (n < 2 || n < 2u + b[1]) return read_head();
-            bool no_auth = false;
-            for (size_t i = 0; i < b[1]; ++i) no_auth = no_auth || b[2 + i] == 0x00;
-            size_t used = 2u + b[1];
-            inbuf_.erase(0, used);
-            if (!no_auth) {
+            SocksGreeting g = parse_socks_greeting(inbuf_);
+            if (g.status == ParseStatus::too_large) return socks_fail(1, "malformed SOCKS5 request");
+            if (g.status == ParseStatus::incomplete) return read_head();
+            inbuf_.erase(0, g.size);
+            if (!g.no_auth) {
                 method_ = "SOCKS5";
                 reply_and_close(std::string("\x05\xff", 2),
                                 "SOCKS5 client offered no 'no authentication' method");
@@ -337,37 +332,12 @@ private:
             return;
         }
         method_ = "SOCKS5";
-        if (n < 5) return read_head();
-        if (b[0] != 0x05) return socks_fail(1, "malformed SOCKS5 request");
-        size_t need = 0;
-        switch (b[3]) {
-        case 0x01: need = 4 + 4 + 2; break;
-        case 0x03: need = 4 + 1 + b[4] + 2; break;
-        case 0x04: need = 4 + 16 + 2; break;
-        default: return socks_fail(8, "SOCKS5 address type not supported");
-        }
-        if (n < need) return read_head();
-        if (b[1] != 0x01) return socks_fail(7, "only the SOCKS5 CONNECT command is supported");
-        std::string host;
-        if (b[3] == 0x01) {
-            Address a;
-            std::copy(b + 4, b + 8, a.bytes.begin());
-            host = a.to_string();
-        } else if (b[3] == 0x04) {
-            Address a;
-            a.v6 = true;
-            std::copy(b + 4, b + 20, a.bytes.begin());
-            host = a.to_string();
-        } else {
-            host.assign(reinterpret_cast<const char*>(b + 5), b[4]);
-            if (host.empty() || host.find('\0') != std::string::npos)
-                return socks_fail(1, "malformed SOCKS5 host name");
-        }
-        std::uint16_t port = static_cast<std::uint16_t>((b[need - 2] << 8) | b[need - 1]);
-        leftover_ = inbuf_.substr(need);
+        SocksRequest r = parse_socks_request(inbuf_);
+        if (r.status == ParseStatus::incomplete) return read_head();
+        if (r.status != ParseStatus::ok) return socks_fail(r.reply, r.error);
+        leftover_ = inbuf_.substr(r.size);
         inbuf_.clear();
-        if (port == 0) return socks_fail(1, "port 0");
-        decide(host, port);
+        decide(r.host, r.port);
     }
 
     void socks_fail(unsigned char code, const std::string& why) {
