@@ -231,7 +231,10 @@ Result<void> replace_host_file(const std::string& path, const std::string& text,
     if (auto r = check_host_file(path, rules, what); !r) return r;
     auto parent = open_parent(path, rules, what);
     if (!parent) return std::move(parent).error();
-    auto& [dirfd, name] = *parent;
+    // (Named members, not a structured binding: lambdas below use them, which
+    // C++20 allows but clang before 16 does not.)
+    auto& dirfd = parent->first;
+    auto& name = parent->second;
     // A name nobody can guess, made exclusively: a link or file planted at a
     // predictable temporary name (the old "FILE.tmp.PID") is never written through.
     std::string tmp;

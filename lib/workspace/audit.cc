@@ -111,7 +111,7 @@ public:
             if (e.type == EntryType::dir && heads.count(e.rel) && (configs.count(e.rel) || objects.count(e.rel)))
                 with_dir(e.rel, [&](int fd) { check_git_dir(fd, e.rel); });
             if (e.type == EntryType::file && is_setting(dir, name))
-                with_dir(dir, [&](int fd) { check_setting(fd, dir, name); });
+                with_dir(dir, [&, d = dir, n = name](int fd) { check_setting(fd, d, n); });
         }
         ::close(root_);
         return std::move(out_);

@@ -896,7 +896,7 @@ TEST_F(Network, SecretGoesOnlyInTheHeadersItsEntryNames) {
         return std::string("<missing>");
     };
     ASSERT_EQ(api.requests().size(), 1u) << describe(r);
-    const std::string& head = api.requests()[0].head;
+    const std::string head = api.requests()[0].head;  // requests() returns a copy
     EXPECT_TRUE(ajtest::contains(head, "X-Goog-Api-Key: " + value)) << head;
     EXPECT_FALSE(ajtest::contains(head, "X-Other: " + value)) << head;
     EXPECT_TRUE(ajtest::contains(head, "X-Other: agentjail-secret-placeholder-API_KEY-")) << head;

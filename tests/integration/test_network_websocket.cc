@@ -160,7 +160,7 @@ TEST_F(NetworkWebSocket, UpgradeThroughAnInterceptedTunnelEchoesWithTheSecretInj
     EXPECT_EQ(line(r, "msg 1"), "second message") << describe(r);
     EXPECT_EQ(line(r, "closed"), "8") << describe(r);
     ASSERT_EQ(api.requests().size(), 1u) << describe(r);
-    const std::string& head = api.requests()[0].head;
+    const std::string head = api.requests()[0].head;  // requests() returns a copy
     EXPECT_TRUE(ajtest::contains(head, "Authorization: Bearer " + value)) << head;
     EXPECT_TRUE(ajtest::contains(head, "Upgrade: websocket")) << head;
     // The echoed head: the value masked (the mask starts like the placeholder).
