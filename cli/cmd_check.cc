@@ -40,7 +40,7 @@ int cmd_check(const std::vector<std::string>& args) {
         struct stat st;
         if (::stat(f.c_str(), &st) != 0) {
             all_ok = false;
-            std::fprintf(stderr, "%s: %s\n", f.c_str(), util::errno_text(errno).c_str());
+            say_bare(f + ": " + util::errno_text(errno));
             continue;
         }
         auto p = policy::load(path);
@@ -49,16 +49,16 @@ int cmd_check(const std::vector<std::string>& args) {
         Result<std::shared_ptr<const seccomp::Program>> filter{std::shared_ptr<const seccomp::Program>()};
         if (p) filter = seccomp::compile(*p);
         if (p && filter) {
-            std::printf("%s: ok\n", f.c_str());
+            std::printf("%s: ok\n", util::printable(f).c_str());
             continue;
         }
         all_ok = false;
         const std::string& msg = p ? filter.error().message() : p.error().message();
         // Parse errors already start with the file name; others get it in front.
         if (util::starts_with(msg, f) || util::starts_with(msg, path))
-            std::fprintf(stderr, "%s\n", msg.c_str());
+            say_bare(msg);
         else
-            std::fprintf(stderr, "%s: %s\n", f.c_str(), msg.c_str());
+            say_bare(f + ": " + msg);
     }
     std::fflush(stdout);
     return all_ok ? 0 : exit_agentjail_error;

@@ -20,7 +20,7 @@ int cmd_gc(const std::vector<std::string>& args) {
     }
     auto r = cgroup::gc();
     for (const auto& p : r.removed) std::printf("removed %s\n", p.c_str());
-    for (const auto& f : r.failed) std::fprintf(stderr, "agentjail: gc: cannot remove %s\n", f.c_str());
+    for (const auto& f : r.failed) say("gc: cannot remove " + f);
     return r.failed.empty() ? 0 : 1;
 }
 

@@ -96,8 +96,8 @@ int cmd_run(const std::vector<std::string>& args) {
     if (sfd < 0) return report(Error(ErrorKind::setup, errno, "signalfd failed"));
 
     if (inv->policy->raw().network.mode.value == policy::NetMode::host)
-        std::fprintf(stderr, "agentjail: warning: the sandbox shares the host's network (%s)\n",
-                     inv->policy->raw().network.mode.origin.describe().c_str());
+        say("warning: the sandbox shares the host's network (" +
+            inv->policy->raw().network.mode.origin.describe() + ")");
     SpawnOptions so;
     so.tty_raw = inv->tty_raw;
     if (inv->no_tty) so.terminal = SpawnOptions::Terminal::pipes;
@@ -176,10 +176,12 @@ int cmd_run(const std::vector<std::string>& args) {
                      static_cast<unsigned long long>(res->workspace.reapplied_count), shown);
     for (size_t i = 0; i < shown; ++i) {
         const auto& w = res->workspace.reapplied[i];
-        std::fprintf(stderr, "agentjail: %s: %s by the host during the run; its %s was re-applied in %.1f ms\n",
-                     w.name.c_str(), w.why.c_str(), w.action.c_str(), w.window_ms);
+        char ms[32];
+        std::snprintf(ms, sizeof ms, "%.1f", w.window_ms);
+        say(w.name + ": " + w.why + " by the host during the run; its " + w.action + " was re-applied in " + ms +
+            " ms");
     }
-    if (!res->workspace.stopped.empty()) std::fprintf(stderr, "agentjail: %s\n", res->workspace.stopped.c_str());
+    if (!res->workspace.stopped.empty()) say(res->workspace.stopped);
     print_workspace_findings(*res);
     // Clone and overlay modes: what came back and what in it runs code later, before
     // the record (names in it are escaped by the library: nothing the agent chose acts

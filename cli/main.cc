@@ -4,6 +4,10 @@
 #include "commands.hpp"
 #include "options.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -11,6 +15,30 @@
 #include <vector>
 
 namespace {
+
+// A closed stdin, stdout or stderr is refused before anything is opened: the next
+// file agentjail opened (a policy, a pipe to the sandbox) would take its number, and
+// the command's output meant for the terminal would land in it. The closed ones get
+// /dev/null first, so the refusal itself lands nowhere it should not.
+int refuse_closed_stdio() {
+    static const char* const names[] = {"stdin", "stdout", "stderr"};
+    int closed = -1;
+    for (int fd = 2; fd >= 0; --fd) {
+        if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (null >= 0 && null != fd) {
+            ::dup2(null, fd);
+            ::close(null);
+        }
+        closed = fd;
+    }
+    if (closed < 0) return 0;
+    std::fprintf(stderr,
+                 "agentjail: %s (fd %d) is closed; agentjail and the command need stdin, stdout and "
+                 "stderr open (give it /dev/null: %s/dev/null)\n",
+                 names[closed], closed, closed == 0 ? "<" : closed == 1 ? ">" : "2>");
+    return agentjail::cli::exit_agentjail_error;
+}
 
 int dispatch(const std::vector<std::string>& args) {
     using namespace agentjail::cli;
@@ -45,6 +73,7 @@ int dispatch(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (int status = refuse_closed_stdio(); status != 0) return status;
     try {
         return dispatch(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const std::bad_alloc&) {

@@ -643,7 +643,7 @@ std::string gc_help() {
 
 int report(const Error& e) {
     // Messages name files and hosts; none may act on the user's terminal.
-    std::fprintf(stderr, "agentjail: %s\n", util::printable(e.message()).c_str());
+    say(e.message());
     switch (e.kind()) {
     case ErrorKind::command_not_found: return 127;
     case ErrorKind::command_not_executable: return 126;
@@ -652,8 +652,12 @@ int report(const Error& e) {
 }
 
 int usage_error(const std::string& message) {
-    std::fprintf(stderr, "agentjail: %s\n", util::printable(message).c_str());
+    say(message);
     return exit_agentjail_error;
 }
+
+void say(const std::string& line) { std::fprintf(stderr, "agentjail: %s\n", util::printable(line).c_str()); }
+
+void say_bare(const std::string& line) { std::fprintf(stderr, "%s\n", util::printable(line).c_str()); }
 
 }  // namespace agentjail::cli

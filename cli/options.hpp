@@ -69,5 +69,11 @@ std::string gc_help();
 // (125; 126/127 for a command that is not executable / not found).
 int report(const Error& e);
 int usage_error(const std::string& message);
+// Every other line agentjail writes on stderr: "agentjail: <line>" (say) or the line
+// alone (say_bare), made printable (util::printable): names from a policy file, the
+// host or the sandbox (a key with ESC or NUL in it) never act on the terminal or
+// cut a message short.
+void say(const std::string& line);
+void say_bare(const std::string& line);
 
 }  // namespace agentjail::cli

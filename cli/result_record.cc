@@ -42,7 +42,7 @@ bool emit(const RecordRequest& req, const std::string& pretty, const std::string
         // the file never sees half a record, even when agentjail is killed meanwhile.
         if (auto r = sys::replace_host_file(req.file, pretty + "\n", req.file_rules, "result file");
             !r) {
-            std::fprintf(stderr, "agentjail: %s\n", r.error().message().c_str());
+            say(r.error().message());
             ok = false;
         }
     }
@@ -155,7 +155,7 @@ int finish_run(const RecordRequest& req, const RunResult& r) {
     int status = limits::exit_status(r);
     // agentjail's own failure during the run: said on stderr whether or not a record
     // was asked for (the command's output alone would not tell).
-    if (!r.internal_error.empty()) std::fprintf(stderr, "agentjail: %s\n", r.internal_error.c_str());
+    if (!r.internal_error.empty()) say(r.internal_error);
     if (!req.wanted()) return status;
     if (!emit(req, limits::record_json(r, req.start, 2), limits::record_json(r, req.start, -1)))
         return exit_agentjail_error;

@@ -181,9 +181,32 @@ Error clone_error(int err) {
 
 }  // namespace
 
+namespace {
+
+// The command's stdin, stdout and stderr (the caller's own, or the ones it gave)
+// must be open descriptors: a closed one would be the number the next file opened
+// in the sandbox gets, so that a command's output meant for the terminal lands in
+// it. (A pty of the sandbox's own gives all three.)
+Result<void> check_stdio(const Stdio& stdio) {
+    if (stdio.pty) return {};
+    static const char* const names[] = {"stdin", "stdout", "stderr"};
+    const int given[] = {stdio.in, stdio.out, stdio.err};
+    for (int i = 0; i < 3; ++i) {
+        int fd = given[i] >= 0 ? given[i] : i;
+        if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        return Error(ErrorKind::invalid_input, EBADF,
+                     std::string("the command's ") + names[i] + " (fd " + std::to_string(fd) +
+                         ") is closed: give it an open descriptor (/dev/null if it needs none)");
+    }
+    return {};
+}
+
+}  // namespace
+
 Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& hooks) {
     if (plan.argv.empty() || plan.exec_candidates.empty())
         return Error(ErrorKind::invalid_input, EINVAL, "no command given");
+    if (auto ok = check_stdio(stdio); !ok) return std::move(ok).error();
 
     ChildSpec spec;
     prepare(spec, plan, stdio);
