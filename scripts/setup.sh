@@ -23,6 +23,9 @@ build_pkgs=(build-essential cmake ninja-build pkg-config libseccomp-dev libcap-d
 # for the git-over-SSH test (a throwaway sshd on loopback, reached through SOCKS5).
 test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 curl iproute2
     openssh-client openssh-server netcat-openbsd)
+# The sanitizer and fuzz tier of scripts/test.sh (scripts/fuzz.sh): clang with its
+# ASan, UBSan and libFuzzer runtimes (libclang-rt).
+fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 lint_pkgs=(clang-format clang-tidy)
 # What tests/vm/run-in-vm.sh boots for the real cgroup v2 tests (label vm): the host's
 # cgroup v2 hierarchy has no controllers, so those tests run in a QEMU guest on Debian's
@@ -56,7 +59,7 @@ check_only=0
 with_bench=0
 with_vm=1
 with_clients=1
-pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
+pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}")
 for arg in "$@"; do
     case "$arg" in
         --lint) pkgs+=("${lint_pkgs[@]}") ;;

@@ -13,6 +13,14 @@
 #   AGENTJAIL_UNPRIVILEGED=0  skip the unprivileged pass even as root
 #   AGENTJAIL_VM=0            skip the vm tier (the cgroup v2 tests in a QEMU guest)
 #   AGENTJAIL_VM_PARALLEL=1   run the vm tier beside the two passes instead of after them
+#   AGENTJAIL_SANITIZE_TIER=0 skip the sanitizer and fuzz tier
+#   AGENTJAIL_FUZZ_TIME       seconds per fuzz target in that tier (default: 30)
+#
+# The sanitizer and fuzz tier (when no extra ctest arguments are given) comes last: a
+# second build with clang, ASan and UBSan (-DAGENTJAIL_FUZZ=ON: the same build makes
+# the libFuzzer targets), in which the unit and integration tiers run again as the
+# caller, and then scripts/fuzz.sh runs every fuzz target from its corpus for
+# AGENTJAIL_FUZZ_TIME seconds, two at a time.
 #
 # The vm tier (one CTest test, vm.cgroup2, minutes long) runs on its own after both
 # passes when no extra ctest arguments are given (with them, inside pass 1 if they
@@ -331,6 +339,46 @@ if [[ -n "$vm_child" ]]; then
         sed -n 's/^run-in-vm: \(guest done in .*\)/test.sh: \1/p' "$scratch/vm.xml" >&2
     fi
     record "vm tier (QEMU guest)" "$rc" "$scratch/vm.xml"
+fi
+
+# The sanitizer and fuzz tier (see the head of this file).
+if (($# == 0)) && [[ "${AGENTJAIL_SANITIZE_TIER:-1}" != 0 ]]; then
+    san_build=$root/build-san
+    say "sanitizer tier: building $san_build with clang-14, ASan, UBSan and libFuzzer"
+    start=$SECONDS
+    rc=0
+    # -O1 and line tables only: what the sanitizers' reports need, at half the build
+    # time of -O2 -g; NDEBUG as the shipped build has it (toml++'s own debug asserts
+    # would stop the fuzzers on inputs the release parser refuses with a message).
+    CC=clang-14 CXX=clang++-14 AGENTJAIL_BUILD_DIR=build-san scripts/build.sh -DAGENTJAIL_FUZZ=ON \
+        "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+        "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" >"$scratch/san-build.log" 2>&1 || rc=$?
+    say "sanitizer tier: build took $((SECONDS - start))s"
+    if ((rc != 0)); then
+        tail -40 "$scratch/san-build.log" >&2
+        say "sanitizer tier: the build failed"
+        record "sanitizer tier (ASan+UBSan)" 1 /dev/null
+    else
+        start=$SECONDS
+        rc=0
+        # halt_on_error: a UBSan finding fails its test instead of scrolling past.
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            run_child ctest --test-dir "$san_build" "${ctest_args[@]}" -L '^(unit|integration)$' \
+            --output-junit "$scratch/san.xml" || rc=$?
+        say "sanitizer tier: tests took $((SECONDS - start))s"
+        show_skip_reasons "$scratch/san.xml"
+        record "sanitizer tier (ASan+UBSan, $me)" "$rc" "$scratch/san.xml"
+        start=$SECONDS
+        rc=0
+        AGENTJAIL_FUZZ_OUT=$scratch/fuzz-findings run_child scripts/fuzz.sh --build "$san_build" \
+            --time "${AGENTJAIL_FUZZ_TIME:-30}" --jobs 2 || rc=$?
+        say "fuzz tier took $((SECONDS - start))s"
+        if ((rc != 0)); then
+            say "fuzz tier: a target failed (its input and log are above)"
+            total_failed=$((total_failed + 1))
+            status=1
+        fi
+    fi
 fi
 
 # Each test of a CTest JUnit file as "NAME OUTCOME" (passed, failed, skipped, disabled),
