@@ -22,21 +22,25 @@ namespace agentjail::util {
 template <class Body>
 bool run_or_stop(const char* who, const char* fault_point, int sandbox_pidfd, std::string& failure,
                  Body&& body) noexcept {
-    const char* what = "an unknown exception";
+    // The message is made inside the handler: e.what() points into the exception
+    // object, which is gone once the handler ends (ASan found the read after free).
+    auto stop = [&](const char* what) noexcept {
+        if (sandbox_pidfd >= 0) sys::pidfd_send_signal(sandbox_pidfd, SIGKILL);
+        try {
+            failure = std::string(who) + " failed (" + what + ") and stopped the sandbox";
+        } catch (...) {
+        }
+        return false;
+    };
     try {
         if (fault::hit(fault_point)) throw std::runtime_error("an injected fault");
         body();
         return true;
     } catch (const std::exception& e) {
-        what = e.what();
+        return stop(e.what());
     } catch (...) {
+        return stop("an unknown exception");
     }
-    if (sandbox_pidfd >= 0) sys::pidfd_send_signal(sandbox_pidfd, SIGKILL);
-    try {
-        failure = std::string(who) + " failed (" + what + ") and stopped the sandbox";
-    } catch (...) {
-    }
-    return false;
 }
 
 }  // namespace agentjail::util

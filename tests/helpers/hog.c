@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
                 return 4;
             }
             memset(p, (int)(i & 0xff) | 1, 1 << 20);
+            // Kept where the compiler must assume it is read: clang drops a malloc
+            // whose memory is only written, and with it the whole allocation.
+            __asm__ volatile("" : : "r"(p) : "memory");
         }
         printf("allocated=%ld\n", mb);
         return 0;
