@@ -7,6 +7,7 @@
 #include "launch/launch.hpp"
 #include "net/proxy.hpp"
 #include "net/publish.hpp"
+#include "fs/leftovers.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 #include "tty/relay.hpp"
@@ -213,6 +214,9 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         return Error(ErrorKind::invalid_input, EINVAL, "spawn: no command given");
     // Overrides may have broken a cross-field rule: check before anything is planned.
     if (auto v = policy::validate(policy.raw()); !v) return std::move(v).error();
+    // What runs whose launcher was killed left on the host (fs/leftovers.hpp), gone
+    // before this run looks at the host: its plan must not build on their placeholders.
+    (void)fs::sweep_journals();
     auto host = plan::HostFacts::current();
     if (!host) return std::move(host).error();
     auto plan = plan::build(policy.raw(), argv, *host);
@@ -371,6 +375,7 @@ Result<RunResult> Sandbox::wait() {
         // record says so rather than only showing fewer connections.
         if (!c.failure.empty()) r->degraded.push_back(c.failure);
     }
+    l_->proc.journal_done();  // the placeholders and the CA directory are gone
     if (l_->shares_host_network)
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
     // Nothing of the sandbox is left: its upper layer is what it wrote.

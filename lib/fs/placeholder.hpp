@@ -55,6 +55,7 @@ public:
     void adopt(Placeholder p, std::string root);
     bool empty() const { return items_.empty(); }
     const std::vector<Placeholder>& items() const { return items_; }
+    const std::vector<std::string>& roots() const { return roots_; }  // items()[i] lies in roots()[i]
 
     // Removes them (newest first); idempotent.
     void finish(std::vector<std::string>& made, std::vector<std::string>& removed,

@@ -228,6 +228,12 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     // guarded names starts before the sandbox exists, so no host change is missed.
     auto placeholders = fs::Placeholders::create(plan);
     if (!placeholders) return std::move(placeholders).error();
+    // From here a killed launcher leaves a journal of what it made on the host, for
+    // the next run to clean up (the proxy's CA directory is made after the clone).
+    std::vector<std::string> made_dirs;
+    if (plan.net && !plan.net->ca_bundle_host.empty())
+        made_dirs.push_back(plan.net->ca_bundle_host.substr(0, plan.net->ca_bundle_host.rfind('/')));
+    fs::Journal journal = fs::Journal::write(*placeholders, made_dirs);
     auto guards = GuardWatch::create(plan);
     if (!guards) return std::move(guards).error();
 
@@ -351,8 +357,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     if (hooks.before_release)
         if (auto r = hooks.before_release(static_cast<pid_t>(pid)); !r) return abort_child(std::move(r).error());
 
+    journal.set_init(static_cast<pid_t>(pid));
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
     p.keep_placeholders(std::move(*placeholders));
+    p.keep_journal(std::move(journal));
     if (pub_r) p.set_publish_socket(std::move(pub_r));
     if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze);
     // From here a failed launch ends the same way: the sandbox killed, reaped
@@ -472,7 +480,8 @@ Process::Process(Process&& o) noexcept
       proxy_socket_(std::move(o.proxy_socket_)), gateway_sockets_(std::move(o.gateway_sockets_)),
       publish_socket_(std::move(o.publish_socket_)),
       pty_master_(std::move(o.pty_master_)),
-      events_fd_(std::move(o.events_fd_)), placeholders_(std::move(o.placeholders_)) {
+      events_fd_(std::move(o.events_fd_)), journal_(std::move(o.journal_)),
+      placeholders_(std::move(o.placeholders_)) {
     o.reaped_ = true;
 }
 
@@ -501,6 +510,7 @@ Process& Process::operator=(Process&& o) noexcept {
         publish_socket_ = std::move(o.publish_socket_);
         pty_master_ = std::move(o.pty_master_);
         events_fd_ = std::move(o.events_fd_);
+        journal_ = std::move(o.journal_);
         placeholders_ = std::move(o.placeholders_);
         o.reaped_ = true;
     }

@@ -3,6 +3,7 @@
 // exec) and waits for it. The only module that clones.
 #pragma once
 
+#include "fs/leftovers.hpp"
 #include "fs/placeholder.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
@@ -104,6 +105,11 @@ public:
 
     // The placeholders made for the run: removed once the sandbox is gone (wait()).
     void keep_placeholders(fs::Placeholders p) { placeholders_ = std::move(p); }
+    // Their journal (and the proxy's CA directory's): removed once they are.
+    void keep_journal(fs::Journal j) { journal_ = std::move(j); }
+    // Once everything it lists is gone (after wait() and the proxy's stop; at the
+    // latest when the Process is destroyed).
+    void journal_done() noexcept { journal_.done(); }
 
 private:
     void kill_and_reap() noexcept;
@@ -118,6 +124,7 @@ private:
     sys::UniqueFd publish_socket_;
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
+    fs::Journal journal_;  // before placeholders_: destroyed after them
     fs::Placeholders placeholders_;
 };
 

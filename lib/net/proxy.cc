@@ -859,10 +859,6 @@ Proxy::~Proxy() {
     impl_->acceptor.reset();
     impl_->gateway_acceptors.clear();
     impl_->io.reset();
-    if (!impl_->ca_dir.empty()) {
-        (void)::unlink(impl_->settings.ca_bundle_host.c_str());
-        (void)::rmdir(impl_->ca_dir.c_str());
-    }
 }
 
 namespace {
@@ -1033,6 +1029,12 @@ Counters Proxy::stop() {
         }
         // What the limiter counted but did not write, so the log ends with the totals.
         m.flush_log_summaries();
+        // The sandbox is gone (stop() comes after its wait()): its CA bundle goes now,
+        // before the run's journal (fs/leftovers.hpp) is removed.
+        if (!m.ca_dir.empty()) {
+            (void)::unlink(m.settings.ca_bundle_host.c_str());
+            (void)::rmdir(m.ca_dir.c_str());
+        }
     }
     return counters();
 }

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace agentjail::fault {
@@ -13,6 +14,7 @@ namespace {
 const char* armed_point = nullptr;
 Action armed_action = Action::none;
 int armed_fd = -1;
+int armed_release = -1;
 
 void write_all(int fd, const char* p, size_t n) {
     while (n > 0) {
@@ -32,16 +34,18 @@ const char* const launch_points[] = {
 };
 const int n_launch_points = static_cast<int>(sizeof launch_points / sizeof launch_points[0]);
 
-void arm(const char* point, Action action, int report_fd) noexcept {
+void arm(const char* point, Action action, int report_fd, int release_fd) noexcept {
     armed_point = point;
     armed_action = action;
     armed_fd = report_fd;
+    armed_release = release_fd;
 }
 
 void disarm() noexcept {
     armed_point = nullptr;
     armed_action = Action::none;
     armed_fd = -1;
+    armed_release = -1;
 }
 
 bool hit(const char* point) noexcept {
@@ -52,7 +56,8 @@ bool hit(const char* point) noexcept {
         case Action::kill:
             ::syscall(SYS_kill, ::syscall(SYS_getpid), SIGKILL);
             ::_exit(137);  // pid 1 of a namespace ignores its own SIGKILL
-        case Action::hang: {
+        case Action::hang:
+        case Action::hold: {
             if (armed_fd >= 0) {
                 char line[160];
                 size_t n = std::strlen(point);
@@ -71,6 +76,12 @@ bool hit(const char* point) noexcept {
                 while (d > 0) line[n++] = digits[--d];
                 line[n++] = '\n';
                 write_all(armed_fd, line, n);
+            }
+            if (armed_action == Action::hold) {
+                char byte;
+                while (::read(armed_release, &byte, 1) < 0 && errno == EINTR) {
+                }
+                return false;
             }
             for (;;) ::pause();
         }

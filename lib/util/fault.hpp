@@ -14,11 +14,13 @@ enum class Action : int {
     kill,   // SIGKILL to this process (an init of a pid namespace exits 137 instead)
     hang,   // write "<point> <pid>\n" to the armed fd, then wait for a signal forever
     fail,   // the point returns true: its caller fails as if the step had failed
+    hold,   // like hang, then wait for one byte (or EOF) on release_fd and go on: the
+            // test kills another process of the launch meanwhile
 };
 
 // Arms `point` (a string literal: kept by pointer) for this process and every
 // process it clones from now on. report_fd: where hang writes (may be -1).
-void arm(const char* point, Action action, int report_fd = -1) noexcept;
+void arm(const char* point, Action action, int report_fd = -1, int release_fd = -1) noexcept;
 void disarm() noexcept;
 
 // At a named point: does what was armed for it. True only for Action::fail.

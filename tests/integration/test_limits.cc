@@ -4,6 +4,7 @@
 // PL, --cpus throttling, wall clock -> 124 with nothing left, setsid children,
 // RES-01/02/04/05/06 and PROC-06. Where no cgroup can be made (an ordinary user
 // without a delegated subtree) the fail-closed refusal is what is tested instead.
+#include "cgroup_support.hpp"
 #include "common.hpp"
 #include "record.hpp"
 
@@ -57,19 +58,7 @@ const CgroupMode& mode() {
 
 // The cgroup directories named after agentjail pid `owner`, in every place agentjail
 // puts them for this caller.
-std::vector<std::string> groups_of(pid_t owner) {
-    std::vector<std::string> out;
-    auto host = agentjail::cgroup::probe_host();
-    if (!host) return out;
-    for (const auto& [dir, v2] : agentjail::cgroup::detail::gc_locations(*host)) {
-        DIR* d = opendir(dir.c_str());
-        if (!d) continue;
-        while (dirent* e = readdir(d))
-            if (agentjail::cgroup::owner_of(e->d_name) == owner) out.push_back(dir + "/" + e->d_name);
-        closedir(d);
-    }
-    return out;
-}
+using ajit::groups_of;
 
 std::string joined(const std::vector<std::string>& v) {
     std::string s;

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+// SIGKILL at every stage of the launch and the run (issue 13). A forked launcher
+// (this test's child, the way an embedding program or the CLI is one) arms a
+// fault point; either the process that reaches the point is SIGKILLed there (the
+// launcher, the sandbox's child before it is the init, or the command before its
+// execve), or the process is held there while the test SIGKILLs the launcher and
+// then lets it go on. Afterwards: no process of the run survives (this test is a
+// child subreaper, so any survivor would be its child), no host mount was added,
+// the next run works, and once it has run the workspace and TMPDIR hold nothing
+// more than before and no cgroup of the dead launcher is left (the next run removes
+// stale ones, as `agentjail gc` does). Two variants: the limits (a supervisor and a
+// cgroup) and the proxy with TLS interception (a per-run CA in TMPDIR).
+// The terminal's state after a SIGKILL is tested in test_terminal.cc.
+#include "cgroup_support.hpp"
+#include "common.hpp"
+
+#include <agentjail/agentjail.hpp>
+
+#include "fs/leftovers.hpp"
+#include "util/fault.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+namespace {
+
+namespace fault = agentjail::fault;
+using ajtest::Pipe;
+
+std::set<std::string> entries(const std::string& dir) {
+    std::set<std::string> out;
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (dirent* e = ::readdir(d))
+            if (std::string n = e->d_name; n != "." && n != "..") out.insert(n);
+        ::closedir(d);
+    }
+    return out;
+}
+
+size_t host_mounts() {
+    std::ifstream f("/proc/self/mountinfo");
+    size_t n = 0;
+    for (std::string l; std::getline(f, l);) ++n;
+    return n;
+}
+
+struct Variant {
+    const char* name;
+    const char* toml;
+};
+
+const Variant variants[] = {
+    {"limits", "extends = \"default\"\n[limits]\npids = 64\ntimeout = \"60s\"\n"},
+    {"proxy", "extends = \"default\"\n[network]\nmode = \"proxy\"\n"
+              "allow = [{ host = \"example.com\", methods = [\"GET\"] }]\n"},
+};
+
+agentjail::Result<agentjail::Policy> policy_for(const Variant& v, const ajtest::TempDir& conf,
+                                                 const ajtest::TempDir& ws) {
+    auto p = agentjail::Policy::load(conf.write(std::string(v.name) + ".toml", v.toml));
+    if (!p) return p;
+    if (auto ok = p->set_workspace(ws.path()); !ok) return std::move(ok).error();
+    return p;
+}
+
+// Reaps every child (the launcher and, as subreaper, any orphan of the run) until
+// none is left or the deadline passes; returns how many were still running then.
+int reap_all(int timeout_ms) {
+    for (int waited = 0;; waited += 10) {
+        int st;
+        pid_t p;
+        while ((p = ::waitpid(-1, &st, WNOHANG)) > 0) {
+        }
+        if (p < 0 && errno == ECHILD) return 0;
+        if (waited >= timeout_ms) break;
+        ajtest::sleep_ms(10);
+    }
+    int left = 0;
+    for (pid_t p; (p = ::waitpid(-1, nullptr, WNOHANG)) >= 0;) {
+        if (p == 0) {
+            ++left;
+            break;
+        }
+    }
+    return left;
+}
+
+// This process's children (as subreaper: the run's orphans too), with where each waits.
+std::string survivors() {
+    std::string out;
+    DIR* d = ::opendir("/proc/self/task");
+    if (d == nullptr) return out;
+    while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/children");
+        for (pid_t p; f >> p;) {
+            std::string dir = "/proc/" + std::to_string(p);
+            std::string cmd = ajtest::read_file(dir + "/cmdline");
+            for (char& c : cmd)
+                if (c == '\0') c = ' ';
+            out += "  pid " + std::to_string(p) + " waits in " + ajtest::read_file(dir + "/wchan") + ": " + cmd + "\n";
+        }
+    }
+    ::closedir(d);
+    return out;
+}
+
+class KillMatrix : public ::testing::TestWithParam<std::tuple<int, int, bool>> {
+protected:
+    void SetUp() override { ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0); }
+    void TearDown() override {
+        ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+        fault::disarm();
+    }
+};
+
+TEST_P(KillMatrix, NothingSurvivesAndTheNextRunWorks) {
+    const auto [vi, pi, hold] = GetParam();
+    const Variant& v = variants[vi];
+    const char* point = fault::launch_points[pi];
+    ajtest::TempDir ws("aj-killws"), tmp("aj-killtmp"), conf("aj-killconf"), state("aj-killstate");
+    // The runs' journals (fs/leftovers.hpp) in a directory of this test's own.
+    ::setenv("XDG_STATE_HOME", state.path().c_str(), 1);
+    auto probe = policy_for(v, conf, ws);
+    ASSERT_TRUE(probe) << probe.error().message();
+    {
+        // The variant must run here at all (cgroups for the limits): a run that cannot
+        // start proves nothing about what a killed one leaves.
+        auto sb = agentjail::Sandbox::spawn(*probe, {"/bin/true"});
+        if (!sb) GTEST_SKIP() << v.name << " cannot run here: " << sb.error().message();
+        (void)sb->wait();
+    }
+    const auto ws_before = entries(ws.path());
+    const size_t mounts_before = host_mounts();
+    const std::string marker = ajit::unique_name("aj-kill-");
+    Pipe report(0), release(0);
+
+    pid_t launcher = ::fork();
+    ASSERT_GE(launcher, 0);
+    if (launcher == 0) {
+        // Only the test holds the release pipe's write end: a held process reads EOF
+        // when the test closes it, never waits on an end of its own.
+        ::close(release.w);
+        ::close(report.r);
+        ::setenv("TMPDIR", tmp.path().c_str(), 1);
+        auto p = policy_for(v, conf, ws);
+        if (!p) ::_exit(3);
+        fault::arm(point, hold ? fault::Action::hold : fault::Action::kill, report.w, release.r);
+        auto sb = agentjail::Sandbox::spawn(*p, {"/bin/sh", "-c", "sleep 30; echo " + marker});
+        if (!sb) ::_exit(4);
+        (void)sb->wait();
+        ::_exit(0);
+    }
+    ::close(report.w);
+    report.w = -1;
+    if (hold) {
+        // The process at the point says so; then its launcher dies, and it goes on.
+        std::string line = report.line(10000);
+        ASSERT_TRUE(ajtest::contains(line, point)) << "no report from " << point << ": '" << line << "'";
+        ASSERT_EQ(::kill(launcher, SIGKILL), 0);
+        ajtest::sleep_ms(50);
+        release.close_write();
+    } else {
+        // The process at the point is SIGKILLed there; a launcher that goes on notices
+        // (an init or command it loses) and ends, or is killed here after 3 s.
+        ajtest::sleep_ms(300);
+        if (::waitpid(launcher, nullptr, WNOHANG) == 0) {
+            // Still running: its sandbox went on without the killed process or the
+            // launcher waits on one that will not come. Either way: SIGKILL it too.
+            ::kill(launcher, SIGKILL);
+        }
+    }
+    EXPECT_EQ(reap_all(5000), 0) << "a process of the run is still alive after " << point << ":\n"
+                                 << survivors();
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 1000)) << "the command survived " << point;
+    EXPECT_EQ(host_mounts(), mounts_before) << "a host mount was left after " << point;
+
+    // The next run, from this process, with the same TMPDIR and workspace.
+    ::setenv("TMPDIR", tmp.path().c_str(), 1);
+    auto next_p = policy_for(v, conf, ws);
+    ASSERT_TRUE(next_p) << next_p.error().message();
+    {
+        // In a scope of its own: the run's proxy (and its CA directory) ends with it.
+        auto next = agentjail::Sandbox::spawn(*next_p, {"/bin/sh", "-c", "exit 3"});
+        ::unsetenv("TMPDIR");
+        ::unsetenv("XDG_STATE_HOME");
+        ASSERT_TRUE(next) << "the next run failed after " << point << ": " << next.error().message();
+        auto r = next->wait();
+        ASSERT_TRUE(r) << r.error().message();
+        EXPECT_EQ(r->exit_code, 3);
+    }
+    EXPECT_EQ(entries(ws.path()), ws_before) << "the workspace keeps what the killed run made";
+    std::string tmp_left;
+    for (const auto& e : entries(tmp.path())) tmp_left += e + " ";
+    EXPECT_EQ(tmp_left, "") << "TMPDIR keeps what the killed run made";
+    EXPECT_TRUE(ajit::groups_of(launcher).empty()) << "a cgroup of the killed launcher is left";
+}
+
+std::string case_name(const ::testing::TestParamInfo<std::tuple<int, int, bool>>& info) {
+    const auto [vi, pi, hold] = info.param;
+    std::string n = std::string(variants[vi].name) + "_" + fault::launch_points[pi] + (hold ? "_launcher" : "_there");
+    for (char& c : n)
+        if (c == '.' || c == '-') c = '_';
+    return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStage, KillMatrix,
+                         ::testing::Combine(::testing::Range(0, 2), ::testing::Range(0, fault::n_launch_points),
+                                            ::testing::Bool()),
+                         case_name);
+
+// A sandbox that outlives its killed launcher (die_with_parent = false) still has
+// its placeholders mounted: removing them on the host would detach those mounts
+// inside and let it create the protected names. The sweep leaves them while the
+// sandbox's init lives and removes them once it is gone; the removal is the control.
+TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
+    ajtest::TempDir ws("aj-killws"), conf("aj-killconf"), state("aj-killstate");
+    ::setenv("XDG_STATE_HOME", state.path().c_str(), 1);
+    const auto before = entries(ws.path());
+    const std::string marker = ajit::unique_name("aj-keep-");
+    const std::string started = ws.path() + "/started";
+    pid_t launcher = ::fork();
+    ASSERT_GE(launcher, 0);
+    if (launcher == 0) {
+        auto p = agentjail::Policy::load(
+            conf.write("keep.toml", "extends = \"default\"\n[process]\ndie_with_parent = false\n"));
+        if (!p || !p->set_workspace(ws.path())) ::_exit(3);
+        auto sb = agentjail::Sandbox::spawn(*p, {"/bin/sh", "-c", "touch " + started + "; sleep 30; echo " + marker});
+        if (!sb) ::_exit(4);
+        for (int i = 0; i < 500 && !ajtest::exists(started); ++i) ajtest::sleep_ms(10);
+        ::kill(::getpid(), SIGKILL);
+    }
+    int st = 0;
+    ::waitpid(launcher, &st, 0);
+    ASSERT_TRUE(WIFSIGNALED(st)) << "launcher status " << st;
+    ASSERT_FALSE(ajtest::pids_with_marker(marker).empty()) << "the sandbox did not outlive its launcher";
+    const auto during = entries(ws.path());
+    EXPECT_GT(during.size(), before.size() + 1) << "no placeholders to keep: the probe proves nothing";
+    auto sweep = agentjail::fs::sweep_journals();
+    EXPECT_TRUE(sweep.removed.empty()) << "removed " << sweep.removed.size() << " of a live sandbox's";
+    EXPECT_EQ(entries(ws.path()), during);
+    for (int pid : ajtest::pids_with_marker(marker)) ::kill(pid, SIGKILL);
+    ASSERT_TRUE(ajtest::wait_no_pids_with_marker(marker, 3000));
+    // The init may take a moment to go after its last process: the sweep is retried.
+    for (int i = 0; i < 100 && entries(ws.path()).size() > before.size() + 1; ++i) {
+        (void)agentjail::fs::sweep_journals();
+        ajtest::sleep_ms(30);
+    }
+    auto after = entries(ws.path());
+    after.erase("started");
+    EXPECT_EQ(after, before) << "the sweep did not remove them once the sandbox was gone";
+    ::unsetenv("XDG_STATE_HOME");
+}
+
+}  // namespace
