@@ -362,7 +362,8 @@ if (($# == 0)) && [[ "${AGENTJAIL_SANITIZE_TIER:-1}" != 0 ]]; then
         start=$SECONDS
         rc=0
         # halt_on_error: a UBSan finding fails its test instead of scrolling past.
-        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        # A shorter soak under ASan, which runs each sandbox several times slower.
+        AJ_SOAK_RUNS=300 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             run_child ctest --test-dir "$san_build" "${ctest_args[@]}" -L '^(unit|integration)$' \
             --output-junit "$scratch/san.xml" || rc=$?
         say "sanitizer tier: tests took $((SECONDS - start))s"
@@ -441,6 +442,23 @@ compare_root_and_user() {
 if ((EUID == 0)) && [[ -f "$scratch/pass1.xml" && -f "$scratch/ctest/pass2.xml" ]]; then
     compare_root_and_user
 fi
+
+# What CI reports beyond the totals (issue 13): the attacks tried and refused, each
+# with the positive control its test asserts first, and the soak's counts; the fuzz
+# tier printed its targets' executions above.
+report() {
+    local xml=$1 who=$2 n ok
+    [[ -f "$xml" ]] || return 0
+    n=$(junit_outcomes "$xml" | awk 'NR == FNR { e[$1] = 1; next } $1 in e' \
+        <(ctest --test-dir "$build" -N -L '^escape$' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p') - | wc -l)
+    ok=$(junit_outcomes "$xml" | awk 'NR == FNR { e[$1] = 1; next } ($1 in e) && $2 == "passed"' \
+        <(ctest --test-dir "$build" -N -L '^escape$' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p') - | wc -l)
+    ((n == 0)) || say "report ($who): $n attacks tried, $ok refused with their positive controls passed"
+    sed -n 's/^\(soak: .*\)$/\1/p' "$xml" | sed "s/^/test.sh: report ($who): /" >&2
+}
+report "$scratch/pass1.xml" "$me"
+report "$scratch/ctest/pass2.xml" "unprivileged"
+report "$scratch/san.xml" "ASan+UBSan"
 
 echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
 exit "$status"
