@@ -32,15 +32,7 @@ struct BadInput {
 
 void write(const ajtest::TempDir& d, const std::string& rel, const std::string& text) { d.write(rel, text); }
 
-std::set<std::string> entries(const std::string& dir) {
-    std::set<std::string> out;
-    if (DIR* d = ::opendir(dir.c_str())) {
-        while (dirent* e = ::readdir(d))
-            if (std::string n = e->d_name; n != "." && n != "..") out.insert(n);
-        ::closedir(d);
-    }
-    return out;
-}
+using ajtest::dir_entries;
 
 std::string shell_quote(const std::string& s) {
     std::string q = "'";
@@ -136,7 +128,7 @@ TEST_P(BadInputTest, RefusedWithOneLineAndNothingLeft) {
     ajtest::TempDir tmp("aj-badin-tmp");
     if (row.setup) row.setup(ws);
     if (HasFatalFailure()) return;
-    const auto before = entries(ws.path());
+    const auto before = dir_entries(ws.path());
     const std::string marker = unique_name("ajbadinput");
 
     ajtest::RunOptions opts;
@@ -170,8 +162,8 @@ TEST_P(BadInputTest, RefusedWithOneLineAndNothingLeft) {
     }
     // Nothing half-built left: no placeholder or state in the workspace, nothing in
     // TMPDIR, no process.
-    EXPECT_EQ(entries(ws.path()), before) << "the workspace changed";
-    EXPECT_TRUE(entries(tmp.path()).empty()) << "TMPDIR is not empty";
+    EXPECT_EQ(dir_entries(ws.path()), before) << "the workspace changed";
+    EXPECT_TRUE(dir_entries(tmp.path()).empty()) << "TMPDIR is not empty";
     EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 2000)) << "a process of the run is still alive";
 }
 
@@ -186,14 +178,14 @@ TEST(BadInputControl, GoodInputRunsThroughTheSameHarness) {
     ajtest::TempDir ws("aj-badin");
     ajtest::TempDir tmp("aj-badin-tmp");
     ws.write("p.toml", "extends = \"default\"\n[environment]\nset = { A = \"b\" }\n");
-    const auto before = entries(ws.path());
+    const auto before = dir_entries(ws.path());
     ajtest::RunOptions opts;
     opts.cwd = ws.path();
     opts.env = {"TMPDIR=" + tmp.path()};
     auto r = ajtest::agentjail_with({"run", "-p", "./p.toml", "--timeout", "30s", "--tmpfs", "/x:1M", "--", "true"}, opts);
     EXPECT_EQ(r.status, 0) << describe(r);
-    EXPECT_EQ(entries(ws.path()), before) << "the workspace changed";
-    EXPECT_TRUE(entries(tmp.path()).empty()) << "TMPDIR is not empty";
+    EXPECT_EQ(dir_entries(ws.path()), before) << "the workspace changed";
+    EXPECT_TRUE(dir_entries(tmp.path()).empty()) << "TMPDIR is not empty";
 }
 
 }  // namespace

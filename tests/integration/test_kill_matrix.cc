@@ -34,15 +34,7 @@ namespace {
 namespace fault = agentjail::fault;
 using ajtest::Pipe;
 
-std::set<std::string> entries(const std::string& dir) {
-    std::set<std::string> out;
-    if (DIR* d = ::opendir(dir.c_str())) {
-        while (dirent* e = ::readdir(d))
-            if (std::string n = e->d_name; n != "." && n != "..") out.insert(n);
-        ::closedir(d);
-    }
-    return out;
-}
+using ajtest::dir_entries;
 
 size_t host_mounts() {
     std::ifstream f("/proc/self/mountinfo");
@@ -137,7 +129,7 @@ TEST_P(KillMatrix, NothingSurvivesAndTheNextRunWorks) {
         if (!sb) GTEST_SKIP() << v.name << " cannot run here: " << sb.error().message();
         (void)sb->wait();
     }
-    const auto ws_before = entries(ws.path());
+    const auto ws_before = dir_entries(ws.path());
     const size_t mounts_before = host_mounts();
     const std::string marker = ajit::unique_name("aj-kill-");
     Pipe report(0), release(0);
@@ -196,9 +188,9 @@ TEST_P(KillMatrix, NothingSurvivesAndTheNextRunWorks) {
         ASSERT_TRUE(r) << r.error().message();
         EXPECT_EQ(r->exit_code, 3);
     }
-    EXPECT_EQ(entries(ws.path()), ws_before) << "the workspace keeps what the killed run made";
+    EXPECT_EQ(dir_entries(ws.path()), ws_before) << "the workspace keeps what the killed run made";
     std::string tmp_left;
-    for (const auto& e : entries(tmp.path())) tmp_left += e + " ";
+    for (const auto& e : dir_entries(tmp.path())) tmp_left += e + " ";
     EXPECT_EQ(tmp_left, "") << "TMPDIR keeps what the killed run made";
     EXPECT_TRUE(ajit::groups_of(launcher).empty()) << "a cgroup of the killed launcher is left";
 }
@@ -223,7 +215,7 @@ INSTANTIATE_TEST_SUITE_P(EveryStage, KillMatrix,
 TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
     ajtest::TempDir ws("aj-killws"), conf("aj-killconf"), state("aj-killstate");
     ::setenv("XDG_STATE_HOME", state.path().c_str(), 1);
-    const auto before = entries(ws.path());
+    const auto before = dir_entries(ws.path());
     const std::string marker = ajit::unique_name("aj-keep-");
     const std::string started = ws.path() + "/started";
     pid_t launcher = ::fork();
@@ -241,19 +233,19 @@ TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
     ::waitpid(launcher, &st, 0);
     ASSERT_TRUE(WIFSIGNALED(st)) << "launcher status " << st;
     ASSERT_FALSE(ajtest::pids_with_marker(marker).empty()) << "the sandbox did not outlive its launcher";
-    const auto during = entries(ws.path());
+    const auto during = dir_entries(ws.path());
     EXPECT_GT(during.size(), before.size() + 1) << "no placeholders to keep: the probe proves nothing";
     auto sweep = agentjail::fs::sweep_journals();
     EXPECT_TRUE(sweep.removed.empty()) << "removed " << sweep.removed.size() << " of a live sandbox's";
-    EXPECT_EQ(entries(ws.path()), during);
+    EXPECT_EQ(dir_entries(ws.path()), during);
     for (int pid : ajtest::pids_with_marker(marker)) ::kill(pid, SIGKILL);
     ASSERT_TRUE(ajtest::wait_no_pids_with_marker(marker, 3000));
     // The init may take a moment to go after its last process: the sweep is retried.
-    for (int i = 0; i < 100 && entries(ws.path()).size() > before.size() + 1; ++i) {
+    for (int i = 0; i < 100 && dir_entries(ws.path()).size() > before.size() + 1; ++i) {
         (void)agentjail::fs::sweep_journals();
         ajtest::sleep_ms(30);
     }
-    auto after = entries(ws.path());
+    auto after = dir_entries(ws.path());
     after.erase("started");
     EXPECT_EQ(after, before) << "the sweep did not remove them once the sandbox was gone";
     ::unsetenv("XDG_STATE_HOME");

@@ -177,6 +177,16 @@ std::string TempDir::mkdir(const std::string& rel, unsigned mode) const {
     return p.string();
 }
 
+std::set<std::string> dir_entries(const std::string& dir) {
+    std::set<std::string> out;
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (dirent* e = ::readdir(d))
+            if (std::string n = e->d_name; n != "." && n != "..") out.insert(n);
+        ::closedir(d);
+    }
+    return out;
+}
+
 std::string read_file(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     std::stringstream ss;

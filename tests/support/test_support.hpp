@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,8 @@ struct Pipe {
 };
 
 std::string read_file(const std::string& path);
+// The names in a directory (not "." and ".."), sorted; empty when it cannot be read.
+std::set<std::string> dir_entries(const std::string& dir);
 bool exists(const std::string& path);
 std::string trim(const std::string& s);
 // A fresh random token such as AJ-CANARY-3f9a..., for canary secrets.
