@@ -10,7 +10,9 @@
 // more than before and no cgroup of the dead launcher is left (the next run removes
 // stale ones, as `agentjail gc` does). Two variants: the limits (a supervisor and a
 // cgroup) and the proxy with TLS interception (a per-run CA in TMPDIR).
-// The terminal's state after a SIGKILL is tested in test_terminal.cc.
+// The terminal after a SIGKILL of the command is tested in test_terminal.cc; a
+// SIGKILLed agentjail cannot restore it (no process of its own is left to), which
+// the shell's line editor does at its next prompt.
 #include "cgroup_support.hpp"
 #include "common.hpp"
 
