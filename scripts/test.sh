@@ -454,7 +454,8 @@ report() {
     ok=$(junit_outcomes "$xml" | awk 'NR == FNR { e[$1] = 1; next } ($1 in e) && $2 == "passed"' \
         <(ctest --test-dir "$build" -N -L '^escape$' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p') - | wc -l)
     ((n == 0)) || say "report ($who): $n attacks tried, $ok refused with their positive controls passed"
-    sed -n 's/^\(soak: .*\)$/\1/p' "$xml" | sed "s/^/test.sh: report ($who): /" >&2
+    sed -n 's/^\(soak: .*\)$/\1/p' "$xml" | sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' |
+        sed "s/^/test.sh: report ($who): /" >&2
 }
 report "$scratch/pass1.xml" "$me"
 report "$scratch/ctest/pass2.xml" "unprivileged"
