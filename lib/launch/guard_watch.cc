@@ -26,8 +26,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <utility>
+#include <vector>
 #include <ctime>
 
 #ifndef STATX_ATTR_MOUNT_ROOT
@@ -211,7 +213,38 @@ struct Holder {
     int keep[4] = {-1, -1, -1, -1};
     std::uint8_t* grand_stack = nullptr;
     size_t stack_size = 0;
+    // 1 while the holder may still use the region (set before it is cloned); the
+    // kernel writes 0 there when the holder exits (CLONE_CHILD_CLEARTID), or the
+    // spawner does when the holder could not be started.
+    pid_t* busy = nullptr;
 };
+
+// The holders' stack regions (they share our memory): each is unmapped by a later
+// GuardWatch once its holder is gone, so the regions in use are those of holders
+// still running, not one per run ever made (it used to be 32 KiB a run, for good).
+struct HolderStacks {
+    std::mutex lock;
+    std::vector<std::pair<void*, size_t>> regions;  // busy word at the start of each
+
+    // Unmaps the regions of holders that exited.
+    void reap() {
+        std::lock_guard<std::mutex> g(lock);
+        auto done = [](const std::pair<void*, size_t>& r) {
+            if (__atomic_load_n(static_cast<pid_t*>(r.first), __ATOMIC_ACQUIRE) != 0) return false;
+            ::munmap(r.first, r.second);
+            return true;
+        };
+        regions.erase(std::remove_if(regions.begin(), regions.end(), done), regions.end());
+    }
+    void add(void* mem, size_t len) {
+        std::lock_guard<std::mutex> g(lock);
+        regions.emplace_back(mem, len);
+    }
+};
+HolderStacks& holder_stacks() {
+    static HolderStacks* s = new HolderStacks();  // never destroyed: holders may outlive exit handlers
+    return *s;
+}
 
 int holder_main(void* arg) {
     // The grandchild: nothing else of ours (a caller waiting for EOF on our stdout
@@ -228,7 +261,9 @@ int holder_main(void* arg) {
 int spawner_main(void* arg) {
     // The intermediate child: starts the holder and exits, so init adopts the holder.
     auto* h = static_cast<Holder*>(arg);
-    (void)::clone(holder_main, h->grand_stack + h->stack_size, CLONE_VM | SIGCHLD, h);
+    if (::clone(holder_main, h->grand_stack + h->stack_size, CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD, h,
+                nullptr, nullptr, h->busy) < 0)
+        __atomic_store_n(h->busy, 0, __ATOMIC_RELEASE);  // no holder: the region is free
     ::syscall(SYS_exit, 0);
     return 0;
 }
@@ -241,10 +276,11 @@ int spawner_main(void* arg) {
 // the run's business: an orphaned process adopted by init takes the last references
 // and drops them off the critical path. It shares our memory (CLONE_VM: no page
 // tables to copy, which would cost more than it saves) and touches only its own
-// small stack, which is left mapped for it (a few KiB per run). Raw system calls
-// only: the host may be multi-threaded.
+// small stack, which stays mapped until it has exited (HolderStacks). Raw system
+// calls only in the children: the host may be multi-threaded.
 GuardWatch::~GuardWatch() {
     if (!inotify_ && !userns_ && !mntns_) return;
+    holder_stacks().reap();
     int hold[2];
     if (::pipe2(hold, O_CLOEXEC) != 0) return;  // then the members close them here
     constexpr size_t kStack = 16 * 1024;
@@ -255,6 +291,10 @@ GuardWatch::~GuardWatch() {
         return;
     }
     auto* stacks = static_cast<std::uint8_t*>(mem);
+    // The busy word sits at the bottom of the spawner's stack, which never grows
+    // that far (it makes one call); fresh anonymous memory, so only this sets it.
+    auto* busy = reinterpret_cast<pid_t*>(stacks);
+    *busy = 1;
     // The holder's copy of what it needs lives on its own stack region, not ours.
     auto* h = new (stacks + 2 * kStack - sizeof(Holder) - 64) Holder();
     h->hold = hold[0];
@@ -263,12 +303,17 @@ GuardWatch::~GuardWatch() {
     std::copy(keep, keep + 4, h->keep);
     h->grand_stack = stacks + kStack;
     h->stack_size = kStack - sizeof(Holder) - 128;
+    h->busy = busy;
     // CLONE_VFORK: we go on once the spawner exited, the holder started.
     long pid = ::clone(spawner_main, stacks + kStack, CLONE_VM | CLONE_VFORK, h);
     ::close(hold[0]);
     if (pid > 0) {
         int st = 0;
         while (::waitpid(static_cast<pid_t>(pid), &st, __WALL) < 0 && errno == EINTR) {
+        }
+        try {
+            holder_stacks().add(mem, 2 * kStack);
+        } catch (...) {  // no memory to remember it: it stays mapped, as it always did
         }
     } else {
         ::munmap(mem, 2 * kStack);
