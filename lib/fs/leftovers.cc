@@ -2,6 +2,7 @@
 #include "fs/leftovers.hpp"
 
 #include "sys/fd.hpp"
+#include "workspace/runs.hpp"
 #include "util/strings.hpp"
 
 #include <dirent.h>
@@ -15,6 +16,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -27,31 +29,22 @@ using json = nlohmann::json;
 constexpr const char* ca_prefix = "agentjail-ca-";
 constexpr const char* ca_file = "ca-bundle.pem";
 
-// $XDG_STATE_HOME/agentjail/leftovers, else ~/.local/state/agentjail/leftovers.
-std::string journal_dir() {
-    std::string base;
-    if (const char* x = ::getenv("XDG_STATE_HOME"); x != nullptr && x[0] == '/') {
-        base = x;
-    } else {
-        const char* home = ::getenv("HOME");
-        std::string h = home != nullptr && home[0] == '/' ? home : "";
-        if (h.empty())
-            if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir[0] == '/') h = pw->pw_dir;
-        if (h.empty()) return {};
-        base = h + "/.local/state";
-    }
-    return util::normalize_path(base + "/agentjail/leftovers");
+// The state home (workspace::state_home) of this process, "" when it has no home.
+std::string state_base() {
+    const char* home = ::getenv("HOME");
+    std::string h = home != nullptr && home[0] == '/' ? home : "";
+    if (h.empty())
+        if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir[0] == '/') h = pw->pw_dir;
+    const char* xdg = ::getenv("XDG_STATE_HOME");
+    if (h.empty() && (xdg == nullptr || xdg[0] != '/')) return {};
+    std::vector<std::string> env;
+    if (xdg != nullptr) env.push_back(std::string("XDG_STATE_HOME=") + xdg);
+    return workspace::state_home(env, h);
 }
 
-bool make_dirs(const std::string& path) {
-    for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
-        std::string p = path.substr(0, at);
-        if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
-        if (at == std::string::npos) break;
-    }
-    struct stat st {};
-    // Ours and a directory (not a link planted in its place).
-    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid();
+std::string journal_dir() {
+    std::string base = state_base();
+    return base.empty() ? base : base + "/agentjail/leftovers";
 }
 
 // Field 22 of /proc/PID/stat: when the process started (clock ticks since boot).
@@ -67,12 +60,42 @@ unsigned long long start_time(pid_t pid) {
     return 0;
 }
 
+// This process's own start time, read once a thread (per pid: a forked embedder
+// reads anew), not once a run.
+unsigned long long own_start_time() {
+    thread_local pid_t pid = 0;
+    thread_local unsigned long long start = 0;
+    if (pid != ::getpid()) {
+        pid = ::getpid();
+        start = start_time(pid);
+    }
+    return start;
+}
+
 // Gone for sure: no such process, or another one that took its pid since.
 bool gone(pid_t pid, unsigned long long start) {
     if (pid <= 0) return true;
     if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
     unsigned long long now = start_time(pid);
     return now != 0 && now != start;
+}
+
+// "<launcher pid>-<start>-<n>[-<init pid>].json": whether that run may still be
+// going (its launcher, or the sandbox it released, is alive). A name of another
+// form is no journal of ours: treated as alive, left alone.
+bool run_alive(const std::string& name) {
+    unsigned long long pid = 0, start = 0, n = 0, init = 0;
+    int used = 0;
+    if (std::sscanf(name.c_str(), "%llu-%llu-%llu%n", &pid, &start, &n, &used) != 3) return true;
+    std::string rest = name.substr(static_cast<size_t>(used));
+    if (rest != ".json" && (std::sscanf(rest.c_str(), "-%llu.json", &init) != 1 || !rest.ends_with(".json")))
+        return true;
+    if (!gone(static_cast<pid_t>(pid), start)) return true;
+    // The init: a sandbox that outlived its launcher (die_with_parent = false) still
+    // has its placeholders mounted. An init pid taken by another process since only
+    // delays the cleanup. No init named: the launcher died before releasing its
+    // clone, which then ended.
+    return init != 0 && !(::kill(static_cast<pid_t>(init), 0) != 0 && errno == ESRCH);
 }
 
 // A CA directory the proxy made: agentjail's name, ours, holding at most its bundle.
@@ -95,48 +118,42 @@ std::atomic<unsigned> journal_seq{0};
 Journal Journal::write(const Placeholders& placeholders, const std::vector<std::string>& dirs) {
     Journal j;
     if (placeholders.empty() && dirs.empty()) return j;
-    std::string dir = journal_dir();
-    if (dir.empty() || !make_dirs(dir)) return j;
-    const pid_t me = ::getpid();
-    json doc;
-    doc["launcher"] = {{"pid", me}, {"start", start_time(me)}};
+    const std::string base = state_base();
+    if (base.empty()) return j;
+    // Made as the other state directories are: owned, closed to others, no links.
+    auto dfd = workspace::open_own_state_dir(base, {"agentjail", "leftovers"});
+    if (!dfd) return j;
+    const std::string dir = base + "/agentjail/leftovers";
     json ph = json::array();
     for (size_t i = 0; i < placeholders.items().size(); ++i) {
         const Placeholder& p = placeholders.items()[i];
         ph.push_back({{"root", placeholders.roots()[i]}, {"host", p.host}, {"dir", p.is_dir},
                       {"dev", static_cast<std::uint64_t>(p.dev)}, {"ino", static_cast<std::uint64_t>(p.ino)}});
     }
-    doc["placeholders"] = ph;
-    doc["dirs"] = dirs;
-    j.text_ = doc.dump();
-    j.path_ = dir + "/" + std::to_string(me) + "-" + std::to_string(journal_seq++) + ".json";
-    if (!j.store()) j.path_.clear();
+    const std::string text = json{{"placeholders", ph}, {"dirs", dirs}}.dump() + "\n";
+    const std::string name = std::to_string(::getpid()) + "-" + std::to_string(own_start_time()) + "-" +
+                             std::to_string(journal_seq++);
+    // Written under a name no sweep reads, then renamed: a journal is whole or absent.
+    const std::string tmp = "." + name;
+    sys::UniqueFd fd(::openat(dfd->get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return j;
+    bool ok = ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    fd.reset();
+    if (!ok || ::renameat(dfd->get(), tmp.c_str(), dfd->get(), (name + ".json").c_str()) != 0) {
+        ::unlinkat(dfd->get(), tmp.c_str(), 0);
+        return j;
+    }
+    j.path_ = dir + "/" + name + ".json";
     return j;
 }
 
-void Journal::set_init(pid_t init) {
+void Journal::set_init(pid_t init) noexcept {
     if (path_.empty()) return;
-    json doc = json::parse(text_);
-    doc["init"] = {{"pid", init}, {"start", start_time(init)}};
-    text_ = doc.dump();
-    (void)store();
-}
-
-// Written whole under a fresh name and renamed over the journal: a reader sees the
-// old text or the new one, never half of either.
-bool Journal::store() noexcept {
     try {
-        const std::string text = text_ + "\n";
-        const std::string tmp = path_ + ".tmp";
-        sys::UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
-        if (!fd) return false;
-        bool ok = ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
-        fd.reset();
-        if (ok && ::rename(tmp.c_str(), path_.c_str()) == 0) return true;
-        ::unlink(tmp.c_str());
+        std::string named = path_.substr(0, path_.size() - 5) + "-" + std::to_string(init) + ".json";
+        if (::rename(path_.c_str(), named.c_str()) == 0) path_ = std::move(named);
     } catch (...) {
     }
-    return false;
 }
 
 Journal& Journal::operator=(Journal&& o) noexcept {
@@ -162,7 +179,7 @@ Sweep sweep_journals() {
     if (d == nullptr) return out;
     std::vector<std::string> names;
     while (dirent* e = ::readdir(d))
-        if (std::string_view(e->d_name).ends_with(".json")) names.emplace_back(e->d_name);
+        if (e->d_name[0] != '.' && !run_alive(e->d_name)) names.emplace_back(e->d_name);
     ::closedir(d);
     for (const auto& name : names) {
         const std::string path = dir + "/" + name;
@@ -170,15 +187,6 @@ Sweep sweep_journals() {
         try {
             std::ifstream f(path);
             doc = json::parse(f);
-            auto alive = [&](const char* who) {
-                if (!doc.contains(who)) return false;
-                const json& w = doc.at(who);
-                return !gone(w.at("pid").get<pid_t>(), w.at("start").get<unsigned long long>());
-            };
-            // Both must be gone: a sandbox that outlived its launcher
-            // (die_with_parent = false) still has its placeholders mounted. No init
-            // written: the launcher died before releasing its clone, which then ended.
-            if (alive("launcher") || alive("init")) continue;
             for (const auto& p : doc.at("placeholders")) {
                 Placeholder ph;
                 ph.host = p.at("host").get<std::string>();

@@ -179,10 +179,6 @@ Error clone_error(int err) {
     return setup_error(ErrorKind::setup, err, "clone3");
 }
 
-}  // namespace
-
-namespace {
-
 // The command's stdin, stdout and stderr (the caller's own, or the ones it gave)
 // must be open descriptors: a closed one would be the number the next file opened
 // in the sandbox gets, so that a command's output meant for the terminal lands in

@@ -6,12 +6,15 @@
 namespace agentjail::net {
 
 namespace {
-constexpr int max_trailers = 64;
-}
 
+constexpr int max_trailers = 64;
+
+// Whether the text of a line (before its CRLF) holds no CR, LF or NUL.
 bool clean_line(std::string_view text) {
     return text.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
+
+}  // namespace
 
 ChunkedFraming::Line ChunkedFraming::on_line(std::string_view line) {
     auto broken = [this] {

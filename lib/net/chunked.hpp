@@ -16,9 +16,6 @@ namespace agentjail::net {
 // A chunk-size or trailer line longer than this breaks the stream.
 inline constexpr size_t max_chunk_line = 4096;
 
-// Whether the text of a line (before its CRLF) holds no CR, LF or NUL.
-bool clean_line(std::string_view text);
-
 class ChunkedFraming {
 public:
     enum class Line {

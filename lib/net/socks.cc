@@ -24,19 +24,15 @@ SocksGreeting parse_socks_greeting(std::string_view buf) {
 
 SocksRequest parse_socks_request(std::string_view buf) {
     SocksRequest r;
-    auto fail = [&r](unsigned char code, const char* why) {
-        r.status = ParseStatus::bad;
+    auto fail = [&r](unsigned char code, const char* why, ParseStatus status = ParseStatus::bad) {
+        r.status = status;
         r.reply = code;
         r.error = why;
         return r;
     };
     const auto* b = reinterpret_cast<const unsigned char*>(buf.data());
     size_t n = buf.size();
-    if (n > max_socks_bytes) {
-        fail(1, "malformed SOCKS5 request");
-        r.status = ParseStatus::too_large;
-        return r;
-    }
+    if (n > max_socks_bytes) return fail(1, "malformed SOCKS5 request", ParseStatus::too_large);
     if (n < 5) return r;
     if (b[0] != 0x05) return fail(1, "malformed SOCKS5 request");
     size_t need = 0;

@@ -40,16 +40,18 @@ std::string shell_quote(const std::string& s) {
     return q + "'";
 }
 
+// A row whose policy file p.toml holds `text`, run with -p ./p.toml.
+BadInput policy_row(const char* name, std::string text, const char* needle) {
+    return {name, [text = std::move(text)](const ajtest::TempDir& d) { d.write("p.toml", text); },
+            {"run", "-p", "./p.toml", "--", "true"}, needle};
+}
+
 const std::vector<BadInput>& table() {
     static const std::vector<BadInput> rows = {
-        {"MalformedToml", [](auto& d) { write(d, "p.toml", "[limits\n"); }, {"run", "-p", "./p.toml", "--", "true"},
-         "p.toml:1:"},
-        {"NestedTooDeep",
-         [](auto& d) { write(d, "p.toml", "a = " + std::string(5000, '[') + std::string(5000, ']') + "\n"); },
-         {"run", "-p", "./p.toml", "--", "true"}, "maximum nested value depth"},
-        {"HugePolicy",
-         [](auto& d) { write(d, "p.toml", "description = \"" + std::string(3 << 20, 'x') + "\"\n"); },
-         {"run", "-p", "./p.toml", "--", "true"}, "larger than 1 MiB"},
+        policy_row("MalformedToml", "[limits\n", "p.toml:1:"),
+        policy_row("NestedTooDeep", "a = " + std::string(5000, '[') + std::string(5000, ']') + "\n",
+                   "maximum nested value depth"),
+        policy_row("HugePolicy", "description = \"" + std::string(3 << 20, 'x') + "\"\n", "larger than 1 MiB"),
         {"ExtendsCycle",
          [](auto& d) {
              write(d, "a.toml", "extends = \"./b.toml\"\n");
@@ -62,20 +64,15 @@ const std::vector<BadInput>& table() {
          {"run", "-p", "./a.toml", "--", "true"}, "not a regular file"},
         {"PolicyIsADirectory", [](auto& d) { d.mkdir("dir.toml"); }, {"run", "-p", "./dir.toml", "--", "true"},
          "dir.toml"},
-        {"PolicyNotUtf8", [](auto& d) { write(d, "p.toml", "description = \"\xff\xfe\"\n"); },
-         {"run", "-p", "./p.toml", "--", "true"}, "p.toml:1:"},
-        {"EscapeInAKey",
-         [](auto& d) { write(d, "p.toml", "[environment]\nset = { \"A\\u001b]0;owned\\u0007\" = \"x\" }\n"); },
-         {"run", "-p", "./p.toml", "--", "true"}, "A\\x1b]0;owned\\x07"},
-        {"NulInAKey", [](auto& d) { write(d, "p.toml", "[environment]\nset = { \"N\\u0000X\" = \"x\" }\n"); },
-         {"run", "-p", "./p.toml", "--", "true"}, "N\\x00X"},
+        policy_row("PolicyNotUtf8", "description = \"\xff\xfe\"\n", "p.toml:1:"),
+        policy_row("EscapeInAKey", "[environment]\nset = { \"A\\u001b]0;owned\\u0007\" = \"x\" }\n",
+                   "A\\x1b]0;owned\\x07"),
+        policy_row("NulInAKey", "[environment]\nset = { \"N\\u0000X\" = \"x\" }\n", "N\\x00X"),
         // toml++ 3.3 reaches undefined behaviour on some of these (fuzz_policy).
-        {"NonAsciiOutsideAString", [](auto& d) { write(d, "p.toml", "description = \"ok\"\nk\xd2\x91 = 1\n"); },
-         {"run", "-p", "./p.toml", "--", "true"}, "p.toml:2:2: a character beyond ASCII outside a string"},
-        {"UnknownKey", [](auto& d) { write(d, "p.toml", "[limits]\nmemroy = \"1G\"\n"); },
-         {"run", "-p", "./p.toml", "--", "true"}, "p.toml:2:1: limits.memroy"},
-        {"WrongType", [](auto& d) { write(d, "p.toml", "[limits]\npids = \"many\"\n"); },
-         {"run", "-p", "./p.toml", "--", "true"}, "p.toml:2:"},
+        policy_row("NonAsciiOutsideAString", "description = \"ok\"\nk\xd2\x91 = 1\n",
+                   "p.toml:2:2: a character beyond ASCII outside a string"),
+        policy_row("UnknownKey", "[limits]\nmemroy = \"1G\"\n", "p.toml:2:1: limits.memroy"),
+        policy_row("WrongType", "[limits]\npids = \"many\"\n", "p.toml:2:"),
         {"CheckEscapesTheFileName", [](auto& d) { write(d, "p\x1b[2J.toml", "[limits\n"); },
          {"check", "./p\x1b[2J.toml"}, "p\\x1b[2J.toml"},
         {"MissingPolicy", nullptr, {"run", "-p", "./nope.toml", "--", "true"}, "nope.toml"},

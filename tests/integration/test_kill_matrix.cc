@@ -215,6 +215,9 @@ INSTANTIATE_TEST_SUITE_P(EveryStage, KillMatrix,
 // inside and let it create the protected names. The sweep leaves them while the
 // sandbox's init lives and removes them once it is gone; the removal is the control.
 TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
+    // As subreaper, as in the matrix: the outliving sandbox becomes this test's
+    // child, which is the positive control of the matrix's survivor probe.
+    ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
     ajtest::TempDir ws("aj-killws"), conf("aj-killconf"), state("aj-killstate");
     ::setenv("XDG_STATE_HOME", state.path().c_str(), 1);
     const auto before = dir_entries(ws.path());
@@ -235,6 +238,7 @@ TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
     ::waitpid(launcher, &st, 0);
     ASSERT_TRUE(WIFSIGNALED(st)) << "launcher status " << st;
     ASSERT_FALSE(ajtest::pids_with_marker(marker).empty()) << "the sandbox did not outlive its launcher";
+    EXPECT_GT(reap_all(200), 0) << "the survivor probe does not see a sandbox that outlived its launcher";
     const auto during = dir_entries(ws.path());
     EXPECT_GT(during.size(), before.size() + 1) << "no placeholders to keep: the probe proves nothing";
     auto sweep = agentjail::fs::sweep_journals();
@@ -242,6 +246,8 @@ TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
     EXPECT_EQ(dir_entries(ws.path()), during);
     for (int pid : ajtest::pids_with_marker(marker)) ::kill(pid, SIGKILL);
     ASSERT_TRUE(ajtest::wait_no_pids_with_marker(marker, 3000));
+    EXPECT_EQ(reap_all(3000), 0) << survivors();
+    ::prctl(PR_SET_CHILD_SUBREAPER, 0);
     // The init may take a moment to go after its last process: the sweep is retried.
     for (int i = 0; i < 100 && dir_entries(ws.path()).size() > before.size() + 1; ++i) {
         (void)agentjail::fs::sweep_journals();

@@ -13,6 +13,7 @@
 #include <agentjail/agentjail.hpp>
 
 #include <dirent.h>
+#include <sys/mman.h>
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -126,6 +128,25 @@ void expect_no_growth(const Counts& a, const Counts& b, size_t maps_slack = 8) {
     EXPECT_LT(static_cast<long>(b.heap) - static_cast<long>(a.heap), 512 * 1024)
         << "heap in use grew by " << (static_cast<long>(b.heap) - static_cast<long>(a.heap)) / 1024 << " kB";
     EXPECT_LT(b.rss - a.rss, 4 * 1024) << "resident memory grew by " << (b.rss - a.rss) << " kB";
+}
+
+// The probes' positive control: a descriptor pair and a mapping made between two
+// counts are seen, so a leak of either would be.
+TEST(SoakProbes, SeeADescriptorAndAMappingMade) {
+    ajtest::TempDir state("aj-soakstate");
+    const Counts a = Counts::now(state.path());
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    void* m = ::mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(m, MAP_FAILED);
+    std::memset(m, 1, 1 << 20);
+    const Counts b = Counts::now(state.path());
+    ::munmap(m, 1 << 20);
+    ::close(p[0]);
+    ::close(p[1]);
+    EXPECT_EQ(b.fds, a.fds + 2);
+    EXPECT_GE(b.maps, a.maps + 1);
+    EXPECT_GE(b.anon - a.anon, 1000) << "resident memory of a touched MiB not seen";
 }
 
 class Soak : public ::testing::Test {
