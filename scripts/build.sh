@@ -7,6 +7,7 @@
 #   AGENTJAIL_BUILD_DIR  build directory, relative to the repository root (default: build)
 #   AGENTJAIL_BUILD_TYPE CMAKE_BUILD_TYPE (default: RelWithDebInfo)
 #   AGENTJAIL_JOBS       parallel compile jobs (default: the number of CPUs)
+#   AGENTJAIL_CCACHE=0   compile without ccache even where it is installed
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Outputs readable by everyone: scripts/test.sh runs the tests again as another user.
@@ -31,6 +32,15 @@ if [[ "$probe" == "__clang__ 12" ]]; then
     cxxflags+=" -Wno-error=restrict"
 fi
 
+# ccache where installed (scripts/setup.sh installs it): a second build tree of the
+# same sources (the sanitizer tier's, a git worktree's) then compiles from the cache.
+# CCACHE_BASEDIR/NOHASHDIR make the hits independent of where the checkout lives.
+launcher=()
+if command -v ccache >/dev/null 2>&1 && [[ "${AGENTJAIL_CCACHE:-1}" != 0 ]]; then
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd -P)} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 say "configure $build/ (${AGENTJAIL_BUILD_TYPE:-RelWithDebInfo}, -Werror)"
 # compile_commands.json is for scripts/lint.sh --tidy and editors.
 cmake -S . -B "$build" -G Ninja \
@@ -38,7 +48,7 @@ cmake -S . -B "$build" -G Ninja \
     -DAGENTJAIL_WERROR=ON \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
     -DCMAKE_CXX_FLAGS="$cxxflags" \
-    "$@"
+    "${launcher[@]}" "$@"
 say "build with $jobs jobs"
 ninja -C "$build" -j "$jobs"
 say "done: $build/bin/agentjail"
