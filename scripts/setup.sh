@@ -13,7 +13,7 @@
 set -euo pipefail
 
 # What cmake needs to configure and build the library, the CLI and the tests.
-build_pkgs=(build-essential cmake ninja-build pkg-config libseccomp-dev libcap-dev
+build_pkgs=(build-essential cmake ninja-build ccache pkg-config libseccomp-dev libcap-dev
     libboost-program-options-dev libboost-dev libfmt-dev libtomlplusplus-dev
     libgtest-dev libgmock-dev nlohmann-json3-dev git ca-certificates libssl-dev libsystemd-dev)
 # What the test tiers and the benchmark run: hyperfine and bwrap (bench peers),
