@@ -146,6 +146,7 @@ public:
     const std::vector<RuleInfo>& rules() const override { return infos_; }
     Action default_action() const override { return r_.default_action; }
     bool needs_listener() const override { return listener_; }
+    bool prebuilt() const override { return prebuilt_; }
 
     Decision decide(std::uint32_t arch, int nr, const std::uint64_t args[6]) const override {
         const auto unr = static_cast<std::uint32_t>(nr);
@@ -200,6 +201,7 @@ private:
     std::vector<RuleInfo> infos_;
     std::vector<sock_filter> bpf_;
     bool listener_ = false;
+    bool prebuilt_ = false;
 };
 
 // One entry as libseccomp rules. libseccomp compares whole 64-bit registers, but
@@ -242,6 +244,21 @@ Result<void> CompiledProgram::add(scmp_filter_ctx ctx, const Entry& e, int nr,
 }
 
 Result<void> CompiledProgram::build() {
+    // A built-in policy's table was compiled when agentjail was built: take that
+    // program (from the binary itself) instead of building the same one again.
+    if (detail::prebuilt_enabled()) {
+        const auto found = detail::prebuilt_filters();
+        if (!found.empty()) {
+            const std::string key = detail::filter_key(r_);
+            for (const auto& p : found) {
+                if (p.key != key) continue;
+                bpf_.assign(p.bpf, p.bpf + p.len);
+                listener_ = p.listener;
+                prebuilt_ = true;
+                return {};
+            }
+        }
+    }
     const std::uint32_t def = bpf_action(r_.default_action);
     Ctx ctx(seccomp_init(def));
     if (!ctx) return Error{ErrorKind::internal, 0, "libseccomp: cannot create a filter"};
@@ -348,7 +365,8 @@ std::string CompiledProgram::to_text() const {
     for (auto n : detail::forced_allow()) forced += (forced.empty() ? "" : " ") + std::string(n);
     out += "  always     " + forced +
            " (the launcher calls them after loading the filter, before execve)\n";
-    out += "  filter     " + std::to_string(bpf_.size()) + " BPF instructions; " +
+    out += "  filter     " + std::to_string(bpf_.size()) + " BPF instructions" +
+           (prebuilt_ ? " (compiled when agentjail was built)" : "") + "; " +
            (listener_ ? "refused calls go to the supervisor, which records them and answers "
                         "with the rule's errno"
                       : "no supervisor needed") +
@@ -401,6 +419,7 @@ std::string to_json(const Program& program) {
     j["default"] = detail::action_text(program.default_action());
     j["bpf_instructions"] = program.bpf().size();
     j["needs_listener"] = program.needs_listener();
+    j["prebuilt"] = program.prebuilt();
     json forced = json::array();
     for (auto n : detail::forced_allow()) forced.push_back(std::string(n));
     j["always_allowed"] = forced;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -128,6 +129,33 @@ struct Resolved {
     std::vector<SyscallTable> table;    // sorted by nr
 };
 Result<Resolved> resolve(const policy::Policy& policy);
+
+// ---- prebuilt.cc, prebuilt_none.cc and the generated prebuilt_filters.cc ----
+
+// What the BPF is compiled from and nothing else, as text: the format, libseccomp's
+// version, the default action and every table entry's action and comparisons. Two
+// tables with the same key compile to the same program.
+std::string filter_key(const Resolved& r);
+
+// One filter compiled when agentjail was built: the built-in policies' (aj_bpfgen
+// writes them into prebuilt_filters.cc, linked into the agentjail command and the
+// shared library). A run whose table has the same key loads it instead of running
+// libseccomp's rule database and optimiser. It lives in the binary, not in a cache
+// file: no sandbox can write it (a file under ~/.cache could be, by a policy that
+// binds that directory, and a filter planted there would weaken the next run).
+struct Prebuilt {
+    std::string_view key;
+    const sock_filter* bpf;
+    std::size_t len;
+    bool listener;
+};
+// The prebuilt filters; empty where prebuilt_filters.cc is not linked (the weak
+// default in prebuilt_none.cc: the tests that compare against libseccomp, aj_bpfgen).
+std::span<const Prebuilt> prebuilt_filters();
+// Whether compile() looks in prebuilt_filters() (default true); tests switch it off
+// to compare a prebuilt program with what libseccomp makes now.
+void use_prebuilt(bool on);
+bool prebuilt_enabled();
 
 // Parses an action ("allow", "errno:EPERM", "kill", "log", "notify").
 std::optional<Action> parse_action(std::string_view text);

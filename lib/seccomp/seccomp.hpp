@@ -66,6 +66,10 @@ public:
     // launcher then loads the filter with a notification listener.
     virtual bool needs_listener() const = 0;
 
+    // True when the BPF was compiled when agentjail was built (a built-in policy's
+    // table, detail::prebuilt_filters()), false when libseccomp compiled it now.
+    virtual bool prebuilt() const = 0;
+
     // Readable form for `agentjail explain`.
     virtual std::string to_text() const = 0;
 };
