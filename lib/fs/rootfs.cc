@@ -49,18 +49,25 @@ void fd_path(char (&buf)[40], int fd) {
     buf[at] = '\0';
 }
 
-// Opens the mount point `rel` beneath root_fd, creating missing components (in our
-// own tmpfs; the plan guarantees none is needed inside a bind). Returns an O_PATH fd.
-int open_mount_point(int root_fd, const char* rel, bool is_dir) {
-    int dir = sys::openat2(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC, kInRoot);
-    if (dir < 0 || *rel == '\0') return dir;
+// Opens the mount point `rel` beneath root_fd, creating missing components when
+// `create` (in our own tmpfs; the plan checked that none is needed inside a bind, and
+// a mount point there is opened with create false: a name the host removed since is
+// -ENOENT, never made anew). Returns an O_PATH fd.
+int open_mount_point(int root_fd, const char* rel, bool is_dir, bool create = true) {
+    if (*rel == '\0') return sys::openat2(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC, kInRoot);
+    // The walk starts at root_fd itself (the caller's to close) and owns each
+    // directory it opens below it.
+    int dir = root_fd;
+    auto release = [&dir, root_fd] {
+        if (dir != root_fd) ::close(dir);
+    };
     char comp[NAME_MAX + 1];
     const char* p = rel;
     for (;;) {
         const char* slash = std::strchr(p, '/');
         size_t len = slash != nullptr ? static_cast<size_t>(slash - p) : std::strlen(p);
         if (len == 0 || len > NAME_MAX) {
-            ::close(dir);
+            release();
             return -EINVAL;
         }
         std::memcpy(comp, p, len);
@@ -69,7 +76,7 @@ int open_mount_point(int root_fd, const char* rel, bool is_dir) {
         const bool want_dir = !last || is_dir;
         const std::uint64_t oflags = O_PATH | O_CLOEXEC | (want_dir ? O_DIRECTORY : 0);
         int fd = sys::openat2(dir, comp, oflags, kInRoot);
-        if (fd == -ENOENT) {
+        if (fd == -ENOENT && create) {
             int r = 0;
             if (want_dir) {
                 r = ::mkdirat(dir, comp, 0755) < 0 ? err() : 0;
@@ -78,17 +85,37 @@ int open_mount_point(int root_fd, const char* rel, bool is_dir) {
                 r = f < 0 ? err() : (::close(f), 0);
             }
             if (r < 0 && r != -EEXIST) {
-                ::close(dir);
+                release();
                 return r;
             }
             fd = sys::openat2(dir, comp, oflags, kInRoot);
         }
-        ::close(dir);
+        release();
         if (fd < 0 || last) return fd;
         dir = fd;
         p = slash + 1;
     }
 }
+
+// The directory the last mount point was opened in, kept for the next one: the
+// workspace's protected names, /proc's and /etc's masks come in runs that share a
+// parent, and each walk from the root costs an openat2 per component.
+struct ParentCache {
+    char rel[PATH_MAX];
+    int fd = -1;
+    void drop() {
+        if (fd >= 0) ::close(fd);
+        fd = -1;
+    }
+    // A mount on `rel` hides what the kept descriptor names when it is that directory
+    // or one of its ancestors: the next walk must see the new mount.
+    void covered_by(const char* mounted) {
+        if (fd < 0) return;
+        size_t n = std::strlen(mounted);
+        if (n == 0 || (std::strncmp(this->rel, mounted, n) == 0 && (this->rel[n] == '\0' || this->rel[n] == '/')))
+            drop();
+    }
+};
 
 // Splits rel into its parent (copied into buf) and last component.
 const char* split_parent(const char* rel, char (&buf)[PATH_MAX]) {
@@ -102,6 +129,21 @@ const char* split_parent(const char* rel, char (&buf)[PATH_MAX]) {
     std::memcpy(buf, rel, len);
     buf[len] = '\0';
     return slash + 1;
+}
+
+// open_mount_point, starting from the kept parent directory when `rel` is in it.
+int open_mount_point_cached(int root_fd, const char* rel, bool is_dir, bool create, ParentCache& cache) {
+    char parent[PATH_MAX];
+    const char* name = split_parent(rel, parent);
+    if (*rel == '\0' || *parent == '\0') return open_mount_point(root_fd, rel, is_dir, create);
+    if (cache.fd < 0 || std::strcmp(cache.rel, parent) != 0) {
+        cache.drop();
+        int dir = open_mount_point(root_fd, parent, true, create);
+        if (dir < 0) return dir;
+        cache.fd = dir;
+        std::memcpy(cache.rel, parent, std::strlen(parent) + 1);
+    }
+    return open_mount_point(cache.fd, name, is_dir, create);
 }
 
 int set_tree_attr(int tree_fd, std::uint64_t attr) {
@@ -214,11 +256,20 @@ int build_root(RootPlan& rp, Failure* fail) {
     const int root = ::open(rp.staging, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return fail_with(fail, Stage::staging_root, err(), -1);
 
+    // The empty file every masked file shows, sealed once (read-only, nosuid, nodev,
+    // noexec) by a read-only clone of itself stacked on it: each mask is then a clone
+    // of that mount, which keeps its flags, with no mount_setattr of its own.
     if (need_mask_file) {
         int f = ::openat(root, kMaskFile, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0000);
         if (f < 0) return fail_with(fail, Stage::mask, err(), -1);
         ::close(f);
+        int self = sys::openat2(root, kMaskFile, O_PATH | O_CLOEXEC, kInRoot);
+        if (self < 0) return fail_with(fail, Stage::mask, self, -1);
+        int r = attach_sealed_clone(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC, self);
+        ::close(self);
+        if (r < 0) return fail_with(fail, Stage::mask, r, -1);
     }
+    ParentCache parents;
 
     char path[40];
     char parent[PATH_MAX];
@@ -233,7 +284,8 @@ int build_root(RootPlan& rp, Failure* fail) {
             if (r < 0) return fail_with(fail, Stage::make_symlink, r, i);
             continue;
         }
-        int target = open_mount_point(root, m.rel, m.is_dir);
+        int target = open_mount_point_cached(root, m.rel, m.is_dir, !m.no_create, parents);
+        if (target == -ENOENT && m.may_vanish) continue;  // gone from the host: nothing to hide
         if (target < 0) return fail_with(fail, Stage::mount_point, target, i);
         int r = 0;
         Stage stage = Stage::mount_fs;
@@ -245,10 +297,13 @@ int build_root(RootPlan& rp, Failure* fail) {
                 ::close(m.tree_fd);
                 m.tree_fd = -1;
                 break;
-            case MountKind::mask_file:
+            case MountKind::mask_file: {
                 stage = Stage::mask;
-                r = attach_sealed_clone(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC, target);
+                int tree = sys::open_tree(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                r = tree < 0 ? tree : attach(tree, target);
+                if (tree >= 0) ::close(tree);
                 break;
+            }
             case MountKind::tmpfs:
             case MountKind::mask_dir:
                 stage = m.kind == MountKind::mask_dir ? Stage::mask : Stage::mount_fs;
@@ -275,8 +330,20 @@ int build_root(RootPlan& rp, Failure* fail) {
         }
         ::close(target);
         if (r < 0) return fail_with(fail, stage, r, i);
+        parents.covered_by(m.rel);
     }
-    if (need_mask_file && ::unlinkat(root, kMaskFile, 0) < 0) return fail_with(fail, Stage::mask, err(), -1);
+    parents.drop();
+    if (need_mask_file) {
+        // The sealed mount comes off before the file goes (a mount point cannot be
+        // unlinked); the masks are clones and stay.
+        int self = sys::openat2(root, kMaskFile, O_PATH | O_CLOEXEC, kInRoot);
+        if (self < 0) return fail_with(fail, Stage::mask, self, -1);
+        fd_path(path, self);
+        int r = ::umount2(path, MNT_DETACH) < 0 ? err() : 0;
+        ::close(self);
+        if (r < 0) return fail_with(fail, Stage::mask, r, -1);
+        if (::unlinkat(root, kMaskFile, 0) < 0) return fail_with(fail, Stage::mask, err(), -1);
+    }
 
     // The root itself is read-only: nothing can be planted beside the planned mounts.
     sys::MountAttr ro{MOUNT_ATTR_RDONLY, 0, 0, 0};

@@ -23,6 +23,15 @@ struct ChildMount {
     unsigned long flags = 0;     // MS_* for the classic mounts
     std::uint64_t attr = 0;      // MOUNT_ATTR_* set on a bind's detached tree
     bool is_dir = true;
+    // The mount point is a host name inside a bind (or the kernel's, in /proc): the
+    // child opens it and never creates it, so a name that vanished since planning
+    // is not made anew on the host (through a read-write bind) by the launcher.
+    bool no_create = false;
+    // A mask over a host file or directory (not a placeholder of ours) that may be
+    // gone by the time the root is built (/etc/gshadow.lock, matched by gshadow*,
+    // lives for a moment): then nothing is left to hide and the mask is skipped.
+    // Anything else whose mount point vanished fails the launch.
+    bool may_vanish = false;
     int tree_fd = -1;            // the child fills this in (its own copy)
 };
 

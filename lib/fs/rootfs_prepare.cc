@@ -35,6 +35,9 @@ RootPlan prepare(const plan::Plan& plan) {
         ChildMount m;
         m.kind = op.kind;
         m.is_dir = op.is_dir;
+        m.no_create = op.in_host_dir;
+        m.may_vanish = op.in_host_dir && !op.placeholder &&
+                       (op.kind == plan::MountKind::mask_file || op.kind == plan::MountKind::mask_dir);
         std::string rel = op.dst.size() > 1 ? op.dst.substr(1) : std::string();
         m.rel = keep(std::move(rel));
         switch (op.kind) {

@@ -724,6 +724,8 @@ private:
             }
             if (!parent) continue;  // on the new root, a tmpfs
             const MountOp& p = ops[*parent];
+            ops[i].in_host_dir = p.kind == MountKind::bind || p.kind == MountKind::overlay ||
+                                 p.kind == MountKind::proc;
             switch (p.kind) {
             case MountKind::tmpfs: continue;
             case MountKind::bind:

@@ -67,6 +67,9 @@ struct MountOp {
     // bind: src does not exist at plan time; the launcher creates it (see
     // Guard::placeholder) before it clones the sources, and removes it after.
     bool placeholder = false;
+    // The mount point lies inside a bind, an overlay or /proc: it is the host's (or
+    // the kernel's) name, so the launcher must find it there and never create it.
+    bool in_host_dir = false;
 };
 
 // A name in a host directory the sandbox sees that the plan masks (hidden) or binds

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host changes a name between the plan and the root's build: the launcher never
+// makes a mount point anew on the host through a bind. A hidden file that is gone by
+// then has nothing left to hide and the run goes on (a lock file such as
+// /etc/gshadow.lock, matched by gshadow*, lives for a moment); a placeholder of ours
+// that is gone fails the launch.
+#include <agentjail/agentjail.hpp>
+
+#include "test_support.hpp"
+#include "util/fault.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace {
+
+using agentjail::Policy;
+using agentjail::Sandbox;
+using ajtest::Pipe;
+namespace fault = agentjail::fault;
+
+class MountRace : public ::testing::Test {
+protected:
+    void TearDown() override { fault::disarm(); }
+
+    // Spawns `argv` in `ws` under `p` with the child held before it builds its root;
+    // `meanwhile` runs on the host while it waits. Returns the run's result, or the
+    // spawn's error message (prefixed "spawn: ").
+    static std::string run_held(Policy& p, const std::vector<std::string>& argv,
+                                const std::function<void()>& meanwhile, agentjail::RunResult* out) {
+        Pipe report, release;
+        fault::arm("child.before-root", fault::Action::hold, report.w, release.r);
+        std::optional<agentjail::Result<Sandbox>> spawned;
+        std::thread t([&] { spawned.emplace(Sandbox::spawn(p, argv)); });
+        const std::string line = report.line(10000);
+        meanwhile();
+        // A byte, not EOF: the held child holds a copy of the write end too.
+        EXPECT_EQ(::write(release.w, "g", 1), 1);
+        t.join();
+        fault::disarm();
+        if (!ajtest::contains(line, "child.before-root")) return "no report from the held child: " + line;
+        if (!*spawned) return "spawn: " + spawned->error().message();
+        auto r = (*spawned)->wait();
+        if (!r) return "wait: " + r.error().message();
+        *out = *r;
+        return "";
+    }
+};
+
+Policy hiding(const ajtest::TempDir& ws, const std::string& name) {
+    auto p = Policy::load("default");
+    EXPECT_TRUE(p) << p.error().message();
+    EXPECT_TRUE(p->set_workspace(ws.path()));
+    EXPECT_TRUE(p->add_hide(ws.path() + "/" + name));
+    return std::move(p).value();
+}
+
+const std::vector<std::string> kProbe = {
+    "/bin/sh", "-c", "if test -e secret.txt; then cat secret.txt > seen 2>/dev/null; echo present >> seen; "
+                     "else echo absent > seen; fi"};
+
+// The control: the file is still there when the root is built, so it is masked:
+// present inside, its content unreadable, and the host's copy untouched.
+TEST_F(MountRace, AHiddenFileStillThereIsMasked) {
+    ajtest::TempDir ws;
+    const std::string secret = ajtest::canary();
+    ws.write("secret.txt", secret);
+    Policy p = hiding(ws, "secret.txt");
+    agentjail::RunResult r;
+    ASSERT_EQ(run_held(p, kProbe, [] {}, &r), "");
+    EXPECT_TRUE(r.exited && r.exit_code == 0);
+    const std::string seen = ajtest::read_file(ws.path() + "/seen");
+    EXPECT_TRUE(ajtest::contains(seen, "present")) << seen;
+    EXPECT_FALSE(ajtest::contains(seen, secret)) << seen;
+    EXPECT_EQ(ajtest::read_file(ws.path() + "/secret.txt"), secret);
+}
+
+// Removed on the host after the plan: the run goes on, the sandbox does not see it,
+// and the launcher did not make it again on the host (it used to create an empty file
+// there through the workspace's read-write bind, to have a mount point).
+TEST_F(MountRace, AHiddenFileGoneBeforeTheRootIsNotMadeAgain) {
+    ajtest::TempDir ws;
+    const std::string path = ws.path() + "/secret.txt";
+    ws.write("secret.txt", ajtest::canary());
+    Policy p = hiding(ws, "secret.txt");
+    agentjail::RunResult r;
+    ASSERT_EQ(run_held(p, kProbe, [&] { ASSERT_EQ(::unlink(path.c_str()), 0); }, &r), "");
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << r.exit_code << " " << r.term_signal;
+    EXPECT_EQ(ajtest::trim(ajtest::read_file(ws.path() + "/seen")), "absent");
+    EXPECT_FALSE(ajtest::exists(path)) << "the launcher made the hidden name anew on the host";
+}
+
+// A placeholder of ours (a protected name that did not exist: .envrc) removed on the
+// host before the root is built: the launch fails, saying where, and makes nothing.
+// The control is the run without the removal.
+TEST_F(MountRace, APlaceholderGoneFailsTheLaunch) {
+    ajtest::TempDir ws;
+    const std::string envrc = ws.path() + "/.envrc";
+    {
+        auto p = Policy::load("default");
+        ASSERT_TRUE(p && p->set_workspace(ws.path()));
+        agentjail::RunResult r;
+        ASSERT_EQ(run_held(*p, {"/bin/true"}, [&] { EXPECT_TRUE(ajtest::exists(envrc)) << "no placeholder"; }, &r),
+                  "");
+        EXPECT_TRUE(r.exited && r.exit_code == 0);
+        EXPECT_FALSE(ajtest::exists(envrc)) << "the placeholder outlived its run";
+    }
+    auto p = Policy::load("default");
+    ASSERT_TRUE(p && p->set_workspace(ws.path()));
+    agentjail::RunResult r;
+    const std::string err = run_held(*p, {"/bin/true"}, [&] { ASSERT_EQ(::unlink(envrc.c_str()), 0); }, &r);
+    EXPECT_TRUE(ajtest::contains(err, "spawn: ")) << "the run went on without its protected name: " << err;
+    EXPECT_TRUE(ajtest::contains(err, ".envrc")) << err;
+    EXPECT_FALSE(ajtest::exists(envrc)) << "the launcher made the placeholder anew on the host";
+}
+
+}  // namespace
