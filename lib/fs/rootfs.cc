@@ -329,6 +329,9 @@ int build_root(RootPlan& rp, Failure* fail) {
                 break;
         }
         ::close(target);
+        // Removed on the host between our open and the mount (the kernel refuses a
+        // mount on an unlinked name): as gone as when the open found nothing.
+        if (r == -ENOENT && m.may_vanish) continue;
         if (r < 0) return fail_with(fail, stage, r, i);
         parents.covered_by(m.rel);
     }
