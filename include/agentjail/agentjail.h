@@ -214,8 +214,9 @@ typedef struct aj_run_options {
     const char *cgroup_parent;
     /* Where aj_sandbox_wait writes the result record (JSON, docs/limits.md), renamed
      * into place; absolute, never where the sandbox can write; checked by aj_spawn.
-     * When aj_spawn itself fails after that check, an XX record is written there.
-     * NULL: none. */
+     * When aj_spawn itself fails after that check, an XX record is written there. A
+     * record that cannot be written is aj_sandbox_wait's error; a second call then
+     * answers the result. NULL: none. */
     const char *result_path;
     /* Called during aj_spawn, on the calling thread, with the warnings the user must
      * be told, the plan's notes and the plan (AJ_LOG_*). message is valid during the

@@ -197,7 +197,7 @@ class Policy:
 
     def __del__(self):
         p = getattr(self, "_p", None)
-        if p:
+        if p and _lib is not None:
             _lib.aj_policy_free(p)
             self._p = None
 
@@ -290,9 +290,10 @@ class Sandbox:
         return self._result
 
     def close(self):
-        if self._sb:
+        # At interpreter exit the module's globals may already be gone.
+        if self._sb and _lib is not None:
             _lib.aj_sandbox_free(self._sb)
-            self._sb = None
+        self._sb = None
 
     def __del__(self):
         self.close()
