@@ -17,9 +17,9 @@
 #include <cstring>
 #include <memory>
 #include <new>
-#include <stdexcept>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct aj_policy {
@@ -407,19 +407,15 @@ int spawn_options(agentjail::SpawnOptions& so, const aj_run_options& o, aj_error
     so.root_needs_identity = true;
     so.cgroup = CgroupPlacement::caller;
     if (o.version < 3) return AJ_OK;
-    auto id = [&](int64_t v, const char* what) -> std::optional<int64_t> {
-        if (v == -1) return std::nullopt;
-        if (v < 0 || v >= 0xffffffffLL)
-            throw std::invalid_argument(std::string("aj_spawn: aj_run_options.") + what + " " + std::to_string(v) +
-                                        " is not a valid id (-1: the caller's)");
-        return v;
-    };
-    try {
-        if (auto u = id(o.uid, "uid")) so.uid = static_cast<uid_t>(*u);
-        if (auto g = id(o.gid, "gid")) so.gid = static_cast<gid_t>(*g);
-    } catch (const std::invalid_argument& e) {
-        return fail(err, AJ_EINVAL, e.what(), EINVAL);
-    }
+    // -1: the caller's; otherwise an id the kernel can map ((uid_t)-1 it cannot).
+    for (auto [v, what] : {std::pair{o.uid, "uid"}, std::pair{o.gid, "gid"}})
+        if (v != -1 && (v < 0 || v >= 0xffffffffLL))
+            return fail(err, AJ_EINVAL,
+                        std::string("aj_spawn: aj_run_options.") + what + " " + std::to_string(v) +
+                            " is not a valid id (-1: the caller's)",
+                        EINVAL);
+    if (o.uid != -1) so.uid = static_cast<uid_t>(o.uid);
+    if (o.gid != -1) so.gid = static_cast<gid_t>(o.gid);
     if (o.environ != nullptr) {
         so.environ.emplace();
         for (const char* const* e = o.environ; *e != nullptr; ++e) so.environ->emplace_back(*e);
