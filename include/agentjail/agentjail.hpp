@@ -40,6 +40,25 @@ private:
 };
 
 namespace detail {
+// Owns one handle of the C API, freed by its aj_*_free; moves, never copies.
+template <class T, void (*Free)(T*)>
+class Owned {
+public:
+    explicit Owned(T* p = nullptr) noexcept : p_(p) {}
+    Owned(Owned&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    Owned& operator=(Owned&& o) noexcept {
+        std::swap(p_, o.p_);
+        return *this;
+    }
+    Owned(const Owned&) = delete;
+    Owned& operator=(const Owned&) = delete;
+    ~Owned() { Free(p_); }
+    T* get() const noexcept { return p_; }
+
+private:
+    T* p_;
+};
+
 // Runs a C call with an aj_error out-parameter; throws its error on failure.
 template <class F>
 void check(F&& call) {
@@ -68,35 +87,32 @@ public:
             [&](aj_error** e) { return aj_policy_load_text(&p, toml.c_str(), name.c_str(), e); });
         return Policy(p);
     }
-    Policy(Policy&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
-    Policy& operator=(Policy&& o) noexcept {
-        std::swap(p_, o.p_);
-        return *this;
-    }
-    Policy(const Policy&) = delete;
-    Policy& operator=(const Policy&) = delete;
-    ~Policy() { aj_policy_free(p_); }
 
     // The overrides of agentjail.h, by the same names.
     void add_ro(const std::string& src, const std::string& dst = {}) {
-        detail::check([&](aj_error** e) { return aj_policy_add_ro(p_, src.c_str(), opt(dst), e); });
+        detail::check(
+            [&](aj_error** e) { return aj_policy_add_ro(p_.get(), src.c_str(), opt(dst), e); });
     }
     void add_rw(const std::string& src, const std::string& dst = {}) {
-        detail::check([&](aj_error** e) { return aj_policy_add_rw(p_, src.c_str(), opt(dst), e); });
+        detail::check(
+            [&](aj_error** e) { return aj_policy_add_rw(p_.get(), src.c_str(), opt(dst), e); });
     }
     void add_tmpfs(const std::string& path, std::uint64_t size = 0) {
-        detail::check([&](aj_error** e) { return aj_policy_add_tmpfs(p_, path.c_str(), size, e); });
+        detail::check(
+            [&](aj_error** e) { return aj_policy_add_tmpfs(p_.get(), path.c_str(), size, e); });
     }
     void set_env(const std::string& name, const std::string& value) {
-        detail::check(
-            [&](aj_error** e) { return aj_policy_set_env(p_, name.c_str(), value.c_str(), e); });
+        detail::check([&](aj_error** e) {
+            return aj_policy_set_env(p_.get(), name.c_str(), value.c_str(), e);
+        });
     }
     void set_limit(const std::string& key, const std::string& value) {
-        detail::check(
-            [&](aj_error** e) { return aj_policy_set_limit(p_, key.c_str(), value.c_str(), e); });
+        detail::check([&](aj_error** e) {
+            return aj_policy_set_limit(p_.get(), key.c_str(), value.c_str(), e);
+        });
     }
     void clear_env() {
-        detail::check([&](aj_error** e) { return aj_policy_clear_env(p_, e); });
+        detail::check([&](aj_error** e) { return aj_policy_clear_env(p_.get(), e); });
     }
     void add_hide(const std::string& v) { one(aj_policy_add_hide, v); }
     void pass_env(const std::string& v) { one(aj_policy_pass_env, v); }
@@ -114,15 +130,15 @@ public:
     void set_net_log(const std::string& v) { one(aj_policy_set_net_log, v); }
     void set_seccomp_log(const std::string& v) { one(aj_policy_set_seccomp_log, v); }
 
-    const aj_policy* get() const noexcept { return p_; }
+    const aj_policy* get() const noexcept { return p_.get(); }
 
 private:
     explicit Policy(aj_policy* p) : p_(p) {}
     static const char* opt(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
     void one(int (*f)(aj_policy*, const char*, aj_error**), const std::string& v) {
-        detail::check([&](aj_error** e) { return f(p_, v.c_str(), e); });
+        detail::check([&](aj_error** e) { return f(p_.get(), v.c_str(), e); });
     }
-    aj_policy* p_;
+    detail::Owned<aj_policy, aj_policy_free> p_;
 };
 
 // aj_run_options with the defaults of this header (aj_run_options_init).
@@ -139,36 +155,28 @@ inline aj_run_options run_options() {
 class RunResult {
 public:
     explicit RunResult(aj_result* r) : r_(r) {}
-    RunResult(RunResult&& o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
-    RunResult& operator=(RunResult&& o) noexcept {
-        std::swap(r_, o.r_);
-        return *this;
-    }
-    RunResult(const RunResult&) = delete;
-    RunResult& operator=(const RunResult&) = delete;
-    ~RunResult() { aj_result_free(r_); }
 
-    bool exited() const noexcept { return aj_result_exited(r_) != 0; }
-    int exit_code() const noexcept { return aj_result_exit_code(r_); }
-    int signal() const noexcept { return aj_result_signal(r_); }
-    double wall_time() const noexcept { return aj_result_wall_time(r_); }
-    bool timed_out() const noexcept { return aj_result_timed_out(r_) != 0; }
+    bool exited() const noexcept { return aj_result_exited(r_.get()) != 0; }
+    int exit_code() const noexcept { return aj_result_exit_code(r_.get()); }
+    int signal() const noexcept { return aj_result_signal(r_.get()); }
+    double wall_time() const noexcept { return aj_result_wall_time(r_.get()); }
+    bool timed_out() const noexcept { return aj_result_timed_out(r_.get()) != 0; }
     std::uint64_t stat(aj_stat s) const {
         std::uint64_t v = 0;
-        detail::check([&](aj_error** e) { return aj_result_stat(&v, r_, s, e); });
+        detail::check([&](aj_error** e) { return aj_result_stat(&v, r_.get(), s, e); });
         return v;
     }
     // The result record, one JSON object on one line.
     std::string json() const {
         char* s = nullptr;
-        detail::check([&](aj_error** e) { return aj_result_json(&s, r_, e); });
+        detail::check([&](aj_error** e) { return aj_result_json(&s, r_.get(), e); });
         std::string out(s);
         aj_string_free(s);
         return out;
     }
 
 private:
-    aj_result* r_;
+    detail::Owned<aj_result, aj_result_free> r_;
 };
 
 // A running sandbox. Destroying it before wait() kills everything in it (in the
@@ -185,29 +193,21 @@ public:
             [&](aj_error** e) { return aj_spawn(&sb, policy.get(), args.data(), &options, e); });
         return Sandbox(sb);
     }
-    Sandbox(Sandbox&& o) noexcept : sb_(std::exchange(o.sb_, nullptr)) {}
-    Sandbox& operator=(Sandbox&& o) noexcept {
-        std::swap(sb_, o.sb_);
-        return *this;
-    }
-    Sandbox(const Sandbox&) = delete;
-    Sandbox& operator=(const Sandbox&) = delete;
-    ~Sandbox() { aj_sandbox_free(sb_); }
 
-    int pid() const noexcept { return aj_sandbox_pid(sb_); }
-    int pidfd() const noexcept { return aj_sandbox_pidfd(sb_); }
+    int pid() const noexcept { return aj_sandbox_pid(sb_.get()); }
+    int pidfd() const noexcept { return aj_sandbox_pidfd(sb_.get()); }
     void kill(int sig) {
-        detail::check([&](aj_error** e) { return aj_sandbox_kill(sb_, sig, e); });
+        detail::check([&](aj_error** e) { return aj_sandbox_kill(sb_.get(), sig, e); });
     }
     RunResult wait() {
         aj_result* r = nullptr;
-        detail::check([&](aj_error** e) { return aj_sandbox_wait(&r, sb_, e); });
+        detail::check([&](aj_error** e) { return aj_sandbox_wait(&r, sb_.get(), e); });
         return RunResult(r);
     }
 
 private:
     explicit Sandbox(aj_sandbox* sb) : sb_(sb) {}
-    aj_sandbox* sb_;
+    detail::Owned<aj_sandbox, aj_sandbox_free> sb_;
 };
 
 }  // namespace v1

@@ -5,11 +5,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 int main() {
     if (agentjail::version() != AJ_EXPECTED_VERSION) return 1;
     try {
-        auto p = agentjail::Policy::load("default");
+        auto loaded = agentjail::Policy::load("default");
+        agentjail::Policy p = std::move(loaded);  // moves the handle, frees it once
+        loaded = agentjail::Policy::load("minimal");
         p.add_ro("/usr/share", "/data");
         p.set_env("FOO", "bar");
         try {
@@ -22,7 +25,8 @@ int main() {
             agentjail::Policy::load("no-such-policy");
             return 1;
         } catch (const agentjail::Error& e) {
-            if (e.code() != AJ_EINVAL || std::strstr(e.what(), "no-such-policy") == nullptr) return 1;
+            if (e.code() != AJ_EINVAL || std::strstr(e.what(), "no-such-policy") == nullptr)
+                return 1;
         }
         aj_run_options o = agentjail::run_options();
         if (o.version != AJ_RUN_OPTIONS_VERSION || o.cgroup != AJ_CGROUP_CALLER) return 1;
