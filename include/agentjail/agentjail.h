@@ -198,7 +198,7 @@ typedef struct aj_run_options {
     int64_t gid;
     /* NAME=VALUE strings, NULL-terminated: the environment the policy's allow list
      * passes names from. NULL: this process's environ. */
-    const char *const *environ;
+    const char *const *envp;
     /* The home directory (~ in paths, HOME inside). NULL: HOME, or passwd. */
     const char *home;
     /* The caller's directory: the workspace when the policy names none, and where

@@ -416,9 +416,9 @@ int spawn_options(agentjail::SpawnOptions& so, const aj_run_options& o, aj_error
                         EINVAL);
     if (o.uid != -1) so.uid = static_cast<uid_t>(o.uid);
     if (o.gid != -1) so.gid = static_cast<gid_t>(o.gid);
-    if (o.environ != nullptr) {
+    if (o.envp != nullptr) {
         so.environ.emplace();
-        for (const char* const* e = o.environ; *e != nullptr; ++e) so.environ->emplace_back(*e);
+        for (const char* const* e = o.envp; *e != nullptr; ++e) so.environ->emplace_back(*e);
     }
     if (o.home != nullptr) so.home = o.home;
     if (o.cwd != nullptr) so.cwd = o.cwd;

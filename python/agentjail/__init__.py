@@ -74,7 +74,7 @@ class _RunOptions(ctypes.Structure):
         ("tty_raw", ctypes.c_int),
         ("uid", ctypes.c_int64),
         ("gid", ctypes.c_int64),
-        ("environ", ctypes.POINTER(ctypes.c_char_p)),
+        ("envp", ctypes.POINTER(ctypes.c_char_p)),
         ("home", ctypes.c_char_p),
         ("cwd", ctypes.c_char_p),
         ("pass_fds", ctypes.POINTER(ctypes.c_int)),
@@ -343,7 +343,7 @@ def spawn(policy, argv, *, stdin=None, stdout=None, stderr=None, terminal="pipes
         entries = [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()] + [None]
         arr = (ctypes.c_char_p * len(entries))(*entries)
         keep.append(arr)
-        o.environ = arr
+        o.envp = arr
     o.home = _b(home)
     o.cwd = _b(cwd)
     fds = list(pass_fds)

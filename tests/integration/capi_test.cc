@@ -227,7 +227,7 @@ TEST_F(CApiRun, TheCallersEnvironmentIsTheOneGiven) {
     const char* script = "echo \"${AJ_JOB_VAR:-unset} ${AJ_PROCESS_VAR:-unset}\"";
     // Control: this process's environment by default.
     EXPECT_EQ(run_out(pol.p, {"/bin/sh", "-c", script}, o), "unset from-process\n");
-    o.environ = env;
+    o.envp = env;
     EXPECT_EQ(run_out(pol.p, {"/bin/sh", "-c", script}, o), "from-job unset\n");
     // Cleared: nothing passes, what is set after still does.
     ASSERT_EQ(aj_policy_clear_env(pol.p, err.out()), AJ_OK);
