@@ -478,11 +478,13 @@ AJ_API int aj_spawn(aj_sandbox** out, const aj_policy* policy, const char* const
         auto sb = agentjail::Sandbox::spawn(policy->policy, args, so);
         if (!sb) {
             // A scheduler reads the record whatever happened: the failure gets its XX
-            // record too, once the path passed the checks (past the plan; a refused
-            // path is never written).
+            // record too, once the path passed the plan's checks (a failure from the
+            // preparation on; a refused path is never written).
+            using agentjail::ErrorStage;
             const auto& e = sb.error();
-            if (!so.result_file.empty() && e.stage() != agentjail::ErrorStage::plan &&
-                e.stage() != agentjail::ErrorStage::policy) {
+            const bool checked = e.stage() == ErrorStage::prepare || e.stage() == ErrorStage::launch ||
+                                 e.stage() == ErrorStage::sandbox || e.stage() == ErrorStage::exec;
+            if (!so.result_file.empty() && checked) {
                 double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 (void)agentjail::sys::replace_host_file(
                     so.result_file, agentjail::limits::error_record_json(e, start, wall, std::nullopt, 2) + "\n", {},
