@@ -3,7 +3,7 @@
 // as overrides to the one policy::Policy (no parallel option struct).
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "policy/policy.hpp"
 

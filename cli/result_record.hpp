@@ -3,7 +3,7 @@
 // when the command ended and also when agentjail itself failed (status XX).
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "policy/policy.hpp"
 #include "sys/host_file.hpp"

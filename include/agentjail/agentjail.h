@@ -10,10 +10,24 @@
  *   no hidden thread-local error state.
  * - aj_*_free accept NULL.
  * - Strings passed in are copied; the library keeps no pointer to them.
+ *
+ * Threads: any function may be called from any thread. A handle is not locked: one
+ * thread at a time uses a given aj_sandbox or aj_policy; aj_spawn only reads its
+ * policy, so threads may spawn from one policy at once while none overrides it.
+ * aj_error and aj_result are read-only. A sandbox does not depend on the thread
+ * that spawned it.
+ *
+ * Fork: a handle belongs to the process that made it. In a child of fork(),
+ * aj_sandbox_free only forgets the parent's sandbox (no kill, no wait), and
+ * aj_sandbox_kill / aj_sandbox_wait on it fail with AJ_EINVAL (errno EPERM).
+ *
+ * Only the aj_* symbols are exported (libagentjail.so.1). docs/embedding.md has the
+ * rules with examples: lifetime, threads, fork, identity, cgroup placement.
  */
 #ifndef AGENTJAIL_AGENTJAIL_H
 #define AGENTJAIL_AGENTJAIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(AGENTJAIL_BUILDING)
@@ -41,16 +55,42 @@ typedef struct aj_sandbox aj_sandbox;
 typedef struct aj_result aj_result;
 typedef struct aj_error aj_error;
 
-/* "X.Y.Z". Static storage: do not free. */
-AJ_API const char *aj_version(void);
+/* The library's version, as numbers (each out-parameter may be NULL). Returns AJ_OK.
+ * A caller built against one header may meet a newer library: compare at run time. */
+AJ_API int aj_version(int *major, int *minor, int *patch);
+/* The same as "X.Y.Z". Static storage: do not free. */
+AJ_API const char *aj_version_string(void);
 
 /* ---- errors ---- */
+
+/* Where a failure happened (aj_error_stage). */
+typedef enum aj_stage {
+    AJ_STAGE_NONE = 0,    /* not in a run: a bad argument, a policy override */
+    AJ_STAGE_POLICY = 1,  /* loading or validating the policy */
+    AJ_STAGE_PLAN = 2,    /* turning the policy into a plan (paths, identity, network) */
+    AJ_STAGE_PREPARE = 3, /* host-side work before clone: cgroup, proxy, workspace, stdio */
+    AJ_STAGE_LAUNCH = 4,  /* clone, the id maps, handing the sandbox its sockets */
+    AJ_STAGE_SANDBOX = 5, /* the sandbox building itself (mounts, pivot_root...): see aj_error_step */
+    AJ_STAGE_EXEC = 6,    /* execve of the command (AJ_ENOTFOUND, AJ_ENOEXEC) */
+    AJ_STAGE_WAIT = 7     /* waiting for the run */
+} aj_stage;
 
 /* The message, in the words a user needs (policy errors read FILE:LINE:COL: KEY: ...).
  * Owned by err; valid until aj_error_free(err). Returns "" for NULL. */
 AJ_API const char *aj_error_message(const aj_error *err);
-/* The AJ_E* code (AJ_OK for NULL). */
+/* The error's class, the AJ_E* code the function returned (AJ_OK for NULL): what the
+ * caller can do about it. */
 AJ_API int aj_error_code(const aj_error *err);
+/* The errno behind the failure (EPERM, ENOENT...), or 0 when there is none. */
+AJ_API int aj_error_errno(const aj_error *err);
+/* Where it happened (AJ_STAGE_NONE for NULL). */
+AJ_API aj_stage aj_error_stage(const aj_error *err);
+/* The stage's name: "none", "policy", "plan", "prepare", "launch", "sandbox", "exec",
+ * "wait". Static storage. */
+AJ_API const char *aj_stage_name(aj_stage stage);
+/* Within AJ_STAGE_SANDBOX and AJ_STAGE_EXEC: the step that failed, in words
+ * ("pivot_root", "mounting", "executing the command"); "" otherwise. Owned by err. */
+AJ_API const char *aj_error_step(const aj_error *err);
 AJ_API void aj_error_free(aj_error *err);
 
 /* ---- policies ---- */
@@ -58,6 +98,9 @@ AJ_API void aj_error_free(aj_error *err);
 /* Loads a built-in policy ("default", "minimal", ...) or a TOML file by path.
  * *out: a new policy owned by the caller (aj_policy_free). */
 AJ_API int aj_policy_load(aj_policy **out, const char *name_or_path, aj_error **err);
+/* Loads a policy from TOML text (it may `extends` a built-in, or a file by absolute
+ * path). name: what messages call it ("job.toml:3:1: ..."); NULL: "<text>". */
+AJ_API int aj_policy_load_text(aj_policy **out, const char *toml, const char *name, aj_error **err);
 
 /* Overrides, as the CLI flags of the same names. Paths are absolute or start with
  * "~" (the caller's home) or "{workspace}"; relative paths are AJ_EINVAL.
@@ -73,6 +116,10 @@ AJ_API int aj_policy_set_env(aj_policy *policy, const char *name, const char *va
                              aj_error **err);
 /* Passes the caller's NAME by exact name, even when it looks like a secret. */
 AJ_API int aj_policy_pass_env(aj_policy *policy, const char *name, aj_error **err);
+/* Passes nothing from the caller's environment: the command gets HOME, a default
+ * PATH, the policy's [environment] set, and what aj_policy_set_env and
+ * aj_policy_pass_env add afterwards. */
+AJ_API int aj_policy_clear_env(aj_policy *policy, aj_error **err);
 /* Sets the workspace explicitly (as -C does). */
 AJ_API int aj_policy_set_workspace(aj_policy *policy, const char *dir, aj_error **err);
 AJ_API int aj_policy_set_hostname(aj_policy *policy, const char *name, aj_error **err);
@@ -88,16 +135,47 @@ AJ_API int aj_policy_set_limit(aj_policy *policy, const char *key, const char *v
                                aj_error **err);
 /* [workspace] mode: "direct", "clone" or "overlay" (docs/workspace.md). */
 AJ_API int aj_policy_set_workspace_mode(aj_policy *policy, const char *mode, aj_error **err);
+/* A path under the workspace made read-only inside (** allowed), and one of the
+ * policy's protected paths taken out, as --protect and --unprotect. */
+AJ_API int aj_policy_add_protect(aj_policy *policy, const char *pattern, aj_error **err);
+AJ_API int aj_policy_remove_protect(aj_policy *policy, const char *pattern, aj_error **err);
+/* The network, as --net, --allow-host, --deny-host, --net-preset, --secret and
+ * --net-log (docs/network.md): mode "none", "proxy" or "host"; a host pattern
+ * ("*.npmjs.org", "github.com:22"); a preset's name; a secret's
+ * "NAME=SOURCE[@HOSTS]" (a file source's path absolute); the proxy's log (absolute
+ * or ~/...). */
+AJ_API int aj_policy_set_net_mode(aj_policy *policy, const char *mode, aj_error **err);
+AJ_API int aj_policy_allow_host(aj_policy *policy, const char *pattern, aj_error **err);
+AJ_API int aj_policy_deny_host(aj_policy *policy, const char *pattern, aj_error **err);
+AJ_API int aj_policy_net_preset(aj_policy *policy, const char *name, aj_error **err);
+AJ_API int aj_policy_add_secret(aj_policy *policy, const char *spec, aj_error **err);
+AJ_API int aj_policy_set_net_log(aj_policy *policy, const char *path, aj_error **err);
+/* The seccomp denial log, as --seccomp-log (absolute or ~/...). */
+AJ_API int aj_policy_set_seccomp_log(aj_policy *policy, const char *path, aj_error **err);
 AJ_API void aj_policy_free(aj_policy *policy);
 
 /* ---- running ---- */
 
-/* Versioned options: initialise with AJ_RUN_OPTIONS_INIT. New fields are only ever
- * added at the end, with a new AJ_RUN_OPTIONS_VERSION. */
-#define AJ_RUN_OPTIONS_VERSION 2
+/* Versioned options: initialise with aj_run_options_init (or, from C, the
+ * AJ_RUN_OPTIONS_INIT macro). New fields are only ever added at the end, with a new
+ * AJ_RUN_OPTIONS_VERSION; a library older than the caller's header refuses a version
+ * it does not know, so a field is never silently ignored. */
+#define AJ_RUN_OPTIONS_VERSION 3
 /* aj_run_options.terminal */
 #define AJ_TERMINAL_AUTO 0  /* a pty of the sandbox's own when one of the fds is a terminal */
 #define AJ_TERMINAL_PIPES 1 /* pipes only: the command sees no terminal */
+/* aj_run_options.cgroup: where the run's cgroup goes when a limit needs one
+ * (docs/embedding.md). Without such a limit the run makes no cgroup and stays in the
+ * caller's. The caller is never moved by the first two. */
+#define AJ_CGROUP_CALLER 0 /* below the caller's own cgroup */
+#define AJ_CGROUP_UNDER 1  /* below cgroup_parent */
+#define AJ_CGROUP_AUTO 2   /* the CLI's routes: agentjail.slice as root (cgroup v2); as a
+                              user a delegated cgroup (moving the caller into a leaf of
+                              it) or a systemd user scope: outside the caller's cgroup */
+/* aj_run_options.log's levels */
+#define AJ_LOG_WARNING 1 /* the user must be told, the run goes on (an expired token) */
+#define AJ_LOG_NOTE 2    /* what the plan decided and why (the CLI's -v) */
+#define AJ_LOG_PLAN 3    /* the whole plan, as `agentjail explain` prints it */
 typedef struct aj_run_options {
     unsigned int version;
     /* Where the command's 0, 1, 2 lead; -1: the caller's own 0, 1, 2. The command
@@ -110,9 +188,49 @@ typedef struct aj_run_options {
     /* Since version 2. */
     int terminal; /* AJ_TERMINAL_AUTO or AJ_TERMINAL_PIPES */
     int tty_raw;  /* nonzero: pass every escape sequence to the terminal (no filter) */
+    /* Since version 3. Pointers are read during aj_spawn only (copied). */
+    /* The identity the command runs as; -1: the caller's. Both or neither. Only root
+     * may name another; the command then has no supplementary group, and ~ and HOME
+     * are that user's home from passwd (or `home`). A caller that is root must name
+     * one (0/0 for root) unless the policy says [process] allow_root = true: the
+     * command never runs as host root by accident. */
+    int64_t uid;
+    int64_t gid;
+    /* NAME=VALUE strings, NULL-terminated: the environment the policy's allow list
+     * passes names from. NULL: this process's environ. */
+    const char *const *envp;
+    /* The home directory (~ in paths, HOME inside). NULL: HOME, or passwd. */
+    const char *home;
+    /* The caller's directory: the workspace when the policy names none, and where
+     * relative paths start. Absolute. NULL: this process's working directory. */
+    const char *cwd;
+    /* Descriptors (>= 3, open) the command gets at the same numbers. */
+    const int *pass_fds;
+    size_t n_pass_fds;
+    /* AJ_CGROUP_CALLER (default), AJ_CGROUP_UNDER or AJ_CGROUP_AUTO. */
+    int cgroup;
+    /* AJ_CGROUP_UNDER: a cgroup path as /proc/self/cgroup shows it
+     * ("/system.slice/job-42"); the run's group is made below it. */
+    const char *cgroup_parent;
+    /* Where aj_sandbox_wait writes the result record (JSON, docs/limits.md), renamed
+     * into place; absolute, never where the sandbox can write; checked by aj_spawn.
+     * When aj_spawn itself fails after that check, an XX record is written there. A
+     * record that cannot be written is aj_sandbox_wait's error; a second call then
+     * answers the result. NULL: none. */
+    const char *result_path;
+    /* Called during aj_spawn, on the calling thread, with the warnings the user must
+     * be told, the plan's notes and the plan (AJ_LOG_*). message is valid during the
+     * call only. NULL: nothing is reported. */
+    void (*log)(void *payload, int level, const char *message);
+    void *log_payload;
 } aj_run_options;
 #define AJ_RUN_OPTIONS_INIT \
-    { AJ_RUN_OPTIONS_VERSION, -1, -1, -1, AJ_TERMINAL_AUTO, 0 }
+    { AJ_RUN_OPTIONS_VERSION, -1, -1, -1, AJ_TERMINAL_AUTO, 0, -1, -1, NULL, NULL, NULL, NULL, 0, \
+      AJ_CGROUP_CALLER, NULL, NULL, NULL, NULL }
+/* Fills opts with the defaults of `version` (pass AJ_RUN_OPTIONS_VERSION): the same
+ * as AJ_RUN_OPTIONS_INIT, for callers that cannot use a macro (ctypes, cffi, other
+ * languages). AJ_EINVAL for NULL or a version this library does not know. */
+AJ_API int aj_run_options_init(aj_run_options *opts, unsigned int version);
 
 /* Starts argv (NULL-terminated, argv[0] looked up in the sandbox's PATH) in a new
  * sandbox built from policy (not modified; may be freed afterwards). opts may be NULL.
@@ -128,7 +246,8 @@ AJ_API int aj_sandbox_pidfd(const aj_sandbox *sb);
 AJ_API int aj_sandbox_kill(aj_sandbox *sb, int sig, aj_error **err);
 /* Waits for the command to end. *out: owned by the caller (aj_result_free). */
 AJ_API int aj_sandbox_wait(aj_result **out, aj_sandbox *sb, aj_error **err);
-/* Frees sb; a sandbox still running is killed, with everything inside it. */
+/* Frees sb; a sandbox still running is killed, with everything inside it. In a
+ * child of fork() it only forgets the parent's sandbox, which runs on. */
 AJ_API void aj_sandbox_free(aj_sandbox *sb);
 
 /* 1 when the command exited (see aj_result_exit_code), 0 when a signal killed it. */

@@ -1,316 +1,214 @@
 // SPDX-License-Identifier: Apache-2.0
-// The public C++ API of libagentjail: load a policy, override it, spawn a sandboxed
-// command, wait for its result.
+// The C++ API for embedders: a header-only layer over the C API (agentjail.h), so
+// that libagentjail.so exports no C++ symbol and a program built with another
+// compiler or standard library links it all the same. Errors are exceptions
+// (agentjail::Error) carrying the C API's class, errno and stage.
 #pragma once
 
-#include <sys/types.h>
+#include <agentjail/agentjail.h>
 
-#include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <memory>
-#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
-#if defined(AGENTJAIL_BUILDING)
-#define AJ_CXX_API __attribute__((visibility("default")))
-#else
-#define AJ_CXX_API
-#endif
-
 namespace agentjail {
-namespace policy {
-struct Policy;  // the library's internal policy data (lib/policy/policy.hpp)
-}
-inline namespace v0 {
+// The ABI major: a library of another major is another namespace, never mixed up.
+inline namespace v1 {
 
-// What went wrong, in the words a user needs; the kind picks the CLI exit status
-// (invalid_input/unsupported/setup/internal -> 125, command_not_found -> 127,
-// command_not_executable -> 126).
-enum class ErrorKind {
-    invalid_input,           // bad policy, bad flag, bad path: fix the input
-    unsupported,             // the kernel or host lacks a feature the policy needs
-    setup,                   // building the sandbox failed at run time
-    command_not_found,       // execve: ENOENT on every candidate
-    command_not_executable,  // execve: EACCES, ENOEXEC, ...
-    internal,                // a bug in agentjail
+// A failure of the library: what() is its one-line message.
+class Error : public std::runtime_error {
+public:
+    explicit Error(const aj_error* e)
+        : std::runtime_error(aj_error_message(e)),
+          code_(aj_error_code(e)),
+          errno_(aj_error_errno(e)),
+          stage_(aj_error_stage(e)),
+          step_(aj_error_step(e)) {}
+    int code() const noexcept { return code_; }  // AJ_EINVAL, AJ_ESETUP, ...
+    int sys_errno() const noexcept { return errno_; }
+    aj_stage stage() const noexcept { return stage_; }
+    const char* stage_name() const noexcept { return aj_stage_name(stage_); }
+    const std::string& step() const noexcept { return step_; }
+
+private:
+    int code_;
+    int errno_;
+    aj_stage stage_;
+    std::string step_;
 };
 
-class AJ_CXX_API Error {
+namespace detail {
+// Owns one handle of the C API, freed by its aj_*_free; moves, never copies.
+template <class T, void (*Free)(T*)>
+class Owned {
 public:
-    Error(ErrorKind kind, int code, std::string message)
-        : kind_(kind), code_(code), message_(std::move(message)) {}
-
-    ErrorKind kind() const noexcept { return kind_; }
-    // errno-style code (0 when there is none).
-    int code() const noexcept { return code_; }
-    const std::string& message() const noexcept { return message_; }
-
-    // Adds context in front: "mount /proc: EPERM" -> "policy x.toml:3:1: mount /proc: EPERM".
-    Error& wrap(const std::string& context) {
-        message_ = context + ": " + message_;
+    explicit Owned(T* p = nullptr) noexcept : p_(p) {}
+    Owned(Owned&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    Owned& operator=(Owned&& o) noexcept {
+        std::swap(p_, o.p_);
         return *this;
+    }
+    Owned(const Owned&) = delete;
+    Owned& operator=(const Owned&) = delete;
+    ~Owned() { Free(p_); }
+    T* get() const noexcept { return p_; }
+
+private:
+    T* p_;
+};
+
+// Runs a C call with an aj_error out-parameter; throws its error on failure.
+template <class F>
+void check(F&& call) {
+    aj_error* err = nullptr;
+    if (call(&err) == AJ_OK) return;
+    Error e(err);
+    aj_error_free(err);
+    throw e;
+}
+}  // namespace detail
+
+inline std::string version() { return aj_version_string(); }
+
+// A loaded policy with its overrides. Move-only: it owns one aj_policy.
+class Policy {
+public:
+    // A built-in name ("default", "minimal", ...) or a path to a TOML file.
+    static Policy load(const std::string& name_or_path) {
+        aj_policy* p = nullptr;
+        detail::check([&](aj_error** e) { return aj_policy_load(&p, name_or_path.c_str(), e); });
+        return Policy(p);
+    }
+    static Policy from_text(const std::string& toml, const std::string& name = "<text>") {
+        aj_policy* p = nullptr;
+        detail::check(
+            [&](aj_error** e) { return aj_policy_load_text(&p, toml.c_str(), name.c_str(), e); });
+        return Policy(p);
+    }
+
+    // The overrides of agentjail.h, by the same names.
+    void add_ro(const std::string& src, const std::string& dst = {}) {
+        detail::check(
+            [&](aj_error** e) { return aj_policy_add_ro(p_.get(), src.c_str(), opt(dst), e); });
+    }
+    void add_rw(const std::string& src, const std::string& dst = {}) {
+        detail::check(
+            [&](aj_error** e) { return aj_policy_add_rw(p_.get(), src.c_str(), opt(dst), e); });
+    }
+    void add_tmpfs(const std::string& path, std::uint64_t size = 0) {
+        detail::check(
+            [&](aj_error** e) { return aj_policy_add_tmpfs(p_.get(), path.c_str(), size, e); });
+    }
+    void set_env(const std::string& name, const std::string& value) {
+        detail::check([&](aj_error** e) {
+            return aj_policy_set_env(p_.get(), name.c_str(), value.c_str(), e);
+        });
+    }
+    void set_limit(const std::string& key, const std::string& value) {
+        detail::check([&](aj_error** e) {
+            return aj_policy_set_limit(p_.get(), key.c_str(), value.c_str(), e);
+        });
+    }
+    void clear_env() {
+        detail::check([&](aj_error** e) { return aj_policy_clear_env(p_.get(), e); });
+    }
+    void add_hide(const std::string& v) { one(aj_policy_add_hide, v); }
+    void pass_env(const std::string& v) { one(aj_policy_pass_env, v); }
+    void set_workspace(const std::string& v) { one(aj_policy_set_workspace, v); }
+    void set_hostname(const std::string& v) { one(aj_policy_set_hostname, v); }
+    void set_cwd(const std::string& v) { one(aj_policy_set_cwd, v); }
+    void set_workspace_mode(const std::string& v) { one(aj_policy_set_workspace_mode, v); }
+    void add_protect(const std::string& v) { one(aj_policy_add_protect, v); }
+    void remove_protect(const std::string& v) { one(aj_policy_remove_protect, v); }
+    void set_net_mode(const std::string& v) { one(aj_policy_set_net_mode, v); }
+    void allow_host(const std::string& v) { one(aj_policy_allow_host, v); }
+    void deny_host(const std::string& v) { one(aj_policy_deny_host, v); }
+    void net_preset(const std::string& v) { one(aj_policy_net_preset, v); }
+    void add_secret(const std::string& v) { one(aj_policy_add_secret, v); }
+    void set_net_log(const std::string& v) { one(aj_policy_set_net_log, v); }
+    void set_seccomp_log(const std::string& v) { one(aj_policy_set_seccomp_log, v); }
+
+    const aj_policy* get() const noexcept { return p_.get(); }
+
+private:
+    explicit Policy(aj_policy* p) : p_(p) {}
+    static const char* opt(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+    void one(int (*f)(aj_policy*, const char*, aj_error**), const std::string& v) {
+        detail::check([&](aj_error** e) { return f(p_.get(), v.c_str(), e); });
+    }
+    detail::Owned<aj_policy, aj_policy_free> p_;
+};
+
+// aj_run_options with the defaults of this header (aj_run_options_init).
+inline aj_run_options run_options() {
+    aj_run_options o;
+    if (aj_run_options_init(&o, AJ_RUN_OPTIONS_VERSION) != AJ_OK)
+        throw std::runtime_error(
+            "agentjail: the library is older than this header (aj_run_options version " +
+            std::to_string(AJ_RUN_OPTIONS_VERSION) + ")");
+    return o;
+}
+
+// What a finished run did. Move-only: it owns one aj_result.
+class RunResult {
+public:
+    explicit RunResult(aj_result* r) : r_(r) {}
+
+    bool exited() const noexcept { return aj_result_exited(r_.get()) != 0; }
+    int exit_code() const noexcept { return aj_result_exit_code(r_.get()); }
+    int signal() const noexcept { return aj_result_signal(r_.get()); }
+    double wall_time() const noexcept { return aj_result_wall_time(r_.get()); }
+    bool timed_out() const noexcept { return aj_result_timed_out(r_.get()) != 0; }
+    std::uint64_t stat(aj_stat s) const {
+        std::uint64_t v = 0;
+        detail::check([&](aj_error** e) { return aj_result_stat(&v, r_.get(), s, e); });
+        return v;
+    }
+    // The result record, one JSON object on one line.
+    std::string json() const {
+        char* s = nullptr;
+        detail::check([&](aj_error** e) { return aj_result_json(&s, r_.get(), e); });
+        std::string out(s);
+        aj_string_free(s);
+        return out;
     }
 
 private:
-    ErrorKind kind_;
-    int code_;
-    std::string message_;
+    detail::Owned<aj_result, aj_result_free> r_;
 };
 
-// A small carrier with std::expected's member names.
-template <class T>
-class [[nodiscard]] Result {
+// A running sandbox. Destroying it before wait() kills everything in it (in the
+// process that spawned it; a child of fork() only forgets it).
+class Sandbox {
 public:
-    Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-    Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+    static Sandbox spawn(const Policy& policy, const std::vector<std::string>& argv,
+                         const aj_run_options& options = run_options()) {
+        std::vector<const char*> args;
+        for (const auto& a : argv) args.push_back(a.c_str());
+        args.push_back(nullptr);
+        aj_sandbox* sb = nullptr;
+        detail::check(
+            [&](aj_error** e) { return aj_spawn(&sb, policy.get(), args.data(), &options, e); });
+        return Sandbox(sb);
+    }
 
-    bool has_value() const noexcept { return v_.index() == 0; }
-    explicit operator bool() const noexcept { return has_value(); }
-    T& value() & { return std::get<0>(v_); }
-    const T& value() const& { return std::get<0>(v_); }
-    T&& value() && { return std::get<0>(std::move(v_)); }
-    T& operator*() & { return value(); }
-    const T& operator*() const& { return value(); }
-    T* operator->() { return &value(); }
-    const T* operator->() const { return &value(); }
-    Error& error() & { return std::get<1>(v_); }
-    const Error& error() const& { return std::get<1>(v_); }
-    Error&& error() && { return std::get<1>(std::move(v_)); }
+    int pid() const noexcept { return aj_sandbox_pid(sb_.get()); }
+    int pidfd() const noexcept { return aj_sandbox_pidfd(sb_.get()); }
+    void kill(int sig) {
+        detail::check([&](aj_error** e) { return aj_sandbox_kill(sb_.get(), sig, e); });
+    }
+    RunResult wait() {
+        aj_result* r = nullptr;
+        detail::check([&](aj_error** e) { return aj_sandbox_wait(&r, sb_.get(), e); });
+        return RunResult(r);
+    }
 
 private:
-    std::variant<T, Error> v_;
+    explicit Sandbox(aj_sandbox* sb) : sb_(sb) {}
+    detail::Owned<aj_sandbox, aj_sandbox_free> sb_;
 };
 
-template <>
-class [[nodiscard]] Result<void> {
-public:
-    Result() = default;
-    Result(Error error) : e_(std::move(error)) {}
-    bool has_value() const noexcept { return !e_.has_value(); }
-    explicit operator bool() const noexcept { return has_value(); }
-    void value() const {}
-    Error& error() & { return *e_; }
-    const Error& error() const& { return *e_; }
-    Error&& error() && { return std::move(*e_); }
-
-private:
-    std::optional<Error> e_;
-};
-
-// A loaded, merged and validated policy plus the overrides applied to it.
-class AJ_CXX_API Policy {
-public:
-    // A built-in name ("default", "minimal", ...) or a path to a TOML file.
-    static Result<Policy> load(const std::string& name_or_path);
-
-    Policy(const Policy&);
-    Policy(Policy&&) noexcept;
-    Policy& operator=(const Policy&);
-    Policy& operator=(Policy&&) noexcept;
-    ~Policy();
-
-    // Overrides, as the CLI flags of the same names. dst empty: same path inside.
-    Result<void> add_ro(const std::string& src, const std::string& dst = {});
-    Result<void> add_rw(const std::string& src, const std::string& dst = {});
-    Result<void> add_hide(const std::string& path);
-    Result<void> add_tmpfs(const std::string& path, std::uint64_t size_bytes = 0);
-    // value empty and pass_through true: take NAME from the caller's environment.
-    Result<void> set_env(const std::string& name, const std::string& value);
-    Result<void> pass_env(const std::string& name);
-    Result<void> set_workspace(const std::string& dir);
-    Result<void> set_hostname(const std::string& name);
-    Result<void> set_cwd(const std::string& dir);
-    // A [limits] key with its value spelt as in a policy file or on the command line:
-    // "memory" "2G", "swap" "0", "cpus" "1.5", "pids" "256", "timeout" "30m",
-    // "kill_grace" "5s", "cpu_time" "10m", "nofile" "1024", "fsize" "1G",
-    // "tmpfs_size" "512M"; "max" lifts a limit; "allow_degraded" "true" runs with
-    // rlimits only where no cgroup can be made (RunResult::degraded says so).
-    Result<void> set_limit(const std::string& key, const std::string& value);
-    // [workspace]: "direct", "clone" or "overlay" (docs/workspace.md); a path under the
-    // workspace made read-only inside (** allowed); one of the policy's protected
-    // paths taken out (an error if the policy has no such entry).
-    Result<void> set_workspace_mode(const std::string& mode);
-    Result<void> add_protect(const std::string& pattern);
-    Result<void> remove_protect(const std::string& pattern);
-
-    policy::Policy& raw();
-    const policy::Policy& raw() const;
-
-private:
-    explicit Policy(std::unique_ptr<policy::Policy> p);
-    std::unique_ptr<policy::Policy> p_;
-};
-
-// Where the command's 0, 1, 2 lead (-1: the caller's own 0, 1, 2). The command never
-// holds these descriptors: it gets pipes, or a pty of the sandbox's own where one of
-// them is a terminal, and a thread of agentjail copies between them and the caller's
-// (the descriptors are duplicated: the caller may close its own after spawn()).
-struct SpawnOptions {
-    int stdin_fd = -1;
-    int stdout_fd = -1;
-    int stderr_fd = -1;
-    enum class Terminal {
-        automatic,  // a pty when any of the three is a terminal, pipes otherwise
-        pipes,      // pipes only: the command sees no terminal
-    };
-    Terminal terminal = Terminal::automatic;
-    // Pass every escape sequence to the terminal. By default the relay drops those
-    // that act on the user's machine (OSC 52 clipboard, file:// links, title and
-    // colour reports, DCS/APC passthrough).
-    bool tty_raw = false;
-    // Called during spawn(), before the sandbox starts and before the terminal is
-    // touched, with each thing the caller's user must be told although the run goes
-    // on (a secret's token that has expired, with what to do); one line each.
-    std::function<void(const std::string&)> on_warning;
-    // Called during spawn(), once the plan is built and before anything of it is
-    // carried out, with the plan as `agentjail explain` prints it and its notes: the
-    // plan this run carries out, not a second one built to be shown (the CLI's -v).
-    std::function<void(const std::string& plan_text, const std::vector<std::string>& notes)> on_plan;
-};
-
-// The command stopped (job control) or went on.
-struct JobChange {
-    bool stopped = false;  // false: it continued
-    int sig = 0;           // the signal that stopped it
-    // The user typed the suspend character (^Z) just before: the stop is theirs to
-    // act on. A stop the sandbox caused itself never sets this.
-    bool by_user = false;
-};
-
-// The resource limits a run had (0: none), as the result record reports them.
-struct RunLimits {
-    std::uint64_t memory_bytes = 0;
-    std::uint64_t swap_bytes = 0;  // with a memory limit: 0 means no swap at all
-    double cpus = 0;
-    std::uint64_t pids = 0;
-    double timeout_s = 0;
-    double kill_grace_s = 0;
-    double cpu_time_s = 0;  // RLIMIT_CPU
-    std::uint64_t nofile = 0;
-    std::uint64_t fsize_bytes = 0;
-};
-
-// What a run did with the workspace (docs/workspace.md).
-struct WorkspaceFinding {
-    std::string path;    // relative to the workspace
-    std::string what;    // e.g. "git config written during the run sets core.fsmonitor"
-    std::string action;  // e.g. "renamed to config.agentjail-quarantined, mode 000", "flagged"
-};
-// Direct mode: each time the host replaced a hidden or protected name during the run
-// and the supervisor put the mask or the read-only bind back.
-struct WorkspaceReapplied {
-    std::string name;    // the host path
-    std::string why;     // what the host did: "replaced", "created", "removed", "moved away"
-    std::string action;  // "mask" or "read-only bind" re-applied
-    std::string when;    // ISO 8601 UTC, when the host change was noticed
-    double window_ms = 0;  // from noticing the change to the protection being back
-};
-struct WorkspaceOutcome {
-    std::string mode = "direct";  // "direct", "clone" or "overlay"
-    // Clone and overlay modes: where the agent's work is, and the risky-change report.
-    std::string run_id;     // "20261202-011500-ab12cd"
-    std::string state_dir;  // the run's directory on the host
-    std::string branch;     // clone: "agentjail/<run-id>" in the user's repository
-    // As in run.json: "ok", "no-changes", "refused" (the sandbox tampered with what
-    // agentjail needs; nothing came back), "failed" (agentjail could not finish).
-    std::string status;
-    std::string message;      // why, when status is not "ok"
-    std::size_t flags = 0;    // changes that can run code later (the report's flags)
-    std::string report_text;  // for people, every name escaped
-    std::string report_json;  // a JSON object (docs/workspace.md)
-    // Direct mode: the placeholders made for protected names that did not exist,
-    // the guards re-applied after a host-side change (or why the run was stopped when
-    // one could not be), and what the check after the run found and did.
-    std::vector<std::string> placeholders_made;     // host paths created empty for the run
-    std::vector<std::string> placeholders_removed;  // ... and removed after it
-    std::vector<std::string> placeholders_kept;     // ... kept (filled in, or not ours), with why
-    std::vector<WorkspaceReapplied> reapplied;      // the first 64
-    std::uint64_t reapplied_count = 0;              // all of them
-    std::string stopped;  // non-empty: a protection could not be re-applied and the run was stopped
-    std::vector<WorkspaceFinding> audit;
-};
-
-struct RunResult {
-    bool exited = false;     // true: exit_code is valid; false: killed by term_signal
-    int exit_code = 0;
-    int term_signal = 0;
-    double wall_time_s = 0;
-    bool timed_out = false;             // the wall-clock limit ended the run
-    std::uint64_t seccomp_denials = 0;  // calls refused or recorded by the filter
-    // Resource use, from the sandbox's cgroup (0 where it was not measured; without a
-    // cgroup the cpu times and the peak come from getrusage of the reaped children).
-    std::uint64_t memory_peak_bytes = 0;
-    std::uint64_t oom_kill_count = 0;  // processes the OOM killer ended inside the sandbox
-    std::uint64_t pids_peak = 0;
-    std::uint64_t pids_max_hits = 0;  // forks refused at the pids limit
-    double cpu_user_s = 0;
-    double cpu_system_s = 0;
-    std::uint64_t cpu_throttled_us = 0;  // time held back by the cpus limit
-    std::uint64_t cpu_nr_throttled = 0;  // periods in which it was
-    std::string cgroup = "none";         // "v2", "v2-delegated", "v1" or "none"
-    std::vector<std::string> layers;     // isolation layers in force ("user-ns", "rlimits"...)
-    std::vector<std::string> degraded;   // layers asked for but not in force, with why
-    RunLimits limits;
-    // Connections through the network proxy: refused (403, SOCKS5 refusal, over the
-    // connection limit, malformed) and allowed, as in the --net-log lines.
-    std::uint64_t network_denials = 0;
-    std::uint64_t network_allowed = 0;
-    // Where the cgroup's parent came from: "agentjail.slice" (root), "own-cgroup",
-    // "parent-cgroup", "systemd-scope" (a transient scope of the user's systemd
-    // manager, named in cgroup_unit); empty without a cgroup.
-    std::string cgroup_via;
-    std::string cgroup_unit;
-    WorkspaceOutcome workspace;
-    // Non-empty: agentjail's own work during the run failed (an exception on the
-    // supervisor's or the relay's thread) and the sandbox was stopped; the record's
-    // status is XX and the CLI exits 125. The caller's process is never terminated.
-    std::string internal_error;
-};
-
-class Launched;
-
-// A running sandbox. Destroying it before wait() kills the whole sandbox.
-class AJ_CXX_API Sandbox {
-public:
-    static Result<Sandbox> spawn(const Policy& policy, const std::vector<std::string>& argv,
-                                 const SpawnOptions& options = {});
-    Sandbox(Sandbox&&) noexcept;
-    Sandbox& operator=(Sandbox&&) noexcept;
-    ~Sandbox();
-
-    // The sandbox's init, as a pid of the caller's pid namespace.
-    pid_t pid() const noexcept;
-    // A pidfd for the init, to poll beside other events; readable once it exited.
-    int pidfd() const noexcept;
-    // Delivers sig to the command (through the sandbox's init).
-    Result<void> kill(int sig);
-    // Waits for the command; afterwards nothing of the sandbox is left (and all it
-    // wrote has been copied to the caller's descriptors).
-    Result<RunResult> wait();
-
-    // Job control, for a caller that runs the sandbox from a terminal (the CLI):
-    // job_fd() is readable when next_job_change() has news (-1: none to poll).
-    int job_fd() const noexcept;
-    std::optional<JobChange> next_job_change();
-    // Whether the command runs on a pty of the sandbox's own.
-    bool has_terminal() const noexcept;
-    // The caller's terminal changed size: the pty follows (SIGWINCH inside).
-    void terminal_resized();
-    // Before the caller stops itself: the user's terminal as it was before the run.
-    void suspend_terminal();
-    // After it was continued: raw mode again, the size re-read.
-    void resume_terminal();
-
-private:
-    explicit Sandbox(std::unique_ptr<Launched> l);
-    std::unique_ptr<Launched> l_;
-};
-
-AJ_CXX_API const char* version() noexcept;
-
-}  // namespace v0
+}  // namespace v1
 }  // namespace agentjail

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The public C++ API (agentjail::Policy, agentjail::Sandbox) over the core:
 // policy::load and its overrides, plan::build, launch::spawn.
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "limits/enforce.hpp"
+#include "limits/record.hpp"
+#include "sys/host_file.hpp"
 #include "launch/launch.hpp"
 #include "net/proxy.hpp"
 #include "net/publish.hpp"
@@ -16,15 +18,20 @@
 #include "workspace/clone.hpp"
 #include "workspace/runs.hpp"
 #include "workspace/audit.hpp"
+#include "util/strings.hpp"
 
 #include <time.h>
 
+#include <fcntl.h>
+#include <stdlib.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <optional>
 #include <string_view>
 
 namespace agentjail {
-inline namespace v0 {
 
 // The private state behind a Sandbox: the launched process and, once waited for,
 // its result (so a second wait() answers the same instead of failing).
@@ -54,6 +61,10 @@ public:
     // Direct mode with a writable workspace: what the run left there that would run
     // on the host is looked for after it (lib/workspace/audit.hpp).
     std::optional<workspace::AuditOptions> audit;
+    // SpawnOptions::result_file, written by wait() under the plan's rules.
+    std::string result_file;
+    sys::HostFileRules result_rules;
+    std::chrono::system_clock::time_point start;
 };
 
 namespace {
@@ -94,6 +105,55 @@ Result<void> check_env_name(const char* what, const std::string& name) {
     return {};
 }
 
+// The stage a failure is reported at, unless a deeper layer already said.
+Error staged(Error e, ErrorStage stage) {
+    e.at(stage);
+    return e;
+}
+
+// The caller's side of the run from the options, in place of this process's: its
+// identity, environment, home and directory. Fails closed on a root caller that
+// names no identity when it must (the C API), before anything is planned.
+Result<void> apply_caller(const SpawnOptions& o, const policy::Policy& p, plan::HostFacts& host) {
+    if (o.uid.has_value() != o.gid.has_value())
+        return invalid("spawn", "give both the uid and the gid to run the command as, or neither");
+    if (o.environ) host.environ = *o.environ;
+    if (!o.cwd.empty()) {
+        if (o.cwd[0] != '/') return invalid("spawn", "the caller's directory '" + o.cwd + "' is not absolute");
+        char* real = ::realpath(o.cwd.c_str(), nullptr);
+        if (real == nullptr) {
+            int e = errno;
+            return Error(ErrorKind::invalid_input, e, "api: spawn: the caller's directory " + o.cwd + ": " +
+                                                          util::errno_text(e));
+        }
+        host.cwd = real;
+        ::free(real);
+    }
+    if (o.uid) return host.run_as_identity(*o.uid, *o.gid, o.home);
+    if (o.root_needs_identity && host.uid == 0 && !p.allow_root.value)
+        return Error(ErrorKind::invalid_input, EPERM,
+                     "the caller is root and the policy does not allow root inside: give the uid and gid to "
+                     "run the command as, or set [process] allow_root = true in the policy");
+    if (!o.home.empty()) return host.run_as_identity(host.uid, host.gid, o.home);
+    return {};
+}
+
+// The caller's descriptors for the command: each open now and above 2 (0-2 are
+// the relayed stdio), so the launch's own descriptors, opened later, never share
+// their numbers.
+Result<void> check_pass_fds(const std::vector<int>& fds) {
+    for (size_t i = 0; i < fds.size(); ++i) {
+        int fd = fds[i];
+        if (fd < 3) return invalid("pass_fds", std::to_string(fd) + " is below 3 (0, 1 and 2 are the stdio options)");
+        if (::fcntl(fd, F_GETFD) < 0)
+            return Error(ErrorKind::invalid_input, EBADF,
+                         "api: pass_fds: " + std::to_string(fd) + " is not an open descriptor");
+        if (std::find(fds.begin(), fds.begin() + static_cast<std::ptrdiff_t>(i), fd) != fds.begin() + static_cast<std::ptrdiff_t>(i))
+            return invalid("pass_fds", std::to_string(fd) + " is named twice");
+    }
+    return {};
+}
+
 Error moved_from() {
     return Error(ErrorKind::internal, EINVAL, "sandbox: used after it was moved from");
 }
@@ -115,6 +175,12 @@ Policy::~Policy() = default;
 Result<Policy> Policy::load(const std::string& name_or_path) {
     if (name_or_path.empty()) return invalid("load", "empty policy name");
     auto p = policy::load(name_or_path);
+    if (!p) return std::move(p).error();
+    return Policy(std::make_unique<policy::Policy>(std::move(*p)));
+}
+
+Result<Policy> Policy::load_text(const std::string& toml, const std::string& name) {
+    auto p = policy::load_text(toml, name);
     if (!p) return std::move(p).error();
     return Policy(std::make_unique<policy::Policy>(std::move(*p)));
 }
@@ -162,6 +228,11 @@ Result<void> Policy::pass_env(const std::string& name) {
     return {};
 }
 
+Result<void> Policy::clear_env() {
+    p_->env_allow.clear();
+    return {};
+}
+
 Result<void> Policy::set_workspace(const std::string& dir) {
     if (auto r = check_path("set_workspace", dir); !r) return r;
     p_->workspace_path = policy::Located<std::string>{dir, api_origin("set_workspace")};
@@ -200,6 +271,38 @@ Result<void> Policy::remove_protect(const std::string& pattern) {
     return policy::remove_protect(*p_, pattern, api_origin("remove_protect"));
 }
 
+Result<void> Policy::set_net_mode(const std::string& mode) {
+    return policy::set_net_mode(*p_, mode, api_origin("set_net_mode"));
+}
+
+Result<void> Policy::allow_host(const std::string& pattern) {
+    return policy::add_allow_host(*p_, pattern, api_origin("allow_host"));
+}
+
+Result<void> Policy::deny_host(const std::string& pattern) {
+    return policy::add_deny_host(*p_, pattern, api_origin("deny_host"));
+}
+
+Result<void> Policy::net_preset(const std::string& name) {
+    return policy::apply_net_preset(*p_, name, api_origin("net_preset"));
+}
+
+Result<void> Policy::add_secret(const std::string& spec) {
+    return policy::add_secret(*p_, spec, api_origin("add_secret"));
+}
+
+Result<void> Policy::set_net_log(const std::string& path) {
+    if (auto r = check_path("set_net_log", path); !r) return r;
+    p_->network.log = policy::Located<std::string>{path, api_origin("set_net_log")};
+    return {};
+}
+
+Result<void> Policy::set_seccomp_log(const std::string& path) {
+    if (auto r = check_path("set_seccomp_log", path); !r) return r;
+    p_->seccomp_log = policy::Located<std::string>{path, api_origin("set_seccomp_log")};
+    return {};
+}
+
 // ---- Sandbox ----
 
 Sandbox::Sandbox(std::unique_ptr<Launched> l) : l_(std::move(l)) {}
@@ -213,14 +316,35 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (argv.empty() || argv[0].empty())
         return Error(ErrorKind::invalid_input, EINVAL, "spawn: no command given");
     // Overrides may have broken a cross-field rule: check before anything is planned.
-    if (auto v = policy::validate(policy.raw()); !v) return std::move(v).error();
+    if (auto v = policy::validate(policy.raw()); !v) return staged(std::move(v).error(), ErrorStage::policy);
     // What runs whose launcher was killed left on the host (fs/leftovers.hpp), gone
     // before this run looks at the host: its plan must not build on their placeholders.
     (void)fs::sweep_journals();
+    const auto start = std::chrono::system_clock::now();
     auto host = plan::HostFacts::current();
-    if (!host) return std::move(host).error();
+    if (!host) return staged(std::move(host).error(), ErrorStage::plan);
+    if (auto r = apply_caller(options, policy.raw(), *host); !r) return staged(std::move(r).error(), ErrorStage::plan);
+    if (auto r = check_pass_fds(options.pass_fds); !r) return staged(std::move(r).error(), ErrorStage::plan);
+    if (options.cgroup == CgroupPlacement::under && options.cgroup_parent.empty())
+        return invalid("cgroup", "the placement under a given cgroup needs the cgroup parent").at(ErrorStage::plan);
+    if (!options.result_file.empty() && options.result_file[0] != '/')
+        return invalid("result_file", "'" + options.result_file + "' is not an absolute path").at(ErrorStage::plan);
     auto plan = plan::build(policy.raw(), argv, *host);
-    if (!plan) return std::move(plan).error();
+    if (!plan) return staged(std::move(plan).error(), ErrorStage::plan);
+    plan->pass_fds = options.pass_fds;
+    plan->limits.placement = options.cgroup;
+    plan->limits.parent = options.cgroup_parent;
+    // Clone and overlay modes keep the run's state in the user's home, made by this
+    // process: as root for another uid it would be root's, in a tree that user controls.
+    if (plan->set_ids && plan->workspace_mode != policy::WorkspaceMode::direct)
+        return invalid("spawn", "workspace modes clone and overlay are not available for a run as another uid (" +
+                                    std::to_string(plan->uid) + "); use mode \"direct\"")
+            .at(ErrorStage::plan);
+    // The result file obeys the plan's rules like the logs (never where the sandbox
+    // writes, never through a link): refused now, before anything runs.
+    if (!options.result_file.empty())
+        if (auto r = sys::check_host_file(options.result_file, plan->host_files, "result file"); !r)
+            return staged(std::move(r).error(), ErrorStage::plan);
     if (options.on_plan) options.on_plan(plan::to_text(*plan), plan->notes);
     if (options.on_warning)
         for (const auto& w : plan->warnings) options.on_warning(w);
@@ -236,7 +360,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (plan->workspace_mode == policy::WorkspaceMode::overlay) {
         auto ov = workspace::OverlayRun::start(*plan, workspace::runs_root(host->environ, host->home),
                                                workspace::protect_patterns(policy.raw()));
-        if (!ov) return std::move(ov).error();
+        if (!ov) return staged(std::move(ov).error(), ErrorStage::prepare);
         overlay = std::move(*ov);
     }
     // Clone mode: the clone is made here, on the host, and bound in the workspace's
@@ -247,7 +371,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         co.runs_root = workspace::runs_root(host->environ, host->home);
         co.commit_uncommitted = policy.raw().workspace_commit_uncommitted.value;
         auto c = workspace::CloneRun::prepare(*plan, co);
-        if (!c) return std::move(c).error();
+        if (!c) return staged(std::move(c).error(), ErrorStage::prepare);
         clone = std::move(*c);
     }
     // The command's stdio: pipes or a pty of its own, relayed; never the caller's files.
@@ -259,7 +383,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     for (const auto& m : plan->mounts)
         if (m.kind == plan::MountKind::devpts && m.dst == "/dev/pts") ro.have_devpts = true;
     auto relay = tty::Relay::prepare(ro);
-    if (!relay) return std::move(relay).error();
+    if (!relay) return staged(std::move(relay).error(), ErrorStage::prepare);
     const tty::ChildSide& side = (*relay)->child();
     launch::Stdio stdio;
     stdio.in = side.fd[0];
@@ -271,12 +395,12 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     stdio.close_in_child = side.relay_fds;
     // The cgroup exists before clone, so the init is inside it from its first instruction.
     auto enforcer = limits::Enforcer::prepare(*plan);
-    if (!enforcer) return std::move(enforcer).error();
+    if (!enforcer) return staged(std::move(enforcer).error(), ErrorStage::prepare);
     // The proxy's log opens before clone, so a bad --net-log fails before anything runs.
     std::unique_ptr<net::Proxy> proxy;
     if (plan->net) {
         auto p = net::Proxy::create(*plan->net);
-        if (!p) return std::move(p).error();
+        if (!p) return staged(std::move(p).error(), ErrorStage::prepare);
         proxy = std::move(*p);
     }
     // Published ports listen on the host before anything is cloned: a port in use is
@@ -284,7 +408,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     std::unique_ptr<net::Publisher> publisher;
     if (!plan->publish.empty()) {
         auto pub = net::Publisher::bind(plan->publish);
-        if (!pub) return std::move(pub).error();
+        if (!pub) return staged(std::move(pub).error(), ErrorStage::prepare);
         publisher = std::move(*pub);
     }
     launch::Hooks hooks = enforcer->hooks();
@@ -316,19 +440,20 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
             if (g.kind == plan::Guard::Kind::protected_ro) audit->protected_paths.push_back(g.host);
     }
     auto proc = launch::spawn(*plan, stdio, hooks);
-    if (!proc) return std::move(proc).error();
+    if (!proc) return staged(std::move(proc).error(), ErrorStage::launch);
     if (proxy) {
         // Without the proxy the sandbox would run with no way out and no word why:
         // a failure here ends the launch (the Process's destructor kills it).
         auto served = proxy->serve(proc->take_proxy_socket(), proc->take_gateway_sockets());
-        if (!served) return std::move(served).error();
+        if (!served) return staged(std::move(served).error(), ErrorStage::launch);
     }
     if (publisher) {
         auto served = publisher->serve(proc->take_publish_socket());
-        if (!served) return std::move(served).error();
+        if (!served) return staged(std::move(served).error(), ErrorStage::launch);
     }
-    if (auto r = (*relay)->start(proc->take_pty_master(), proc->pidfd()); !r) return std::move(r).error();
-    if (fault::hit("run.after-spawn")) return Error(ErrorKind::setup, EIO, "an injected fault after the spawn");
+    if (auto r = (*relay)->start(proc->take_pty_master(), proc->pidfd()); !r) return staged(std::move(r).error(), ErrorStage::launch);
+    if (fault::hit("run.after-spawn"))
+        return Error(ErrorKind::setup, EIO, "an injected fault after the spawn").at(ErrorStage::launch);
     auto launched = std::make_unique<Launched>(std::move(*enforcer), std::move(*relay), std::move(*proc));
     launched->proxy = std::move(proxy);
     launched->publisher = std::move(publisher);
@@ -339,6 +464,9 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         launched->clone = std::move(clone);
     }
     launched->audit = std::move(audit);
+    launched->result_file = options.result_file;
+    launched->result_rules = plan->host_files;
+    launched->start = start;
     return Sandbox(std::move(launched));
 }
 
@@ -361,7 +489,7 @@ Result<RunResult> Sandbox::wait() {
     auto r = l_->proc.wait();
     // Everything the sandbox wrote reaches the caller before wait() returns.
     if (l_->relay) l_->relay->finish();
-    if (!r) return std::move(r).error();
+    if (!r) return staged(std::move(r).error(), ErrorStage::wait);
     if (l_->relay && !l_->relay->failure().empty() && r->internal_error.empty())
         r->internal_error = l_->relay->failure();
     l_->enforcer.finish(*r);
@@ -394,6 +522,14 @@ Result<RunResult> Sandbox::wait() {
     // the audit but the user.
     if (l_->audit) r->workspace.audit = workspace::audit_direct(*l_->audit);
     l_->result = *r;
+    // Renamed over the target from a fresh name (sys/host_file.hpp): a reader never
+    // sees half a record. A record that cannot be written is this wait's error; the
+    // result stays, and a second wait() answers it.
+    if (!l_->result_file.empty())
+        if (auto w = sys::replace_host_file(l_->result_file, limits::record_json(*r, l_->start, 2) + "\n",
+                                            l_->result_rules, "result file");
+            !w)
+            return staged(std::move(w).error(), ErrorStage::wait);
     return *r;
 }
 
@@ -426,5 +562,4 @@ void Sandbox::resume_terminal() {
 
 const char* version() noexcept { return AGENTJAIL_VERSION; }
 
-}  // namespace v0
 }  // namespace agentjail

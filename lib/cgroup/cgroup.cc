@@ -31,18 +31,21 @@ const char* via_name(Via v) {
         case Via::own_cgroup: return "own-cgroup";
         case Via::parent_cgroup: return "parent-cgroup";
         case Via::systemd_scope: return "systemd-scope";
+        case Via::given_cgroup: return "given-cgroup";
     }
     return "?";
 }
 
-std::string Hierarchy::self_dir() const {
-    if (mount.empty() || self.empty() || self[0] != '/') return {};
-    if (root == "/" || root.empty()) return self == "/" ? mount : mount + self;
-    if (self == root) return mount;
-    if (util::starts_with(self, root) && self.size() > root.size() && self[root.size()] == '/')
-        return mount + self.substr(root.size());
+std::string Hierarchy::dir_of(const std::string& cgroup) const {
+    if (mount.empty() || cgroup.empty() || cgroup[0] != '/') return {};
+    if (root == "/" || root.empty()) return cgroup == "/" ? mount : mount + cgroup;
+    if (cgroup == root) return mount;
+    if (util::starts_with(cgroup, root) && cgroup.size() > root.size() && cgroup[root.size()] == '/')
+        return mount + cgroup.substr(root.size());
     return {};
 }
+
+std::string Hierarchy::self_dir() const { return dir_of(self); }
 
 bool Hierarchy::has(const std::string& controller) const {
     std::string list = controllers;
@@ -252,6 +255,37 @@ std::string next_name() {
 
 std::string self_leaf_name() { return "agentjail-" + std::to_string(::getpid()) + "-self"; }
 
+std::string placed_parent(const Hierarchy& h, const limits::Settings& s, std::string& why_not) {
+    if (s.placement == CgroupPlacement::caller) {
+        std::string dir = h.self_dir();
+        if (dir.empty()) why_not = "this process's cgroup (" + h.self + ") is not visible under " + h.mount;
+        return dir;
+    }
+    // A path as /proc/self/cgroup shows it: absolute, no "." or ".." component, so it
+    // can only name a group inside this hierarchy.
+    const std::string& p = s.parent;
+    bool ok = !p.empty() && p[0] == '/' && p.find("//") == std::string::npos && p.find('\0') == std::string::npos;
+    for (size_t at = 0; ok && at < p.size();) {
+        size_t next = p.find('/', at + 1);
+        std::string part = p.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+        if (part == "." || part == "..") ok = false;
+        at = next == std::string::npos ? p.size() : next;
+    }
+    if (!ok) {
+        why_not = "cgroup parent '" + p + "' is not a cgroup path (absolute, as /proc/self/cgroup shows it, without . or ..)";
+        return {};
+    }
+    std::string dir = h.dir_of(p == "/" ? p : (p.back() == '/' ? p.substr(0, p.size() - 1) : p));
+    struct stat st {};
+    if (dir.empty())
+        why_not = "cgroup parent " + p + " is not visible under " + h.mount;
+    else if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        why_not = "cgroup parent " + dir + " does not exist";
+    else
+        return dir;
+    return {};
+}
+
 std::vector<std::string> required_controllers(const limits::Settings& s) {
     std::vector<std::string> out;
     if (s.memory_bytes || s.swap_bytes) out.emplace_back("memory");
@@ -287,6 +321,15 @@ Result<std::unique_ptr<Group>> create(const limits::Settings& settings) {
     for (const auto& c : detail::required_controllers(settings)) asked += (asked.empty() ? "" : ", ") + c;
     std::string msg = "the limits asked for (" + asked + ") need a cgroup, and none can be made here: ";
     for (size_t i = 0; i < reasons.size(); ++i) msg += (i ? "; " : "") + reasons[i];
+    if (settings.placement != CgroupPlacement::automatic) {
+        msg += ". The run's cgroup goes only below " +
+               std::string(settings.placement == CgroupPlacement::caller ? "the caller's own cgroup"
+                                                                        : "the cgroup parent given") +
+               ": name a cgroup that passes these controllers down as the parent, choose the automatic "
+               "placement (agentjail.slice as root, a delegated cgroup or a systemd scope as a user), or "
+               "set `[limits] allow_degraded = true` to run with rlimits only";
+        return Error(ErrorKind::unsupported, EPERM, msg);
+    }
     msg += ". To fix: run as root, or start agentjail in a delegated cgroup v2 subtree "
            "(systemd-run --user --scope -p Delegate=yes agentjail ...), or have a systemd user "
            "manager running that agentjail can ask for one (log in, or loginctl enable-linger), or set "

@@ -30,8 +30,9 @@ enum class Via {
     own_cgroup,     // the caller's own (delegated) cgroup; v1: the caller's own groups
     parent_cgroup,  // the delegated parent of the caller's cgroup, beside it
     systemd_scope,  // a transient scope with Delegate=yes from the user's systemd manager
+    given_cgroup,   // below the cgroup the caller named (CgroupPlacement::under)
 };
-// "agentjail.slice", "own-cgroup", "parent-cgroup", "systemd-scope".
+// "agentjail.slice", "own-cgroup", "parent-cgroup", "systemd-scope", "given-cgroup".
 const char* via_name(Via v);
 
 // What the run used, read just before the group is removed. 0 when not available.
@@ -55,6 +56,8 @@ struct Hierarchy {
     // The directory of self: mount + (self relative to root); empty when self is not
     // below the mount's root (a bind of some other subtree).
     std::string self_dir() const;
+    // The directory of another cgroup path of this hierarchy (same rules).
+    std::string dir_of(const std::string& cgroup) const;
     bool has(const std::string& controller) const;  // v1: in the comma list
 };
 struct Host {

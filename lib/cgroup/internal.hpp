@@ -57,6 +57,11 @@ std::string self_leaf_name();
 // The controllers the settings need ("memory", "cpu", "pids").
 std::vector<std::string> required_controllers(const limits::Settings& s);
 
+// ---- placement (cgroup.cc) ----
+// CgroupPlacement::caller and ::under: the directory of h the run's group goes
+// below (never made, enabled or entered by us), or "" with why_not set.
+std::string placed_parent(const Hierarchy& h, const limits::Settings& s, std::string& why_not);
+
 // ---- drivers ----
 // Each returns a group, or nullptr with why_not set when it cannot serve this host or
 // caller (so the next driver is tried), or an Error once it has started and failed.

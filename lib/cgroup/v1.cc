@@ -33,12 +33,13 @@ struct Dir {
 
 class V1Group final : public Group {
 public:
-    explicit V1Group(std::vector<Dir> dirs) : dirs_(std::move(dirs)) {}
+    V1Group(std::vector<Dir> dirs, Via via) : dirs_(std::move(dirs)), via_(via) {}
     ~V1Group() override {
         if (!removed_) (void)remove();
     }
 
     Kind kind() const override { return Kind::v1; }
+    Via via() const override { return via_; }
 
     Result<void> attach(pid_t pid) override {
         // The init waits for our go before it does anything, so it is inside every
@@ -152,6 +153,7 @@ private:
     }
 
     std::vector<Dir> dirs_;
+    Via via_ = Via::own_cgroup;
     bool removed_ = false;
 };
 
@@ -168,12 +170,19 @@ Result<std::unique_ptr<Group>> create_v1(const Host& host, const limits::Setting
         bool needed = std::find(required.begin(), required.end(), c) != required.end();
         const Hierarchy* h = host.v1_for(c);
         std::string problem;
-        std::string parent = h ? h->self_dir() : std::string();
+        // Every placement but a named parent is the caller's own groups in v1, which
+        // has no rule against a group with processes passing controllers down.
+        std::string parent;
+        if (h && s.placement == CgroupPlacement::under) {
+            parent = placed_parent(*h, s, problem);
+        } else if (h) {
+            parent = h->self_dir();
+            if (parent.empty())
+                problem = std::string("this process's ") + c + " cgroup (" + h->self + ") is not visible under " + h->mount;
+        }
         if (!h)
             problem = std::string("no cgroup v1 hierarchy has the ") + c + " controller";
-        else if (parent.empty())
-            problem = std::string("this process's ") + c + " cgroup (" + h->self + ") is not visible under " + h->mount;
-        else if (!writable(parent, {"cgroup.procs"}))
+        else if (problem.empty() && !writable(parent, {"cgroup.procs"}))
             problem = "the cgroup v1 " + std::string(c) + " group " + parent + " is not writable by uid " +
                       std::to_string(::geteuid()) + " (cgroup v1 cannot be delegated safely: only root may use it)";
         if (!problem.empty()) {
@@ -204,7 +213,8 @@ Result<std::unique_ptr<Group>> create_v1(const Host& host, const limits::Setting
         }
         dirs.push_back({p.h->controllers, dir});
     }
-    auto group = std::make_unique<V1Group>(dirs);
+    auto group = std::make_unique<V1Group>(
+        dirs, s.placement == CgroupPlacement::under ? Via::given_cgroup : Via::own_cgroup);
     auto dir_of = [&](const char* c) -> std::string {
         for (const auto& p : picks)
             if (p.h->has(c)) return p.parent + "/" + name;

@@ -224,6 +224,32 @@ Result<std::unique_ptr<Group>> create_v2(const Host& host, const limits::Setting
     for (const char* c : wanted_controllers)
         if (contains(top, c) && !contains(want, c)) want.emplace_back(c);
 
+    // A placement the caller chose: below that group, or nowhere. Nothing is made
+    // above it, no controller enabled and no process moved: the caller and the
+    // groups a scheduler made stay as they are.
+    if (s.placement != CgroupPlacement::automatic) {
+        std::string parent = placed_parent(h, s, why_not);
+        if (parent.empty()) return std::unique_ptr<Group>();
+        if (!writable(parent, {"cgroup.procs"})) {
+            why_not = "the cgroup " + parent + " is not writable by uid " + std::to_string(::geteuid());
+            return std::unique_ptr<Group>();
+        }
+        auto enabled = words(read_text(parent + "/cgroup.subtree_control").value_or(""));
+        missing.clear();
+        for (const auto& c : required)
+            if (!contains(enabled, c)) missing.push_back(c);
+        if (!missing.empty()) {
+            why_not = "the cgroup " + parent + " does not pass " + join(missing) + " to its children";
+            if (s.placement == CgroupPlacement::caller)
+                why_not += " (cgroup v2 lets no group that holds processes, as yours holds this one, pass "
+                           "controllers down: name a group that does as the cgroup parent, such as the one "
+                           "the scheduler made for the job)";
+            return std::unique_ptr<Group>();
+        }
+        return make_v2_group(::geteuid() == 0 ? Kind::v2 : Kind::v2_delegated, parent, s,
+                             s.placement == CgroupPlacement::caller ? Via::own_cgroup : Via::given_cgroup);
+    }
+
     // As root (really root: able to write the hierarchy's top), under a parent that
     // agentjail owns; the top's own settings are never changed.
     if (::geteuid() == 0 && writable(h.mount, {"cgroup.procs"})) {

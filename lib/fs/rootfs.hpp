@@ -77,6 +77,8 @@ enum class Stage : int {
     overlay_layers,  // a layer or an option refused (userxattr: before Linux 5.11)
     overlay_create,  // the filesystem refused the layers together
     gateway_socket,  // a model gateway's listener inside (docs/network.md)
+    set_ids,         // taking the run's uid and gid (a root launcher's run as another identity)
+    pass_fds,        // keeping the caller's descriptors open for the command
     listener = 100,  // not a failure: the message carries the seccomp listener fd
     proxy_fd = 101,  // not a failure: the message carries the proxy's listening socket
     pty_fd = 102,    // not a failure: the message carries the sandbox's pty master

@@ -129,6 +129,8 @@ const char* stage_name(Stage s) {
         case Stage::overlay_layers: return "giving the workspace's overlay its layers";
         case Stage::overlay_create: return "creating the workspace's overlay";
         case Stage::gateway_socket: return "opening a model gateway's listener inside the sandbox";
+        case Stage::set_ids: return "taking the run's uid and gid";
+        case Stage::pass_fds: return "passing the caller's descriptors";
         case Stage::gateway_fd: return "passing a model gateway's listener";
         case Stage::publish_fd: return "setting up published ports";
     }

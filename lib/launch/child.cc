@@ -293,6 +293,18 @@ void child_main(ChildSpec& s) {
     // nothing inside can take the caller's terminal or stop its job.
     if (::setsid() < 0) fail(s, fs::Stage::new_session, errno);
 
+    // A root launcher's run as another identity: no supplementary group, then the
+    // gid and the uid, keeping every capability of this namespace (NO_SETUID_FIXUP)
+    // for the root's build; drop_privileges below locks and empties them as always.
+    // From here whatever the sandbox creates belongs to that uid, as it would to a
+    // user who ran agentjail. Before PR_SET_DUMPABLE: a uid change resets it.
+    if (s.set_ids) {
+        if (int r = sys::setgroups_none(); r < 0) fail(s, fs::Stage::set_ids, -r);
+        if (int r = sys::setresgid(s.gid); r < 0) fail(s, fs::Stage::set_ids, -r);
+        if (::prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, 0, 0, 0) < 0) fail(s, fs::Stage::set_ids, errno);
+        if (int r = sys::setresuid(s.uid); r < 0) fail(s, fs::Stage::set_ids, -r);
+    }
+
     // The init is a copy of the launcher's memory (its environment, its secrets):
     // non-dumpable, so the command can neither ptrace it nor read /proc/1/mem or
     // /proc/1/environ (PROC-03). Only now: the parent needed /proc/PID to write maps.

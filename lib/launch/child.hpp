@@ -36,6 +36,14 @@ struct ChildSpec {
     std::vector<char*> envp;  // NULL-terminated
     std::vector<const char*> candidates;
     int cap_last = 40;
+    // A root launcher runs the command as uid/gid (plan.set_ids): the child takes them
+    // first thing, keeping its capabilities in the new namespace for the root's build.
+    bool set_ids = false;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    // The caller's descriptors the command keeps at their numbers.
+    const int* pass_fds = nullptr;
+    size_t n_pass_fds = 0;
     // Die with the launcher: a pidfd of the launching process (not of the thread
     // that cloned: PR_SET_PDEATHSIG would follow that thread and kill a sandbox
     // started from a short-lived worker thread). The init polls it and exits when

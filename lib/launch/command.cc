@@ -7,6 +7,7 @@
 #include "sys/syscalls.hpp"
 #include "util/fault.hpp"
 
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -68,6 +69,9 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
     // Only 0, 1, 2 reach the command (FS-12): everything else, including whatever
     // the caller leaked to us and our own pipes, closes at execve.
     if (sys::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) fail(s, fs::Stage::close_fds, errno);
+    // ... but for those the caller named (checked open and >= 3 before clone).
+    for (size_t i = 0; i < s.n_pass_fds; ++i)
+        if (::fcntl(s.pass_fds[i], F_SETFD, 0) < 0) fail(s, fs::Stage::pass_fds, errno);
 
     // The filter goes on last, so nothing above ran under it; from here to execve
     // only calls the compiler always allows (sendmsg, close, write, execve, exit).

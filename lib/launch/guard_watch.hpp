@@ -6,7 +6,7 @@
 // read-only bind back inside the sandbox, or says the run must stop.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "fs/placeholder.hpp"
 #include "plan/plan.hpp"

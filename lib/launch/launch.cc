@@ -78,10 +78,11 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
         std::string cmd = plan.argv.empty() ? std::string("?") : plan.argv[0];
         if (err == ENOENT) {
             std::string where = cmd.find('/') != std::string::npos ? std::string() : " (searched the sandbox's PATH)";
-            return Error(ErrorKind::command_not_found, err, cmd + ": command not found in the sandbox" + where);
+            return Error(ErrorKind::command_not_found, err, cmd + ": command not found in the sandbox" + where)
+                .at(ErrorStage::exec, fs::stage_name(stage));
         }
-        return Error(ErrorKind::command_not_executable, err,
-                     cmd + ": cannot execute: " + util::errno_text(err));
+        return Error(ErrorKind::command_not_executable, err, cmd + ": cannot execute: " + util::errno_text(err))
+            .at(ErrorStage::exec, fs::stage_name(stage));
     }
     std::string what = std::string("setup failed while ") + fs::stage_name(stage);
     if (r.index >= 0 && static_cast<size_t>(r.index) < plan.mounts.size()) {
@@ -102,7 +103,8 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
                                             : std::string());
     if (stage == fs::Stage::clone_tree && err == ELOOP)
         hint = "; a path component became a symlink after planning, refusing to follow it";
-    return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err) + hint);
+    return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err) + hint)
+        .at(ErrorStage::sandbox, fs::stage_name(stage));
 }
 
 // Builds the child's memory while we may still allocate.
@@ -119,6 +121,11 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.envp.push_back(nullptr);
     for (const auto& c : plan.exec_candidates) s.candidates.push_back(c.c_str());
     s.cap_last = read_cap_last();
+    s.set_ids = plan.set_ids;
+    s.uid = plan.uid;
+    s.gid = plan.gid;
+    s.pass_fds = plan.pass_fds.data();
+    s.n_pass_fds = plan.pass_fds.size();
     s.limit_userns = !plan.allow_nested_userns;
     s.broadcast_sig = SIGRTMIN + 2;
     s.proxy_port = plan.proxy_port;
@@ -344,10 +351,14 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     }
 
     // Map our uid and gid to themselves and nothing else; setgroups stays denied
-    // so groups cannot be dropped to get past a group-denied file (CAP-03).
+    // so groups cannot be dropped to get past a group-denied file (CAP-03). A root
+    // launcher running the command as another identity maps that one instead and
+    // leaves setgroups allowed: the child drops every group root had (gid 0 among
+    // them), so the command holds none, and with none left there is nothing to drop.
     const std::string proc = "/proc/" + std::to_string(pid);
     if (auto r = write_file(proc + "/uid_map", plan.uid_map); !r) return abort_child(std::move(r).error());
-    if (auto r = write_file(proc + "/setgroups", "deny"); !r) return abort_child(std::move(r).error());
+    if (!plan.set_ids)
+        if (auto r = write_file(proc + "/setgroups", "deny"); !r) return abort_child(std::move(r).error());
     if (auto r = write_file(proc + "/gid_map", plan.gid_map); !r) return abort_child(std::move(r).error());
 
     if (hooks.before_release)

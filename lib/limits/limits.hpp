@@ -3,7 +3,7 @@
 // parsers for their values: sizes with units, durations, CPU counts. No system calls.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -32,6 +32,10 @@ struct Settings {
 
     // Run without a cgroup (rlimits only) when none can be made, instead of refusing.
     bool allow_degraded = false;
+
+    // Where the group goes (not a policy key: the caller of the run says).
+    CgroupPlacement placement = CgroupPlacement::automatic;
+    std::string parent;  // under: a cgroup path, as /proc/self/cgroup shows it
 
     // True when a limit needs a cgroup (memory, swap, cpus or pids).
     bool needs_cgroup() const { return memory_bytes || cpus || pids; }

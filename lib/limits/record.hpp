@@ -4,7 +4,7 @@
 // for CI, modelled on isolate's meta file with explicit units.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <chrono>
 #include <optional>

@@ -5,7 +5,7 @@
 // HTTP/1.1 by ALPN.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <memory>
 #include <string>

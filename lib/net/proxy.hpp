@@ -8,7 +8,7 @@
 #include "sys/fd.hpp"
 #include "sys/host_file.hpp"
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -7,7 +7,7 @@
 
 #include "sys/fd.hpp"
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -5,7 +5,7 @@
 // the proxy makes once the sandbox exists.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <optional>
 #include <string>

@@ -196,6 +196,13 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
             plan.notes.push_back("git identity: the policy has no [agent] state to keep it in; none given");
         return {};
     }
+    // Made by root in another user's home, the directory and its files would be
+    // root's (and root would be writing where that user can plant links).
+    if (host.run_as)
+        return Error(ErrorKind::invalid_input, EINVAL,
+                     with_origin(describe(policy.agent.state.origin),
+                                 "an agent's state directory is not made for a run as another uid (" +
+                                     std::to_string(host.uid) + "); use a policy without [agent] state"));
     if (host.home.empty() || host.home[0] != '/')
         return Error(ErrorKind::invalid_input, EINVAL,
                      with_origin(describe(policy.agent.state.origin),

@@ -151,23 +151,61 @@ Result<std::string> decide_cwd(const policy::Policy& policy, const detail::Expan
 
 }  // namespace
 
+namespace {
+
+// uid's login name and home directory from passwd ("" when it has no entry).
+std::pair<std::string, std::string> passwd_of(uid_t uid) {
+    long bufsize = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+    std::vector<char> buf(bufsize > 0 ? static_cast<size_t>(bufsize) : 16384);
+    struct passwd pw {};
+    struct passwd* found = nullptr;
+    while (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == ERANGE && buf.size() < (1u << 20))
+        buf.resize(buf.size() * 2);
+    if (found == nullptr) return {};
+    return {found->pw_name != nullptr ? found->pw_name : "", found->pw_dir != nullptr ? found->pw_dir : ""};
+}
+
+std::string canonical_home(const std::string& home) {
+    if (home.empty()) return home;
+    auto canon = detail::canonical(home);
+    return canon ? *canon : util::normalize_path(home);
+}
+
+}  // namespace
+
+Result<void> HostFacts::run_as_identity(uid_t new_uid, gid_t new_gid, const std::string& new_home) {
+    if (new_uid == uid && new_gid == gid && new_home.empty()) return {};
+    // Mapping another uid or gid into the sandbox's user namespace, and dropping the
+    // supplementary groups there, is the privilege of root in the caller's namespace.
+    if (::getuid() != 0 && (new_uid != ::getuid() || new_gid != ::getgid()))
+        return Error(ErrorKind::invalid_input, EPERM,
+                     "run as uid " + std::to_string(new_uid) + " gid " + std::to_string(new_gid) +
+                         ": only root may run the command as another identity (this process is uid " +
+                         std::to_string(::getuid()) + ")");
+    if (new_uid == static_cast<uid_t>(-1) || new_gid == static_cast<gid_t>(-1))
+        return Error(ErrorKind::invalid_input, EINVAL, "run as: uid and gid must both be given");
+    auto [name, dir] = passwd_of(new_uid);
+    if (new_uid != uid) {
+        user = name.empty() ? std::to_string(new_uid) : name;
+        home = canonical_home(dir);
+    }
+    if (!new_home.empty()) {
+        if (new_home[0] != '/')
+            return Error(ErrorKind::invalid_input, EINVAL, "home '" + new_home + "' is not an absolute path");
+        home = canonical_home(new_home);
+    }
+    run_as = new_uid != ::getuid() || new_gid != ::getgid();
+    uid = new_uid;
+    gid = new_gid;
+    return {};
+}
+
 Result<HostFacts> HostFacts::current() {
     HostFacts h;
     h.uid = ::getuid();
     h.gid = ::getgid();
 
-    std::string pw_name, pw_dir;
-    long bufsize = ::sysconf(_SC_GETPW_R_SIZE_MAX);
-    std::vector<char> buf(bufsize > 0 ? static_cast<size_t>(bufsize) : 16384);
-    struct passwd pw {};
-    struct passwd* found = nullptr;
-    while (::getpwuid_r(h.uid, &pw, buf.data(), buf.size(), &found) == ERANGE &&
-           buf.size() < (1u << 20))
-        buf.resize(buf.size() * 2);
-    if (found != nullptr) {
-        pw_name = found->pw_name != nullptr ? found->pw_name : "";
-        pw_dir = found->pw_dir != nullptr ? found->pw_dir : "";
-    }
+    auto [pw_name, pw_dir] = passwd_of(h.uid);
     const char* env_user = ::getenv("USER");
     h.user = !pw_name.empty() ? pw_name : (env_user != nullptr ? env_user : "");
 
@@ -177,10 +215,7 @@ Result<HostFacts> HostFacts::current() {
         home = env_home;
     else
         home = pw_dir;
-    if (!home.empty()) {
-        auto canon = detail::canonical(home);
-        h.home = canon ? *canon : util::normalize_path(home);
-    }
+    h.home = canonical_home(home);
 
     std::vector<char> cwd(PATH_MAX);
     if (::getcwd(cwd.data(), cwd.size()) == nullptr) {
@@ -300,6 +335,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
 
     plan.uid = host.uid;
     plan.gid = host.gid;
+    plan.set_ids = host.run_as;
     plan.uid_map = std::to_string(host.uid) + " " + std::to_string(host.uid) + " 1\n";
     plan.gid_map = std::to_string(host.gid) + " " + std::to_string(host.gid) + " 1\n";
 

@@ -30,12 +30,19 @@ struct HostFacts {
     // The caller's hard rlimits (RLIMIT_NOFILE, _FSIZE, _CPU), by resource; a limit
     // is capped at these, since nobody in the sandbox may raise them. Empty in tests.
     std::vector<std::pair<int, std::uint64_t>> rlimit_hard;
+    // The launcher runs the command as uid/gid above rather than as itself (a root
+    // embedder naming the job's identity): the sandbox switches to them before it
+    // builds its root, with no supplementary group (run_as()).
+    bool run_as = false;
     // explain: build() makes and writes nothing on the host (the agent's state
     // directory, its mount points, the git identity file); the plan's notes say
     // what a run would make. Everything else is the plan a run carries out.
     bool dry_run = false;
 
     static Result<HostFacts> current();
+    // The facts of a run as uid/gid, started by this process: the user's name and home
+    // from passwd unless home is given. Only root may name an identity not its own.
+    Result<void> run_as_identity(uid_t uid, gid_t gid, const std::string& home);
 };
 
 enum class MountKind {
@@ -125,6 +132,11 @@ struct Plan {
     uid_t uid = 0;  // outside == inside: files written keep their owner
     gid_t gid = 0;
     std::string uid_map;  // "1000 1000 1\n"
+    // HostFacts::run_as: the sandbox sets uid/gid itself (after the maps, before its
+    // root), and setgroups stays allowed for it to drop every supplementary group.
+    bool set_ids = false;
+    // Descriptors of the caller the command gets at the same numbers (>= 3).
+    std::vector<int> pass_fds;
     std::string gid_map;
 
     // CLONE_NEW* flags.

@@ -47,6 +47,7 @@ struct Layer {
     std::optional<Located<std::string>> hostname;
     std::optional<Located<std::string>> cwd;
     std::optional<Located<bool>> die_with_parent;
+    std::optional<Located<bool>> allow_root;
 
     std::optional<Located<bool>> ns_net;
     std::optional<Located<bool>> ns_ipc;

@@ -31,6 +31,7 @@ Policy default_policy() {
     p.hostname.origin = def("process.hostname");
     p.cwd.origin = def("process.cwd");
     p.die_with_parent.origin = def("process.die_with_parent");
+    p.allow_root.origin = def("process.allow_root");
     p.ns_net.origin = def("namespaces.net");
     p.ns_ipc.origin = def("namespaces.ipc");
     p.ns_uts.origin = def("namespaces.uts");
@@ -84,6 +85,7 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.hostname, l.hostname);
     override_with(p.cwd, l.cwd);
     override_with(p.die_with_parent, l.die_with_parent);
+    override_with(p.allow_root, l.allow_root);
 
     override_with(p.ns_net, l.ns_net);
     override_with(p.ns_ipc, l.ns_ipc);

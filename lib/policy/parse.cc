@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string_view> filesystem_keys = {"ro",        "rw",   "tmpfs", "hide",
                                                        "workspace", "home", "proc",  "dev"};
 const std::vector<std::string_view> environment_keys = {"allow", "deny", "set"};
-const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with_parent"};
+const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with_parent", "allow_root"};
 const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};
 const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};
 const std::vector<std::string_view> log_keys = {"allow_in_sandbox"};
@@ -490,6 +490,8 @@ bool Parser::process(const toml::table& t) {
             out_.cwd = Located<std::string>{s, origin(e.node->source(), key)};
         } else if (k == "die_with_parent") {
             if (!boolean(*e.node, key, out_.die_with_parent)) return false;
+        } else if (k == "allow_root") {
+            if (!boolean(*e.node, key, out_.allow_root)) return false;
         } else {
             return unknown_key(e, key, known);
         }

@@ -3,7 +3,7 @@
 // origin (file:line:column) of every value so later errors can point at it.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -235,6 +235,11 @@ struct Policy {
     Located<std::string> hostname{"agentjail", {}};
     Located<std::string> cwd{"", {}};  // empty: the workspace (or / without one)
     Located<bool> die_with_parent{true, {}};
+    // A root caller of the library may run the command as root (uid 0 outside, in its
+    // own user namespace, every capability dropped) without naming a uid/gid. Off: an
+    // embedder that runs as root must say which identity the command gets, so a job
+    // never owns root's files by accident. The CLI, run by a person, is not asked.
+    Located<bool> allow_root{false, {}};
 
     // [namespaces]  user, mount and pid are always on.
     Located<bool> ns_net{true, {}};

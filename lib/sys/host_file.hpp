@@ -4,7 +4,7 @@
 // only a regular file, and never inside what the sandbox can write unless asked.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "sys/fd.hpp"
 

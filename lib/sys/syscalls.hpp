@@ -177,6 +177,13 @@ inline int capset_empty() {
     return static_cast<int>(ret(::syscall(SYS_capset, &head, data)));
 }
 
+// The raw id calls: glibc's wrappers broadcast the change to every thread it knows
+// of (nptl's setxid), and after clone the child only has the parent's stale list.
+// These change the calling thread alone, which in a cloned child is the process.
+inline int setgroups_none() { return static_cast<int>(ret(::syscall(SYS_setgroups, 0, nullptr))); }
+inline int setresgid(gid_t g) { return static_cast<int>(ret(::syscall(SYS_setresgid, g, g, g))); }
+inline int setresuid(uid_t u) { return static_cast<int>(ret(::syscall(SYS_setresuid, u, u, u))); }
+
 inline int pivot_root(const char* new_root, const char* put_old) {
     return static_cast<int>(ret(::syscall(SYS_pivot_root, new_root, put_old)));
 }

@@ -12,7 +12,7 @@
 // reported.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <ctime>
 #include <string>

@@ -5,7 +5,7 @@
 // the user's repository as the branch agentjail/<run-id>, and the report.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "plan/plan.hpp"
 #include "workspace/runs.hpp"

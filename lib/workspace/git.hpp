@@ -5,7 +5,7 @@
 // repository's config could make git execute (hooks, fsmonitor, gc, signing).
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <string>
 #include <vector>

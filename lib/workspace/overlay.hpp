@@ -4,7 +4,7 @@
 // to the workspace without following any link (docs/workspace.md, "Overlay mode").
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <cstdint>
 #include <map>

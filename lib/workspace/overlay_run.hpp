@@ -4,7 +4,7 @@
 // risky-change report and run.json; later `agentjail apply RUN`.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"

@@ -7,7 +7,7 @@
 #include "../integration/seccomp_support.hpp"
 #include "common.hpp"
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <fcntl.h>
 #include <linux/audit.h>

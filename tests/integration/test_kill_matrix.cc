@@ -16,7 +16,7 @@
 #include "cgroup_support.hpp"
 #include "common.hpp"
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "fs/leftovers.hpp"
 #include "util/fault.hpp"

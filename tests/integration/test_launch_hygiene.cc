@@ -5,7 +5,7 @@
 // thread), how long the launcher waits for a setup, and that a failure on one of
 // agentjail's own threads ends the run with a result instead of ending the host.
 // Stages are reached with the test-only fault points (util/fault.hpp).
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "test_support.hpp"
 #include "util/fault.hpp"

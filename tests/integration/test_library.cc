@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The library embedded in a host process: spawn through the C++ API with
 // redirected stdio, signals, destruction and multi-threaded hosts.
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "test_support.hpp"
 

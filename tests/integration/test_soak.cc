@@ -10,7 +10,7 @@
 #include "cgroup_support.hpp"
 #include "common.hpp"
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <dirent.h>
 #include <sys/mman.h>

@@ -4,33 +4,80 @@
 // NULL is accepted wherever the header says so. Plus the C example's errors.
 #include <agentjail/agentjail.h>
 
+#include "capi_handles.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string>
 
 namespace {
 
-// Owns an aj_error for the length of one assertion block.
-struct Err {
-    aj_error* e = nullptr;
-    ~Err() { aj_error_free(e); }
-    aj_error** out() {
-        aj_error_free(e);
-        e = nullptr;
-        return &e;
-    }
-    std::string message() const { return aj_error_message(e); }
-    int code() const { return aj_error_code(e); }
-};
+using ajtest::capi::Err;
+using ajtest::capi::Pol;
 
-struct Pol {
-    aj_policy* p = nullptr;
-    ~Pol() { aj_policy_free(p); }
-};
+TEST(CApi, Version) {
+    EXPECT_STREQ(aj_version_string(), AGENTJAIL_VERSION);
+    int major = -1, minor = -1, patch = -1;
+    EXPECT_EQ(aj_version(&major, &minor, &patch), AJ_OK);
+    EXPECT_EQ(std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch),
+              AGENTJAIL_VERSION);
+    EXPECT_EQ(aj_version(nullptr, nullptr, nullptr), AJ_OK);
+}
 
-TEST(CApi, Version) { EXPECT_STREQ(aj_version(), AGENTJAIL_VERSION); }
+TEST(CApi, RunOptionsInitMatchesTheMacro) {
+    aj_run_options macro = AJ_RUN_OPTIONS_INIT;
+    aj_run_options fn;
+    std::memset(&fn, 0x5a, sizeof fn);
+    ASSERT_EQ(aj_run_options_init(&fn, AJ_RUN_OPTIONS_VERSION), AJ_OK);
+    EXPECT_EQ(fn.version, static_cast<unsigned>(AJ_RUN_OPTIONS_VERSION));
+    EXPECT_EQ(fn.stdin_fd, macro.stdin_fd);
+    EXPECT_EQ(fn.stdout_fd, macro.stdout_fd);
+    EXPECT_EQ(fn.stderr_fd, macro.stderr_fd);
+    EXPECT_EQ(fn.terminal, macro.terminal);
+    EXPECT_EQ(fn.tty_raw, macro.tty_raw);
+    EXPECT_EQ(aj_run_options_init(nullptr, AJ_RUN_OPTIONS_VERSION), AJ_EINVAL);
+    EXPECT_EQ(aj_run_options_init(&fn, 0), AJ_EINVAL);
+    EXPECT_EQ(aj_run_options_init(&fn, AJ_RUN_OPTIONS_VERSION + 1), AJ_EINVAL);
+}
+
+// A caller built against version 1 owns only version 1's bytes: nothing past them
+// is written.
+TEST(CApi, RunOptionsInitWritesOnlyTheGivenVersionsFields) {
+    aj_run_options o;
+    std::memset(&o, 0x5a, sizeof o);
+    ASSERT_EQ(aj_run_options_init(&o, 1), AJ_OK);
+    EXPECT_EQ(o.version, 1u);
+    EXPECT_EQ(o.stderr_fd, -1);
+    const unsigned char* tail = reinterpret_cast<const unsigned char*>(&o.terminal);
+    EXPECT_EQ(tail[0], 0x5a);
+}
+
+TEST(CApi, ErrorsCarryErrnoAndStage) {
+    Pol pol;
+    Err err;
+    EXPECT_EQ(aj_policy_load(&pol.p, "no-such-policy", err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_error_stage(err.e), AJ_STAGE_POLICY);
+    EXPECT_STREQ(aj_stage_name(aj_error_stage(err.e)), "policy");
+    EXPECT_STREQ(aj_error_step(err.e), "");
+    EXPECT_EQ(aj_policy_load(nullptr, "minimal", err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_error_stage(err.e), AJ_STAGE_NONE);
+    EXPECT_EQ(aj_error_errno(err.e), EINVAL);
+    ajtest::TempDir d("aj-capi");
+    std::string unreadable = d.path() + "/dir.toml";
+    ASSERT_EQ(::mkdir(unreadable.c_str(), 0700), 0);
+    EXPECT_EQ(aj_policy_load(&pol.p, unreadable.c_str(), err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_error_errno(err.e), EISDIR) << err.message();
+    EXPECT_EQ(aj_error_errno(nullptr), 0);
+    EXPECT_EQ(aj_error_stage(nullptr), AJ_STAGE_NONE);
+    EXPECT_STREQ(aj_error_step(nullptr), "");
+    EXPECT_STREQ(aj_stage_name(AJ_STAGE_SANDBOX), "sandbox");
+}
 
 TEST(CApi, UnknownPolicyIsEinvalWithTheName) {
     Pol pol;
@@ -167,6 +214,69 @@ TEST(CApi, SpawnReportsAnOverrideThatBreaksValidation) {
     EXPECT_EQ(aj_spawn(&sb, pol.p, argv, nullptr, err.out()), AJ_EINVAL);
     EXPECT_EQ(sb, nullptr);
     EXPECT_NE(err.message().find("hostname"), std::string::npos) << err.message();
+}
+
+TEST(CApi, PolicyFromTextAndTheNewOverrides) {
+    Pol pol;
+    Err err;
+    EXPECT_EQ(aj_policy_load_text(&pol.p, "[process]\nhostnam = 1\n", "job.toml", err.out()), AJ_EINVAL);
+    EXPECT_EQ(pol.p, nullptr);
+    EXPECT_EQ(err.message().rfind("job.toml:2:", 0), 0u) << err.message();
+    EXPECT_EQ(aj_error_stage(err.e), AJ_STAGE_POLICY);
+    EXPECT_EQ(aj_policy_load_text(&pol.p, nullptr, nullptr, err.out()), AJ_EINVAL);
+    ASSERT_EQ(aj_policy_load_text(&pol.p, "extends = \"default\"\n", nullptr, err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_clear_env(pol.p, err.out()), AJ_OK);
+    EXPECT_EQ(aj_policy_set_net_mode(pol.p, "proxy", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_allow_host(pol.p, "*.npmjs.org", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_deny_host(pol.p, "gist.github.com", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_add_protect(pol.p, "deploy/", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_set_net_log(pol.p, "~/net.jsonl", err.out()), AJ_OK) << err.message();
+    EXPECT_EQ(aj_policy_set_seccomp_log(pol.p, "/var/log/x.log", err.out()), AJ_OK) << err.message();
+    // The bad ones, each with the policy's words.
+    EXPECT_EQ(aj_policy_set_net_mode(pol.p, "bridge", err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("bridge"), std::string::npos) << err.message();
+    EXPECT_EQ(aj_policy_net_preset(pol.p, "no-such-preset", err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_policy_add_secret(pol.p, "no equals sign", err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_policy_set_net_log(pol.p, "relative.jsonl", err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_policy_remove_protect(pol.p, "never/protected/", err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_policy_allow_host(pol.p, nullptr, err.out()), AJ_EINVAL);
+    EXPECT_EQ(aj_policy_clear_env(nullptr, err.out()), AJ_EINVAL);
+}
+
+TEST(CApi, RunOptionsOfVersion3AreChecked) {
+    Pol pol;
+    Err err;
+    ASSERT_EQ(aj_policy_load(&pol.p, "minimal", err.out()), AJ_OK);
+    aj_sandbox* sb = nullptr;
+    const char* argv[] = {"true", nullptr};
+    aj_run_options o;
+    ASSERT_EQ(aj_run_options_init(&o, AJ_RUN_OPTIONS_VERSION), AJ_OK);
+    o.cgroup = 9;
+    EXPECT_EQ(aj_spawn(&sb, pol.p, argv, &o, err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("cgroup"), std::string::npos) << err.message();
+    ASSERT_EQ(aj_run_options_init(&o, AJ_RUN_OPTIONS_VERSION), AJ_OK);
+    o.uid = -5;
+    EXPECT_EQ(aj_spawn(&sb, pol.p, argv, &o, err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("uid"), std::string::npos) << err.message();
+    ASSERT_EQ(aj_run_options_init(&o, AJ_RUN_OPTIONS_VERSION), AJ_OK);
+    o.uid = 1000;  // without a gid
+    EXPECT_EQ(aj_spawn(&sb, pol.p, argv, &o, err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("both"), std::string::npos) << err.message();
+    EXPECT_EQ(aj_error_stage(err.e), AJ_STAGE_PLAN);
+    ASSERT_EQ(aj_run_options_init(&o, AJ_RUN_OPTIONS_VERSION), AJ_OK);
+    o.n_pass_fds = 1;
+    EXPECT_EQ(aj_spawn(&sb, pol.p, argv, &o, err.out()), AJ_EINVAL);
+    ASSERT_EQ(aj_run_options_init(&o, AJ_RUN_OPTIONS_VERSION), AJ_OK);
+    o.uid = ::getuid();
+    o.gid = ::getgid();
+    o.cgroup = AJ_CGROUP_UNDER;
+    EXPECT_EQ(aj_spawn(&sb, pol.p, argv, &o, err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("cgroup parent"), std::string::npos) << err.message();
+    o.cgroup = AJ_CGROUP_CALLER;
+    o.result_path = "relative.json";
+    EXPECT_EQ(aj_spawn(&sb, pol.p, argv, &o, err.out()), AJ_EINVAL);
+    EXPECT_NE(err.message().find("absolute"), std::string::npos) << err.message();
+    EXPECT_EQ(sb, nullptr);
 }
 
 TEST(CApi, NullHandlesAreHarmless) {

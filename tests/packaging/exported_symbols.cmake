@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: Apache-2.0
+# The shared library exports the C API alone (lib/agentjail.map): every defined
+# dynamic symbol is aj_* (or the version node itself); a C++ symbol (_Z...) or any
+# other name fails, with the list. Run with cmake -DLIB=... -DNM=... -P.
+execute_process(COMMAND "${NM}" -D --defined-only "${LIB}"
+                OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -D ${LIB} failed: ${rc}")
+endif()
+string(REPLACE "\n" ";" lines "${out}")
+set(bad "")
+set(count 0)
+foreach(line IN LISTS lines)
+  if(line STREQUAL "")
+    continue()
+  endif()
+  string(REGEX REPLACE "^[0-9a-fA-F]* *[A-Za-z] " "" name "${line}")
+  string(REGEX REPLACE "@.*$" "" name "${name}")
+  if(name MATCHES "^aj_[a-z0-9_]+$")
+    math(EXPR count "${count} + 1")
+  elseif(NOT name MATCHES "^AGENTJAIL_[0-9]+$")
+    list(APPEND bad "${name}")
+  endif()
+endforeach()
+if(bad)
+  list(LENGTH bad n)
+  list(JOIN bad "\n  " shown)
+  message(FATAL_ERROR "${LIB} exports ${n} symbols outside the C API:\n  ${shown}")
+endif()
+if(count LESS 40)
+  message(FATAL_ERROR "${LIB} exports only ${count} aj_* symbols: is the C API missing?")
+endif()
+message(STATUS "${LIB}: ${count} aj_* symbols, nothing else")
