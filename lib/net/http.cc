@@ -126,8 +126,13 @@ ParseResult parse_request_head(std::string_view buf, TargetForm form) {
         return bad("unsupported method " + q.method);
     if (q.version != "HTTP/1.1" && q.version != "HTTP/1.0") return bad("unsupported version");
     if (q.target.empty()) return bad("empty request target");
-    for (char c : q.target)
+    for (char c : q.target) {
         if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return bad("control character in the target");
+        // RFC 3986 has no raw bytes past ASCII: servers that take them decode them in
+        // ways of their own (Latin-1, UTF-8, %-encoded or not) after the check here.
+        if (static_cast<unsigned char>(c) >= 0x80)
+            return bad("a byte outside ASCII in the target (percent-encode it)");
+    }
 
     // Header lines.
     size_t pos = eol == std::string_view::npos ? head.size() : eol + 2;
@@ -154,6 +159,11 @@ ParseResult parse_request_head(std::string_view buf, TargetForm form) {
                 return bad("a framing header spelt with '_'");
         }
         std::string_view value = trim(h.substr(colon + 1));
+        // No control character but HTAB in a value (RFC 9110 5.5): what the proxy
+        // forwards must be a value every parser on the way reads alike.
+        for (char c : value)
+            if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+                return bad("control character in the value of " + std::string(name));
         if (iequals(name, "host")) ++host_headers;
         q.headers.emplace_back(std::string(name), std::string(value));
     }
@@ -409,6 +419,15 @@ bool normalize_path(std::string_view target, std::string& path, std::string& que
 }
 
 bool request_body(const Request& r, Body& body, std::string& why) {
+    // A repeated Content-Length, even with the same value, is one a server may refuse
+    // or merge (RFC 9110 8.6): the proxy refuses it, so that no two parsers on the
+    // way disagree about it. (Responses keep the lenient reading: upstreams send it.)
+    int lengths = 0;
+    for (const auto& h : r.headers) lengths += iequals(h.first, "content-length") ? 1 : 0;
+    if (lengths > 1) {
+        why = "more than one Content-Length header";
+        return false;
+    }
     if (!framing_headers(r.headers, body, why)) return false;
     // A request without framing headers has no body (it is never read to the end of the connection).
     if (body.framing == Framing::until_close) body.framing = Framing::none;
