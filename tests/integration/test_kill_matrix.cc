@@ -259,4 +259,38 @@ TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
     ::unsetenv("XDG_STATE_HOME");
 }
 
+// The window between making the placeholders and writing down what they are: a
+// launcher killed there leaves them under the names of its own that its journal
+// lists, and the sweep (the next run's, or `agentjail gc`) removes them. The
+// control: the kill did leave them.
+TEST(KillMatrixJournal, PlaceholdersOfALauncherKilledAsItMadeThemAreSwept) {
+    ajtest::TempDir ws("aj-killws"), conf("aj-killconf"), state("aj-killstate");
+    ::setenv("XDG_STATE_HOME", state.path().c_str(), 1);
+    const auto before = dir_entries(ws.path());
+    pid_t launcher = ::fork();
+    ASSERT_GE(launcher, 0);
+    if (launcher == 0) {
+        auto p = agentjail::Policy::load(conf.write("ws.toml", "extends = \"default\"\n"));
+        if (!p || !p->set_workspace(ws.path())) ::_exit(3);
+        fault::arm("launch.placeholder-made", fault::Action::kill);
+        (void)agentjail::Sandbox::spawn(*p, {"/bin/true"});
+        ::_exit(4);
+    }
+    int st = 0;
+    ASSERT_EQ(::waitpid(launcher, &st, 0), launcher);
+    ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << "launcher status " << st;
+    const auto left = dir_entries(ws.path());
+    ASSERT_GT(left.size(), before.size())
+        << "the kill left nothing: the sweep is not put to the test";
+    auto sweep = agentjail::fs::sweep_journals();
+    ::unsetenv("XDG_STATE_HOME");
+    std::string kept;
+    for (const auto& k : sweep.kept) kept += k + "\n";
+    EXPECT_EQ(kept, "");
+    EXPECT_EQ(sweep.removed.size(), left.size() - before.size());
+    EXPECT_EQ(dir_entries(ws.path()), before) << "the sweep left what the killed launcher made";
+    EXPECT_TRUE(dir_entries(state.path() + "/agentjail/leftovers").empty())
+        << "its journal is left";
+}
+
 }  // namespace
