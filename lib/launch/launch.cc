@@ -369,7 +369,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     p.keep_placeholders(std::move(*placeholders));
     p.keep_journal(std::move(journal));
     if (pub_r) p.set_publish_socket(std::move(pub_r));
-    if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze);
+    if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze_fd);
     // From here a failed launch ends the same way: the sandbox killed, reaped
     // (the supervisor joined, the placeholders removed), the error returned.
     auto stop = [&p](Error e) -> Result<Process> {
@@ -562,6 +562,7 @@ Result<RunResult> Process::wait() {
         supervisor_->finish_guards(res.workspace, !placeholders_.empty());
     }
     // The sandbox is gone: nothing can race the removal from inside.
+    (void)fault::hit("run.before-cleanup");
     placeholders_.finish(res.workspace.placeholders_made, res.workspace.placeholders_removed,
                          res.workspace.placeholders_kept);
     int status = 0;

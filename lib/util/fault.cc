@@ -34,6 +34,13 @@ const char* const launch_points[] = {
 };
 const int n_launch_points = static_cast<int>(sizeof launch_points / sizeof launch_points[0]);
 
+// The launcher's threads while the command runs, then its end of the run.
+const char* const run_points[] = {
+    "proxy.after-accept", "proxy.tunnel",       "relay.copy",   "guard.reapply",
+    "guard.frozen",       "run.before-cleanup", "cgroup.stats",
+};
+const int n_run_points = static_cast<int>(sizeof run_points / sizeof run_points[0]);
+
 void arm(const char* point, Action action, int report_fd, int release_fd) noexcept {
     armed_point = point;
     armed_action = action;
