@@ -134,14 +134,53 @@ protected:
 // with the same TMPDIR, workspace and state directory) has worked, anything in the
 // workspace or TMPDIR or a cgroup of the killed launcher. Unsets TMPDIR and
 // XDG_STATE_HOME.
-void expect_nothing_left(const std::string& after, pid_t launcher, const std::string& marker,
-                         size_t mounts_before, const ajtest::TempDir& ws,
-                         const std::set<std::string>& ws_before, const ajtest::TempDir& tmp,
-                         const std::function<agentjail::Result<agentjail::Policy>()>& next_policy) {
+using PolicyMaker = std::function<agentjail::Result<agentjail::Policy>()>;
+
+// What the host had before the killed run, and the word its command line carries.
+struct Before {
+    std::set<std::string> ws;
+    size_t mounts = host_mounts();
+    std::string marker = ajit::unique_name("aj-kill-");
+};
+
+// Forks the launcher: it runs argv + the marker in a sandbox of policy() with point
+// armed (its report on report, released by the test closing release), stdin and
+// stdout on /dev/null, TMPDIR tmp. Only the test holds the release pipe's write end:
+// a held process reads EOF when the test closes it, never waits on an end of its own.
+pid_t fork_launcher(Pipe& report, Pipe& release, const ajtest::TempDir& tmp, const char* point,
+                    fault::Action action, const PolicyMaker& policy, std::vector<std::string> argv,
+                    const Before& before) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(release.w);
+        ::close(report.r);
+        // The relay copies the command's output somewhere that is not the test's log.
+        int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::setenv("TMPDIR", tmp.path().c_str(), 1);
+        auto p = policy();
+        if (!p) ::_exit(3);
+        fault::arm(point, action, report.w, release.r);
+        argv.back() += "; echo " + before.marker;
+        auto sb = agentjail::Sandbox::spawn(*p, argv);
+        if (!sb) ::_exit(4);
+        auto r = sb->wait();
+        ::_exit(r ? 0 : 5);
+    }
+    ::close(report.w);
+    report.w = -1;
+    return pid;
+}
+
+void expect_nothing_left(const std::string& after, pid_t launcher, const Before& before,
+                         const ajtest::TempDir& ws, const ajtest::TempDir& tmp,
+                         const PolicyMaker& next_policy) {
+    const std::string& marker = before.marker;
     EXPECT_EQ(reap_all(5000), 0) << "a process of the run is still alive after " << after << ":\n"
                                  << survivors();
     EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 1000)) << "the command survived " << after;
-    EXPECT_EQ(host_mounts(), mounts_before) << "a host mount was left after " << after;
+    EXPECT_EQ(host_mounts(), before.mounts) << "a host mount was left after " << after;
 
     ::setenv("TMPDIR", tmp.path().c_str(), 1);
     auto next_p = next_policy();
@@ -157,7 +196,7 @@ void expect_nothing_left(const std::string& after, pid_t launcher, const std::st
         ASSERT_TRUE(r) << r.error().message();
         EXPECT_EQ(r->exit_code, 3);
     }
-    EXPECT_EQ(dir_entries(ws.path()), ws_before) << "the workspace keeps what the killed run made";
+    EXPECT_EQ(dir_entries(ws.path()), before.ws) << "the workspace keeps what the killed run made";
     std::string tmp_left;
     for (const auto& e : dir_entries(tmp.path())) tmp_left += e + " ";
     EXPECT_EQ(tmp_left, "") << "TMPDIR keeps what the killed run made";
@@ -180,29 +219,13 @@ TEST_P(KillMatrix, NothingSurvivesAndTheNextRunWorks) {
         if (!sb) GTEST_SKIP() << v.name << " cannot run here: " << sb.error().message();
         (void)sb->wait();
     }
-    const auto ws_before = dir_entries(ws.path());
-    const size_t mounts_before = host_mounts();
-    const std::string marker = ajit::unique_name("aj-kill-");
+    const Before before{dir_entries(ws.path())};
+    const PolicyMaker policy = [&] { return policy_for(v, conf, ws); };
     Pipe report(0), release(0);
-
-    pid_t launcher = ::fork();
+    pid_t launcher =
+        fork_launcher(report, release, tmp, point, hold ? fault::Action::hold : fault::Action::kill,
+                      policy, {"/bin/sh", "-c", "sleep 30"}, before);
     ASSERT_GE(launcher, 0);
-    if (launcher == 0) {
-        // Only the test holds the release pipe's write end: a held process reads EOF
-        // when the test closes it, never waits on an end of its own.
-        ::close(release.w);
-        ::close(report.r);
-        ::setenv("TMPDIR", tmp.path().c_str(), 1);
-        auto p = policy_for(v, conf, ws);
-        if (!p) ::_exit(3);
-        fault::arm(point, hold ? fault::Action::hold : fault::Action::kill, report.w, release.r);
-        auto sb = agentjail::Sandbox::spawn(*p, {"/bin/sh", "-c", "sleep 30; echo " + marker});
-        if (!sb) ::_exit(4);
-        (void)sb->wait();
-        ::_exit(0);
-    }
-    ::close(report.w);
-    report.w = -1;
     if (hold) {
         // The process at the point says so; then its launcher dies, and it goes on.
         std::string line = report.line(10000);
@@ -220,8 +243,7 @@ TEST_P(KillMatrix, NothingSurvivesAndTheNextRunWorks) {
             ::kill(launcher, SIGKILL);
         }
     }
-    expect_nothing_left(point, launcher, marker, mounts_before, ws, ws_before, tmp,
-                        [&] { return policy_for(v, conf, ws); });
+    expect_nothing_left(point, launcher, before, ws, tmp, policy);
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::tuple<int, int, bool>>& info) {
@@ -408,32 +430,11 @@ TEST_P(KillRun, NothingSurvivesAndTheNextRunWorks) {
                   << sb.error().message() << "\n";
         sc->toml = std::exchange(sc->fallback, std::string());
     }
-    const auto ws_before = dir_entries(ws.path());
-    const size_t mounts_before = host_mounts();
-    const std::string marker = ajit::unique_name("aj-kill-");
+    const Before before{dir_entries(ws.path())};
     Pipe report(0), release(0);
-
-    pid_t launcher = ::fork();
+    pid_t launcher = fork_launcher(report, release, tmp, fault::run_points[pi], fault::Action::hold,
+                                   policy, {"/bin/bash", "-c", sc->script}, before);
     ASSERT_GE(launcher, 0);
-    if (launcher == 0) {
-        ::close(release.w);
-        ::close(report.r);
-        // The relay copies the command's output somewhere that is not the test's log.
-        int null = ::open("/dev/null", O_RDWR);
-        ::dup2(null, 0);
-        ::dup2(null, 1);
-        ::setenv("TMPDIR", tmp.path().c_str(), 1);
-        auto p = policy();
-        if (!p) ::_exit(3);
-        fault::arm(fault::run_points[pi], fault::Action::hold, report.w, release.r);
-        auto sb =
-            agentjail::Sandbox::spawn(*p, {"/bin/bash", "-c", sc->script + "; echo " + marker});
-        if (!sb) ::_exit(4);
-        auto r = sb->wait();
-        ::_exit(r ? 0 : 5);
-    }
-    ::close(report.w);
-    report.w = -1;
     std::string line;
     for (int waited = 0; waited < 15000 && line.empty(); waited += 100) {
         // A host editor's atomic save of a hidden name: the guard watch re-applies.
@@ -481,7 +482,7 @@ TEST_P(KillRun, NothingSurvivesAndTheNextRunWorks) {
         // What the host wrote stays the host's (not a leftover of the run).
         EXPECT_EQ(ajtest::read_file(ws.path() + "/.env"), "API_KEY=new\n");
     }
-    expect_nothing_left(point, launcher, marker, mounts_before, ws, ws_before, tmp, policy);
+    expect_nothing_left(point, launcher, before, ws, tmp, policy);
 }
 
 std::string run_case_name(const ::testing::TestParamInfo<std::tuple<int, Victim>>& info) {
