@@ -24,6 +24,11 @@ TEST(NetHttp, Connect) {
     EXPECT_EQ(parse_request_head("CONNECT example.com HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
     EXPECT_EQ(parse_request_head("CONNECT example.com:99999 HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
     EXPECT_EQ(parse_request_head("CONNECT ::1:443 HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
+    // Brackets hold an IPv6 address and nothing else.
+    EXPECT_EQ(parse_request_head("CONNECT [example.com]:443 HTTP/1.1\r\n\r\n").status,
+              ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("CONNECT [2001:rdb8::1]:443 HTTP/1.1\r\n\r\n").status,
+              ParseStatus::bad);
 }
 
 TEST(NetHttp, AbsoluteForm) {
@@ -33,6 +38,8 @@ TEST(NetHttp, AbsoluteForm) {
     EXPECT_EQ(r.request.host, "Example.com");
     EXPECT_EQ(r.request.port, 8080);
     EXPECT_EQ(r.request.path, "/a/b?c=d");
+    EXPECT_EQ(parse_request_head("GET http://example#com/ HTTP/1.1\r\n\r\n").status,
+              ParseStatus::bad);
     r = parse_request_head("GET http://example.com HTTP/1.0\r\n\r\n");
     ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
     EXPECT_EQ(r.request.port, 80);
