@@ -35,6 +35,7 @@ struct Theirs {
     std::vector<std::pair<std::string, std::string>> headers;
     bool chunked = false, upgrade = false;
     std::uint64_t content_length = ULLONG_MAX;  // ULLONG_MAX: no Content-Length
+    bool in_name = false;                       // the last callback was a header name's
 };
 
 int on_url(http_parser* p, const char* at, size_t n) {
@@ -43,14 +44,17 @@ int on_url(http_parser* p, const char* at, size_t n) {
 }
 int on_field(http_parser* p, const char* at, size_t n) {
     auto* t = static_cast<Theirs*>(p->data);
-    // A name comes in pieces only across calls to execute; a value ends it.
-    if (t->headers.empty() || !t->headers.back().second.empty()) t->headers.emplace_back();
+    // A name comes in pieces only across calls to execute; a value (an empty one is
+    // a call with no bytes) ends it.
+    if (!t->in_name) t->headers.emplace_back();
+    t->in_name = true;
     t->headers.back().first.append(at, n);
     return 0;
 }
 int on_value(http_parser* p, const char* at, size_t n) {
     auto* t = static_cast<Theirs*>(p->data);
     if (t->headers.empty()) return 1;
+    t->in_name = false;
     t->headers.back().second.append(at, n);
     return 0;
 }
@@ -211,7 +215,7 @@ bool controls() {
         {TargetForm::absolute,
          "CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n"},
         {TargetForm::origin,
-         "GET /v1/models HTTP/1.1\r\nHost: api.example.com\r\nAccept: */*\r\n\r\n"},
+         "GET /v1/models HTTP/1.1\r\nHost: api.example.com\r\nX-Empty:\r\nAccept: */*\r\n\r\n"},
         {TargetForm::origin, "DELETE /a%2Fb HTTP/1.1\r\nHost: h:8443\r\nContent-Length: 0\r\n\r\n"},
     };
     for (const auto& c : ordinary) {
