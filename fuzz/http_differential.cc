@@ -152,18 +152,24 @@ std::string disagreement(const ParseResult& r, const Body& b, const Theirs& t, T
             return "the value of " + q.headers[i].first + ": '" + q.headers[i].second +
                    "' against '" + t.headers[i].second + "'";
     }
-    // The body: where the next request starts is what smuggling is about.
+    // The body: where the next request starts is what smuggling is about. A CONNECT
+    // has none: what follows its head is the tunnel's, for both (upgrade, below).
     const bool their_length = t.content_length != ULLONG_MAX && t.content_length > 0;
-    if ((b.framing == Framing::chunked) != t.chunked) return "chunked for one of them only";
-    if (b.framing == Framing::length && (!their_length || t.content_length != b.length))
+    if (q.connect) {
+        if (!t.upgrade) return "CONNECT without an upgrade for http_parser";
+    } else if ((b.framing == Framing::chunked) != t.chunked) {
+        return "chunked for one of them only";
+    } else if (b.framing == Framing::length && (!their_length || t.content_length != b.length)) {
         return "Content-Length " + std::to_string(b.length) + " against " +
                (their_length ? std::to_string(t.content_length) : std::string("none"));
-    if (b.framing == Framing::none && (t.chunked || their_length)) return "no body for ours only";
-    if (b.framing == Framing::until_close) return "a request body read until the connection closes";
+    } else if (b.framing == Framing::none && (t.chunked || their_length)) {
+        return "no body for ours only";
+    } else if (b.framing == Framing::until_close) {
+        return "a request body read until the connection closes";
+    }
     // The authority the proxy connects to (CONNECT's target, the absolute URL's host).
     // In origin form the Host header names it, checked against the tunnel's by the caller.
     if (q.connect || form == TargetForm::absolute) {
-        if (q.connect && !t.upgrade) return "CONNECT without an upgrade for http_parser";
         std::string host;
         std::uint16_t port = 0;
         bool has_port = false;
@@ -177,10 +183,12 @@ std::string disagreement(const ParseResult& r, const Body& b, const Theirs& t, T
     return {};
 }
 
-// Ours; true with r and b filled when the proxy would take the head.
+// Ours; true with r and b filled when the proxy would take the head. It frames no
+// CONNECT's body (proxy.cc tunnels what follows the head), so that is the head alone.
 bool ours(std::string_view buf, TargetForm form, ParseResult& r, Body& b) {
     r = parse_request_head(buf, form);
     if (r.status != ParseStatus::ok) return false;
+    if (r.request.connect) return true;
     std::string why;
     return request_body(r.request, b, why);
 }
