@@ -24,6 +24,11 @@ TEST(NetHttp, Connect) {
     EXPECT_EQ(parse_request_head("CONNECT example.com HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
     EXPECT_EQ(parse_request_head("CONNECT example.com:99999 HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
     EXPECT_EQ(parse_request_head("CONNECT ::1:443 HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
+    // A CONNECT's framing headers must be well-formed too, though none frames a body.
+    EXPECT_EQ(parse_request_head("CONNECT a:443 HTTP/1.1\r\nContent-Length: +\r\n\r\n").status,
+              ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("CONNECT a:443 HTTP/1.1\r\nContent-Length: 0\r\n\r\n").status,
+              ParseStatus::ok);
     // Brackets hold an IPv6 address and nothing else.
     EXPECT_EQ(parse_request_head("CONNECT [example.com]:443 HTTP/1.1\r\n\r\n").status,
               ParseStatus::bad);
@@ -168,8 +173,10 @@ TEST(NetHttpExchange, RequestBodiesAreFramedOneWay) {
     // The same value twice too (fuzz_http_differential: http_parser refuses it).
     EXPECT_FALSE(request_body(head("Content-Length: 1\r\nContent-Length: 1\r\n"), b, why));
     EXPECT_FALSE(request_body(head("Content-Length: -1\r\n"), b, why));
-    // A framing header spelt with '_' (read as '-' by CGI-style servers) is refused.
-    for (const char* h : {"Content_Length: 5\r\n", "transfer_encoding: chunked\r\n"})
+    // A framing header spelt with '_' (read as '-' by CGI-style servers), or a name
+    // that only begins like one (prefix-matching parsers), is refused.
+    for (const char* h : {"Content_Length: 5\r\n", "transfer_encoding: chunked\r\n",
+                          "Transfer-Encodingx: chunked\r\n", "content-length2: 1\r\n"})
         EXPECT_EQ(parse_request_head(std::string("POST /x HTTP/1.1\r\nHost: a.test\r\n") + h + "\r\n",
                                      TargetForm::origin)
                       .status,
