@@ -65,15 +65,16 @@ void print_workspace_findings(const RunResult& r) {
 }
 }  // namespace
 
-int cmd_run(const std::vector<std::string>& args) {
+int cmd_run(const std::vector<std::string>& args, const Error* refused) {
     auto ctx = current_context();
-    if (!ctx) return report(ctx.error());
+    if (!ctx) return report(refused ? *refused : ctx.error());
     // The record's clock starts here; a run that fails from here on still gets one.
     RecordRequest rec = prescan_record_flags(args, ctx->cwd);
     auto inv = parse_invocation(Verb::run, args, *ctx);
-    if (!inv) return finish_error(rec, inv.error());
+    if (!inv) return finish_error(rec, refused ? *refused : inv.error());
     if (inv->policy)
         if (auto r = prepare_record(rec, *inv); !r) return finish_error(rec, r.error());
+    if (refused) return finish_error(rec, *refused);
     if (inv->help) {
         std::fputs(global_help().c_str(), stdout);
         return 0;

@@ -2,12 +2,16 @@
 // The subcommands: each takes the arguments after its verb and returns the exit status.
 #pragma once
 
+#include <agentjail/agentjail.hpp>
+
 #include <string>
 #include <vector>
 
 namespace agentjail::cli {
 
-int cmd_run(const std::vector<std::string>& args);
+// refused: a refusal found before (a closed stdio), reported with the result record
+// the arguments ask for instead of running anything.
+int cmd_run(const std::vector<std::string>& args, const Error* refused = nullptr);
 int cmd_explain(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_doctor(const std::vector<std::string>& args);

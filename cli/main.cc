@@ -11,16 +11,41 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
 
+// The verbs other than run, each with its command.
+using Verb = int (*)(const std::vector<std::string>&);
+const std::pair<const char*, Verb> other_verbs[] = {
+    {"explain", agentjail::cli::cmd_explain}, {"check", agentjail::cli::cmd_check},
+    {"doctor", agentjail::cli::cmd_doctor},   {"policies", agentjail::cli::cmd_policies},
+    {"gc", agentjail::cli::cmd_gc},           {"apply", agentjail::cli::cmd_apply},
+    {"runs", agentjail::cli::cmd_runs},       {"discard", agentjail::cli::cmd_discard},
+};
+
+// run's arguments when args run a command (`agentjail run ...`, or no verb: the
+// arguments are run's, `agentjail -- claude`, `agentjail ls -l`; a program named like
+// a verb runs with `agentjail -- doctor`); nullopt for another verb or no arguments.
+std::optional<std::vector<std::string>> run_args(const std::vector<std::string>& args) {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "--version")
+        return std::nullopt;
+    if (args[0] == "run") return std::vector<std::string>(args.begin() + 1, args.end());
+    for (const auto& [name, cmd] : other_verbs)
+        if (args[0] == name) return std::nullopt;
+    return args;
+}
+
 // A closed stdin, stdout or stderr is refused before anything is opened: the next
 // file agentjail opened (a policy, a pipe to the sandbox) would take its number, and
 // the command's output meant for the terminal would land in it. The closed ones get
-// /dev/null first, so the refusal itself lands nowhere it should not.
-int refuse_closed_stdio() {
+// /dev/null first, so the refusal itself lands nowhere it should not; a run that asked
+// for a result record (--result-file, --json, --json-fd) gets its XX record too, as
+// for any other failure before the command starts.
+int refuse_closed_stdio(const std::vector<std::string>& args) {
     static const char* const names[] = {"stdin", "stdout", "stderr"};
     int closed = -1;
     for (int fd = 2; fd >= 0; --fd) {
@@ -33,11 +58,20 @@ int refuse_closed_stdio() {
         closed = fd;
     }
     if (closed < 0) return 0;
-    std::fprintf(stderr,
-                 "agentjail: %s (fd %d) is closed; agentjail and the command need stdin, stdout and "
-                 "stderr open (give it /dev/null: %s/dev/null)\n",
-                 names[closed], closed, closed == 0 ? "<" : closed == 1 ? ">" : "2>");
-    return agentjail::cli::exit_agentjail_error;
+    using namespace agentjail;
+    const Error e(
+        ErrorKind::invalid_input, EBADF,
+        std::string(names[closed]) + " (fd " + std::to_string(closed) +
+            ") is closed; agentjail and the command need stdin, stdout and stderr open (give it "
+            "/dev/null: " +
+            (closed == 0   ? "<"
+             : closed == 1 ? ">"
+                           : "2>") +
+            "/dev/null)");
+    // With 0-2 on /dev/null the options can be read as for any run (a policy file
+    // opened now gets a number of its own), and the record written where they say.
+    auto run = run_args(args);
+    return run ? cli::cmd_run(*run, &e) : cli::report(e);
 }
 
 int dispatch(const std::vector<std::string>& args) {
@@ -47,7 +81,6 @@ int dispatch(const std::vector<std::string>& args) {
             "no command given (usage: agentjail [OPTIONS] [--] COMMAND [ARGS...]; "
             "see agentjail --help)");
     const std::string& first = args[0];
-    std::vector<std::string> rest(args.begin() + 1, args.end());
     if (first == "--help" || first == "-h") {
         std::fputs(global_help().c_str(), stdout);
         return 0;
@@ -56,26 +89,19 @@ int dispatch(const std::vector<std::string>& args) {
         std::printf("agentjail %s\n", AGENTJAIL_VERSION);
         return 0;
     }
-    if (first == "run") return cmd_run(rest);
-    if (first == "explain") return cmd_explain(rest);
-    if (first == "check") return cmd_check(rest);
-    if (first == "doctor") return cmd_doctor(rest);
-    if (first == "policies") return cmd_policies(rest);
-    if (first == "gc") return cmd_gc(rest);
-    if (first == "apply") return cmd_apply(rest);
-    if (first == "runs") return cmd_runs(rest);
-    if (first == "discard") return cmd_discard(rest);
-    // No verb: the arguments are run's (`agentjail -- claude`, `agentjail ls -l`).
-    // A program named like a verb runs with `agentjail -- doctor`.
-    return cmd_run(args);
+    if (auto run = run_args(args)) return cmd_run(*run);
+    for (const auto& [name, cmd] : other_verbs)
+        if (first == name) return cmd(std::vector<std::string>(args.begin() + 1, args.end()));
+    return exit_agentjail_error;  // not reached: run_args takes every other word
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (int status = refuse_closed_stdio(); status != 0) return status;
     try {
-        return dispatch(std::vector<std::string>(argv + 1, argv + argc));
+        const std::vector<std::string> args(argv + 1, argv + argc);
+        if (int status = refuse_closed_stdio(args); status != 0) return status;
+        return dispatch(args);
     } catch (const std::bad_alloc&) {
         std::fputs("agentjail: out of memory\n", stderr);
     } catch (const std::exception& e) {

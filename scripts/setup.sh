@@ -24,8 +24,9 @@ build_pkgs=(build-essential cmake ninja-build ccache pkg-config libseccomp-dev l
 test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 curl iproute2
     openssh-client openssh-server netcat-openbsd)
 # The sanitizer and fuzz tier of scripts/test.sh (scripts/fuzz.sh): clang with its
-# ASan, UBSan and libFuzzer runtimes (libclang-rt).
-fuzz_pkgs=(clang-14 libclang-rt-14-dev)
+# ASan, UBSan and libFuzzer runtimes (libclang-rt), and http_parser, which the
+# differential fuzz target holds the proxy's request-head parser against.
+fuzz_pkgs=(clang-14 libclang-rt-14-dev libhttp-parser-dev)
 lint_pkgs=(clang-format clang-tidy)
 # What tests/vm/run-in-vm.sh boots for the real cgroup v2 tests (label vm): the host's
 # cgroup v2 hierarchy has no controllers, so those tests run in a QEMU guest on Debian's

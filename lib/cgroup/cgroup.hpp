@@ -90,6 +90,11 @@ public:
     // Stops (true) or resumes (false) every process of the group, without waiting
     // for the freeze to complete; false when this group cannot. Safe from any thread.
     virtual bool freeze(bool) noexcept { return false; }
+    // v1: a descriptor open for writing on the group's freezer.state ("FROZEN",
+    // "THAWED"), for another process to freeze and thaw the group with (the guard
+    // watch's helper, which thaws it also when agentjail is killed meanwhile); -1
+    // when this group has no freezer. Owned by the group.
+    virtual int freezer_fd() noexcept { return -1; }
     virtual Stats stats() const = 0;
     // Waits until the group is empty (killing what is left after a while), then
     // removes it. Call after the init was reaped.

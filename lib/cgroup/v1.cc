@@ -8,6 +8,7 @@
 #include "sys/fd.hpp"
 #include "util/strings.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
@@ -76,6 +77,14 @@ public:
     bool freeze(bool on) noexcept override {
         const std::string* freezer = dir_for("freezer");
         return freezer && write_text(*freezer + "/freezer.state", on ? "FROZEN" : "THAWED").has_value();
+    }
+
+    int freezer_fd() noexcept override {
+        if (!freezer_fd_)
+            if (const std::string* freezer = dir_for("freezer"))
+                freezer_fd_.reset(
+                    ::open((*freezer + "/freezer.state").c_str(), O_WRONLY | O_CLOEXEC));
+        return freezer_fd_.get();
     }
 
     Stats stats() const override {
@@ -154,6 +163,7 @@ private:
 
     std::vector<Dir> dirs_;
     Via via_ = Via::own_cgroup;
+    sys::UniqueFd freezer_fd_;
     bool removed_ = false;
 };
 

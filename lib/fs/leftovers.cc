@@ -115,36 +115,75 @@ std::atomic<unsigned> journal_seq{0};
 
 }  // namespace
 
-Journal Journal::write(const Placeholders& placeholders, const std::vector<std::string>& dirs) {
+namespace {
+
+// Written under a name no sweep reads, then renamed over `name`: a journal is whole
+// or absent, also when it is written again.
+bool write_whole(int dfd, const std::string& name, const std::string& text) {
+    const std::string tmp = "." + name;
+    (void)::unlinkat(dfd, tmp.c_str(), 0);
+    sys::UniqueFd fd(
+        ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return false;
+    bool ok = ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    fd.reset();
+    if (!ok || ::renameat(dfd, tmp.c_str(), dfd, name.c_str()) != 0) {
+        ::unlinkat(dfd, tmp.c_str(), 0);
+        return false;
+    }
+    return true;
+}
+
+json entry(const std::string& root, const std::string& host, bool is_dir,
+           const std::string& staged) {
+    return {{"root", root}, {"host", host}, {"dir", is_dir}, {"staged", staged}};
+}
+
+std::string doc(const json& placeholders, const std::vector<std::string>& dirs) {
+    return json{{"placeholders", placeholders}, {"dirs", dirs}}.dump() + "\n";
+}
+
+}  // namespace
+
+std::string Journal::next_tag() {
+    return std::to_string(::getpid()) + "-" + std::to_string(own_start_time()) + "-" +
+           std::to_string(journal_seq++);
+}
+
+Journal Journal::write(const std::string& tag, const std::vector<WantedPlaceholder>& wanted,
+                       const std::vector<std::string>& dirs) {
     Journal j;
-    if (placeholders.empty() && dirs.empty()) return j;
+    if (wanted.empty() && dirs.empty()) return j;
     const std::string base = state_base();
     if (base.empty()) return j;
     // Made as the other state directories are: owned, closed to others, no links.
     auto dfd = workspace::open_own_state_dir(base, {"agentjail", "leftovers"});
     if (!dfd) return j;
-    const std::string dir = base + "/agentjail/leftovers";
+    // No identity yet: the sweep takes only the staged names, which no one else uses.
     json ph = json::array();
-    for (size_t i = 0; i < placeholders.items().size(); ++i) {
-        const Placeholder& p = placeholders.items()[i];
-        ph.push_back({{"root", placeholders.roots()[i]}, {"host", p.host}, {"dir", p.is_dir},
-                      {"dev", static_cast<std::uint64_t>(p.dev)}, {"ino", static_cast<std::uint64_t>(p.ino)}});
-    }
-    const std::string text = json{{"placeholders", ph}, {"dirs", dirs}}.dump() + "\n";
-    const std::string name = std::to_string(::getpid()) + "-" + std::to_string(own_start_time()) + "-" +
-                             std::to_string(journal_seq++);
-    // Written under a name no sweep reads, then renamed: a journal is whole or absent.
-    const std::string tmp = "." + name;
-    sys::UniqueFd fd(::openat(dfd->get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) return j;
-    bool ok = ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    fd.reset();
-    if (!ok || ::renameat(dfd->get(), tmp.c_str(), dfd->get(), (name + ".json").c_str()) != 0) {
-        ::unlinkat(dfd->get(), tmp.c_str(), 0);
-        return j;
-    }
-    j.path_ = dir + "/" + name + ".json";
+    for (const auto& w : wanted) ph.push_back(entry(w.root, w.host, w.is_dir, w.staged));
+    if (!write_whole(dfd->get(), tag + ".json", doc(ph, dirs))) return j;
+    j.path_ = base + "/agentjail/leftovers/" + tag + ".json";
+    j.dirs_ = dirs;
     return j;
+}
+
+void Journal::record(const Placeholders& made) {
+    if (path_.empty()) return;
+    json ph = json::array();
+    for (size_t i = 0; i < made.items().size(); ++i) {
+        const Placeholder& p = made.items()[i];
+        json e = entry(made.roots()[i], p.host, p.is_dir, p.staged);
+        e["dev"] = static_cast<std::uint64_t>(p.dev);
+        e["ino"] = static_cast<std::uint64_t>(p.ino);
+        ph.push_back(std::move(e));
+    }
+    const size_t slash = path_.rfind('/');
+    sys::UniqueFd dfd(
+        ::open(path_.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    // Not written again: the intent stays, and a sweep still removes the staged names
+    // (a placeholder renamed to its name is then left, as before journals).
+    if (dfd) (void)write_whole(dfd.get(), path_.substr(slash + 1), doc(ph, dirs_));
 }
 
 void Journal::set_init(pid_t init) noexcept {
@@ -160,6 +199,7 @@ Journal& Journal::operator=(Journal&& o) noexcept {
     if (this != &o) {
         done();
         path_ = std::move(o.path_);
+        dirs_ = std::move(o.dirs_);
         o.path_.clear();
     }
     return *this;
@@ -191,9 +231,18 @@ Sweep sweep_journals() {
                 Placeholder ph;
                 ph.host = p.at("host").get<std::string>();
                 ph.is_dir = p.at("dir").get<bool>();
-                ph.dev = static_cast<dev_t>(p.at("dev").get<std::uint64_t>());
-                ph.ino = static_cast<ino_t>(p.at("ino").get<std::uint64_t>());
-                std::string why = remove_placeholder(ph, p.at("root").get<std::string>());
+                ph.staged = p.value("staged", std::string());
+                const std::string root = p.at("root").get<std::string>();
+                std::string why;
+                if (p.contains("ino")) {
+                    ph.dev = static_cast<dev_t>(p.at("dev").get<std::uint64_t>());
+                    ph.ino = static_cast<ino_t>(p.at("ino").get<std::uint64_t>());
+                    why = remove_placeholder(ph, root);
+                } else if (!ph.staged.empty()) {
+                    // Killed before the inode was written down: only the staged name,
+                    // never the name itself, which may be anyone's by now.
+                    why = remove_staged(root, ph.staged, ph.is_dir);
+                }
                 if (why.empty())
                     out.removed.push_back(ph.host);
                 else

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a run leaves on the host until it has cleaned up after itself: the
 // placeholders in the workspace and the proxy's CA directory in TMPDIR. They are
-// written down before the sandbox is cloned, in a journal of the run under
+// written down before they are made, in a journal of the run under
 // <state home>/agentjail/leftovers/ (workspace::state_home: $XDG_STATE_HOME, else
 // ~/.local/state). Its name says whose it is: "<launcher pid>-<its start time>-<n>",
 // and once the sandbox is cloned "-<init pid>" more (one rename). A run that ends
@@ -9,7 +9,8 @@
 // the next run (or `agentjail gc`) finds a journal whose launcher and init are gone
 // (told from the name alone, so live runs' journals are never read) and removes
 // what is still what that run made: a placeholder of the same inode and still
-// empty, a CA directory of agentjail's name holding only its bundle.
+// empty (or, killed before it knew the inode, an empty one at the staged name only
+// that run uses), a CA directory of agentjail's name holding only its bundle.
 #pragma once
 
 #include "fs/placeholder.hpp"
@@ -23,15 +24,25 @@ namespace agentjail::fs {
 
 class Journal {
 public:
-    // Writes the journal once the placeholders are made, before the clone. Inert
-    // (no file, no error) when no state directory can be had: the run goes on, and
-    // only a crash of it would leave its leftovers.
-    static Journal write(const Placeholders& placeholders, const std::vector<std::string>& dirs);
+    // A name for the next run of this process: "<pid>-<start time>-<n>", which the
+    // journal is named after and the placeholders' staged names hold.
+    static std::string next_tag();
+    // Writes the journal before anything it lists is made (the intent): the
+    // placeholders the plan asks for, by their staged names, and dirs. Inert (no
+    // file, no error) when no state directory can be had: the run goes on, and only
+    // a crash of it would leave its leftovers.
+    static Journal write(const std::string& tag, const std::vector<WantedPlaceholder>& wanted,
+                         const std::vector<std::string>& dirs);
+    // Writes it again with what each placeholder made is (its inode), before any is
+    // renamed to its name: a sweep removes a name only when it holds that inode.
+    void record(const Placeholders& made);
     // Names the sandbox's init (host pid) in the journal, before it is released.
     void set_init(pid_t init) noexcept;
 
     Journal() = default;
-    Journal(Journal&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+    Journal(Journal&& o) noexcept : path_(std::move(o.path_)), dirs_(std::move(o.dirs_)) {
+        o.path_.clear();
+    }
     Journal& operator=(Journal&& o) noexcept;
     Journal(const Journal&) = delete;
     Journal& operator=(const Journal&) = delete;
@@ -42,6 +53,7 @@ public:
 
 private:
     std::string path_;
+    std::vector<std::string> dirs_;
 };
 
 struct Sweep {

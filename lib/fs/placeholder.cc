@@ -50,11 +50,11 @@ int open_parent(const std::string& root, const Split& s) {
     return sys::openat2(rootfd.get(), s.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, kBeneath);
 }
 
-}  // namespace
-
-Result<Placeholder> create_placeholder(const std::string& root, const std::string& host, bool is_dir) {
+// Makes `at` (host itself, or its staged name beside it) for the placeholder of host.
+Result<Placeholder> make_at(const std::string& root, const std::string& host, const std::string& at,
+                            bool is_dir) {
     Split s;
-    if (!split(root, host, s)) return placeholder_error(EINVAL, host, "not beneath " + root);
+    if (!split(root, at, s)) return placeholder_error(EINVAL, host, "not beneath " + root);
     int pfd = open_parent(root, s);
     if (pfd < 0) return placeholder_error(-pfd, host, "opening its parent directory without following links");
     sys::UniqueFd parent(pfd);
@@ -84,24 +84,85 @@ Result<Placeholder> create_placeholder(const std::string& root, const std::strin
     return p;
 }
 
-std::string remove_placeholder(const Placeholder& p, const std::string& root) {
-    Split s;
-    if (!split(root, p.host, s)) return "not beneath " + root;
+// What is at `at` now: ENOENT, or a kept reason, or "" with st filled.
+enum class Found { gone, kept, there };
+Found look(const std::string& root, const std::string& at, Split& s, sys::UniqueFd& parent,
+           struct stat& st, std::string& why) {
+    if (!split(root, at, s)) {
+        why = "not beneath " + root;
+        return Found::kept;
+    }
     int pfd = open_parent(root, s);
-    if (pfd < 0) return "its parent directory cannot be opened without following links: " + util::errno_text(-pfd);
-    sys::UniqueFd parent(pfd);
-    struct stat st {};
-    if (::fstatat(parent.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return errno == ENOENT ? std::string() : "stat: " + util::errno_text(errno);
-    if (st.st_dev != p.dev || st.st_ino != p.ino) return "replaced by another file during the run";
-    if (p.is_dir) {
-        if (::unlinkat(parent.get(), s.name.c_str(), AT_REMOVEDIR) < 0)
+    if (pfd < 0) {
+        // A parent that is gone took the name with it.
+        if (pfd == -ENOENT) return Found::gone;
+        why = "its parent directory cannot be opened without following links: " +
+              util::errno_text(-pfd);
+        return Found::kept;
+    }
+    parent.reset(pfd);
+    if (::fstatat(parent.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return Found::there;
+    if (errno == ENOENT) return Found::gone;
+    why = "stat: " + util::errno_text(errno);
+    return Found::kept;
+}
+
+// Removes the empty file or directory at s.name in parent.
+std::string remove_empty(int parent, const Split& s, const struct stat& st, bool is_dir) {
+    if (is_dir) {
+        if (::unlinkat(parent, s.name.c_str(), AT_REMOVEDIR) < 0)
             return errno == ENOTEMPTY || errno == EEXIST ? "not empty" : "rmdir: " + util::errno_text(errno);
         return {};
     }
     if (st.st_size != 0) return "not empty";
-    if (::unlinkat(parent.get(), s.name.c_str(), 0) < 0) return "unlink: " + util::errno_text(errno);
+    if (::unlinkat(parent, s.name.c_str(), 0) < 0) return "unlink: " + util::errno_text(errno);
     return {};
+}
+
+}  // namespace
+
+Result<Placeholder> create_placeholder(const std::string& root, const std::string& host,
+                                       bool is_dir) {
+    return make_at(root, host, host, is_dir);
+}
+
+std::string remove_placeholder(const Placeholder& p, const std::string& root) {
+    // At its name, or (a launch killed before it renamed it) at its staged one: the
+    // same inode either way, so another file at either name is never taken.
+    std::string first_why;
+    for (const std::string* at : {&p.host, &p.staged}) {
+        if (at->empty()) continue;
+        Split s;
+        sys::UniqueFd parent;
+        struct stat st {};
+        std::string why;
+        Found f = look(root, *at, s, parent, st, why);
+        if (f == Found::gone) continue;
+        if (f == Found::kept) {
+            if (first_why.empty()) first_why = why;
+            continue;
+        }
+        if (st.st_dev != p.dev || st.st_ino != p.ino) {
+            if (at == &p.host && first_why.empty())
+                first_why = "replaced by another file during the run";
+            continue;
+        }
+        return remove_empty(parent.get(), s, st, p.is_dir);
+    }
+    return first_why;
+}
+
+std::string remove_staged(const std::string& root, const std::string& staged, bool is_dir) {
+    Split s;
+    sys::UniqueFd parent;
+    struct stat st {};
+    std::string why;
+    Found f = look(root, staged, s, parent, st, why);
+    if (f != Found::there) return why;
+    // The name is the run's own; still, only what that run would have made is taken.
+    if (st.st_uid != ::geteuid() || (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+        return "not a placeholder of agentjail's";
+    return remove_empty(parent.get(), s, st, is_dir);
 }
 
 std::string guard_root(const plan::Plan& plan, const std::string& host) {
@@ -115,17 +176,74 @@ std::string guard_root(const plan::Plan& plan, const std::string& host) {
     return best;
 }
 
-Result<Placeholders> Placeholders::create(const plan::Plan& plan) {
-    Placeholders out;
+Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& plan,
+                                                           const std::string& tag) {
+    std::vector<WantedPlaceholder> out;
     for (const auto& g : plan.guards) {
         if (!g.placeholder) continue;
-        std::string root = guard_root(plan, g.host);
-        if (root.empty()) return placeholder_error(EINVAL, g.host, "it lies in no directory the sandbox binds");
-        auto p = create_placeholder(root, g.host, g.is_dir);
-        if (!p) return std::move(p).error();  // `out` removes those made so far
-        out.adopt(std::move(*p), std::move(root));
+        WantedPlaceholder w;
+        w.root = guard_root(plan, g.host);
+        if (w.root.empty())
+            return placeholder_error(EINVAL, g.host, "it lies in no directory the sandbox binds");
+        w.host = g.host;
+        w.is_dir = g.is_dir;
+        w.staged = g.host.substr(0, g.host.rfind('/')) + "/.agentjail-" + tag + "-" +
+                   std::to_string(out.size());
+        out.push_back(std::move(w));
     }
     return out;
+}
+
+Result<Placeholders> Placeholders::stage(const std::vector<WantedPlaceholder>& wanted) {
+    Placeholders out;
+    for (const auto& w : wanted) {
+        auto p = make_at(w.root, w.host, w.staged, w.is_dir);
+        if (!p) return std::move(p).error();  // `out` removes those made so far
+        p->staged = w.staged;
+        out.adopt(std::move(*p), w.root);
+    }
+    return out;
+}
+
+Result<bool> Placeholders::commit() {
+    bool changed = false;
+    for (size_t i = 0; i < items_.size(); ++i) {
+        Placeholder& p = items_[i];
+        if (p.staged.empty()) continue;
+        Split from, to;
+        if (!split(roots_[i], p.staged, from) || !split(roots_[i], p.host, to) ||
+            from.parent != to.parent)
+            return placeholder_error(EINVAL, p.host, "its staged name is not beside it");
+        int pfd = open_parent(roots_[i], to);
+        if (pfd < 0)
+            return placeholder_error(-pfd, p.host,
+                                     "opening its parent directory without following links");
+        sys::UniqueFd parent(pfd);
+        // Never over a name that exists (as O_EXCL was): one made meanwhile is an error.
+        if (::renameat2(parent.get(), from.name.c_str(), parent.get(), to.name.c_str(),
+                        RENAME_NOREPLACE) == 0) {
+            p.staged.clear();
+            continue;
+        }
+        if (errno != EINVAL) return placeholder_error(errno, p.host, "rename into place");
+        // No RENAME_NOREPLACE here (some network file systems): a file gets a second
+        // link (which never replaces either), a directory is made anew at its name.
+        if (!p.is_dir) {
+            if (::linkat(parent.get(), from.name.c_str(), parent.get(), to.name.c_str(), 0) < 0)
+                return placeholder_error(errno, p.host, "link into place");
+            (void)::unlinkat(parent.get(), from.name.c_str(), 0);
+            p.staged.clear();
+            continue;
+        }
+        auto made = make_at(roots_[i], p.host, p.host, true);
+        if (!made) return std::move(made).error();
+        (void)::unlinkat(parent.get(), from.name.c_str(), AT_REMOVEDIR);
+        p.dev = made->dev;
+        p.ino = made->ino;
+        p.staged.clear();
+        changed = true;
+    }
+    return changed;
 }
 
 Placeholders& Placeholders::operator=(Placeholders&& o) noexcept {

@@ -2,7 +2,10 @@
 // Placeholders: the empty files and directories the launcher creates on the host
 // for guarded names that do not exist yet, so the plan's read-only bind or mask has
 // a mount point and the sandbox cannot create the name; removed after the run when
-// they are still the ones made and still empty.
+// they are still the ones made and still empty. A launch's are first made under a
+// name of the run's own and renamed into place once the run's journal
+// (leftovers.hpp) holds what they are, so that nothing is on the host that no
+// journal lists.
 #pragma once
 
 #include "plan/plan.hpp"
@@ -19,7 +22,21 @@ struct Placeholder {
     bool is_dir = false;
     dev_t dev = 0;  // identity of what we created
     ino_t ino = 0;
+    // The name it was made under first, beside host, until Placeholders::commit()
+    // renamed it to host ("" when made at host).
+    std::string staged;
 };
+
+// A placeholder a plan asks for, before it is made.
+struct WantedPlaceholder {
+    std::string root;  // guard_root(): the bound directory it lies in
+    std::string host;
+    bool is_dir = false;
+    std::string staged;  // host's directory + "/.agentjail-<tag>-<i>": no other run's name
+};
+// What the plan's guards need; `tag` is unique to the run (Journal::next_tag()).
+Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& plan,
+                                                           const std::string& tag);
 
 // Creates host (a file of mode 0444 or a directory of mode 0755), which must lie
 // beneath root, without following any link on the way (openat2 RESOLVE_BENEATH |
@@ -28,9 +45,13 @@ struct Placeholder {
 // its own name.
 Result<Placeholder> create_placeholder(const std::string& root, const std::string& host, bool is_dir);
 
-// Removes p if it is still the same inode and empty, through its parent's fd;
-// otherwise leaves it. Returns an empty string when removed, else why it was kept.
+// Removes p if it is still the same inode and empty, through its parent's fd, at
+// host or else at its staged name; otherwise leaves it. Returns an empty string when
+// removed (or gone), else why it was kept.
 std::string remove_placeholder(const Placeholder& p, const std::string& root);
+// Removes what a run that was killed before it knew the identity may have made at a
+// staged name (unique to that run): an empty file or directory of this user's.
+std::string remove_staged(const std::string& root, const std::string& staged, bool is_dir);
 
 // The bound host directory a guard lies in: the workspace when it holds it, else
 // the longest bind source of the plan that does ("" when none).
@@ -40,9 +61,13 @@ std::string guard_root(const plan::Plan& plan, const std::string& host);
 // left; finish() does that and says what became of each.
 class Placeholders {
 public:
-    // Fails closed: a placeholder that cannot be made is a launch error (those made
-    // before it are removed again).
-    static Result<Placeholders> create(const plan::Plan& plan);
+    // Makes each under its staged name. Fails closed: a placeholder that cannot be
+    // made is a launch error (those made before it are removed again).
+    static Result<Placeholders> stage(const std::vector<WantedPlaceholder>& wanted);
+    // Renames each staged one to its name, never over anything there (as O_EXCL). true
+    // when an identity changed (a file system without RENAME_NOREPLACE, where a
+    // directory is made anew at its name): the journal must be written again.
+    Result<bool> commit();
 
     Placeholders() = default;
     Placeholders(Placeholders&& o) noexcept = default;

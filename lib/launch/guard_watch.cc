@@ -9,6 +9,7 @@
 
 #include "sys/close_fds.hpp"
 #include "sys/syscalls.hpp"
+#include "util/fault.hpp"
 #include "util/strings.hpp"
 
 #include <fcntl.h>
@@ -65,6 +66,7 @@ struct HelperSpec {
     int userns = -1;
     int mntns = -1;
     int report_fd = -1;
+    int freeze_fd = -1;         // the sandbox's freezer.state, or -1
     const char* rel = nullptr;  // the name inside, without the leading '/'
     bool hidden = true;
     bool have_ino = false;  // protected: the inode the host has at the name now
@@ -72,7 +74,14 @@ struct HelperSpec {
     ino_t ino = 0;
 };
 
+void write_state(int fd, const char* state) {
+    if (fd >= 0) (void)!::write(fd, state, std::strlen(state));
+}
+
 [[noreturn]] void helper_exit(const HelperSpec& s, int code, int stage, int err) {
+    // The sandbox goes on whatever became of agentjail meanwhile: killed while the
+    // sandbox was frozen, it could not thaw it, and a frozen init never ends.
+    write_state(s.freeze_fd, "THAWED");
     HelperReport r{code, stage, err};
     (void)!::write(s.report_fd, &r, sizeof r);
     ::_exit(0);
@@ -81,6 +90,11 @@ struct HelperSpec {
 // The helper, after clone: a single-threaded copy of the supervisor, raw system
 // calls only over memory the parent prepared (the host may be multi-threaded).
 [[noreturn]] void helper_main(const HelperSpec& s) {
+    // Nothing of the sandbox runs while the name is looked at and protected again
+    // (written before setns: the descriptor was opened on the host).
+    write_state(s.freeze_fd, "FROZEN");
+    // A test holds the helper here, the sandbox frozen, and kills agentjail.
+    (void)fault::hit("guard.frozen");
     // The user namespace first: it gives the capabilities over the mount namespace.
     if (::setns(s.userns, CLONE_NEWUSER) < 0) helper_exit(s, -1, 0, errno);
     if (::setns(s.mntns, CLONE_NEWNS) < 0) helper_exit(s, -1, 0, errno);
@@ -325,10 +339,10 @@ GuardWatch::~GuardWatch() {
     ::close(hold[1]);
 }
 
-void GuardWatch::attach(sys::UniqueFd userns, sys::UniqueFd mntns, std::function<void(bool)> freeze) {
+void GuardWatch::attach(sys::UniqueFd userns, sys::UniqueFd mntns, int freeze_fd) {
     userns_ = std::move(userns);
     mntns_ = std::move(mntns);
-    freeze_ = std::move(freeze);
+    freeze_fd_ = freeze_fd;
 }
 
 void GuardWatch::watch(Item& it) {
@@ -375,6 +389,7 @@ int GuardWatch::run_helper(const Item& it, bool, bool have_ino, dev_t dev, ino_t
     s.userns = userns_.get();
     s.mntns = mntns_.get();
     s.report_fd = wr.get();
+    s.freeze_fd = freeze_fd_;
     std::string rel = it.guard.inside.size() > 1 ? it.guard.inside.substr(1) : std::string(".");
     s.rel = rel.c_str();
     s.hidden = it.guard.kind == plan::Guard::Kind::hidden;
@@ -448,9 +463,12 @@ bool GuardWatch::check(Item& it, const char* why) {
         }
         if (!have) return true;  // nothing at the name (or no parent): nothing to hide
         const char* stage = nullptr;
-        if (freeze_) freeze_(true);
-        int res = run_helper(it, is_dir, have, st.st_dev, st.st_ino, &stage);
-        if (freeze_) freeze_(false);
+        int res = fault::hit("guard.reapply")
+                      ? -EIO
+                      : run_helper(it, is_dir, have, st.st_dev, st.st_ino, &stage);
+        // The helper thawed the sandbox as it ended; one it could not end (killed,
+        // timed out) did not.
+        write_state(freeze_fd_, "THAWED");
         if (res == 0 || res == 2) return true;
         if (res == 3) {
             // The name changed again between our look and the helper's: look again.

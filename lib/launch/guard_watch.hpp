@@ -12,7 +12,6 @@
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,7 +32,7 @@ public:
     // clone, while the init is still dumpable: later only a caller with
     // CAP_SYS_PTRACE could reach them) for the helper to enter, and optionally a way
     // to freeze it while a protection is re-applied.
-    void attach(sys::UniqueFd userns, sys::UniqueFd mntns, std::function<void(bool)> freeze);
+    void attach(sys::UniqueFd userns, sys::UniqueFd mntns, int freeze_fd);
 
     // The inotify descriptor, for the supervisor's poll.
     int fd() const { return inotify_.get(); }
@@ -74,7 +73,7 @@ private:
     sys::UniqueFd inotify_;
     sys::UniqueFd userns_;
     sys::UniqueFd mntns_;
-    std::function<void(bool)> freeze_;
+    int freeze_fd_ = -1;     // Hooks::freeze_fd, not owned
     fs::Placeholders made_;  // placeholders made again for protected names the host removed
     std::vector<WorkspaceReapplied> reapplied_;
     std::uint64_t count_ = 0;

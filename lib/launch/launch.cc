@@ -229,14 +229,25 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     // Guarded names that do not exist get an empty placeholder, so the plan's mask or
     // read-only bind has a mount point (removed after the run); and the watch on the
     // guarded names starts before the sandbox exists, so no host change is missed.
-    auto placeholders = fs::Placeholders::create(plan);
-    if (!placeholders) return std::move(placeholders).error();
-    // From here a killed launcher leaves a journal of what it made on the host, for
-    // the next run to clean up (the proxy's CA directory is made after the clone).
-    std::vector<std::string> made_dirs;
+    // What the run will make on the host is written down first, in a journal for the
+    // next run to clean up after a killed launcher (fs/leftovers.hpp); then each
+    // placeholder is made under a name of the run's own, written down by inode, and
+    // renamed into place. No moment leaves on the host what no journal lists.
+    const std::string tag = fs::Journal::next_tag();
+    auto wanted = fs::wanted_placeholders(plan, tag);
+    if (!wanted) return std::move(wanted).error();
+    std::vector<std::string> made_dirs;  // the proxy's CA directory is made after the clone
     if (plan.net && !plan.net->ca_bundle_host.empty())
         made_dirs.push_back(plan.net->ca_bundle_host.substr(0, plan.net->ca_bundle_host.rfind('/')));
-    fs::Journal journal = fs::Journal::write(*placeholders, made_dirs);
+    fs::Journal journal = fs::Journal::write(tag, *wanted, made_dirs);
+    auto placeholders = fs::Placeholders::stage(*wanted);
+    if (!placeholders) return std::move(placeholders).error();
+    if (fault::hit("launch.placeholder-made"))
+        return Error(ErrorKind::setup, EIO, "an injected fault after the placeholders were made");
+    journal.record(*placeholders);
+    auto committed = placeholders->commit();
+    if (!committed) return std::move(committed).error();
+    if (*committed) journal.record(*placeholders);
     auto guards = GuardWatch::create(plan);
     if (!guards) return std::move(guards).error();
 
@@ -369,7 +380,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     p.keep_placeholders(std::move(*placeholders));
     p.keep_journal(std::move(journal));
     if (pub_r) p.set_publish_socket(std::move(pub_r));
-    if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze);
+    if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze_fd);
     // From here a failed launch ends the same way: the sandbox killed, reaped
     // (the supervisor joined, the placeholders removed), the error returned.
     auto stop = [&p](Error e) -> Result<Process> {
@@ -562,6 +573,7 @@ Result<RunResult> Process::wait() {
         supervisor_->finish_guards(res.workspace, !placeholders_.empty());
     }
     // The sandbox is gone: nothing can race the removal from inside.
+    (void)fault::hit("run.before-cleanup");
     placeholders_.finish(res.workspace.placeholders_made, res.workspace.placeholders_removed,
                          res.workspace.placeholders_kept);
     int status = 0;

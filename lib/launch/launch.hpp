@@ -56,9 +56,11 @@ struct Hooks {
     // Called when the wall clock's grace period ran out, beside SIGKILL to the init
     // (cgroup.kill reaches processes that escaped the pid namespace's reach).
     std::function<void()> on_kill;
-    // Freezes (true) or thaws (false) every process of the sandbox, while the
-    // supervisor re-applies a guarded name's protection; optional.
-    std::function<void(bool)> freeze;
+    // The sandbox's cgroup v1 freezer.state, open for writing: the guard watch's
+    // helper freezes every process of the sandbox with it while it re-applies a
+    // guarded name's protection, and thaws them (also when agentjail was killed
+    // meanwhile: a frozen init could not notice that and end the sandbox); -1: none.
+    int freeze_fd = -1;
 };
 
 // A running sandbox: the init's pid and pidfd, and the pipe the init reports the

@@ -4,6 +4,8 @@
 // is no cgroup to ask).
 #include "limits/enforce.hpp"
 
+#include "util/fault.hpp"
+
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -63,7 +65,7 @@ launch::Hooks Enforcer::hooks() const {
     if (h.cgroup_fd < 0) h.before_fork = [g](pid_t pid) { return g->attach(pid); };
     h.on_kill = [g] { g->kill_all(); };
     // While a guarded name's protection is put back (launch/guard_watch.cc).
-    h.freeze = [g](bool on) { (void)g->freeze(on); };
+    h.freeze_fd = g->freezer_fd();
     return h;
 }
 
@@ -76,6 +78,7 @@ void Enforcer::finish(RunResult& r) {
     r.layers = layers_;
     r.degraded = degraded_;
     if (group_) {
+        (void)fault::hit("cgroup.stats");
         cgroup::Stats s = group_->stats();
         r.cgroup = cgroup::kind_name(group_->kind());
         r.cgroup_via = cgroup::via_name(group_->via());

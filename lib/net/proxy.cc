@@ -12,6 +12,7 @@
 #include "net/http.hpp"
 #include "net/secret_source.hpp"
 #include "net/socks.hpp"
+#include "util/fault.hpp"
 #include "util/strings.hpp"
 
 #include <boost/asio.hpp>
@@ -575,6 +576,7 @@ private:
     }
 
     void relay_both() {
+        (void)fault::hit("proxy.tunnel");
         if (up_pipe_.make(px_.pipes_open, px_.settings.bounds) &&
             down_pipe_.make(px_.pipes_open, px_.settings.bounds)) {
             // Both ends are plain TCP: the kernel moves the bytes (socket -> pipe ->
@@ -833,6 +835,7 @@ void Proxy::Impl::accept() {
             write_log(j);
             refuse_over_limit(std::move(s));
         } else {
+            (void)fault::hit("proxy.after-accept");
             std::make_shared<Session>(*this, std::move(s))->start();
         }
         accept();

@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <set>
 
 namespace agentjail::policy {
@@ -101,6 +103,25 @@ std::string identity(const std::string& path) {
     return "file:" + (ec ? path : util::normalize_path(abs.string()));
 }
 
+// A built-in policy's layer, parsed once a process: its text is part of the
+// binary, so the parse is the same every time, and a program that loads policies
+// over and over (an embedder, fuzz_cli's ~2,000 loads a second, which spent most of
+// their time re-reading the built-in TOML) pays it once. A copy is handed out: the
+// caller applies it.
+Result<detail::Layer> builtin_layer(const std::string& name, std::string_view text) {
+    static std::mutex m;
+    static std::map<std::string, detail::Layer, std::less<>> parsed;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (auto it = parsed.find(name); it != parsed.end()) return it->second;
+    }
+    auto layer = detail::parse_layer(text, name + ".toml");
+    if (!layer) return layer;
+    std::lock_guard<std::mutex> lock(m);
+    parsed.emplace(name, *layer);
+    return layer;
+}
+
 class Resolver {
 public:
     // Visits one layer: its bases first (depth first, in the order given), then
@@ -182,9 +203,10 @@ private:
                 return detail::error_at(ext.origin, "cannot read '" + file + "': " + r.why);
             text = std::move(r.text);
         }
-        auto layer = detail::parse_layer(text, file);
+        const bool builtin = util::starts_with(id, "builtin:");
+        auto layer = builtin ? builtin_layer(name, text) : detail::parse_layer(text, file);
         if (!layer) return std::move(layer).error();
-        return visit(std::move(*layer), id, name, util::starts_with(id, "builtin:"));
+        return visit(std::move(*layer), id, name, builtin);
     }
 
     std::vector<std::string> stack_ids_;
@@ -221,7 +243,7 @@ Result<Policy> load_text(const std::string& text, const std::string& file) {
 Result<Policy> load(const std::string& name_or_path) {
     if (is_builtin_name(name_or_path)) {
         if (const Builtin* b = detail::find_builtin(name_or_path)) {
-            auto layer = detail::parse_layer(b->text, b->name + ".toml");
+            auto layer = builtin_layer(b->name, b->text);
             if (!layer) return std::move(layer).error();
             return load_layer(std::move(*layer), "builtin:" + b->name, b->name, b->name, true);
         }

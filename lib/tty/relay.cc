@@ -6,6 +6,7 @@
 #include "tty/relay.hpp"
 
 #include "tty/filter.hpp"
+#include "util/fault.hpp"
 #include "util/strings.hpp"
 #include "util/thread_guard.hpp"
 
@@ -479,6 +480,7 @@ void Relay::run() {
                 continue;
             }
             // Read a chunk.
+            if (!ch.input) (void)fault::hit("relay.copy");
             ssize_t r;
             if (!ch.input && ch.splice) {
                 r = ::splice(ch.ours.get(), nullptr, ch.caller.fd.get(), nullptr, kBuf,

@@ -29,10 +29,17 @@ void write_all(int fd, const char* p, size_t n) {
 // In the order a run passes them: the launcher's, then the child's (setup, the init
 // before it forks, the command before execve), then the run's.
 const char* const launch_points[] = {
-    "launch.before-clone", "launch.after-clone",   "launch.after-release", "child.before-root",
-    "child.before-fork",   "command.before-exec",  "run.after-spawn",
+    "launch.placeholder-made", "launch.before-clone", "launch.after-clone",  "launch.after-release",
+    "child.before-root",       "child.before-fork",   "command.before-exec", "run.after-spawn",
 };
 const int n_launch_points = static_cast<int>(sizeof launch_points / sizeof launch_points[0]);
+
+// The launcher's threads while the command runs, then its end of the run.
+const char* const run_points[] = {
+    "proxy.after-accept", "proxy.tunnel",       "relay.copy",   "guard.reapply",
+    "guard.frozen",       "run.before-cleanup", "cgroup.stats",
+};
+const int n_run_points = static_cast<int>(sizeof run_points / sizeof run_points[0]);
 
 void arm(const char* point, Action action, int report_fd, int release_fd) noexcept {
     armed_point = point;

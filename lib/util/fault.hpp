@@ -26,8 +26,16 @@ void disarm() noexcept;
 // At a named point: does what was armed for it. True only for Action::fail.
 bool hit(const char* point) noexcept;
 
-// The point names, for tests that walk every stage.
+// The point names, for tests that walk every stage: the launch's (the launcher's,
+// then the child's, then the end of the spawn) ...
 extern const char* const launch_points[];
 extern const int n_launch_points;
+// ... and the run's, in the launcher's threads: the proxy after it accepted a
+// connection and as a tunnel starts relaying, the stdio relay before it copies the
+// command's output, the guard watch before a re-apply (fail: the re-apply fails) and
+// its helper (a process of its own) with the sandbox frozen, the end of wait()
+// before the placeholders go, the cgroup's statistics before the cgroup goes.
+extern const char* const run_points[];
+extern const int n_run_points;
 
 }  // namespace agentjail::fault

@@ -8,6 +8,8 @@
 // process of the run alive.
 #include "common.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -183,6 +185,36 @@ TEST(BadInputControl, GoodInputRunsThroughTheSameHarness) {
     EXPECT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(dir_entries(ws.path()), before) << "the workspace changed";
     EXPECT_TRUE(dir_entries(tmp.path()).empty()) << "TMPDIR is not empty";
+}
+
+// A closed stdio is refused before anything else is read, the result record's
+// flags too: a run that asked for a record still gets its XX record, saying why (as
+// for any other refusal before the command runs). The control: the same command with
+// stdout open writes a record of a run that ran.
+TEST(BadInputRecord, ClosedStdioStillWritesTheXxRecord) {
+    ajtest::TempDir t("aj-badin-rec");
+    ajtest::RunOptions opts;
+    opts.cwd = t.path();
+    opts.env = {"TMPDIR=" + t.path()};
+    opts.timeout_ms = 20000;
+    const std::string cmd = "exec " + shell_quote(ajtest::agentjail_bin()) +
+                            " run --policy minimal --result-file ./rec.json -- /bin/true";
+    auto ok = ajtest::run_with({"/bin/sh", "-c", cmd}, opts);
+    ASSERT_EQ(ok.status, 0) << describe(ok);
+    auto j = nlohmann::json::parse(ajtest::read_file(t.path() + "/rec.json"));
+    EXPECT_EQ(j["exit_code"], 0) << j.dump();
+    ASSERT_EQ(::unlink((t.path() + "/rec.json").c_str()), 0);
+
+    for (const char* redir : {">&-", "<&-", "2>&-"}) {
+        auto r = ajtest::run_with({"/bin/sh", "-c", cmd + " " + redir}, opts);
+        EXPECT_EQ(r.status, 125) << redir << ": " << describe(r);
+        const std::string rec = ajtest::read_file(t.path() + "/rec.json");
+        ASSERT_FALSE(rec.empty()) << redir << ": no record written";
+        auto x = nlohmann::json::parse(rec);
+        EXPECT_EQ(x["status"], "XX") << x.dump();
+        EXPECT_TRUE(ajtest::contains(x["message"].get<std::string>(), "is closed")) << x.dump();
+        ASSERT_EQ(::unlink((t.path() + "/rec.json").c_str()), 0);
+    }
 }
 
 }  // namespace

@@ -24,6 +24,16 @@ TEST(NetHttp, Connect) {
     EXPECT_EQ(parse_request_head("CONNECT example.com HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
     EXPECT_EQ(parse_request_head("CONNECT example.com:99999 HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
     EXPECT_EQ(parse_request_head("CONNECT ::1:443 HTTP/1.1\r\n\r\n").status, ParseStatus::bad);
+    // A CONNECT's framing headers must be well-formed too, though none frames a body.
+    EXPECT_EQ(parse_request_head("CONNECT a:443 HTTP/1.1\r\nContent-Length: +\r\n\r\n").status,
+              ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("CONNECT a:443 HTTP/1.1\r\nContent-Length: 0\r\n\r\n").status,
+              ParseStatus::ok);
+    // Brackets hold an IPv6 address and nothing else.
+    EXPECT_EQ(parse_request_head("CONNECT [example.com]:443 HTTP/1.1\r\n\r\n").status,
+              ParseStatus::bad);
+    EXPECT_EQ(parse_request_head("CONNECT [2001:rdb8::1]:443 HTTP/1.1\r\n\r\n").status,
+              ParseStatus::bad);
 }
 
 TEST(NetHttp, AbsoluteForm) {
@@ -33,6 +43,8 @@ TEST(NetHttp, AbsoluteForm) {
     EXPECT_EQ(r.request.host, "Example.com");
     EXPECT_EQ(r.request.port, 8080);
     EXPECT_EQ(r.request.path, "/a/b?c=d");
+    EXPECT_EQ(parse_request_head("GET http://example#com/ HTTP/1.1\r\n\r\n").status,
+              ParseStatus::bad);
     r = parse_request_head("GET http://example.com HTTP/1.0\r\n\r\n");
     ASSERT_EQ(r.status, ParseStatus::ok) << r.error;
     EXPECT_EQ(r.request.port, 80);
@@ -58,6 +70,21 @@ TEST(NetHttp, GarbageAndUnknownMethods) {
         EXPECT_EQ(r.status, ParseStatus::bad) << s;
         EXPECT_FALSE(r.error.empty()) << s;
     }
+}
+
+// What a strict HTTP parser refuses, ours refuses too (fuzz_http_differential found
+// each): a control character in a header value, a raw byte past ASCII in the target.
+TEST(NetHttp, ControlCharactersAndRawNonAsciiAreRefused) {
+    for (const char* s :
+         {"GET http://a/ HTTP/1.1\r\nX: a\x01b\r\n\r\n",
+          "GET http://a/ HTTP/1.1\r\nX: a\x7f\r\n\r\n", "GET http://a/\xc3\xa9 HTTP/1.1\r\n\r\n"}) {
+        auto r = parse_request_head(s);
+        EXPECT_EQ(r.status, ParseStatus::bad) << s;
+    }
+    // The control: HTAB inside a value, and the same path percent-encoded.
+    EXPECT_EQ(parse_request_head("GET http://a/ HTTP/1.1\r\nX: a\tb\r\n\r\n").status,
+              ParseStatus::ok);
+    EXPECT_EQ(parse_request_head("GET http://a/%C3%A9 HTTP/1.1\r\n\r\n").status, ParseStatus::ok);
 }
 
 TEST(NetHttp, BinaryIsRefusedAtOnce) {
@@ -143,9 +170,13 @@ TEST(NetHttpExchange, RequestBodiesAreFramedOneWay) {
     EXPECT_FALSE(request_body(head("Content-Length: 1\r\nTransfer-Encoding: chunked\r\n"), b, why));
     EXPECT_FALSE(request_body(head("Transfer-Encoding: gzip, chunked\r\n"), b, why));
     EXPECT_FALSE(request_body(head("Content-Length: 1\r\nContent-Length: 2\r\n"), b, why));
+    // The same value twice too (fuzz_http_differential: http_parser refuses it).
+    EXPECT_FALSE(request_body(head("Content-Length: 1\r\nContent-Length: 1\r\n"), b, why));
     EXPECT_FALSE(request_body(head("Content-Length: -1\r\n"), b, why));
-    // A framing header spelt with '_' (read as '-' by CGI-style servers) is refused.
-    for (const char* h : {"Content_Length: 5\r\n", "transfer_encoding: chunked\r\n"})
+    // A framing header spelt with '_' (read as '-' by CGI-style servers), or a name
+    // that only begins like one (prefix-matching parsers), is refused.
+    for (const char* h : {"Content_Length: 5\r\n", "transfer_encoding: chunked\r\n",
+                          "Transfer-Encodingx: chunked\r\n", "content-length2: 1\r\n"})
         EXPECT_EQ(parse_request_head(std::string("POST /x HTTP/1.1\r\nHost: a.test\r\n") + h + "\r\n",
                                      TargetForm::origin)
                       .status,
