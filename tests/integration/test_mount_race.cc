@@ -4,7 +4,7 @@
 // then has nothing left to hide and the run goes on (a lock file such as
 // /etc/gshadow.lock, matched by gshadow*, lives for a moment); a placeholder of ours
 // that is gone fails the launch.
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include "test_support.hpp"
 #include "util/fault.hpp"
