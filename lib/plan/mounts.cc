@@ -751,8 +751,11 @@ private:
             }
             auto r = check_in_bind(op, p);
             if (!r) return std::move(r).error();
-            if (!*r) {  // a symlink the host already has at that very place
-                plan_.notes.push_back("the bind of " + p.dst + " already has " + label(op));
+            if (*r != InBind::mount) {
+                plan_.notes.push_back(*r == InBind::present
+                                          ? "the bind of " + p.dst + " already has " + label(op)
+                                          : label(op) + ": gone from the host since it was matched, "
+                                                        "nothing to hide");
                 ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
                 --i;
             }
@@ -760,8 +763,11 @@ private:
         return {};
     }
 
-    // True: op can be mounted; false: op is a symlink already present (drop it).
-    Result<bool> check_in_bind(const MountOp& op, const MountOp& bind) {
+    // mount: op can be mounted; present: op is a symlink the host already has there;
+    // gone: op masks a host name that was removed since a pattern matched it (a lock
+    // file such as /etc/gshadow.lock, matched by gshadow*, lives for a moment).
+    enum class InBind { mount, present, gone };
+    Result<InBind> check_in_bind(const MountOp& op, const MountOp& bind) {
         const std::string rel = relative_to(op.dst, bind.dst);
         std::string host = bind.src;
         std::string inside = bind.dst;
@@ -777,7 +783,10 @@ private:
             struct stat st {};
             if (::lstat(host.c_str(), &st) != 0) {
                 // A placeholder is made by the launcher, in a directory checked here.
-                if (last && op.placeholder && errno == ENOENT) return true;
+                if (last && op.placeholder && errno == ENOENT) return InBind::mount;
+                if (last && errno == ENOENT &&
+                    (op.kind == MountKind::mask_file || op.kind == MountKind::mask_dir))
+                    return InBind::gone;
                 return invalid(op.why, "cannot create mount point " + op.dst +
                                            " inside the bind of " + bind.dst +
                                            " (it does not exist there)");
@@ -785,7 +794,7 @@ private:
             if (S_ISLNK(st.st_mode)) {
                 if (last && op.kind == MountKind::symlink) {
                     auto text = read_link(host);
-                    if (text && *text == op.src) return false;
+                    if (text && *text == op.src) return InBind::present;
                     return invalid(op.why, "cannot create the symlink " + op.dst +
                                                " inside the bind of " + bind.dst +
                                                " (a different symlink is there)");
@@ -813,7 +822,7 @@ private:
                                                (needs_dir(op) ? "a directory" : "a file") + ")");
             }
         }
-        return true;
+        return InBind::mount;
     }
 
     const policy::Policy& policy_;
