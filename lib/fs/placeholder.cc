@@ -50,6 +50,29 @@ int open_parent(const std::string& root, const Split& s) {
     return sys::openat2(rootfd.get(), s.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, kBeneath);
 }
 
+// True when what now stands at host is the placeholder another run made for the
+// same name: an empty directory of mode 0755, or an empty file of mode 0444, owned
+// by this user and reached without following a link. Sandboxes started at once in
+// one workspace (a Slurm array, srun -n N, a CI matrix) plan the same placeholders;
+// the one that comes second guards the first one's as an existing name, as its plan
+// would have done had it looked a moment later. Anything else there (a link, a file
+// with content) still fails the launch.
+bool another_runs_placeholder(const std::string& root, const std::string& host, bool is_dir) {
+    Split s;
+    if (!split(root, host, s)) return false;
+    int pfd = open_parent(root, s);
+    if (pfd < 0) return false;
+    sys::UniqueFd parent(pfd);
+    struct stat st {};
+    if (::fstatat(parent.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) return false;
+    if (st.st_uid != ::geteuid()) return false;
+    if (is_dir) {
+        // nlink 2: no subdirectory; the listing is checked by the run that made it.
+        return S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755 && st.st_nlink == 2;
+    }
+    return S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0444 && st.st_size == 0;
+}
+
 }  // namespace
 
 Result<Placeholder> create_placeholder(const std::string& root, const std::string& host, bool is_dir) {
@@ -122,6 +145,8 @@ Result<Placeholders> Placeholders::create(const plan::Plan& plan) {
         std::string root = guard_root(plan, g.host);
         if (root.empty()) return placeholder_error(EINVAL, g.host, "it lies in no directory the sandbox binds");
         auto p = create_placeholder(root, g.host, g.is_dir);
+        // Another run's: guarded as it stands, and left to that run to remove.
+        if (!p && p.error().code() == EEXIST && another_runs_placeholder(root, g.host, g.is_dir)) continue;
         if (!p) return std::move(p).error();  // `out` removes those made so far
         out.adopt(std::move(*p), std::move(root));
     }
