@@ -51,7 +51,9 @@ static int die(int status, const char *fmt, ...) {
 /* One line for a C API error, and the exit status its code stands for. */
 static int die_aj(aj_error *err, const char *what) {
     int code = aj_error_code(err);
-    int status = code == AJ_ENOTFOUND ? EXIT_NOTFOUND : code == AJ_ENOEXEC ? EXIT_NOEXEC : EXIT_SETUP;
+    int status = code == AJ_ENOTFOUND ? EXIT_NOTFOUND
+                 : code == AJ_ENOEXEC ? EXIT_NOEXEC
+                                      : EXIT_SETUP;
     die(status, "%s: %s", what, aj_error_message(err));
     aj_error_free(err);
     return status;
@@ -70,12 +72,11 @@ static char *take_env(const char *name) {
  * (which index am I, how many are we). None is a secret; the policy's environment
  * filter does not know them, so they are passed by name when set. */
 static const char *const slurm_vars[] = {
-    "SLURM_JOB_ID",      "SLURM_JOB_NAME",      "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
-    "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX",
-    "SLURM_STEP_ID",     "SLURM_PROCID",        "SLURM_LOCALID",      "SLURM_NODEID",
-    "SLURM_NTASKS",      "SLURM_NNODES",        "SLURM_CPUS_ON_NODE", "SLURM_CPUS_PER_TASK",
-    "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU",  "SLURMD_NODENAME",    "SLURM_SUBMIT_DIR",
-    NULL};
+    "SLURM_JOB_ID",           "SLURM_JOB_NAME",       "SLURM_ARRAY_JOB_ID",   "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_STEP_ID",
+    "SLURM_PROCID",           "SLURM_LOCALID",        "SLURM_NODEID",         "SLURM_NTASKS",
+    "SLURM_NNODES",           "SLURM_CPUS_ON_NODE",   "SLURM_CPUS_PER_TASK",  "SLURM_MEM_PER_NODE",
+    "SLURM_MEM_PER_CPU",      "SLURMD_NODENAME",      "SLURM_SUBMIT_DIR",     NULL};
 
 /* SIGTERM from scancel or the time limit, SIGINT from srun's Ctrl-C and the rest go to
  * the command; this program stays to write the record. Blocked before aj_spawn so the
@@ -126,7 +127,8 @@ static int write_record(int dirfd, const char *name, const char *record) {
     char tmp[sizeof ".agentjail-record-" + 2 * sizeof rnd + 4];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) return -errno;
     int n = snprintf(tmp, sizeof tmp, ".agentjail-record-");
-    for (size_t i = 0; i < sizeof rnd; ++i) n += snprintf(tmp + n, sizeof tmp - (size_t)n, "%02x", rnd[i]);
+    for (size_t i = 0; i < sizeof rnd; ++i)
+        n += snprintf(tmp + n, sizeof tmp - (size_t)n, "%02x", rnd[i]);
     int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) return -errno;
     size_t len = strlen(record), off = 0;
@@ -134,8 +136,10 @@ static int write_record(int dirfd, const char *name, const char *record) {
     while (rc == 0 && off < len) {
         ssize_t w = write(fd, record + off, len - off);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) rc = w < 0 ? -errno : -EIO;
-        else off += (size_t)w;
+        if (w <= 0)
+            rc = w < 0 ? -errno : -EIO;
+        else
+            off += (size_t)w;
     }
     if (rc == 0 && write(fd, "\n", 1) != 1) rc = -EIO;
     if (close(fd) != 0 && rc == 0) rc = -errno;
@@ -150,7 +154,8 @@ static int run_status(const aj_result *res) {
     int status = aj_result_exited(res) ? aj_result_exit_code(res) : 128 + aj_result_signal(res);
     uint64_t oom_kills = 0;
     if (aj_result_timed_out(res)) return 124;
-    if (aj_result_stat(&oom_kills, res, AJ_STAT_OOM_KILLS, NULL) == AJ_OK && oom_kills > 0 && status != 0)
+    if (aj_result_stat(&oom_kills, res, AJ_STAT_OOM_KILLS, NULL) == AJ_OK && oom_kills > 0 &&
+        status != 0)
         return 137;
     return status;
 }
@@ -163,18 +168,22 @@ int main(int argc, char **argv) {
     char *bind = take_env(AJ_SLURM_ENV_BIND_ARGV0);
     if (argv0 == NULL || argv0[0] == '\0' || policy_name == NULL || record_name == NULL ||
         strchr(record_name, '/') != NULL)
-        return die(EXIT_SETUP, "not started by spank_agentjail.so (%s, %s and %s are unset); "
-                   "the task did not run", AJ_SLURM_ENV_ARGV0, AJ_SLURM_ENV_POLICY,
-                   AJ_SLURM_ENV_RECORD);
+        return die(EXIT_SETUP,
+                   "not started by spank_agentjail.so (%s, %s and %s are unset); "
+                   "the task did not run",
+                   AJ_SLURM_ENV_ARGV0, AJ_SLURM_ENV_POLICY, AJ_SLURM_ENV_RECORD);
 
     /* The record's directory, held open from now on: the command may rename or replace
      * names inside the workspace, but not the directory this descriptor is. */
     char cwd[PATH_MAX];
-    const char *dir = result_dir != NULL && result_dir[0] != '\0' ? result_dir : getcwd(cwd, sizeof cwd);
-    if (dir == NULL) return die(EXIT_SETUP, "cannot read the working directory: %s", strerror(errno));
+    const char *dir =
+        result_dir != NULL && result_dir[0] != '\0' ? result_dir : getcwd(cwd, sizeof cwd);
+    if (dir == NULL)
+        return die(EXIT_SETUP, "cannot read the working directory: %s", strerror(errno));
     int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0)
-        return die(EXIT_SETUP, "result directory %s: %s; the task did not run", dir, strerror(errno));
+        return die(EXIT_SETUP, "result directory %s: %s; the task did not run", dir,
+                   strerror(errno));
 
     aj_error *err = NULL;
     aj_policy *policy = NULL;

@@ -4,7 +4,8 @@
  * agentjail-slurm-task in the program's place.
  *
  * plugstack.conf:
- *   required /usr/lib/x86_64-linux-gnu/agentjail/slurm/spank_agentjail.so [wrapper=PATH] [result_dir=DIR]
+ *   required /usr/lib/x86_64-linux-gnu/agentjail/slurm/spank_agentjail.so [wrapper=PATH]
+ * [result_dir=DIR]
  *
  * Why argv[0] and not execve() from the plugin: Slurm 22.05's slurmstepd execs
  * S_JOB_ARGV after task_init, so replacing argv[0] keeps everything Slurm does around
@@ -59,8 +60,9 @@ static int opt_agentjail(int val, const char *optarg, int remote) {
     (void)val;
     (void)remote;
     if (!policy_ok(optarg)) {
-        slurm_error("agentjail: --agentjail needs a policy: a built-in name (default, ci, ...) "
-                    "or a policy file");
+        slurm_error(
+            "agentjail: --agentjail needs a policy: a built-in name (default, ci, ...) "
+            "or a policy file");
         return -1;
     }
     free(opt_policy);
@@ -69,10 +71,13 @@ static int opt_agentjail(int val, const char *optarg, int remote) {
 }
 
 static struct spank_option option = {
-    "agentjail", "POLICY",
+    "agentjail",
+    "POLICY",
     "Run each task inside an agentjail sandbox built from POLICY (a built-in policy such as "
     "default or ci, or a policy file); the result record goes to the task's working directory.",
-    1, 0, opt_agentjail};
+    1,
+    0,
+    opt_agentjail};
 
 /* KEY=VALUE into buf; 0 when arg is not KEY=, -1 when the value does not fit. */
 static int plugin_arg(const char *arg, const char *key, char *buf, size_t size) {
@@ -87,9 +92,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av) {
         int r = plugin_arg(av[i], "wrapper", wrapper, sizeof wrapper);
         if (r == 0) r = plugin_arg(av[i], "result_dir", result_dir, sizeof result_dir);
         if (r <= 0) {
-            slurm_error("agentjail: plugstack.conf: %s argument %s (known: wrapper=PATH, "
-                        "result_dir=DIR)",
-                        r < 0 ? "too long an" : "unknown", av[i]);
+            slurm_error(
+                "agentjail: plugstack.conf: %s argument %s (known: wrapper=PATH, "
+                "result_dir=DIR)",
+                r < 0 ? "too long an" : "unknown", av[i]);
             return -1;
         }
     }
@@ -134,9 +140,9 @@ static int record_name(spank_t sp, char *buf, size_t size, int *batch) {
     /* 22.05 gives a job that is not an array its own id as S_JOB_ARRAY_ID and NO_VAL
      * as the task id, not the 0 spank.h promises. */
     int array = array_job != 0 && array_task != NO_VAL;
-    int n = array
-                ? snprintf(buf, size, "agentjail-%u_%u.%s.%u.json", array_job, array_task, step_s, task)
-                : snprintf(buf, size, "agentjail-%u.%s.%u.json", job, step_s, task);
+    int n = array ? snprintf(buf, size, "agentjail-%u_%u.%s.%u.json", array_job, array_task, step_s,
+                             task)
+                  : snprintf(buf, size, "agentjail-%u.%s.%u.json", job, step_s, task);
     return n >= 0 && (size_t)n < size ? 0 : -1;
 }
 
@@ -154,8 +160,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av) {
         return refuse("cannot read the task's command (S_JOB_ARGV)", NULL);
     /* Checked as the job's user, whom slurmstepd already switched to: a wrapper that
      * user cannot run would otherwise fail only at execve, with Slurm's message. */
-    if (access(wrapper, X_OK) != 0)
-        return refuse("cannot execute the sandbox's wrapper ", wrapper);
+    if (access(wrapper, X_OK) != 0) return refuse("cannot execute the sandbox's wrapper ", wrapper);
 
     char name[128];
     int batch = 0;

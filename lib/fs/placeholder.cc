@@ -146,7 +146,8 @@ Result<Placeholders> Placeholders::create(const plan::Plan& plan) {
         if (root.empty()) return placeholder_error(EINVAL, g.host, "it lies in no directory the sandbox binds");
         auto p = create_placeholder(root, g.host, g.is_dir);
         // Another run's: guarded as it stands, and left to that run to remove.
-        if (!p && p.error().code() == EEXIST && another_runs_placeholder(root, g.host, g.is_dir)) continue;
+        if (!p && p.error().code() == EEXIST && another_runs_placeholder(root, g.host, g.is_dir))
+            continue;
         if (!p) return std::move(p).error();  // `out` removes those made so far
         out.adopt(std::move(*p), std::move(root));
     }

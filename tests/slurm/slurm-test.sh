@@ -13,6 +13,9 @@
 #              (empty: the plugin was not built, the tier skips)
 #   AGENTJAIL_SLURM_KEEP=1  leave the cluster running and print how to reach it (by hand)
 # Exit: 0 all checks passed, 1 a check failed, 77 skipped (the reason on stdout).
+
+# The jobs' own $SLURM_JOB_ID and "$1" are expanded where the jobs run, not here.
+# shellcheck disable=SC2016
 set -euo pipefail
 
 slurm_dir=${1-}
@@ -33,7 +36,7 @@ done
 for n in n1 n2 n3; do
     # Slurm's cgroup v1 directories are named after the node; another cluster of these
     # names (a second run of this tier) would share them, and they are not ours.
-    for d in /sys/fs/cgroup/*/slurm_$n; do
+    for d in /sys/fs/cgroup/*/slurm_"$n"; do
         [[ ! -e "$d" ]] || skip "$d exists: another Slurm with a node named $n runs on this machine"
     done
 done
@@ -86,7 +89,7 @@ cleanup() {
     # The v1 groups Slurm made for these nodes (task/cgroup, proctrack/cgroup), deepest
     # first; the check at the start made sure none was there before.
     for n in n1 n2 n3; do
-        for d in /sys/fs/cgroup/*/slurm_$n; do
+        for d in /sys/fs/cgroup/*/slurm_"$n"; do
             [[ -d "$d" ]] || continue
             find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
             [[ ! -d "$d" ]] || say "could not remove $d"
