@@ -109,13 +109,15 @@ static int wait_forwarding(aj_sandbox *sb, int sigfd) {
 /* Takes or drops the workspace's lock. agentjail's direct mode makes placeholders on
  * the host for protected names that do not exist yet (.claude/settings.json, ...)
  * and removes them after the run; sandboxes started at once in one workspace (an
- * array, srun -n N) race on them at setup and teardown (EEXIST, ENOENT), so those two
- * phases take turns here. The run itself is not serialised: a placeholder another
- * task removes meanwhile is guarded again by this run's own guard watch. */
-static int workspace_lock(int fd, int op) {
-    while (flock(fd, op) != 0)
-        if (errno != EINTR) return -errno;
-    return 0;
+ * array, srun -n N) race on them at setup and teardown (ENOENT when one run removes
+ * a placeholder another is binding), so those two phases take turns here. The run
+ * itself is not serialised: a placeholder another task removes meanwhile is guarded
+ * again by this run's own guard watch. Best effort: where the filesystem has no
+ * locks (NFS without a lock manager) the tasks go on unlocked, and a lost race fails
+ * the launch closed, with its message. */
+static void workspace_lock(int fd, int op) {
+    while (fd >= 0 && flock(fd, op) != 0 && errno == EINTR) {
+    }
 }
 
 /* Writes the record as DIR/NAME: into a fresh name first, then renamed over NAME, so a
@@ -206,13 +208,11 @@ int main(int argc, char **argv) {
         return die(EXIT_SETUP, "signals: %s; the task did not run", strerror(errno));
 
     int wsfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (wsfd < 0 || (rc = workspace_lock(wsfd, LOCK_EX)) < 0)
-        return die(EXIT_SETUP, "locking the workspace: %s; the task did not run",
-                   strerror(wsfd < 0 ? errno : -rc));
+    workspace_lock(wsfd, LOCK_EX);
     aj_run_options opts = AJ_RUN_OPTIONS_INIT;
     aj_sandbox *sb = NULL;
     rc = aj_spawn(&sb, policy, (const char *const *)argv, &opts, &err);
-    (void)workspace_lock(wsfd, LOCK_UN);
+    workspace_lock(wsfd, LOCK_UN);
     aj_policy_free(policy);
     if (rc != AJ_OK) return die_aj(err, "the sandbox could not be started; the task did not run");
     (void)argc;
@@ -223,10 +223,10 @@ int main(int argc, char **argv) {
         return die(EXIT_SETUP, "waiting for the sandbox: %s", strerror(-rc));
     }
     aj_result *res = NULL;
-    (void)workspace_lock(wsfd, LOCK_EX); /* unlocked or not, the run has to end */
+    workspace_lock(wsfd, LOCK_EX);
     rc = aj_sandbox_wait(&res, sb, &err);
     aj_sandbox_free(sb);
-    (void)workspace_lock(wsfd, LOCK_UN);
+    workspace_lock(wsfd, LOCK_UN);
     if (rc != AJ_OK) return die_aj(err, "waiting for the sandbox");
 
     int status = run_status(res);
