@@ -23,7 +23,8 @@
 # caller, and then scripts/fuzz.sh runs every fuzz target from its corpus for
 # AGENTJAIL_FUZZ_TIME seconds, two at a time.
 #
-# The slurm tier (one CTest test, slurm.spank, about two minutes) runs in pass 1 only:
+# The slurm tier (one CTest test, slurm.spank, about two minutes, RUN_SERIAL: alone, as
+# its useradd and its daemons would disturb the tests beside it) runs in pass 1 only:
 # as root it starts munged, slurmctld and three slurmd of its own and submits the jobs
 # as a user it creates; the unprivileged pass could not start daemons.
 #
