@@ -210,6 +210,15 @@ int main(int argc, char **argv) {
     int wsfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     workspace_lock(wsfd, LOCK_EX);
     aj_run_options opts = AJ_RUN_OPTIONS_INIT;
+#if AJ_RUN_OPTIONS_VERSION >= 3
+    /* The C API of issue 14 runs nothing as root unless the caller names root: a task
+     * of root's own job is root because slurmstepd made it so, so name it. Other
+     * tasks keep the default (the caller's own identity). */
+    if (getuid() == 0) {
+        opts.uid = 0;
+        opts.gid = (int64_t)getgid();
+    }
+#endif
     aj_sandbox *sb = NULL;
     rc = aj_spawn(&sb, policy, (const char *const *)argv, &opts, &err);
     workspace_lock(wsfd, LOCK_UN);
