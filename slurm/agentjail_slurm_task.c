@@ -120,17 +120,21 @@ static void workspace_lock(int fd, int op) {
     }
 }
 
-/* Writes the record as DIR/NAME: into a fresh name first, then renamed over NAME, so a
- * reader never sees half a record, and whatever the command left at NAME (a file, a
- * link) is replaced, never written through. Every process of the sandbox is gone by
- * now, so nothing of it races this. */
+/* Writes the record as DIR/NAME: into a fresh name first (NAME.RANDOM.tmp), then
+ * renamed over NAME, so a reader never sees half a record, and whatever the command
+ * left at NAME (a file, a link) is replaced, never written through. Every process of
+ * the sandbox is gone by now, so nothing of it races this. The fresh name starts like
+ * NAME, not with a dot: the default policy protects .agentjail* at any depth, and
+ * another task's setup would plan a guard for a dot-name about to go. */
 static int write_record(int dirfd, const char *name, const char *record) {
     unsigned char rnd[8];
-    char tmp[sizeof ".agentjail-record-" + 2 * sizeof rnd + 4];
+    char tmp[NAME_MAX + 1];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) return -errno;
-    int n = snprintf(tmp, sizeof tmp, ".agentjail-record-");
-    for (size_t i = 0; i < sizeof rnd; ++i)
+    int n = snprintf(tmp, sizeof tmp, "%s.", name);
+    for (size_t i = 0; n > 0 && (size_t)n + 2 < sizeof tmp && i < sizeof rnd; ++i)
         n += snprintf(tmp + n, sizeof tmp - (size_t)n, "%02x", rnd[i]);
+    if (n < 0 || (size_t)n + sizeof ".tmp" > sizeof tmp) return -ENAMETOOLONG;
+    memcpy(tmp + n, ".tmp", sizeof ".tmp");
     int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) return -errno;
     size_t len = strlen(record), off = 0;
@@ -231,11 +235,12 @@ int main(int argc, char **argv) {
         aj_sandbox_free(sb); /* kills the sandbox with everything in it */
         return die(EXIT_SETUP, "waiting for the sandbox: %s", strerror(-rc));
     }
+    /* The teardown and the record (a name that comes and goes in the workspace when
+     * the record goes there) under the lock, out of the way of other tasks' setups. */
     aj_result *res = NULL;
     workspace_lock(wsfd, LOCK_EX);
     rc = aj_sandbox_wait(&res, sb, &err);
     aj_sandbox_free(sb);
-    workspace_lock(wsfd, LOCK_UN);
     if (rc != AJ_OK) return die_aj(err, "waiting for the sandbox");
 
     int status = run_status(res);
@@ -246,6 +251,7 @@ int main(int argc, char **argv) {
     }
     aj_result_free(res);
     rc = write_record(dirfd, record_name, record);
+    workspace_lock(wsfd, LOCK_UN);
     aj_string_free(record);
     if (rc < 0) return die(EXIT_SETUP, "result record %s/%s: %s", dir, record_name, strerror(-rc));
     return status;
