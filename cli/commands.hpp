@@ -2,7 +2,7 @@
 // The subcommands: each takes the arguments after its verb and returns the exit status.
 #pragma once
 
-#include <agentjail/agentjail.hpp>
+#include "api/api.hpp"
 
 #include <string>
 #include <vector>

@@ -23,6 +23,11 @@ build_pkgs=(build-essential cmake ninja-build ccache pkg-config libseccomp-dev l
 # for the git-over-SSH test (a throwaway sshd on loopback, reached through SOCKS5).
 test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 curl iproute2
     openssh-client openssh-server netcat-openbsd)
+# The slurm tier (tests/slurm/): a throwaway Slurm from Debian's slurm-wlm (slurmctld,
+# slurmd, the client commands) with a munged of its own; libslurm-dev's <slurm/spank.h>
+# is what the SPANK plugin (slurm/) builds against. python3-yaml checks the Kubernetes
+# manifests of examples/kubernetes/.
+slurm_pkgs=(slurm-wlm munge libslurm-dev python3-yaml)
 # The sanitizer and fuzz tier of scripts/test.sh (scripts/fuzz.sh): clang with its
 # ASan, UBSan and libFuzzer runtimes (libclang-rt), and http_parser, which the
 # differential fuzz target holds the proxy's request-head parser against.
@@ -60,7 +65,7 @@ check_only=0
 with_bench=0
 with_vm=1
 with_clients=1
-pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}")
+pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${slurm_pkgs[@]}" "${fuzz_pkgs[@]}")
 for arg in "$@"; do
     case "$arg" in
         --lint) pkgs+=("${lint_pkgs[@]}") ;;

@@ -13,6 +13,7 @@
 #   AGENTJAIL_UNPRIVILEGED=0  skip the unprivileged pass even as root
 #   AGENTJAIL_VM=0            skip the vm tier (the cgroup v2 tests in a QEMU guest)
 #   AGENTJAIL_VM_PARALLEL=1   run the vm tier beside the two passes instead of after them
+#   AGENTJAIL_SLURM=0         skip the slurm tier (a throwaway Slurm cluster, pass 1 only)
 #   AGENTJAIL_SANITIZE_TIER=0 skip the sanitizer and fuzz tier
 #   AGENTJAIL_FUZZ_TIME       seconds per fuzz target in that tier (default: 30)
 #
@@ -21,6 +22,11 @@
 # the libFuzzer targets), in which the unit and integration tiers run again as the
 # caller, and then scripts/fuzz.sh runs every fuzz target from its corpus for
 # AGENTJAIL_FUZZ_TIME seconds, two at a time.
+#
+# The slurm tier (one CTest test, slurm.spank, about two minutes, RUN_SERIAL: alone, as
+# its useradd and its daemons would disturb the tests beside it) runs in pass 1 only:
+# as root it starts munged, slurmctld and three slurmd of its own and submits the jobs
+# as a user it creates; the unprivileged pass could not start daemons.
 #
 # The vm tier (one CTest test, vm.cgroup2, minutes long) runs on its own after both
 # passes when no extra ctest arguments are given (with them, inside pass 1 if they
@@ -187,10 +193,15 @@ record() {
 
 # The vm tier as a ctest of its own (see the head of this file); pass 1 leaves it out.
 pass1_args=() vm_tier=0
+excluded=()
 if (($# == 0)) && [[ "${AGENTJAIL_VM:-1}" != 0 ]] &&
     ctest --test-dir "$build" -N -L '^vm$' 2>/dev/null | grep -q '^Total Tests: [1-9]'; then
     vm_tier=1
-    pass1_args=(-LE '^vm$')
+    excluded+=(vm)
+fi
+[[ "${AGENTJAIL_SLURM:-1}" != 0 ]] || excluded+=(slurm)
+if ((${#excluded[@]} > 0)); then
+    pass1_args=(-LE "^($(IFS='|'; echo "${excluded[*]}"))$")
 fi
 start_vm_tier() {
     vm_start=$SECONDS

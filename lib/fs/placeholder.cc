@@ -50,6 +50,29 @@ int open_parent(const std::string& root, const Split& s) {
     return sys::openat2(rootfd.get(), s.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, kBeneath);
 }
 
+// True when what now stands at host is the placeholder another run made for the
+// same name: an empty directory of mode 0755, or an empty file of mode 0444, owned
+// by this user and reached without following a link. Sandboxes started at once in
+// one workspace (a Slurm array, srun -n N, a CI matrix) plan the same placeholders;
+// the one that comes second guards the first one's as an existing name, as its plan
+// would have done had it looked a moment later. Anything else there (a link, a file
+// with content) still fails the launch.
+bool another_runs_placeholder(const std::string& root, const std::string& host, bool is_dir) {
+    Split s;
+    if (!split(root, host, s)) return false;
+    int pfd = open_parent(root, s);
+    if (pfd < 0) return false;
+    sys::UniqueFd parent(pfd);
+    struct stat st {};
+    if (::fstatat(parent.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) return false;
+    if (st.st_uid != ::geteuid()) return false;
+    if (is_dir) {
+        // nlink 2: no subdirectory; the listing is checked by the run that made it.
+        return S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755 && st.st_nlink == 2;
+    }
+    return S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0444 && st.st_size == 0;
+}
+
 // Makes `at` (host itself, or its staged name beside it) for the placeholder of host.
 Result<Placeholder> make_at(const std::string& root, const std::string& host, const std::string& at,
                             bool is_dir) {
@@ -223,6 +246,15 @@ Result<bool> Placeholders::commit() {
         if (::renameat2(parent.get(), from.name.c_str(), parent.get(), to.name.c_str(),
                         RENAME_NOREPLACE) == 0) {
             p.staged.clear();
+            continue;
+        }
+        // Another run's placeholder at the name (sandboxes started at once in one
+        // workspace): guarded as it stands and left to that run; ours goes.
+        if (errno == EEXIST && another_runs_placeholder(roots_[i], p.host, p.is_dir)) {
+            (void)::unlinkat(parent.get(), from.name.c_str(), p.is_dir ? AT_REMOVEDIR : 0);
+            items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
+            roots_.erase(roots_.begin() + static_cast<std::ptrdiff_t>(i));
+            --i;
             continue;
         }
         if (errno != EINVAL) return placeholder_error(errno, p.host, "rename into place");
