@@ -56,17 +56,17 @@ static int policy_ok(const char *s) {
     return 1;
 }
 
-static int opt_agentjail(int val, const char *optarg, int remote) {
+static int opt_agentjail(int val, const char *arg, int remote) {
     (void)val;
     (void)remote;
-    if (!policy_ok(optarg)) {
+    if (!policy_ok(arg)) {
         slurm_error(
             "agentjail: --agentjail needs a policy: a built-in name (default, ci, ...) "
             "or a policy file");
         return -1;
     }
     free(opt_policy);
-    opt_policy = strdup(optarg);
+    opt_policy = strdup(arg);
     return opt_policy != NULL ? 0 : -1;
 }
 
