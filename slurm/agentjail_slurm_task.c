@@ -38,7 +38,8 @@ enum { EXIT_SETUP = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 
 static const char prog[] = "agentjail-slurm-task";
 
-static int die(int status, const char *fmt, ...) {
+/* printf-like, so the compiler checks every caller's format against its arguments. */
+__attribute__((format(printf, 2, 3))) static int die(int status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "%s: ", prog);

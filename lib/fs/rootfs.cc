@@ -256,18 +256,10 @@ int build_root(RootPlan& rp, Failure* fail) {
     const int root = ::open(rp.staging, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return fail_with(fail, Stage::staging_root, err(), -1);
 
-    // The empty file every masked file shows, sealed once (read-only, nosuid, nodev,
-    // noexec) by a read-only clone of itself stacked on it: each mask is then a clone
-    // of that mount, which keeps its flags, with no mount_setattr of its own.
     if (need_mask_file) {
         int f = ::openat(root, kMaskFile, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0000);
         if (f < 0) return fail_with(fail, Stage::mask, err(), -1);
         ::close(f);
-        int self = sys::openat2(root, kMaskFile, O_PATH | O_CLOEXEC, kInRoot);
-        if (self < 0) return fail_with(fail, Stage::mask, self, -1);
-        int r = attach_sealed_clone(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC, self);
-        ::close(self);
-        if (r < 0) return fail_with(fail, Stage::mask, r, -1);
     }
     ParentCache parents;
 
@@ -297,13 +289,13 @@ int build_root(RootPlan& rp, Failure* fail) {
                 ::close(m.tree_fd);
                 m.tree_fd = -1;
                 break;
-            case MountKind::mask_file: {
+            case MountKind::mask_file:
+                // Sealed per mask: one sealed mount cloned for each would save the
+                // mount_setattr, but taking it off again costs an unmount, whose RCU
+                // grace period costs more than all the calls it saves.
                 stage = Stage::mask;
-                int tree = sys::open_tree(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-                r = tree < 0 ? tree : attach(tree, target);
-                if (tree >= 0) ::close(tree);
+                r = attach_sealed_clone(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC, target);
                 break;
-            }
             case MountKind::tmpfs:
             case MountKind::mask_dir:
                 stage = m.kind == MountKind::mask_dir ? Stage::mask : Stage::mount_fs;
@@ -336,17 +328,7 @@ int build_root(RootPlan& rp, Failure* fail) {
         parents.covered_by(m.rel);
     }
     parents.drop();
-    if (need_mask_file) {
-        // The sealed mount comes off before the file goes (a mount point cannot be
-        // unlinked); the masks are clones and stay.
-        int self = sys::openat2(root, kMaskFile, O_PATH | O_CLOEXEC, kInRoot);
-        if (self < 0) return fail_with(fail, Stage::mask, self, -1);
-        fd_path(path, self);
-        int r = ::umount2(path, MNT_DETACH) < 0 ? err() : 0;
-        ::close(self);
-        if (r < 0) return fail_with(fail, Stage::mask, r, -1);
-        if (::unlinkat(root, kMaskFile, 0) < 0) return fail_with(fail, Stage::mask, err(), -1);
-    }
+    if (need_mask_file && ::unlinkat(root, kMaskFile, 0) < 0) return fail_with(fail, Stage::mask, err(), -1);
 
     // The root itself is read-only: nothing can be planted beside the planned mounts.
     sys::MountAttr ro{MOUNT_ATTR_RDONLY, 0, 0, 0};
