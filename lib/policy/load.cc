@@ -107,16 +107,20 @@ std::string identity(const std::string& path) {
 // binary, so the parse is the same every time, and a program that loads policies
 // over and over (an embedder, fuzz_cli's ~2,000 loads a second, which spent most of
 // their time re-reading the built-in TOML) pays it once. A copy is handed out: the
-// caller applies it.
+// caller applies it. Kept from a name's second load on: the agentjail command loads
+// each layer once, and its launch path should not copy what it never reads again.
 Result<detail::Layer> builtin_layer(const std::string& name, std::string_view text) {
     static std::mutex m;
     static std::map<std::string, detail::Layer, std::less<>> parsed;
+    static std::set<std::string, std::less<>> seen;
+    bool keep = false;
     {
         std::lock_guard<std::mutex> lock(m);
         if (auto it = parsed.find(name); it != parsed.end()) return it->second;
+        keep = !seen.insert(name).second;
     }
     auto layer = detail::parse_layer(text, name + ".toml");
-    if (!layer) return layer;
+    if (!layer || !keep) return layer;
     std::lock_guard<std::mutex> lock(m);
     parsed.emplace(name, *layer);
     return layer;
