@@ -436,8 +436,9 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
             audit->since.tv_sec -= 1;
             audit->since.tv_nsec += 950'000'000;
         }
-        for (const auto& g : plan->guards)
-            if (g.kind == plan::Guard::Kind::protected_ro) audit->protected_paths.push_back(g.host);
+        // Neither a protected name (read-only) nor a hidden one (masked) can be
+        // written from inside: a newer one is the host's (another run's placeholder).
+        for (const auto& g : plan->guards) audit->protected_paths.push_back(g.host);
     }
     auto proc = launch::spawn(*plan, stdio, hooks);
     if (!proc) return staged(std::move(proc).error(), ErrorStage::launch);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fs/leftovers.hpp"
 
+#include "fs/shared_roots.hpp"
 #include "sys/fd.hpp"
 #include "workspace/runs.hpp"
 #include "util/strings.hpp"
@@ -14,10 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 namespace agentjail::fs {
@@ -28,8 +32,10 @@ using json = nlohmann::json;
 
 constexpr const char* ca_prefix = "agentjail-ca-";
 constexpr const char* ca_file = "ca-bundle.pem";
+constexpr const char* ended_prefix = "ended-";
 
-// The state home (workspace::state_home) of this process, "" when it has no home.
+}  // namespace
+
 std::string state_base() {
     const char* home = ::getenv("HOME");
     std::string h = home != nullptr && home[0] == '/' ? home : "";
@@ -41,6 +47,8 @@ std::string state_base() {
     if (xdg != nullptr) env.push_back(std::string("XDG_STATE_HOME=") + xdg);
     return workspace::state_home(env, h);
 }
+
+namespace {
 
 std::string journal_dir() {
     std::string base = state_base();
@@ -72,10 +80,21 @@ unsigned long long own_start_time() {
     return start;
 }
 
-// Gone for sure: no such process, or another one that took its pid since.
+// Field 3 of /proc/PID/stat is 'Z': dead, not yet reaped by its parent (a pid 1
+// that never reaps, in some containers, keeps it so for good).
+bool zombie(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    size_t close = s.rfind(')');
+    return close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z';
+}
+
+// Gone for sure: no such process, a dead one not reaped, or another one that took
+// its pid since.
 bool gone(pid_t pid, unsigned long long start) {
     if (pid <= 0) return true;
     if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    if (zombie(pid)) return true;
     unsigned long long now = start_time(pid);
     return now != 0 && now != start;
 }
@@ -84,6 +103,7 @@ bool gone(pid_t pid, unsigned long long start) {
 // going (its launcher, or the sandbox it released, is alive). A name of another
 // form is no journal of ours: treated as alive, left alone.
 bool run_alive(const std::string& name) {
+    if (util::starts_with(name, ended_prefix)) return false;  // handed over: no run's own
     unsigned long long pid = 0, start = 0, n = 0, init = 0;
     int used = 0;
     if (std::sscanf(name.c_str(), "%llu-%llu-%llu%n", &pid, &start, &n, &used) != 3) return true;
@@ -95,7 +115,8 @@ bool run_alive(const std::string& name) {
     // has its placeholders mounted. An init pid taken by another process since only
     // delays the cleanup. No init named: the launcher died before releasing its
     // clone, which then ended.
-    return init != 0 && !(::kill(static_cast<pid_t>(init), 0) != 0 && errno == ESRCH);
+    return init != 0 && !(::kill(static_cast<pid_t>(init), 0) != 0 && errno == ESRCH) &&
+           !zombie(static_cast<pid_t>(init));
 }
 
 // A CA directory the proxy made: agentjail's name, ours, holding at most its bundle.
@@ -195,6 +216,17 @@ void Journal::set_init(pid_t init) noexcept {
     }
 }
 
+void Journal::hand_over(const Placeholders& left) {
+    if (path_.empty()) return;
+    record(left);
+    const size_t slash = path_.rfind('/');
+    const std::string ended = path_.substr(0, slash + 1) + ended_prefix + path_.substr(slash + 1);
+    // Not renamed (not expected in a directory of our own): the journal goes when
+    // this run's does and the placeholders stay on the host unlisted. Better one left
+    // than one taken from a run that still binds it.
+    if (::rename(path_.c_str(), ended.c_str()) == 0) path_.clear();
+}
+
 Journal& Journal::operator=(Journal&& o) noexcept {
     if (this != &o) {
         done();
@@ -211,56 +243,106 @@ void Journal::done() noexcept {
     path_.clear();
 }
 
-Sweep sweep_journals() {
+namespace {
+
+// One placeholder to remove: a journal's or (own) the ending run's.
+struct Removal {
+    Placeholder ph;
+    std::string root;
+    bool has_id = false;
+    bool own = false;
+};
+
+size_t depth(const std::string& path) { return static_cast<size_t>(std::count(path.begin(), path.end(), '/')); }
+
+}  // namespace
+
+Sweep sweep_journals(const RootUsers* held, Placeholders* own, OwnRemoval* own_out) {
     Sweep out;
+    std::vector<Removal> todo;
+    if (own != nullptr) {
+        for (size_t i = 0; i < own->items().size(); ++i) {
+            todo.push_back({own->items()[i], own->roots()[i], true, true});
+            if (own_out != nullptr) own_out->made.push_back(own->items()[i].host);
+        }
+        own->forget();
+    }
+    std::vector<std::string> done_journals, ca_dirs;
+    // Held until the removals are done: no run sets up in those directories meanwhile.
+    // (one per directory: a second flock of our own would conflict with the first).
+    std::map<std::string, std::unique_ptr<IdleRoot>> idle;
     const std::string dir = journal_dir();
-    if (dir.empty()) return out;
-    DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return out;
+    DIR* d = dir.empty() ? nullptr : ::opendir(dir.c_str());
     std::vector<std::string> names;
-    while (dirent* e = ::readdir(d))
-        if (e->d_name[0] != '.' && !run_alive(e->d_name)) names.emplace_back(e->d_name);
-    ::closedir(d);
+    if (d != nullptr) {
+        while (dirent* e = ::readdir(d))
+            if (e->d_name[0] != '.' && !run_alive(e->d_name)) names.emplace_back(e->d_name);
+        ::closedir(d);
+    }
     for (const auto& name : names) {
         const std::string path = dir + "/" + name;
-        json doc;
         try {
             std::ifstream f(path);
-            doc = json::parse(f);
+            json doc = json::parse(f);
+            // Every directory it has placeholders in must be free of other runs (they
+            // may bind these placeholders), else the journal waits for the last of
+            // them, which sweeps again as it ends.
+            bool busy = false;
             for (const auto& p : doc.at("placeholders")) {
-                Placeholder ph;
-                ph.host = p.at("host").get<std::string>();
-                ph.is_dir = p.at("dir").get<bool>();
-                ph.staged = p.value("staged", std::string());
                 const std::string root = p.at("root").get<std::string>();
-                std::string why;
+                if (held != nullptr && held->holds_alone(root)) continue;
+                auto& slot = idle[root];
+                if (!slot) slot = std::make_unique<IdleRoot>(root);
+                if (!slot->ok()) busy = true;
+            }
+            if (busy) continue;
+            for (const auto& p : doc.at("placeholders")) {
+                Removal r;
+                r.ph.host = p.at("host").get<std::string>();
+                r.ph.is_dir = p.at("dir").get<bool>();
+                r.ph.staged = p.value("staged", std::string());
+                r.root = p.at("root").get<std::string>();
                 if (p.contains("ino")) {
-                    ph.dev = static_cast<dev_t>(p.at("dev").get<std::uint64_t>());
-                    ph.ino = static_cast<ino_t>(p.at("ino").get<std::uint64_t>());
-                    why = remove_placeholder(ph, root);
-                } else if (!ph.staged.empty()) {
-                    // Killed before the inode was written down: only the staged name,
-                    // never the name itself, which may be anyone's by now.
-                    why = remove_staged(root, ph.staged, ph.is_dir);
+                    r.ph.dev = static_cast<dev_t>(p.at("dev").get<std::uint64_t>());
+                    r.ph.ino = static_cast<ino_t>(p.at("ino").get<std::uint64_t>());
+                    r.has_id = true;
                 }
-                if (why.empty())
-                    out.removed.push_back(ph.host);
-                else
-                    out.kept.push_back(ph.host + ": " + why);
+                todo.push_back(std::move(r));
             }
-            for (const auto& x : doc.at("dirs")) {
-                std::string d2 = x.get<std::string>();
-                std::string why = remove_ca_dir(d2);
-                if (why.empty())
-                    out.removed.push_back(d2);
-                else
-                    out.kept.push_back(d2 + ": " + why);
-            }
+            for (const auto& x : doc.at("dirs")) ca_dirs.push_back(x.get<std::string>());
         } catch (const std::exception& e) {
             out.kept.push_back(path + ": unreadable journal (" + e.what() + ")");
         }
-        ::unlink(path.c_str());
+        done_journals.push_back(path);
     }
+    // Deepest first, across runs: one run's placeholder may lie in another's
+    // directory placeholder (made after it, when the next run planned).
+    std::stable_sort(todo.begin(), todo.end(),
+                     [](const Removal& a, const Removal& b) { return depth(a.ph.host) > depth(b.ph.host); });
+    for (const auto& r : todo) {
+        std::string why;
+        if (r.has_id) {
+            why = remove_placeholder(r.ph, r.root);
+        } else if (!r.ph.staged.empty()) {
+            // Killed before the inode was written down: only the staged name, never
+            // the name itself, which may be anyone's by now.
+            why = remove_staged(r.root, r.ph.staged, r.ph.is_dir);
+        }
+        std::vector<std::string>& removed = r.own && own_out != nullptr ? own_out->removed : out.removed;
+        std::vector<std::string>& kept = r.own && own_out != nullptr ? own_out->kept : out.kept;
+        if (why.empty())
+            removed.push_back(r.ph.host);
+        else
+            kept.push_back(r.ph.host + ": " + why);
+    }
+    for (const auto& d2 : ca_dirs) {
+        std::string why = remove_ca_dir(d2);
+        if (why.empty())
+            out.removed.push_back(d2);
+        else
+            out.kept.push_back(d2 + ": " + why);
+    }
+    for (const auto& path : done_journals) ::unlink(path.c_str());
     return out;
 }
 

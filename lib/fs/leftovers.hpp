@@ -22,6 +22,9 @@
 
 namespace agentjail::fs {
 
+// The state home (workspace::state_home) of this process, "" when it has none.
+std::string state_base();
+
 class Journal {
 public:
     // A name for the next run of this process: "<pid>-<start time>-<n>", which the
@@ -38,6 +41,10 @@ public:
     void record(const Placeholders& made);
     // Names the sandbox's init (host pid) in the journal, before it is released.
     void set_init(pid_t init) noexcept;
+    // The run ended while other runs still use its placeholders (shared_roots.hpp):
+    // the journal lists `left` (with their identities), is renamed "ended-<name>" and
+    // is no longer this run's; the last run there, or a sweep, removes them.
+    void hand_over(const Placeholders& left);
 
     Journal() = default;
     Journal(Journal&& o) noexcept : path_(std::move(o.path_)), dirs_(std::move(o.dirs_)) {
@@ -60,7 +67,18 @@ struct Sweep {
     std::vector<std::string> removed;  // what a dead run had left, now gone
     std::vector<std::string> kept;     // "PATH: why" for what is no longer what it made
 };
-// Removes what the journals of gone runs list, then those journals.
-Sweep sweep_journals();
+// What became of the ending run's own placeholders (see sweep_journals).
+struct OwnRemoval {
+    std::vector<std::string> made, removed, kept;
+};
+// Removes what the journals of gone runs (and of ended ones that handed their
+// placeholders over) list, deepest name first across them all, then those
+// journals; a journal with a placeholder in a directory another run still uses is
+// left for later. The last run out of its directories passes `held` (their setup
+// locks, held as their only user: not taken again) and `own`, its own placeholders,
+// removed in the same order (one run's may lie in another's directory), with what
+// became of them in `own_out`.
+class RootUsers;
+Sweep sweep_journals(const RootUsers* held = nullptr, Placeholders* own = nullptr, OwnRemoval* own_out = nullptr);
 
 }  // namespace agentjail::fs

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace agentjail::fs {
@@ -67,8 +68,9 @@ bool another_runs_placeholder(const std::string& root, const std::string& host, 
     if (::fstatat(parent.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) return false;
     if (st.st_uid != ::geteuid()) return false;
     if (is_dir) {
-        // nlink 2: no subdirectory; the listing is checked by the run that made it.
-        return S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755 && st.st_nlink == 2;
+        // Any content: placeholders of other runs may have been made inside it, and
+        // the whole directory is bound read-only, so nothing can be added below.
+        return S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755;
     }
     return S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0444 && st.st_size == 0;
 }
@@ -203,7 +205,12 @@ Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& pla
                                                            const std::string& tag) {
     std::vector<WantedPlaceholder> out;
     for (const auto& g : plan.guards) {
-        if (!g.placeholder) continue;
+        bool want = g.placeholder;
+        if (!want && g.kind == plan::Guard::Kind::protected_ro) {
+            struct stat st {};
+            want = ::lstat(g.host.c_str(), &st) != 0 && errno == ENOENT;
+        }
+        if (!want) continue;
         WantedPlaceholder w;
         w.root = guard_root(plan, g.host);
         if (w.root.empty())
@@ -213,6 +220,36 @@ Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& pla
         w.staged = g.host.substr(0, g.host.rfind('/')) + "/.agentjail-" + tag + "-" +
                    std::to_string(out.size());
         out.push_back(std::move(w));
+    }
+    return out;
+}
+
+bool is_staged_name(std::string_view name) {
+    constexpr std::string_view prefix = ".agentjail-";
+    if (name.substr(0, prefix.size()) != prefix) return false;
+    int fields = 0;
+    bool digit = false;
+    for (char c : name.substr(prefix.size())) {
+        if (c >= '0' && c <= '9') {
+            digit = true;
+        } else if (c == '-' && digit) {
+            ++fields;
+            digit = false;
+        } else {
+            return false;
+        }
+    }
+    return digit && fields == 3;
+}
+
+std::vector<std::string> guard_roots(const plan::Plan& plan) {
+    std::vector<std::string> out;
+    for (const auto& g : plan.guards) {
+        // Where placeholders can be: protected names (a hidden one that is gone is
+        // simply not masked).
+        if (!g.placeholder && g.kind != plan::Guard::Kind::protected_ro) continue;
+        std::string r = guard_root(plan, g.host);
+        if (!r.empty() && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(std::move(r));
     }
     return out;
 }
@@ -298,6 +335,12 @@ Placeholders::~Placeholders() {
 void Placeholders::adopt(Placeholder p, std::string root) {
     items_.push_back(std::move(p));
     roots_.push_back(std::move(root));
+}
+
+void Placeholders::absorb(Placeholders&& other) {
+    for (size_t i = 0; i < other.items_.size(); ++i) adopt(std::move(other.items_[i]), std::move(other.roots_[i]));
+    other.items_.clear();
+    other.roots_.clear();
 }
 
 void Placeholders::finish(std::vector<std::string>& made, std::vector<std::string>& removed,

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace agentjail::fs {
@@ -27,6 +28,9 @@ struct Placeholder {
     std::string staged;
 };
 
+// ".agentjail-<pid>-<start>-<n>-<i>": the form of a staged name.
+bool is_staged_name(std::string_view name);
+
 // A placeholder a plan asks for, before it is made.
 struct WantedPlaceholder {
     std::string root;  // guard_root(): the bound directory it lies in
@@ -35,6 +39,9 @@ struct WantedPlaceholder {
     std::string staged;  // host's directory + "/.agentjail-<tag>-<i>": no other run's name
 };
 // What the plan's guards need; `tag` is unique to the run (Journal::next_tag()).
+// Looked at when the run starts, not when it was planned: a protected name the plan
+// saw that is gone now (another run's placeholder it removed, a file deleted
+// meanwhile) gets a placeholder too, so the sandbox still cannot create it.
 Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& plan,
                                                            const std::string& tag);
 
@@ -52,6 +59,9 @@ std::string remove_placeholder(const Placeholder& p, const std::string& root);
 // Removes what a run that was killed before it knew the identity may have made at a
 // staged name (unique to that run): an empty file or directory of this user's.
 std::string remove_staged(const std::string& root, const std::string& staged, bool is_dir);
+
+// The directories the plan's protected names lie in (guard_root of each), once each.
+std::vector<std::string> guard_roots(const plan::Plan& plan);
 
 // The bound host directory a guard lies in: the workspace when it holds it, else
 // the longest bind source of the plan that does ("" when none).
@@ -78,10 +88,17 @@ public:
 
     // Takes one made during the run (a protected name the host removed).
     void adopt(Placeholder p, std::string root);
+    // Takes all of other's (made after these: removed before them).
+    void absorb(Placeholders&& other);
     bool empty() const { return items_.empty(); }
     const std::vector<Placeholder>& items() const { return items_; }
     const std::vector<std::string>& roots() const { return roots_; }  // items()[i] lies in roots()[i]
 
+    // Lets them go without removing them (another run still uses them).
+    void forget() noexcept {
+        items_.clear();
+        roots_.clear();
+    }
     // Removes them (newest first); idempotent.
     void finish(std::vector<std::string>& made, std::vector<std::string>& removed,
                 std::vector<std::string>& kept);

@@ -529,7 +529,7 @@ bool GuardWatch::check_all(const char* why) {
     return true;
 }
 
-void GuardWatch::finish(WorkspaceOutcome& out, bool release_namespaces) {
+void GuardWatch::finish(WorkspaceOutcome& out, bool release_namespaces, fs::Placeholders& made) {
     if (release_namespaces || !made_.empty()) {
         userns_.reset();
         mntns_.reset();
@@ -538,7 +538,7 @@ void GuardWatch::finish(WorkspaceOutcome& out, bool release_namespaces) {
     reapplied_.clear();
     out.reapplied_count += count_;
     if (!stopped_.empty()) out.stopped = stopped_;
-    made_.finish(out.placeholders_made, out.placeholders_removed, out.placeholders_kept);
+    made.absorb(std::move(made_));
 }
 
 }  // namespace agentjail::launch

@@ -47,8 +47,9 @@ public:
     // the caller), the sandbox's namespaces are let go here first: a placeholder is a
     // mount point in the sandbox's mount namespace while that lives, and removing it
     // then detaches the mount and waits for an RCU grace period, once per placeholder
-    // (3-9 ms each under load); the namespace's own teardown waits once.
-    void finish(WorkspaceOutcome& out, bool release_namespaces);
+    // (3-9 ms each under load); the namespace's own teardown waits once. The
+    // placeholders it made go to `made`, which the caller removes with its own.
+    void finish(WorkspaceOutcome& out, bool release_namespaces, fs::Placeholders& made);
 
 private:
     struct Item {

@@ -233,6 +233,14 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     // next run to clean up after a killed launcher (fs/leftovers.hpp); then each
     // placeholder is made under a name of the run's own, written down by inode, and
     // renamed into place. No moment leaves on the host what no journal lists.
+    // Other runs in the same directories (shared_roots.hpp) set up and end in turns
+    // with this one, and leave their placeholders while this one uses them.
+    if (fault::hit("launch.before-shared"))
+        return Error(ErrorKind::setup, EIO, "an injected fault before entering the shared directories");
+    auto users = fs::RootUsers::enter(fs::guard_roots(plan), plan.setup_timeout_s);
+    if (!users) return std::move(users).error();
+    if (fault::hit("launch.shared-entered"))
+        return Error(ErrorKind::setup, EIO, "an injected fault after entering the shared directories");
     const std::string tag = fs::Journal::next_tag();
     auto wanted = fs::wanted_placeholders(plan, tag);
     if (!wanted) return std::move(wanted).error();
@@ -377,6 +385,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
 
     journal.set_init(static_cast<pid_t>(pid));
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
+    p.keep_users(std::move(*users), plan.setup_timeout_s);
     p.keep_placeholders(std::move(*placeholders));
     p.keep_journal(std::move(journal));
     if (pub_r) p.set_publish_socket(std::move(pub_r));
@@ -485,6 +494,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         sc.guards = std::move(*guards);
         p.supervise(std::make_unique<Supervisor>(std::move(sc)));
     }
+    p.setup_done();
     return p;
 }
 
@@ -498,8 +508,8 @@ Process::Process(Process&& o) noexcept
       proxy_socket_(std::move(o.proxy_socket_)), gateway_sockets_(std::move(o.gateway_sockets_)),
       publish_socket_(std::move(o.publish_socket_)),
       pty_master_(std::move(o.pty_master_)),
-      events_fd_(std::move(o.events_fd_)), journal_(std::move(o.journal_)),
-      placeholders_(std::move(o.placeholders_)) {
+      events_fd_(std::move(o.events_fd_)), setup_timeout_s_(o.setup_timeout_s_), users_(std::move(o.users_)),
+      journal_(std::move(o.journal_)), placeholders_(std::move(o.placeholders_)) {
     o.reaped_ = true;
 }
 
@@ -528,6 +538,8 @@ Process& Process::operator=(Process&& o) noexcept {
         publish_socket_ = std::move(o.publish_socket_);
         pty_master_ = std::move(o.pty_master_);
         events_fd_ = std::move(o.events_fd_);
+        setup_timeout_s_ = o.setup_timeout_s_;
+        users_ = std::move(o.users_);
         journal_ = std::move(o.journal_);
         placeholders_ = std::move(o.placeholders_);
         o.reaped_ = true;
@@ -555,6 +567,32 @@ Result<void> Process::kill(int sig) {
     return {};
 }
 
+void Process::finish_placeholders(WorkspaceOutcome& out) {
+    if (users_.empty()) {
+        placeholders_.finish(out.placeholders_made, out.placeholders_removed, out.placeholders_kept);
+        return;
+    }
+    // Another run still in one of the directories binds these (or will, once its
+    // plan saw them): they stay, listed in a journal handed over to the last run.
+    if (!users_.leave(setup_timeout_s_)) {
+        for (const auto& it : placeholders_.items()) {
+            out.placeholders_made.push_back(it.host);
+            out.placeholders_kept.push_back(it.host + ": left for another run still in its directory");
+        }
+        if (!placeholders_.empty()) journal_.hand_over(placeholders_);
+        placeholders_.forget();
+        users_.done();
+        return;
+    }
+    // The last run out: what the runs before it left here goes too, with its own.
+    fs::OwnRemoval own;
+    (void)fs::sweep_journals(&users_, &placeholders_, &own);
+    for (auto& m : own.made) out.placeholders_made.push_back(std::move(m));
+    for (auto& m : own.removed) out.placeholders_removed.push_back(std::move(m));
+    for (auto& m : own.kept) out.placeholders_kept.push_back(std::move(m));
+    users_.done();
+}
+
 Result<RunResult> Process::wait() {
     if (reaped_) return Error(ErrorKind::invalid_input, ECHILD, "the sandbox was already waited for");
     siginfo_t si;
@@ -570,12 +608,11 @@ Result<RunResult> Process::wait() {
         res.timed_out = supervisor_->timed_out();
         res.seccomp_denials = supervisor_->denials();
         res.internal_error = supervisor_->failure();
-        supervisor_->finish_guards(res.workspace, !placeholders_.empty());
+        supervisor_->finish_guards(res.workspace, !placeholders_.empty(), placeholders_);
     }
     // The sandbox is gone: nothing can race the removal from inside.
     (void)fault::hit("run.before-cleanup");
-    placeholders_.finish(res.workspace.placeholders_made, res.workspace.placeholders_removed,
-                         res.workspace.placeholders_kept);
+    finish_placeholders(res.workspace);
     int status = 0;
     ssize_t n;
     do {

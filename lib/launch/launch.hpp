@@ -5,6 +5,7 @@
 
 #include "fs/leftovers.hpp"
 #include "fs/placeholder.hpp"
+#include "fs/shared_roots.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
 
@@ -109,12 +110,21 @@ public:
     void keep_placeholders(fs::Placeholders p) { placeholders_ = std::move(p); }
     // Their journal (and the proxy's CA directory's): removed once they are.
     void keep_journal(fs::Journal j) { journal_ = std::move(j); }
+    // This run's mark as a user of the directories its placeholders lie in: at the
+    // end, the placeholders are removed only when no other run is left there.
+    void keep_users(fs::RootUsers u, double timeout_s) {
+        users_ = std::move(u);
+        setup_timeout_s_ = timeout_s;
+    }
+    // The sandbox's root is built: other runs in those directories may go on.
+    void setup_done() noexcept { users_.setup_done(); }
     // Once everything it lists is gone (after wait() and the proxy's stop; at the
     // latest when the Process is destroyed).
     void journal_done() noexcept { journal_.done(); }
 
 private:
     void kill_and_reap() noexcept;
+    void finish_placeholders(WorkspaceOutcome& out);
     pid_t pid_ = -1;
     sys::UniqueFd pidfd_;
     sys::UniqueFd status_fd_;
@@ -126,6 +136,8 @@ private:
     sys::UniqueFd publish_socket_;
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
+    double setup_timeout_s_ = 60;
+    fs::RootUsers users_;  // destroyed last: the locks outlive the removals
     fs::Journal journal_;  // before placeholders_: destroyed after them
     fs::Placeholders placeholders_;
 };

@@ -48,9 +48,10 @@ public:
     // After join(): why the thread failed (it then killed the sandbox); empty if not.
     const std::string& failure() const { return failure_; }
     // After join(): what the guard watcher did. release_namespaces: the caller has
-    // placeholders to remove (see GuardWatch::finish).
-    void finish_guards(WorkspaceOutcome& out, bool release_namespaces) {
-        if (c_.guards) c_.guards->finish(out, release_namespaces);
+    // placeholders to remove (see GuardWatch::finish), to which the watcher's own
+    // are added.
+    void finish_guards(WorkspaceOutcome& out, bool release_namespaces, fs::Placeholders& made) {
+        if (c_.guards) c_.guards->finish(out, release_namespaces, made);
     }
 
 private:

@@ -4,6 +4,7 @@
 // placeholders, other hard-link names of hidden or protected files, and the
 // ancestor directories that must not be renamed. One walk of the workspace, only
 // when a rule needs it.
+#include "fs/placeholder.hpp"
 #include "plan/internal.hpp"
 
 #include "sys/fd.hpp"
@@ -423,6 +424,9 @@ private:
                 // A .git directory is where commits go: a pattern naming `.git` protects a
                 // .git file (a gitdir redirect) only.
                 if (e->type == EntryType::dir && base_name(e->rel) == ".git") continue;
+                // Another run's placeholder under its staged name, a moment before it is
+                // renamed into place (fs/placeholder.hpp): no name anything reads.
+                if (fs::is_staged_name(base_name(e->rel))) continue;
                 const std::string path = join(ws, e->rel);
                 if (e->type == EntryType::symlink)
                     return invalid(rule.why, "cannot protect " + path +

@@ -29,7 +29,7 @@ void write_all(int fd, const char* p, size_t n) {
 // In the order a run passes them: the launcher's, then the child's (setup, the init
 // before it forks, the command before execve), then the run's.
 const char* const launch_points[] = {
-    "launch.placeholder-made", "launch.before-clone", "launch.after-clone",  "launch.after-release",
+    "launch.before-shared",    "launch.shared-entered", "launch.placeholder-made", "launch.before-clone", "launch.after-clone",  "launch.after-release",
     "child.before-root",       "child.before-fork",   "command.before-exec", "run.after-spawn",
 };
 const int n_launch_points = static_cast<int>(sizeof launch_points / sizeof launch_points[0]);

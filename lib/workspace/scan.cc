@@ -122,7 +122,10 @@ public:
                 int e = errno;
                 // Unreadable for us is unreadable for the sandbox (same user, same
                 // permission checks); a name swapped for a link meanwhile is not followed.
-                if (e == EACCES || e == ENOENT || e == ENOTDIR || e == ELOOP || e == EPERM) {
+                // Gone meanwhile (another run's staged placeholder renamed into place):
+                // nothing left to look at there.
+                if (e == ENOENT) continue;
+                if (e == EACCES || e == ENOTDIR || e == ELOOP || e == EPERM) {
                     scan_.skipped.push_back(child_rel);
                     continue;
                 }

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs at once in one workspace (two agents in one project, a CI matrix, a Slurm
+// array): the placeholders one run makes are existing names to the next one's plan,
+// so they stay until the last run there ends (fs/shared_roots.hpp). Before, the
+// first run to end removed them under the others: a run still setting up failed
+// (its bind source gone), a running one saw "removed by the host" and re-applied,
+// and another run's staged placeholder names showed up in plans.
+#include "api/api.hpp"
+
+#include "test_support.hpp"
+#include "util/fault.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <unistd.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fault = agentjail::fault;
+using json = nlohmann::json;
+
+class SharedWorkspace : public ::testing::Test {
+protected:
+    void TearDown() override {
+        fault::disarm();
+        ::unsetenv("XDG_STATE_HOME");
+    }
+    std::vector<std::string> env() const { return {"HOME=" + home.path(), "XDG_STATE_HOME=" + state.path()}; }
+    ajtest::RunOptions opts() const {
+        ajtest::RunOptions o;
+        o.env = env();
+        o.cwd = ws.path();
+        return o;
+    }
+    // `agentjail -C ws [args] -- sh -c script` in the background.
+    std::unique_ptr<ajtest::Child> start(const std::string& script, std::vector<std::string> args = {}) {
+        std::vector<std::string> argv{ajtest::agentjail_bin(), "-C", ws.path()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        for (const char* a : {"--", "/bin/sh", "-c"}) argv.emplace_back(a);
+        argv.push_back(script);
+        return std::make_unique<ajtest::Child>(argv, opts());
+    }
+    std::set<std::string> journals() const { return ajtest::dir_entries(state.path() + "/agentjail/leftovers"); }
+    std::string host(const std::string& rel) const { return ws.path() + "/" + rel; }
+    static std::string messages(const std::string& err) {
+        std::string out;
+        for (const auto& l : ajtest::lines(err))
+            if (ajtest::contains(l, "agentjail:")) out += l + "\n";
+        return out;
+    }
+
+    ajtest::TempDir ws{"aj-sharedws"}, home{"aj-sharedhome"}, state{"aj-sharedstate"};
+};
+
+// A script that waits on the host for `go` (a file the test makes), then tries to
+// write a protected name and says whether it could.
+std::string wait_then_write(const std::string& started, const std::string& go, const std::string& name) {
+    return "touch " + started + "; while [ ! -e " + go + " ]; do sleep 0.05; done; " +
+           "if (: > " + name + ") 2>/dev/null; then echo WROTE; else echo REFUSED; fi";
+}
+
+// The probe itself: on the host, outside any sandbox, it writes the name.
+TEST_F(SharedWorkspace, ControlTheProbeWritesOnTheHost) {
+    auto r = ajtest::run({"/bin/sh", "-c", "touch go; " + wait_then_write("s", "go", ".mcp.json")}, {}, nullptr,
+                         ws.path());
+    EXPECT_EQ(ajtest::trim(r.out), "WROTE");
+}
+
+TEST_F(SharedWorkspace, ManyAtOnceAllRunAndLeaveNothing) {
+    const auto before = ajtest::dir_entries(ws.path());
+    constexpr int n = 24;
+    std::vector<std::unique_ptr<ajtest::Child>> runs;
+    for (int i = 0; i < n; ++i)
+        runs.push_back(start("if (: > .mcp.json) 2>/dev/null; then echo WROTE; else echo REFUSED; fi; sleep 0.2"));
+    int refused = 0;
+    for (int i = 0; i < n; ++i) {
+        auto r = runs[static_cast<size_t>(i)]->wait(60000);
+        EXPECT_EQ(r.status, 0) << "run " << i << ": " << r.err;
+        EXPECT_EQ(messages(r.err), "") << "run " << i;
+        refused += ajtest::trim(r.out) == "REFUSED" ? 1 : 0;
+        EXPECT_FALSE(ajtest::contains(r.out, "WROTE")) << "run " << i << " created a protected name";
+    }
+    EXPECT_EQ(refused, n);
+    EXPECT_EQ(ajtest::dir_entries(ws.path()), before) << "placeholders left in the workspace";
+    EXPECT_TRUE(journals().empty()) << "journals left";
+}
+
+TEST_F(SharedWorkspace, TheFirstToEndLeavesThePlaceholdersToTheOther) {
+    const std::string rec = state.path() + "/a.json";
+    auto a = start(wait_then_write("started-a", "go-a", ".mcp.json"), {"--result-file", rec});
+    ASSERT_TRUE(ajtest::wait_for_file(host("started-a"), 10000));
+    // The control: a run in progress has its placeholders on the host.
+    ASSERT_TRUE(ajtest::exists(host(".mcp.json"))) << "no placeholder made";
+    auto b = start(wait_then_write("started-b", "go-b", ".mcp.json"));
+    ASSERT_TRUE(ajtest::wait_for_file(host("started-b"), 10000));
+    (void)ajtest::run({"touch", host("go-a")});
+    auto ra = a->wait(30000);
+    EXPECT_EQ(ra.status, 0) << ra.err;
+    EXPECT_EQ(ajtest::trim(ra.out), "REFUSED");
+    EXPECT_TRUE(ajtest::exists(host(".mcp.json"))) << "the first run took the placeholder the second binds";
+    auto j = json::parse(ajtest::read_file(rec));
+    const std::string kept = j["workspace"]["placeholders"]["kept"].dump();
+    EXPECT_TRUE(ajtest::contains(kept, "left for another run")) << kept;
+    bool handed = false;
+    for (const auto& j2 : journals()) handed = handed || j2.rfind("ended-", 0) == 0;
+    EXPECT_TRUE(handed) << "the first run's journal was not handed over";
+    (void)ajtest::run({"touch", host("go-b")});
+    auto rb = b->wait(30000);
+    EXPECT_EQ(rb.status, 0) << rb.err;
+    EXPECT_EQ(ajtest::trim(rb.out), "REFUSED");
+    // Nothing was taken from under the second run: no guard had to act.
+    EXPECT_EQ(messages(rb.err), "");
+    EXPECT_EQ(ajtest::dir_entries(ws.path()), (std::set<std::string>{"started-a", "started-b", "go-a", "go-b"}));
+    EXPECT_TRUE(journals().empty());
+}
+
+TEST_F(SharedWorkspace, AKilledRunsPlaceholdersGoWithTheLastRun) {
+    auto a = start(wait_then_write("started-a", "never", ".mcp.json"));
+    ASSERT_TRUE(ajtest::wait_for_file(host("started-a"), 10000));
+    auto b = start(wait_then_write("started-b", "go-b", ".mcp.json"));
+    ASSERT_TRUE(ajtest::wait_for_file(host("started-b"), 10000));
+    ASSERT_EQ(::kill(a->pid(), SIGKILL), 0);
+    EXPECT_EQ(a->wait_exit(5000), 128 + SIGKILL);
+    ajtest::sleep_ms(200);  // its sandbox dies with it
+    EXPECT_TRUE(ajtest::exists(host(".mcp.json"))) << "the killed run's placeholder went while the other binds it";
+    (void)ajtest::run({"touch", host("go-b")});
+    auto rb = b->wait(30000);
+    EXPECT_EQ(rb.status, 0) << rb.err;
+    EXPECT_EQ(ajtest::trim(rb.out), "REFUSED");
+    EXPECT_EQ(messages(rb.err), "");
+    EXPECT_EQ(ajtest::dir_entries(ws.path()), (std::set<std::string>{"started-a", "started-b", "go-b"}));
+    EXPECT_TRUE(journals().empty()) << "the killed run's journal was not swept by the last run";
+}
+
+// In process: the launch held at a point while the host acts.
+class SharedWorkspaceHeld : public SharedWorkspace {
+protected:
+    agentjail::Policy policy() {
+        ::setenv("XDG_STATE_HOME", state.path().c_str(), 1);
+        auto p = agentjail::Policy::load("default");
+        EXPECT_TRUE(p) << p.error().message();
+        EXPECT_TRUE(p->set_workspace(ws.path()));
+        return std::move(p).value();
+    }
+};
+
+// A protected name the plan saw is removed before the launch (by the user, or by
+// the end of the run whose placeholder it was): the run makes a placeholder for it,
+// so the sandbox still cannot create it. Before, the launch failed (bind source gone).
+TEST_F(SharedWorkspaceHeld, AProtectedNameGoneBeforeTheLaunchGetsAPlaceholder) {
+    ws.write(".mcp.json", "{}\n");
+    agentjail::Policy p = policy();
+    ajtest::Pipe report, release;
+    fault::arm("launch.before-shared", fault::Action::hold, report.w, release.r);
+    std::optional<agentjail::Result<agentjail::Sandbox>> spawned;
+    std::thread t([&] {
+        spawned.emplace(agentjail::Sandbox::spawn(
+            p, {"/bin/sh", "-c", "if (: > .mcp.json) 2>/dev/null; then echo WROTE; else echo REFUSED; fi > said"}));
+    });
+    const std::string line = report.line(10000);
+    ::unlink(host(".mcp.json").c_str());
+    EXPECT_EQ(::write(release.w, "g", 1), 1);
+    t.join();
+    fault::disarm();
+    ASSERT_TRUE(ajtest::contains(line, "launch.before-shared")) << line;
+    ASSERT_TRUE(*spawned) << (*spawned).error().message();
+    auto r = (*spawned)->wait();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_TRUE(r->exited && r->exit_code == 0);
+    EXPECT_EQ(ajtest::trim(ajtest::read_file(host("said"))), "REFUSED");
+    EXPECT_FALSE(ajtest::exists(host(".mcp.json"))) << "the placeholder was left";
+    bool made = false;
+    for (const auto& m : r->workspace.placeholders_made) made = made || m == host(".mcp.json");
+    EXPECT_TRUE(made);
+}
+
+// Setups take turns: a run held while it holds the workspace's setup lock keeps a
+// second run (another process) from making its sandbox until it goes on.
+TEST_F(SharedWorkspaceHeld, SetupsTakeTurns) {
+    agentjail::Policy p = policy();
+    ajtest::Pipe report, release;
+    fault::arm("launch.shared-entered", fault::Action::hold, report.w, release.r);
+    std::optional<agentjail::Result<agentjail::Sandbox>> spawned;
+    std::thread t([&] { spawned.emplace(agentjail::Sandbox::spawn(p, {"/bin/sh", "-c", "touch a-ran"})); });
+    const std::string line = report.line(10000);
+    auto b = start("touch b-ran");
+    // The control for the wait: b is running (its launcher) but its command is not.
+    ajtest::sleep_ms(700);
+    EXPECT_TRUE(b->running());
+    EXPECT_FALSE(ajtest::exists(host("b-ran"))) << "the second run set up while the first held the lock";
+    EXPECT_EQ(::write(release.w, "g", 1), 1);
+    t.join();
+    fault::disarm();
+    ASSERT_TRUE(ajtest::contains(line, "launch.shared-entered")) << line;
+    ASSERT_TRUE(*spawned) << (*spawned).error().message();
+    auto r = (*spawned)->wait();
+    ASSERT_TRUE(r) << r.error().message();
+    auto rb = b->wait(30000);
+    EXPECT_EQ(rb.status, 0) << rb.err;
+    EXPECT_TRUE(ajtest::exists(host("a-ran")));
+    EXPECT_TRUE(ajtest::exists(host("b-ran")));
+    EXPECT_EQ(ajtest::dir_entries(ws.path()), (std::set<std::string>{"a-ran", "b-ran"}));
+}
+
+}  // namespace
