@@ -12,7 +12,11 @@
 
 #include "api/api.hpp"
 
+#include "sys/fd.hpp"
+
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <malloc.h>
 #include <sys/wait.h>
@@ -218,18 +222,22 @@ TEST_F(Soak, FiftyAtATime) {
     for (int round = 0; round < rounds && !HasFatalFailure(); ++round) {
         if (round == 1) before = Counts::now(state.path());
         std::vector<agentjail::Sandbox> running;
+        // The host holds a lock the sandboxes wait for (flock, not a poll: fifty
+        // shells forking `sleep` twenty times a second would be the whole load).
+        const std::string go = ws.path() + "/go" + std::to_string(round);
+        ws.write("go" + std::to_string(round), "");
+        agentjail::sys::UniqueFd gate(::open(go.c_str(), O_RDONLY | O_CLOEXEC));
+        ASSERT_EQ(::flock(gate.get(), LOCK_EX), 0);
         for (int k = 0; k < width; ++k) {
             const int i = round * width + k;
             const agentjail::Policy& p = proxy_every > 0 && i % proxy_every == 0 ? *proxied : *plain;
             // All fifty alive at once: each waits for the last one to have started.
             auto sb = agentjail::Sandbox::spawn(
-                p, {"/bin/sh", "-c",
-                    "while [ ! -e " + ws.path() + "/go" + std::to_string(round) + " ]; do sleep 0.05; done; exit " +
-                        std::to_string(i % 7)});
+                p, {"/bin/sh", "-c", "flock -s " + go + " true; exit " + std::to_string(i % 7)});
             ASSERT_TRUE(sb) << "sandbox " << i << ": " << sb.error().message();
             running.push_back(std::move(sb).value());
         }
-        ws.write("go" + std::to_string(round), "");
+        ::flock(gate.get(), LOCK_UN);
         for (int k = 0; k < width; ++k) {
             auto r = running[static_cast<size_t>(k)].wait();
             ASSERT_TRUE(r) << r.error().message();
