@@ -443,7 +443,7 @@ rec=$(record_of "agentjail-$job.0.0.json" || true)
 if [[ -n "$rec" && "$(field "$rec" signal) $(field "$rec" exit_status)" == "9 137" ]]; then
     pass "record: the command was killed by SIGKILL, exit status 137 (status $(field "$rec" status))"
     if [[ "$(field "$rec" status)" != ML ]]; then
-        say "not checked: the record's ML. agentjail reports ML from the OOM kills of a cgroup of its own; the job's user gets none on this host (cgroup v1 is not delegated, cgroup v2 has no controllers), so the record says $(field "$rec" status) with signal 9 (docs/slurm.md)"
+        say "not checked here: the record's ML for a user's task. agentjail reports ML from the OOM kills of a cgroup of its own; the job's user gets none on this host (cgroup v1 is not delegated, cgroup v2 has no controllers), so the record says $(field "$rec" status) with signal 9. ML and OUT_OF_MEMORY together are checked on cgroup v2 by the vm tier (tests/vm/guest-slurm.sh; docs/slurm.md, \"What is shown where\")"
     fi
 else
     fail "record of job $job: '$rec'"
@@ -471,7 +471,7 @@ if ((rc != 0)) && [[ -n "$rec" ]] &&
     [[ "$(field "$rec" status) $(field "$rec" exit_status) $(field "$rec" oom_kill_count)" == "ML 137 1" ]]; then
     pass "root: ML in the record, oom_kill_count 1, exit status 137 (srun status $rc)"
     [[ "$state" == OUT_OF_MEMORY ]] ||
-        say "not checked: Slurm's OUT_OF_MEMORY for root's job $job (it says $state): the OOM kill was counted in agentjail's v1 group below the step's, which Slurm does not read (docs/slurm.md)"
+        say "not checked here: Slurm's OUT_OF_MEMORY for root's job $job (it says $state): cgroup v1 counted the OOM kill in agentjail's group below the step's only, not in the step's, which Slurm reads. On cgroup v2, where it counts up the tree, the vm tier checks both (tests/vm/guest-slurm.sh; docs/slurm.md, \"What is shown where\")"
 else
     fail "root: job $job state '$state', srun status $rc, record '$rec': $out"
 fi
