@@ -64,8 +64,7 @@ static int die_aj(aj_error *err, const char *what) {
     int e = aj_error_errno(err);
     const char *ename = e != 0 ? strerrorname_np(e) : NULL;
     char errno_part[48] = "";
-    if (e != 0)
-        snprintf(errno_part, sizeof errno_part, ", %s", ename != NULL ? ename : "errno");
+    if (e != 0) snprintf(errno_part, sizeof errno_part, ", %s", ename != NULL ? ename : "errno");
     if (e != 0 && ename == NULL) snprintf(errno_part, sizeof errno_part, ", errno %d", e);
     die(status, "%s: %s [stage %s%s]", what, aj_error_message(err),
         aj_stage_name(aj_error_stage(err)), errno_part);
@@ -179,7 +178,8 @@ static int inside(int dirfd, int wsfd) {
     for (int depth = 0; fd >= 0 && depth < 4096; ++depth) {
         int next = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
         int same_ws = fstat(fd, &cur) == 0 && cur.st_dev == ws.st_dev && cur.st_ino == ws.st_ino;
-        int top = next < 0 || (fstat(next, &up) == 0 && up.st_dev == cur.st_dev && up.st_ino == cur.st_ino);
+        int top = next < 0 ||
+                  (fstat(next, &up) == 0 && up.st_dev == cur.st_dev && up.st_ino == cur.st_ino);
         close(fd);
         fd = next;
         if (same_ws || top) {
@@ -238,7 +238,8 @@ static char *task_cgroup_parent(void) {
     char *slash = v2 != NULL ? strrchr(v2, '/') : NULL;
     unsigned long task;
     char rest;
-    if (v1_limits || slash == NULL || slash == v2 || sscanf(slash, "/task_%lu%c", &task, &rest) != 1) {
+    if (v1_limits || slash == NULL || slash == v2 ||
+        sscanf(slash, "/task_%lu%c", &task, &rest) != 1) {
         free(v2);
         return NULL;
     }

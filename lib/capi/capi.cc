@@ -537,7 +537,8 @@ AJ_API int aj_result_timed_out(const aj_result* res) {
 AJ_API int aj_result_exit_status(const aj_result* res) {
     // The rule lives in limits::exit_status, which the CLI's exit and the record's
     // exit_status use too. A NULL result is agentjail's failure, never a success.
-    return guarded_value(125, [&] { return res != nullptr ? agentjail::limits::exit_status(res->result) : 125; });
+    return guarded_value(
+        125, [&] { return res != nullptr ? agentjail::limits::exit_status(res->result) : 125; });
 }
 
 AJ_API int aj_result_stat(uint64_t* out, const aj_result* res, aj_stat stat, aj_error** err) {

@@ -192,13 +192,24 @@ TEST(CApi, ResultExitStatusIsTheClisRule) {
     EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = true, r.exit_code = 0; }), 0);
     EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = false, r.term_signal = 11; }), 139);
     // TO: the policy's timeout, even when the command caught SIGTERM and exited 0.
-    EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = true, r.exit_code = 0, r.timed_out = true; }), 124);
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = true, r.exit_code = 0, r.timed_out = true;
+              }),
+              124);
     // ML: an OOM kill counted in the run's cgroup, the command ended by it or failing.
-    EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = false, r.term_signal = 9, r.oom_kill_count = 1; }),
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = false, r.term_signal = 9, r.oom_kill_count = 1;
+              }),
               137);
-    EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = true, r.exit_code = 1, r.oom_kill_count = 1; }), 137);
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = true, r.exit_code = 1, r.oom_kill_count = 1;
+              }),
+              137);
     // A command that succeeded although a helper was OOM-killed: its own 0.
-    EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = true, r.exit_code = 0, r.oom_kill_count = 1; }), 0);
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = true, r.exit_code = 0, r.oom_kill_count = 1;
+              }),
+              0);
     // TO over ML.
     EXPECT_EQ(status([](agentjail::RunResult& r) {
                   r.exited = false, r.term_signal = 9, r.oom_kill_count = 1, r.timed_out = true;
