@@ -8,9 +8,10 @@
  * explicitly, as the C API asks of a caller that is root); --json prints the result
  * record on stdout after the command ends.
  *
- * Exit status as agentjail's: the command's own, 128+N when signal N killed it,
- * 125 when the sandbox could not be set up, 126/127 when the command could not
- * be executed / was not found. */
+ * Exit status as agentjail's (aj_result_exit_status): the command's own, 128+N when
+ * signal N killed it, 124 when the policy's timeout ended it, 137 when its memory
+ * limit did, 125 when the sandbox could not be set up, 126/127 when the command could
+ * not be executed / was not found. */
 #include <agentjail/agentjail.h>
 
 #include <stdio.h>
@@ -100,7 +101,7 @@ int main(int argc, char **argv) {
     aj_sandbox_free(sb);
     if (rc != AJ_OK) return fail(err);
 
-    int status = aj_result_exited(res) ? aj_result_exit_code(res) : 128 + aj_result_signal(res);
+    int status = aj_result_exit_status(res);
     if (json) {
         char *record = NULL;
         if (aj_result_json(&record, res, &err) != AJ_OK) {

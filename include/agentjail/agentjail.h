@@ -23,6 +23,11 @@
  *
  * Only the aj_* symbols are exported (libagentjail.so.1). docs/embedding.md has the
  * rules with examples: lifetime, threads, fork, identity, cgroup placement.
+ *
+ * Versions: the major is the ABI's (the SOVERSION) and changes only with a break; the
+ * minor grows with every addition to this header (a function, a run options
+ * version), marked "Since X.Y" where it is declared. A caller that may meet an older
+ * library checks aj_version() before calling what it added.
  */
 #ifndef AGENTJAIL_AGENTJAIL_H
 #define AGENTJAIL_AGENTJAIL_H
@@ -259,6 +264,12 @@ AJ_API int aj_result_signal(const aj_result *res);
 AJ_API double aj_result_wall_time(const aj_result *res);
 /* 1 when the wall-clock limit ended the run, else 0. */
 AJ_API int aj_result_timed_out(const aj_result *res);
+/* agentjail's exit status for the run, the one the CLI exits with and the result
+ * record's "exit_status": 124 when the policy's timeout ended it (status TO), 137 when
+ * the memory limit's OOM killer did (ML), 125 when agentjail's own supervision failed
+ * (XX), else the command's own: its exit code, or 128+N for signal N. 125 for NULL.
+ * Since 0.2. */
+AJ_API int aj_result_exit_status(const aj_result *res);
 
 /* Counters of a run, read with aj_result_stat. Times are in microseconds. */
 typedef enum aj_stat {

@@ -161,6 +161,8 @@ public:
     int signal() const noexcept { return aj_result_signal(r_.get()); }
     double wall_time() const noexcept { return aj_result_wall_time(r_.get()); }
     bool timed_out() const noexcept { return aj_result_timed_out(r_.get()) != 0; }
+    // agentjail's exit status (124 TO, 137 ML, 125 XX, else the command's own).
+    int exit_status() const noexcept { return aj_result_exit_status(r_.get()); }
     std::uint64_t stat(aj_stat s) const {
         std::uint64_t v = 0;
         detail::check([&](aj_error** e) { return aj_result_stat(&v, r_.get(), s, e); });

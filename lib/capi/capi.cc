@@ -3,7 +3,7 @@
 // int returns, an explicit aj_error out-parameter, and one guard per entry point
 // so no C++ exception ever unwinds into a C caller.
 #include <agentjail/agentjail.h>
-#include "api/api.hpp"
+#include "capi/handles.hpp"
 
 #include "limits/record.hpp"
 #include "sys/host_file.hpp"
@@ -21,33 +21,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-struct aj_policy {
-    agentjail::Policy policy;
-};
-
-struct aj_sandbox {
-    // A pointer, so that a child of fork() can forget the parent's sandbox without
-    // running its destructor (which would kill it, and join threads the child does
-    // not have).
-    agentjail::Sandbox* sandbox;
-    std::chrono::system_clock::time_point start;  // for the result record
-    pid_t owner;  // the process that spawned it: the only one that may act on it
-};
-
-struct aj_result {
-    agentjail::RunResult result;
-    std::chrono::system_clock::time_point start;
-};
-
-struct aj_error {
-    int code;
-    std::string message;
-    bool is_static;  // the preallocated out-of-memory error: never deleted
-    int sys_errno = 0;
-    aj_stage stage = AJ_STAGE_NONE;
-    const char* step = "";  // static storage (fs::stage_name)
-};
 
 namespace {
 
@@ -559,6 +532,13 @@ AJ_API double aj_result_wall_time(const aj_result* res) {
 
 AJ_API int aj_result_timed_out(const aj_result* res) {
     return guarded_value(0, [&] { return res != nullptr && res->result.timed_out ? 1 : 0; });
+}
+
+AJ_API int aj_result_exit_status(const aj_result* res) {
+    // The rule lives in limits::exit_status, which the CLI's exit and the record's
+    // exit_status use too. A NULL result is agentjail's failure, never a success.
+    return guarded_value(
+        125, [&] { return res != nullptr ? agentjail::limits::exit_status(res->result) : 125; });
 }
 
 AJ_API int aj_result_stat(uint64_t* out, const aj_result* res, aj_stat stat, aj_error** err) {

@@ -128,6 +128,7 @@ def _load():
         "aj_result_signal": (I, [P]),
         "aj_result_wall_time": (ctypes.c_double, [P]),
         "aj_result_timed_out": (I, [P]),
+        "aj_result_exit_status": (I, [P]),
         "aj_result_stat": (I, [ctypes.POINTER(ctypes.c_uint64), P, I, E]),
         "aj_result_json": (I, [ctypes.POINTER(ctypes.c_void_p), P, E]),
         "aj_string_free": (None, [ctypes.c_void_p]),
@@ -236,8 +237,9 @@ for _name in _ONE_STRING:
 
 
 class Result:
-    """A finished run: exited, exit_code, signal, wall_time, timed_out, stats (the
-    counters by name) and record (the result record, parsed)."""
+    """A finished run: exited, exit_code, signal, wall_time, timed_out, exit_status
+    (agentjail's: 124 TO, 137 ML, 125 XX, else the command's own), stats (the counters
+    by name) and record (the result record, parsed)."""
 
     def __init__(self, res):
         self.exited = bool(_lib.aj_result_exited(res))
@@ -245,6 +247,7 @@ class Result:
         self.signal = _lib.aj_result_signal(res)
         self.wall_time = _lib.aj_result_wall_time(res)
         self.timed_out = bool(_lib.aj_result_timed_out(res))
+        self.exit_status = _lib.aj_result_exit_status(res)
         self.stats = {}
         for name, stat in _STATS.items():
             v = ctypes.c_uint64()

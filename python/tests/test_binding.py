@@ -47,6 +47,7 @@ class Binding(unittest.TestCase):
         self.assertEqual(out, "hello from agentjail\n")
         self.assertTrue(res.exited)
         self.assertEqual(res.exit_code, 3)
+        self.assertEqual(res.exit_status, 3)
         self.assertEqual(res.record["status"], "RE")
         self.assertGreater(res.wall_time, 0)
         self.assertIn("pids_peak", res.stats)

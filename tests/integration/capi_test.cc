@@ -98,6 +98,7 @@ TEST_F(CApiRun, SpawnWaitAndTheResult) {
     ASSERT_EQ(aj_sandbox_wait(&res.r, sb.s, err.out()), AJ_OK) << err.message();
     EXPECT_EQ(aj_result_exited(res.r), 0);
     EXPECT_EQ(aj_result_signal(res.r), SIGTERM);
+    EXPECT_EQ(aj_result_exit_status(res.r), 128 + SIGTERM);
     char* json = nullptr;
     ASSERT_EQ(aj_result_json(&json, res.r, err.out()), AJ_OK);
     EXPECT_NE(std::string(json).find("\"status\":\"SG\""), std::string::npos) << json;

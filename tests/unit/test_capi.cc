@@ -4,6 +4,7 @@
 // NULL is accepted wherever the header says so. Plus the C example's errors.
 #include <agentjail/agentjail.h>
 
+#include "capi/handles.hpp"
 #include "capi_handles.hpp"
 #include "test_support.hpp"
 
@@ -176,6 +177,51 @@ TEST(CApi, ResultAccessorsRefuseNullAndUnknownStats) {
     EXPECT_EQ(json, nullptr);
     EXPECT_EQ(aj_result_timed_out(nullptr), 0);
     aj_string_free(nullptr);
+}
+
+// aj_result_exit_status is the CLI's rule (limits::exit_status), read through the
+// handle: each outcome of the record maps to the status the CLI exits with, and each
+// case differs from what the command's own exit code or signal would give.
+TEST(CApi, ResultExitStatusIsTheClisRule) {
+    auto status = [](auto&& setup) {
+        aj_result res{};
+        setup(res.result);
+        return aj_result_exit_status(&res);
+    };
+    EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = true, r.exit_code = 3; }), 3);
+    EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = true, r.exit_code = 0; }), 0);
+    EXPECT_EQ(status([](agentjail::RunResult& r) { r.exited = false, r.term_signal = 11; }), 139);
+    // TO: the policy's timeout, even when the command caught SIGTERM and exited 0.
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = true, r.exit_code = 0, r.timed_out = true;
+              }),
+              124);
+    // ML: an OOM kill counted in the run's cgroup, the command ended by it or failing.
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = false, r.term_signal = 9, r.oom_kill_count = 1;
+              }),
+              137);
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = true, r.exit_code = 1, r.oom_kill_count = 1;
+              }),
+              137);
+    // A command that succeeded although a helper was OOM-killed: its own 0.
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = true, r.exit_code = 0, r.oom_kill_count = 1;
+              }),
+              0);
+    // TO over ML.
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = false, r.term_signal = 9, r.oom_kill_count = 1, r.timed_out = true;
+              }),
+              124);
+    // XX: agentjail's own supervision failed; 125 whatever ended the command.
+    EXPECT_EQ(status([](agentjail::RunResult& r) {
+                  r.exited = false, r.term_signal = 9, r.internal_error = "the supervisor failed";
+              }),
+              125);
+    // No result is agentjail's failure, never a success.
+    EXPECT_EQ(aj_result_exit_status(nullptr), 125);
 }
 
 TEST(CApi, SpawnRefusesBadArgumentsBeforeCloning) {

@@ -10,6 +10,7 @@
 #   AGENTJAIL_VM_LABELS        ctest -L regex they must match too
 #   AGENTJAIL_VM_TEST_TIMEOUT  seconds per test in the guest
 #   AGENTJAIL_VM_TIMEOUT       seconds for the whole guest run
+#   AGENTJAIL_VM_SLURM=0       leave out the Slurm checks (guest-slurm.sh)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 src=$(cd "${1:?usage: cgroup2-test.sh SOURCE_DIR BUILD_DIR}" && pwd -P)
@@ -32,7 +33,7 @@ args=()
 # The build tree holds absolute paths to itself and to the sources: share both at
 # their own paths (the build is usually inside the source tree).
 [[ "$build/" == "$src/"* ]] || args+=(--share "$build")
-for v in AGENTJAIL_VM_TESTS AGENTJAIL_VM_LABELS AGENTJAIL_VM_TEST_TIMEOUT CI; do
+for v in AGENTJAIL_VM_TESTS AGENTJAIL_VM_LABELS AGENTJAIL_VM_TEST_TIMEOUT AGENTJAIL_VM_SLURM CI; do
     [[ -z "${!v+x}" ]] || args+=(--env "$v")
 done
 exec "$here/run-in-vm.sh" --timeout "${AGENTJAIL_VM_TIMEOUT:-1200}" "${args[@]}" --cwd "$build" \

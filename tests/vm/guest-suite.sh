@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The cgroup v2 test group, run once inside the test guest as root (see run-in-vm.sh):
 # smoke checks of the guest and of agentjail, then the project's cgroup tests as root
-# and again as an unprivileged user in a delegated subtree; ends with
+# and again as an unprivileged user in a delegated subtree, then Slurm on cgroup v2
+# (guest-slurm.sh); ends with
 # "vm: N passed, N failed, N skipped" and status 1 when anything failed.
 #
 # Usage (in the guest): guest-suite.sh BUILD_DIR
@@ -247,6 +248,25 @@ elif [[ ! -x /usr/lib/systemd/systemd ]]; then
     result SKIP systemd-scope "no /usr/lib/systemd/systemd on the host, whose /usr the guest shares (package systemd)"
 else
     ctest_re=$manager_re ctest_exclude="" run_ctest user-manager "$user_manager"
+fi
+
+# ---- Slurm on cgroup v2: OUT_OF_MEMORY and ML at once ------------------------------------
+
+# A throwaway Slurm with cgroup/v2 (guest-slurm.sh): a task past its --mem is reported
+# OUT_OF_MEMORY by Slurm and ML by agentjail's record, which the hybrid host's slurm
+# tier cannot show. AGENTJAIL_VM_SLURM=0 leaves it out.
+section "slurm (cgroup/v2)"
+if [[ "${AGENTJAIL_VM_SLURM:-1}" == 0 ]]; then
+    result SKIP slurm "AGENTJAIL_VM_SLURM=0"
+else
+    slurm_checks=0
+    while read -r st name detail; do
+        case "$st" in
+            PASS | FAIL | SKIP) result "$st" "$name" "$detail" && slurm_checks=$((slurm_checks + 1)) ;;
+            EXIT) ((detail == 0 && slurm_checks > 0)) || result FAIL slurm.exit "guest-slurm.sh exited $detail after $slurm_checks checks" ;;
+            *) echo "    $st $name $detail" ;;
+        esac
+    done < <("$(dirname "${BASH_SOURCE[0]}")/guest-slurm.sh" "$build" 2>&1; echo "EXIT slurm $?")
 fi
 
 # ---- What the runs left behind ---------------------------------------------------------
