@@ -88,15 +88,18 @@ Result<RootUsers> RootUsers::enter(std::vector<std::string> roots, double timeou
             return Error(ErrorKind::setup, errno,
                          "the lock of " + r.dir + " shared with other runs (under " + state_base() +
                              "/agentjail/roots): " + util::errno_text(errno));
-        if (!flock_within(r.lock.get(), LOCK_EX, timeout_s))
-            return Error(ErrorKind::setup, errno == EWOULDBLOCK ? ETIMEDOUT : errno,
+        if (!flock_within(r.lock.get(), LOCK_EX, timeout_s)) {
+            // A state directory on a filesystem without locks (NFS with no lock
+            // manager: ENOLCK): the run goes on unshared, as without a state directory.
+            if (errno != EWOULDBLOCK) return RootUsers();
+            return Error(ErrorKind::setup, ETIMEDOUT,
                          "another run in " + r.dir + " has held its setup lock for more than " +
                              std::to_string(static_cast<int>(timeout_s)) +
                              " s (a run whose setup hangs on a stalled file system?); nothing was started");
+        }
         r.locked = true;
         // Shared with every other live run's: never waits on one that merely runs.
-        if (!flock_within(r.users.get(), LOCK_SH, timeout_s))
-            return Error(ErrorKind::setup, errno, "marking this run as a user of " + r.dir + ": " + util::errno_text(errno));
+        if (!flock_within(r.users.get(), LOCK_SH, timeout_s)) return RootUsers();
     }
     return out;
 }

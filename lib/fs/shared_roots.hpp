@@ -16,8 +16,9 @@
 //
 // Both are flock(2) locks on files under <state home>/agentjail/roots/, named
 // after the directory's device and inode: a killed run's locks go with it, and the
-// sandbox sees none of them. Without a state directory the run goes on unshared,
-// as before (a concurrent run's end may then take its placeholders).
+// sandbox sees none of them. Without a state directory, or on one whose filesystem
+// has no locks (NFS without a lock manager), the run goes on unshared, as before (a
+// concurrent run's end may then take its placeholders).
 #pragma once
 
 #include "api/api.hpp"
