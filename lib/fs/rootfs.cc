@@ -246,6 +246,11 @@ int build_root(RootPlan& rp, Failure* fail) {
         }
         if (m.kind != MountKind::bind) continue;
         m.tree_fd = clone_source(m);
+        if (m.tree_fd == -ENOENT && m.may_vanish) {
+            m.tree_fd = -1;
+            m.gone = true;
+            continue;
+        }
         if (m.tree_fd < 0) return fail_with(fail, Stage::clone_tree, m.tree_fd, i);
         int r = set_tree_attr(m.tree_fd, m.attr);
         if (r < 0) return fail_with(fail, Stage::set_attr, r, i);
@@ -276,6 +281,7 @@ int build_root(RootPlan& rp, Failure* fail) {
             if (r < 0) return fail_with(fail, Stage::make_symlink, r, i);
             continue;
         }
+        if (m.gone) continue;
         int target = open_mount_point_cached(root, m.rel, m.is_dir, !m.no_create, parents);
         if (target == -ENOENT && m.may_vanish) continue;  // gone from the host: nothing to hide
         if (target < 0) return fail_with(fail, Stage::mount_point, target, i);

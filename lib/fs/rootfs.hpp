@@ -29,10 +29,12 @@ struct ChildMount {
     bool no_create = false;
     // A mask over a host file or directory (not a placeholder of ours) that may be
     // gone by the time the root is built (/etc/gshadow.lock, matched by gshadow*,
-    // lives for a moment): then nothing is left to hide and the mask is skipped.
-    // Anything else whose mount point vanished fails the launch.
+    // lives for a moment): then nothing is left to hide and the mask is skipped. The
+    // same for a directory bound over itself only so it cannot be renamed (its source
+    // gone too). Anything else whose mount point vanished fails the launch.
     bool may_vanish = false;
     int tree_fd = -1;            // the child fills this in (its own copy)
+    bool gone = false;           // the child found its source gone (may_vanish)
 };
 
 // Why a step failed: the stage and the index of the mount op (or -1).

@@ -37,7 +37,8 @@ RootPlan prepare(const plan::Plan& plan) {
         m.is_dir = op.is_dir;
         m.no_create = op.in_host_dir;
         m.may_vanish = op.in_host_dir && !op.placeholder &&
-                       (op.kind == plan::MountKind::mask_file || op.kind == plan::MountKind::mask_dir);
+                       (op.kind == plan::MountKind::mask_file || op.kind == plan::MountKind::mask_dir ||
+                        op.lock_only);
         std::string rel = op.dst.size() > 1 ? op.dst.substr(1) : std::string();
         m.rel = keep(std::move(rel));
         switch (op.kind) {

@@ -572,6 +572,7 @@ private:
             op.read_only = false;
             op.is_dir = true;
             op.why = ws_why;
+            op.lock_only = true;
             add(std::move(op));
         }
         std::vector<MountOp> ops;
@@ -755,7 +756,7 @@ private:
                 plan_.notes.push_back(*r == InBind::present
                                           ? "the bind of " + p.dst + " already has " + label(op)
                                           : label(op) + ": gone from the host since it was matched, "
-                                                        "nothing to hide");
+                                                        "nothing to " + (op.lock_only ? "keep" : "hide"));
                 ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
                 --i;
             }
@@ -787,6 +788,7 @@ private:
                 if (last && errno == ENOENT &&
                     (op.kind == MountKind::mask_file || op.kind == MountKind::mask_dir))
                     return InBind::gone;
+                if (errno == ENOENT && op.lock_only) return InBind::gone;
                 return invalid(op.why, "cannot create mount point " + op.dst +
                                            " inside the bind of " + bind.dst +
                                            " (it does not exist there)");

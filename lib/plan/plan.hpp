@@ -77,6 +77,10 @@ struct MountOp {
     // The mount point lies inside a bind, an overlay or /proc: it is the host's (or
     // the kernel's) name, so the launcher must find it there and never create it.
     bool in_host_dir = false;
+    // A directory bound over itself only so it cannot be renamed (the directories
+    // above a hidden or protected name): one gone from the host since the plan looked
+    // has nothing left to keep, and is skipped, by the plan and by the launcher.
+    bool lock_only = false;
 };
 
 // A name in a host directory the sandbox sees that the plan masks (hidden) or binds

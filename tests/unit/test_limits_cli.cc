@@ -46,7 +46,9 @@ TEST(LimitsCli, FlagsBecomeTheLimitsOfThePlan) {
 }
 
 TEST(LimitsCli, MaxLiftsAPolicyLimit) {
-    auto j = explain({"-C", "/tmp", "-m", "max", "--pids", "10"}, "ci");
+    // A workspace of its own: a shared one such as /tmp changes under the plan.
+    ajtest::TempDir ws("aj-limitscli");
+    auto j = explain({"-C", ws.path(), "-m", "max", "--pids", "10"}, "ci");
     EXPECT_TRUE(j["limits"]["memory_bytes"].is_null());
     EXPECT_EQ(j["limits"]["pids"], 10);
     EXPECT_EQ(j["limits"]["cpus"], 2.0);  // still the ci policy's
