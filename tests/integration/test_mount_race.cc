@@ -119,4 +119,39 @@ TEST_F(MountRace, APlaceholderGoneFailsTheLaunch) {
     EXPECT_FALSE(ajtest::exists(envrc)) << "the launcher made the placeholder anew on the host";
 }
 
+// A directory bound over itself only so it cannot be renamed (it holds a hidden
+// name) is removed on the host, with what it held, before the root is built:
+// nothing is left to keep or hide, and the run goes on. It used to fail the launch
+// (its bind's source gone). The control: the same run without the removal sees the
+// directory, its secret masked.
+TEST_F(MountRace, ADirectoryAboveAHiddenNameGoneBeforeTheRootIsSkipped) {
+    ajtest::TempDir ws;
+    const std::string secret = ajtest::canary();
+    ws.write("sub/.env", secret);
+    const std::vector<std::string> probe = {
+        "/bin/sh", "-c", "if test -d sub; then (cat sub/.env 2>/dev/null || echo unreadable) > seen; "
+                         "else echo absent > seen; fi"};
+    auto p = Policy::load("default");
+    ASSERT_TRUE(p && p->set_workspace(ws.path()));
+    {
+        agentjail::RunResult r;
+        ASSERT_EQ(run_held(*p, probe, [] {}, &r), "");
+        EXPECT_TRUE(r.exited && r.exit_code == 0);
+        const std::string seen = ajtest::read_file(ws.path() + "/seen");
+        EXPECT_FALSE(ajtest::contains(seen, secret)) << seen;
+        EXPECT_FALSE(ajtest::contains(seen, "absent")) << seen;
+    }
+    agentjail::RunResult r;
+    ASSERT_EQ(run_held(*p, probe,
+                       [&] {
+                           ASSERT_EQ(::unlink((ws.path() + "/sub/.env").c_str()), 0);
+                           ASSERT_EQ(::rmdir((ws.path() + "/sub").c_str()), 0);
+                       },
+                       &r),
+              "");
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << r.exit_code << " " << r.term_signal;
+    EXPECT_EQ(ajtest::trim(ajtest::read_file(ws.path() + "/seen")), "absent");
+    EXPECT_FALSE(ajtest::exists(ws.path() + "/sub")) << "the launcher made the directory anew on the host";
+}
+
 }  // namespace

@@ -128,42 +128,9 @@ for s in socks: s.bind(("127.0.0.1", 0))
 for s in socks: print(s.getsockname()[1])
 ')
 
-cat >"$conf" <<EOF
-# A throwaway cluster of tests/slurm/slurm-test.sh.
-ClusterName=ajtest
-SlurmctldHost=localhost
-SlurmctldPort=${ports[0]}
-AuthType=auth/munge
-AuthInfo=socket=$socket
-CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=$scratch/state
-SlurmdSpoolDir=$scratch/spool/%n
-SlurmctldPidFile=$scratch/run/slurmctld.pid
-SlurmdPidFile=$scratch/run/slurmd-%n.pid
-SlurmctldLogFile=$scratch/log/slurmctld.log
-SlurmdLogFile=$scratch/log/slurmd-%n.log
-PlugStackConfig=$scratch/etc/plugstack.conf
-# Memory as a consumable resource, enforced by task/cgroup (cgroup.conf beside this).
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-DefMemPerCPU=200
-ProctrackType=proctrack/cgroup
-TaskPlugin=task/cgroup
-JobAcctGatherType=jobacct_gather/cgroup
-JobAcctGatherFrequency=1
-# No slurmdbd: completed jobs, with their state (OUT_OF_MEMORY, TIMEOUT), go to a file.
-JobCompType=jobcomp/filetxt
-JobCompLoc=$scratch/log/jobcomp.txt
-MpiDefault=none
-SchedulerType=sched/builtin
-ReturnToService=2
-SlurmdParameters=config_overrides
-KillWait=5
-OverTimeLimit=0
-InactiveLimit=0
-MinJobAge=600
+# shellcheck source=tests/slurm/slurm-conf.sh
+source "$(dirname "${BASH_SOURCE[0]}")/slurm-conf.sh"
+write_slurm_conf "$conf" ajtest "$scratch" "$socket" "${ports[0]}" tests/slurm/slurm-test.sh <<EOF
 NodeName=n1 NodeHostname=localhost Port=${ports[1]} CPUs=4 RealMemory=2000 State=UNKNOWN
 NodeName=n2 NodeHostname=localhost Port=${ports[2]} CPUs=4 RealMemory=2000 State=UNKNOWN
 NodeName=n3 NodeHostname=localhost Port=${ports[3]} CPUs=4 RealMemory=2000 State=UNKNOWN

@@ -79,40 +79,10 @@ munged -F -S "$socket" --key-file="$scratch/munge/munge.key" --pid-file="$scratc
     --seed-file="$scratch/munge/seed" --log-file="$scratch/log/munged.log" >/dev/null 2>&1 &
 pids+=($!)
 conf=$scratch/etc/slurm.conf
-cat >"$conf" <<EOF
-# A throwaway cluster of tests/vm/guest-slurm.sh.
-ClusterName=ajvm
-SlurmctldHost=localhost
-SlurmctldPort=6817
+# shellcheck source=tests/slurm/slurm-conf.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../slurm/slurm-conf.sh"
+write_slurm_conf "$conf" ajvm "$scratch" "$socket" 6817 tests/vm/guest-slurm.sh <<EOF
 SlurmdPort=6818
-AuthType=auth/munge
-AuthInfo=socket=$socket
-CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=$scratch/state
-SlurmdSpoolDir=$scratch/spool/%n
-SlurmctldPidFile=$scratch/run/slurmctld.pid
-SlurmdPidFile=$scratch/run/slurmd-%n.pid
-SlurmctldLogFile=$scratch/log/slurmctld.log
-SlurmdLogFile=$scratch/log/slurmd-%n.log
-PlugStackConfig=$scratch/etc/plugstack.conf
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-DefMemPerCPU=200
-ProctrackType=proctrack/cgroup
-TaskPlugin=task/cgroup
-JobAcctGatherType=jobacct_gather/cgroup
-JobAcctGatherFrequency=1
-# No slurmdbd (sacct needs it): completed jobs, with their state, go to a file.
-JobCompType=jobcomp/filetxt
-JobCompLoc=$scratch/log/jobcomp.txt
-MpiDefault=none
-SchedulerType=sched/builtin
-ReturnToService=2
-SlurmdParameters=config_overrides
-KillWait=5
-MinJobAge=600
 NodeName=n1 NodeHostname=localhost CPUs=2 RealMemory=1500 State=UNKNOWN
 PartitionName=test Nodes=n1 Default=YES MaxTime=INFINITE State=UP
 EOF
