@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <sstream>
 
@@ -55,13 +56,28 @@ std::string journal_dir() {
     return base.empty() ? base : base + "/agentjail/leftovers";
 }
 
+// /proc/PID/stat after the command's name (what follows ") "), "" when it cannot be
+// read. With read(2), not a stream: a process that dies while it is read makes the
+// read fail with ESRCH, which libstdc++'s filebuf turns into an exception.
+std::string proc_stat_tail(pid_t pid) {
+    const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+    sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return {};
+    char buf[1024];
+    ssize_t n;
+    do {
+        n = ::read(fd.get(), buf, sizeof buf - 1);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) return {};
+    std::string s(buf, static_cast<size_t>(n));
+    size_t close = s.rfind(')');
+    if (close == std::string::npos || close + 2 > s.size()) return {};
+    return s.substr(close + 2);
+}
+
 // Field 22 of /proc/PID/stat: when the process started (clock ticks since boot).
 unsigned long long start_time(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    size_t close = s.rfind(')');
-    if (close == std::string::npos) return 0;
-    std::istringstream in(s.substr(close + 2));
+    std::istringstream in(proc_stat_tail(pid));
     std::string field;
     for (int i = 3; i <= 22 && (in >> field); ++i)
         if (i == 22) return std::stoull(field);
@@ -82,12 +98,7 @@ unsigned long long own_start_time() {
 
 // Field 3 of /proc/PID/stat is 'Z': dead, not yet reaped by its parent (a pid 1
 // that never reaps, in some containers, keeps it so for good).
-bool zombie(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    size_t close = s.rfind(')');
-    return close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z';
-}
+bool zombie(pid_t pid) { return proc_stat_tail(pid).rfind('Z', 0) == 0; }
 
 // Gone for sure: no such process, a dead one not reaped, or another one that took
 // its pid since.
@@ -171,6 +182,34 @@ std::string Journal::next_tag() {
            std::to_string(journal_seq++);
 }
 
+// The journal's file and what it lists, shared by the Journal and its appenders.
+struct JournalState {
+    std::mutex m;
+    std::string path;  // "" once done (or handed over)
+    std::vector<std::string> dirs;
+    json placeholders = json::array();
+};
+
+namespace {
+
+json identified(const std::string& root, const Placeholder& p) {
+    json e = entry(root, p.host, p.is_dir, p.staged);
+    e["dev"] = static_cast<std::uint64_t>(p.dev);
+    e["ino"] = static_cast<std::uint64_t>(p.ino);
+    return e;
+}
+
+// Under s.m.
+void rewrite(const JournalState& s) {
+    const size_t slash = s.path.rfind('/');
+    sys::UniqueFd dfd(::open(s.path.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    // Not written again: the intent stays, and a sweep still removes the staged names
+    // (a placeholder renamed to its name is then left, as before journals).
+    if (dfd) (void)write_whole(dfd.get(), s.path.substr(slash + 1), doc(s.placeholders, s.dirs));
+}
+
+}  // namespace
+
 Journal Journal::write(const std::string& tag, const std::vector<WantedPlaceholder>& wanted,
                        const std::vector<std::string>& dirs) {
     Journal j;
@@ -184,63 +223,74 @@ Journal Journal::write(const std::string& tag, const std::vector<WantedPlacehold
     json ph = json::array();
     for (const auto& w : wanted) ph.push_back(entry(w.root, w.host, w.is_dir, w.staged));
     if (!write_whole(dfd->get(), tag + ".json", doc(ph, dirs))) return j;
-    j.path_ = base + "/agentjail/leftovers/" + tag + ".json";
-    j.dirs_ = dirs;
+    j.s_ = std::make_shared<JournalState>();
+    j.s_->path = base + "/agentjail/leftovers/" + tag + ".json";
+    j.s_->dirs = dirs;
+    j.s_->placeholders = std::move(ph);
     return j;
 }
 
 void Journal::record(const Placeholders& made) {
-    if (path_.empty()) return;
+    if (!s_) return;
+    std::lock_guard<std::mutex> lock(s_->m);
+    if (s_->path.empty()) return;
     json ph = json::array();
-    for (size_t i = 0; i < made.items().size(); ++i) {
-        const Placeholder& p = made.items()[i];
-        json e = entry(made.roots()[i], p.host, p.is_dir, p.staged);
-        e["dev"] = static_cast<std::uint64_t>(p.dev);
-        e["ino"] = static_cast<std::uint64_t>(p.ino);
-        ph.push_back(std::move(e));
-    }
-    const size_t slash = path_.rfind('/');
-    sys::UniqueFd dfd(
-        ::open(path_.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    // Not written again: the intent stays, and a sweep still removes the staged names
-    // (a placeholder renamed to its name is then left, as before journals).
-    if (dfd) (void)write_whole(dfd.get(), path_.substr(slash + 1), doc(ph, dirs_));
+    for (size_t i = 0; i < made.items().size(); ++i) ph.push_back(identified(made.roots()[i], made.items()[i]));
+    s_->placeholders = std::move(ph);
+    rewrite(*s_);
+}
+
+Journal::Appender Journal::appender() const {
+    Appender a;
+    a.s_ = s_;
+    return a;
+}
+
+void Journal::Appender::add(const Placeholder& p, const std::string& root) const {
+    if (!s_) return;
+    std::lock_guard<std::mutex> lock(s_->m);
+    if (s_->path.empty()) return;
+    s_->placeholders.push_back(identified(root, p));
+    rewrite(*s_);
 }
 
 void Journal::set_init(pid_t init) noexcept {
-    if (path_.empty()) return;
+    if (!s_) return;
     try {
-        std::string named = path_.substr(0, path_.size() - 5) + "-" + std::to_string(init) + ".json";
-        if (::rename(path_.c_str(), named.c_str()) == 0) path_ = std::move(named);
+        std::lock_guard<std::mutex> lock(s_->m);
+        if (s_->path.empty()) return;
+        std::string named = s_->path.substr(0, s_->path.size() - 5) + "-" + std::to_string(init) + ".json";
+        if (::rename(s_->path.c_str(), named.c_str()) == 0) s_->path = std::move(named);
     } catch (...) {
     }
 }
 
 void Journal::hand_over(const Placeholders& left) {
-    if (path_.empty()) return;
+    if (!s_) return;
     record(left);
-    const size_t slash = path_.rfind('/');
-    const std::string ended = path_.substr(0, slash + 1) + ended_prefix + path_.substr(slash + 1);
+    std::lock_guard<std::mutex> lock(s_->m);
+    if (s_->path.empty()) return;
+    const size_t slash = s_->path.rfind('/');
+    const std::string ended = s_->path.substr(0, slash + 1) + ended_prefix + s_->path.substr(slash + 1);
     // Not renamed (not expected in a directory of our own): the journal goes when
     // this run's does and the placeholders stay on the host unlisted. Better one left
     // than one taken from a run that still binds it.
-    if (::rename(path_.c_str(), ended.c_str()) == 0) path_.clear();
+    if (::rename(s_->path.c_str(), ended.c_str()) == 0) s_->path.clear();
 }
 
 Journal& Journal::operator=(Journal&& o) noexcept {
     if (this != &o) {
         done();
-        path_ = std::move(o.path_);
-        dirs_ = std::move(o.dirs_);
-        o.path_.clear();
+        s_ = std::move(o.s_);
     }
     return *this;
 }
 
 void Journal::done() noexcept {
-    if (path_.empty()) return;
-    ::unlink(path_.c_str());
-    path_.clear();
+    if (!s_) return;
+    std::lock_guard<std::mutex> lock(s_->m);
+    if (!s_->path.empty()) ::unlink(s_->path.c_str());
+    s_->path.clear();
 }
 
 namespace {

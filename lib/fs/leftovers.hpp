@@ -17,6 +17,8 @@
 
 #include <sys/types.h>
 
+#include <memory>
+
 #include <string>
 #include <vector>
 
@@ -24,6 +26,8 @@ namespace agentjail::fs {
 
 // The state home (workspace::state_home) of this process, "" when it has none.
 std::string state_base();
+
+struct JournalState;
 
 class Journal {
 public:
@@ -46,10 +50,21 @@ public:
     // is no longer this run's; the last run there, or a sweep, removes them.
     void hand_over(const Placeholders& left);
 
+    // A handle on the journal for the guard watch (on the supervisor's thread): adds
+    // a placeholder made during the run, with its identity, as soon as it is made.
+    // Still valid when the Journal moves; a no-op once the journal is done.
+    class Appender {
+    public:
+        void add(const Placeholder& p, const std::string& root) const;
+
+    private:
+        friend class Journal;
+        std::shared_ptr<JournalState> s_;
+    };
+    Appender appender() const;
+
     Journal() = default;
-    Journal(Journal&& o) noexcept : path_(std::move(o.path_)), dirs_(std::move(o.dirs_)) {
-        o.path_.clear();
-    }
+    Journal(Journal&& o) noexcept = default;
     Journal& operator=(Journal&& o) noexcept;
     Journal(const Journal&) = delete;
     Journal& operator=(const Journal&) = delete;
@@ -59,8 +74,7 @@ public:
     void done() noexcept;
 
 private:
-    std::string path_;
-    std::vector<std::string> dirs_;
+    std::shared_ptr<JournalState> s_;
 };
 
 struct Sweep {

@@ -458,6 +458,7 @@ bool GuardWatch::check(Item& it, const char* why) {
                 is_dir = p->is_dir;
                 st.st_dev = p->dev;
                 st.st_ino = p->ino;
+                journal_.add(*p, it.root);
                 made_.adopt(std::move(*p), it.root);
             }
         }

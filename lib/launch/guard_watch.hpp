@@ -8,6 +8,7 @@
 
 #include "api/api.hpp"
 
+#include "fs/leftovers.hpp"
 #include "fs/placeholder.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
@@ -33,6 +34,10 @@ public:
     // CAP_SYS_PTRACE could reach them) for the helper to enter, and optionally a way
     // to freeze it while a protection is re-applied.
     void attach(sys::UniqueFd userns, sys::UniqueFd mntns, int freeze_fd);
+    // The run's journal (fs/leftovers.hpp): a placeholder made during the run is
+    // written down as soon as it is made, so a launcher killed later leaves none
+    // that no journal lists.
+    void journal_to(fs::Journal::Appender j) { journal_ = std::move(j); }
 
     // The inotify descriptor, for the supervisor's poll.
     int fd() const { return inotify_.get(); }
@@ -75,6 +80,7 @@ private:
     sys::UniqueFd userns_;
     sys::UniqueFd mntns_;
     int freeze_fd_ = -1;     // Hooks::freeze_fd, not owned
+    fs::Journal::Appender journal_;
     fs::Placeholders made_;  // placeholders made again for protected names the host removed
     std::vector<WorkspaceReapplied> reapplied_;
     std::uint64_t count_ = 0;

@@ -384,6 +384,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         if (auto r = hooks.before_release(static_cast<pid_t>(pid)); !r) return abort_child(std::move(r).error());
 
     journal.set_init(static_cast<pid_t>(pid));
+    if (*guards) (*guards)->journal_to(journal.appender());
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
     p.keep_users(std::move(*users), plan.setup_timeout_s);
     p.keep_placeholders(std::move(*placeholders));

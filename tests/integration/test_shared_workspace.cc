@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <memory>
@@ -207,6 +208,32 @@ TEST_F(SharedWorkspaceHeld, SetupsTakeTurns) {
     EXPECT_TRUE(ajtest::exists(host("a-ran")));
     EXPECT_TRUE(ajtest::exists(host("b-ran")));
     EXPECT_EQ(ajtest::dir_entries(ws.path()), (std::set<std::string>{"a-ran", "b-ran"}));
+}
+
+// A placeholder the guard makes again during the run (the host removed it) is
+// written down at once: a launcher killed afterwards leaves nothing that `gc`
+// cannot take. Before, only the first one's inode was listed, and the new one
+// stayed on the host for good.
+TEST_F(SharedWorkspace, APlaceholderMadeAgainDuringTheRunIsJournaled) {
+    auto a = start(wait_then_write("started-a", "never", ".mcp.json"));
+    ASSERT_TRUE(ajtest::wait_for_file(host("started-a"), 10000));
+    struct stat first {};
+    ASSERT_EQ(::lstat(host(".mcp.json").c_str(), &first), 0) << "no placeholder made";
+    // Moved away, not removed: its inode stays taken, so the guard's new placeholder
+    // gets another one, which the run's first journal does not know.
+    ASSERT_EQ(::rename(host(".mcp.json").c_str(), host("moved").c_str()), 0);
+    // The control: the guard made it again (another inode).
+    ASSERT_TRUE(ajtest::wait_for_file(host(".mcp.json"), 10000)) << "the guard did not make it again";
+    struct stat again {};
+    ASSERT_EQ(::lstat(host(".mcp.json").c_str(), &again), 0);
+    EXPECT_NE(again.st_ino, first.st_ino);
+    ASSERT_EQ(::kill(a->pid(), SIGKILL), 0);
+    EXPECT_EQ(a->wait_exit(5000), 128 + SIGKILL);
+    ajtest::sleep_ms(200);  // its sandbox dies with it
+    auto gc = ajtest::agentjail_with({"gc"}, opts());
+    EXPECT_EQ(gc.status, 0) << gc.err;
+    EXPECT_EQ(ajtest::dir_entries(ws.path()), (std::set<std::string>{"started-a", "moved"})) << gc.out << gc.err;
+    EXPECT_TRUE(journals().empty());
 }
 
 }  // namespace
