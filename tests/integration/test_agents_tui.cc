@@ -124,6 +124,25 @@ public:
             ajtest::sleep_ms(100);
         }
     }
+    // Waits until the screen has not changed for quiet_ms (at most timeout_ms): a
+    // dialog still being drawn again takes the keys sent meanwhile.
+    bool wait_still(int quiet_ms, int timeout_ms) {
+        long long deadline = now_ms() + timeout_ms;
+        long long since = now_ms();
+        std::string prev = screen();
+        for (;;) {
+            ajtest::sleep_ms(100);
+            last_ = screen();
+            if (last_ != prev) {
+                if (seen_.empty() || seen_.back() != last_) seen_.push_back(last_);
+                prev = last_;
+                since = now_ms();
+            } else if (now_ms() - since >= quiet_ms) {
+                return true;
+            }
+            if (now_ms() >= deadline) return false;
+        }
+    }
     bool wait_for(const std::string& needle, int timeout_ms = 60000) {
         return wait_for([&](const std::string& s) { return ajtest::contains(s, needle); }, timeout_ms);
     }
@@ -350,7 +369,12 @@ TEST_F(AgentsTui, ClaudeOnboardsOnceThenKeysResizeAndCtrlCWork) {
     // the first run settles, taking the keys sent before: choose again until it is gone.
     bool trusted = false;
     for (int i = 0; i < 5 && !trusted; ++i) {
+        // Enter on "No, exit" ends the run for good: only once the dialog has settled
+        // with "Yes" chosen (under load it is drawn again, back on "No").
+        (void)t.wait_still(1000, 10000);
         ASSERT_TRUE(t.press_until("Down", "\u276f Yes, I trust this folder")) << t.last();
+        (void)t.wait_still(700, 5000);
+        if (!ajtest::contains(t.last(), "\u276f Yes, I trust this folder")) continue;
         t.keys({"Enter"});
         trusted = t.wait_for(input_line_empty, 5000);
     }
