@@ -128,8 +128,8 @@ for s in socks: s.bind(("127.0.0.1", 0))
 for s in socks: print(s.getsockname()[1])
 ')
 
-# shellcheck source=tests/slurm/slurm-conf.sh
-source "$(dirname "${BASH_SOURCE[0]}")/slurm-conf.sh"
+# shellcheck source=tests/slurm/slurm-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/slurm-common.sh"
 write_slurm_conf "$conf" ajtest "$scratch" "$socket" "${ports[0]}" tests/slurm/slurm-test.sh <<EOF
 NodeName=n1 NodeHostname=localhost Port=${ports[1]} CPUs=4 RealMemory=2000 State=UNKNOWN
 NodeName=n2 NodeHostname=localhost Port=${ports[2]} CPUs=4 RealMemory=2000 State=UNKNOWN
@@ -208,18 +208,6 @@ record_of() {
     [[ -s "$f" ]] && cat "$f"
 }
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2]))' "$1" "$2"; }
-job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
-# The job's state once Slurm has finished with it (srun may return while it is
-# still COMPLETING), after a wait of up to 20 s.
-final_state() {
-    local st
-    for _ in $(seq 100); do
-        st=$(job_field "$1" JobState)
-        [[ "$st" == COMPLETING || "$st" == RUNNING ]] || break
-        sleep 0.2
-    done
-    echo "$st"
-}
 # srun's job id, from the step's own output (srun prints nothing of it otherwise).
 run() {
     local out rc=0

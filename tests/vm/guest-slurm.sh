@@ -79,8 +79,8 @@ munged -F -S "$socket" --key-file="$scratch/munge/munge.key" --pid-file="$scratc
     --seed-file="$scratch/munge/seed" --log-file="$scratch/log/munged.log" >/dev/null 2>&1 &
 pids+=($!)
 conf=$scratch/etc/slurm.conf
-# shellcheck source=tests/slurm/slurm-conf.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../slurm/slurm-conf.sh"
+# shellcheck source=tests/slurm/slurm-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../slurm/slurm-common.sh"
 write_slurm_conf "$conf" ajvm "$scratch" "$socket" 6817 tests/vm/guest-slurm.sh <<EOF
 SlurmdPort=6818
 NodeName=n1 NodeHostname=localhost CPUs=2 RealMemory=1500 State=UNKNOWN
@@ -126,16 +126,6 @@ v = json.loads(sys.argv[1])
 for k in sys.argv[2].split("."):
     v = v.get(k) if isinstance(v, dict) else None
 print(v)' "$1" "$2"
-}
-job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
-final_state() {
-    local st
-    for _ in $(seq 100); do
-        st=$(job_field "$1" JobState)
-        [[ "$st" == COMPLETING || "$st" == RUNNING ]] || break
-        sleep 0.2
-    done
-    echo "$st"
 }
 record_of() {
     local f=$2/$1

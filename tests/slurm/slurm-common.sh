@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by tests/slurm/slurm-test.sh (on this host) and tests/vm/guest-slurm.sh (in
-# the cgroup v2 guest): the slurm.conf both throwaway clusters share.
+# the cgroup v2 guest): the slurm.conf both throwaway clusters share, and how both
+# read a job's state.
 #
 # write_slurm_conf FILE CLUSTER SCRATCH SOCKET CTLD_PORT ORIGIN < node-lines
 #   FILE: where; CLUSTER: its name; SCRATCH: the directory of its state, spool, logs
@@ -49,4 +50,19 @@ MinJobAge=600
 CONF
         cat
     } >"$file"
+}
+
+# job_field JOB NAME: one field of `scontrol show job`.
+job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1; }
+
+# final_state JOB: the job's state once Slurm has finished with it (srun may return
+# while it is still COMPLETING), after a wait of up to 20 s.
+final_state() {
+    local st
+    for _ in $(seq 100); do
+        st=$(job_field "$1" JobState)
+        [[ "$st" == COMPLETING || "$st" == RUNNING ]] || break
+        sleep 0.2
+    done
+    echo "$st"
 }
