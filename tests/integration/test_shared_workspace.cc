@@ -227,6 +227,16 @@ TEST_F(SharedWorkspace, APlaceholderMadeAgainDuringTheRunIsJournaled) {
     struct stat again {};
     ASSERT_EQ(::lstat(host(".mcp.json").c_str(), &again), 0);
     EXPECT_NE(again.st_ino, first.st_ino);
+    // Killed once the journal lists it (made, then written down: a kill in between,
+    // a few microseconds, would leave it, as the launch's own staged names avoid).
+    const std::string ino = "\"ino\":" + std::to_string(again.st_ino);
+    bool listed = false;
+    for (int i = 0; i < 100 && !listed; ++i) {
+        for (const auto& j : journals())
+            listed = listed || ajtest::contains(ajtest::read_file(state.path() + "/agentjail/leftovers/" + j), ino);
+        if (!listed) ajtest::sleep_ms(100);
+    }
+    EXPECT_TRUE(listed) << "the new placeholder never reached the journal";
     ASSERT_EQ(::kill(a->pid(), SIGKILL), 0);
     EXPECT_EQ(a->wait_exit(5000), 128 + SIGKILL);
     ajtest::sleep_ms(200);  // its sandbox dies with it
