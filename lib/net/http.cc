@@ -171,10 +171,13 @@ ParseResult parse_request_head(std::string_view buf, TargetForm form) {
             if (name.size() > framing.size() && iequals(name.substr(0, framing.size()), framing))
                 return bad("a header name that begins like " + std::string(framing));
         std::string_view value = trim(h.substr(colon + 1));
-        // A tab around a Content-Length is whitespace to RFC 9110 and an error to
-        // http_parser: refused, so that no parser on the way reads no length.
+        // A tab around a framing header's value is whitespace to RFC 9110, but an
+        // error (Content-Length) or another coding ("chunked<TAB>" is not chunked) to
+        // http_parser: refused, so that every parser on the way frames the body alike.
         if (iequals(name, "content-length") && h.find('\t', colon) != std::string_view::npos)
             return bad("a tab in Content-Length");
+        if (iequals(name, "transfer-encoding") && h.find('\t', colon) != std::string_view::npos)
+            return bad("a tab in Transfer-Encoding");
         // No control character but HTAB in a value (RFC 9110 5.5): what the proxy
         // forwards must be a value every parser on the way reads alike.
         for (char c : value)
