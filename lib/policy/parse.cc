@@ -909,6 +909,11 @@ std::optional<Error> non_ascii_outside_strings(std::string_view t, const std::st
     enum class In { code, comment, basic, basic_ml, literal, literal_ml };
     In in = In::code;
     int line = 1, column = 1;
+    // The last character of code before this one, spaces and tabs aside ('\n' at a
+    // line's start): a quote opens a string only where a key or a value may start.
+    // Elsewhere ("-'x", a bare word's middle) toml++ reads on as a bare value and
+    // meets what follows outside any string (found by fuzz_policy: "= -'...\xd2\x91").
+    char prev = '\n';
     auto run = [&](size_t i, char q) {
         size_t n = 0;
         while (i + n < t.size() && t[i + n] == q) ++n;
@@ -921,6 +926,8 @@ std::optional<Error> non_ascii_outside_strings(std::string_view t, const std::st
         case In::code:
             if (c == '#') {
                 in = In::comment;
+            } else if ((c == '"' || c == '\'') && std::string_view("\n=[,{.").find(prev) == std::string_view::npos) {
+                prev = c;  // no string starts here: the quote is code
             } else if (c == '"' || c == '\'') {
                 size_t n = run(i, c);
                 if (n >= 3) {
@@ -939,9 +946,14 @@ std::optional<Error> non_ascii_outside_strings(std::string_view t, const std::st
                                  ": a character beyond ASCII outside a string or comment (TOML allows "
                                  "them only there; quote the key: \"...\" = )"};
             }
+            if (in == In::code && c != ' ' && c != '\t') prev = c;
+            if (in != In::code) prev = '"';  // a string is a value or a key: what follows is not a start
             break;
         case In::comment:
-            if (c == '\n') in = In::code;
+            if (c == '\n') {
+                in = In::code;
+                prev = '\n';
+            }
             break;
         case In::basic:
         case In::literal:

@@ -73,6 +73,9 @@ const std::vector<BadInput>& table() {
         // toml++ 3.3 reaches undefined behaviour on some of these (fuzz_policy).
         policy_row("NonAsciiOutsideAString", "description = \"ok\"\nk\xd2\x91 = 1\n",
                    "p.toml:2:2: a character beyond ASCII outside a string"),
+        // A quote where no string may start ("-'") is no string to toml++ either.
+        policy_row("NonAsciiAfterAStrayQuote", "description = -'x\xd2\x91\n",
+                   "p.toml:1:18: a character beyond ASCII outside a string"),
         policy_row("UnknownKey", "[limits]\nmemroy = \"1G\"\n", "p.toml:2:1: limits.memroy"),
         policy_row("WrongType", "[limits]\npids = \"many\"\n", "p.toml:2:"),
         {"CheckEscapesTheFileName", [](auto& d) { write(d, "p\x1b[2J.toml", "[limits\n"); },
