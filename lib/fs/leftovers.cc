@@ -75,14 +75,16 @@ std::string proc_stat_tail(pid_t pid) {
     return s.substr(close + 2);
 }
 
-// Field 22 of /proc/PID/stat: when the process started (clock ticks since boot).
-unsigned long long start_time(pid_t pid) {
-    std::istringstream in(proc_stat_tail(pid));
+// Field 22 of a /proc/PID/stat tail: when the process started (clock ticks since boot).
+unsigned long long start_of(const std::string& tail) {
+    std::istringstream in(tail);
     std::string field;
     for (int i = 3; i <= 22 && (in >> field); ++i)
         if (i == 22) return std::stoull(field);
     return 0;
 }
+
+unsigned long long start_time(pid_t pid) { return start_of(proc_stat_tail(pid)); }
 
 // This process's own start time, read once a thread (per pid: a forked embedder
 // reads anew), not once a run.
@@ -96,17 +98,18 @@ unsigned long long own_start_time() {
     return start;
 }
 
-// Field 3 of /proc/PID/stat is 'Z': dead, not yet reaped by its parent (a pid 1
-// that never reaps, in some containers, keeps it so for good).
-bool zombie(pid_t pid) { return proc_stat_tail(pid).rfind('Z', 0) == 0; }
+// Field 3 of a /proc/PID/stat tail is 'Z': dead, not yet reaped by its parent (a
+// pid 1 that never reaps, in some containers, keeps it so for good).
+bool zombie(const std::string& tail) { return tail.rfind('Z', 0) == 0; }
 
 // Gone for sure: no such process, a dead one not reaped, or another one that took
-// its pid since.
+// its pid since (one read of its stat for both).
 bool gone(pid_t pid, unsigned long long start) {
     if (pid <= 0) return true;
     if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    if (zombie(pid)) return true;
-    unsigned long long now = start_time(pid);
+    const std::string tail = proc_stat_tail(pid);
+    if (zombie(tail)) return true;
+    unsigned long long now = start_of(tail);
     return now != 0 && now != start;
 }
 
@@ -127,7 +130,7 @@ bool run_alive(const std::string& name) {
     // delays the cleanup. No init named: the launcher died before releasing its
     // clone, which then ended.
     return init != 0 && !(::kill(static_cast<pid_t>(init), 0) != 0 && errno == ESRCH) &&
-           !zombie(static_cast<pid_t>(init));
+           !zombie(proc_stat_tail(static_cast<pid_t>(init)));
 }
 
 // A CA directory the proxy made: agentjail's name, ours, holding at most its bundle.

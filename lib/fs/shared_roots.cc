@@ -65,6 +65,7 @@ bool flock_within(int fd, int op, double timeout_s) {
 
 Result<RootUsers> RootUsers::enter(std::vector<std::string> roots, double timeout_s) {
     RootUsers out;
+    out.timeout_s_ = timeout_s;
     std::sort(roots.begin(), roots.end());
     roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
     if (roots.empty()) return out;
@@ -111,12 +112,12 @@ void RootUsers::setup_done() noexcept {
     }
 }
 
-bool RootUsers::leave(double timeout_s) noexcept {
+bool RootUsers::leave() noexcept {
     bool alone = true;
     for (auto& r : roots_) {
         if (!r.lock) continue;  // a second name of a directory already counted
         if (!r.locked) {
-            r.locked = flock_within(r.lock.get(), LOCK_EX, timeout_s);
+            r.locked = flock_within(r.lock.get(), LOCK_EX, timeout_s_);
             // Never had it back: some run is stuck in its setup there; leave the
             // placeholders to it (it uses them) and to the next sweep.
             if (!r.locked) {

@@ -44,11 +44,11 @@ public:
 
     // The sandbox's root is built: other runs may set up or end.
     void setup_done() noexcept;
-    // At the run's end: takes the setup locks again (up to timeout_s each) and drops
+    // At the run's end: takes the setup locks again (up to enter()'s timeout each) and drops
     // this run's mark. True when no other run is left in any of the directories: the
     // caller removes the placeholders. False: they stay for the runs still there.
     // The setup locks stay held until done() (or destruction).
-    bool leave(double timeout_s) noexcept;
+    bool leave() noexcept;
     void done() noexcept;
 
     bool empty() const { return roots_.empty(); }
@@ -63,6 +63,7 @@ private:
         bool locked = false, alone = false;
     };
     std::vector<Root> roots_;
+    double timeout_s_ = 60;
 };
 
 // For a sweep: takes dir's setup lock and checks that no run is its user, without

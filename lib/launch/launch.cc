@@ -386,7 +386,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     journal.set_init(static_cast<pid_t>(pid));
     if (*guards) (*guards)->journal_to(journal.appender());
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
-    p.keep_users(std::move(*users), plan.setup_timeout_s);
+    p.keep_users(std::move(*users));
     p.keep_placeholders(std::move(*placeholders));
     p.keep_journal(std::move(journal));
     if (pub_r) p.set_publish_socket(std::move(pub_r));
@@ -509,7 +509,7 @@ Process::Process(Process&& o) noexcept
       proxy_socket_(std::move(o.proxy_socket_)), gateway_sockets_(std::move(o.gateway_sockets_)),
       publish_socket_(std::move(o.publish_socket_)),
       pty_master_(std::move(o.pty_master_)),
-      events_fd_(std::move(o.events_fd_)), setup_timeout_s_(o.setup_timeout_s_), users_(std::move(o.users_)),
+      events_fd_(std::move(o.events_fd_)), users_(std::move(o.users_)),
       journal_(std::move(o.journal_)), placeholders_(std::move(o.placeholders_)) {
     o.reaped_ = true;
 }
@@ -539,7 +539,6 @@ Process& Process::operator=(Process&& o) noexcept {
         publish_socket_ = std::move(o.publish_socket_);
         pty_master_ = std::move(o.pty_master_);
         events_fd_ = std::move(o.events_fd_);
-        setup_timeout_s_ = o.setup_timeout_s_;
         users_ = std::move(o.users_);
         journal_ = std::move(o.journal_);
         placeholders_ = std::move(o.placeholders_);
@@ -575,7 +574,7 @@ void Process::finish_placeholders(WorkspaceOutcome& out) {
     }
     // Another run still in one of the directories binds these (or will, once its
     // plan saw them): they stay, listed in a journal handed over to the last run.
-    if (!users_.leave(setup_timeout_s_)) {
+    if (!users_.leave()) {
         for (const auto& it : placeholders_.items()) {
             out.placeholders_made.push_back(it.host);
             out.placeholders_kept.push_back(it.host + ": left for another run still in its directory");

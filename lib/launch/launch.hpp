@@ -112,10 +112,7 @@ public:
     void keep_journal(fs::Journal j) { journal_ = std::move(j); }
     // This run's mark as a user of the directories its placeholders lie in: at the
     // end, the placeholders are removed only when no other run is left there.
-    void keep_users(fs::RootUsers u, double timeout_s) {
-        users_ = std::move(u);
-        setup_timeout_s_ = timeout_s;
-    }
+    void keep_users(fs::RootUsers u) { users_ = std::move(u); }
     // The sandbox's root is built: other runs in those directories may go on.
     void setup_done() noexcept { users_.setup_done(); }
     // Once everything it lists is gone (after wait() and the proxy's stop; at the
@@ -136,7 +133,6 @@ private:
     sys::UniqueFd publish_socket_;
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
-    double setup_timeout_s_ = 60;
     fs::RootUsers users_;  // destroyed last: the locks outlive the removals
     fs::Journal journal_;  // before placeholders_: destroyed after them
     fs::Placeholders placeholders_;
