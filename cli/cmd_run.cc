@@ -31,14 +31,17 @@ constexpr int forwarded_signals[] = {SIGINT,  SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR
                                      SIGWINCH, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU};
 
 // Stops agentjail as a job-control shell expects (it shows "Stopped" and its prompt),
-// with the user's terminal as it was; on `fg` takes the terminal back and lets the
-// command go on. The supervisor's threads stop with the process: the wall clock
-// counts on and fires once agentjail is continued. Only the user's own doing gets
-// here (a ^Z they typed, a SIGTSTP sent to agentjail), never a stop the sandbox
-// caused itself, so the sandbox cannot freeze its own supervisor.
+// with the user's terminal as it was, and every process of the sandbox with it,
+// whatever group or session it put itself in; on `fg` takes the terminal back, has
+// the guarded names checked for what the host changed meanwhile, then lets the
+// sandbox go on. The wall clock counts on while stopped and fires once agentjail is
+// continued. Only the user's own doing gets here (a ^Z they typed, a SIGTSTP sent to
+// agentjail), never a stop the sandbox caused itself, so the sandbox cannot freeze
+// its own supervisor.
 void suspend(Sandbox& sb, bool stop_command) {
+    // The command's job sees a stop of its own first, as under a shell.
     if (stop_command) (void)sb.kill(SIGTSTP);
-    sb.suspend_terminal();
+    if (!sb.suspend()) return;  // the sandbox is ending: nothing to stop for
     sigset_t tstp;
     sigemptyset(&tstp);
     sigaddset(&tstp, SIGTSTP);
@@ -51,8 +54,13 @@ void suspend(Sandbox& sb, bool stop_command) {
     raise(SIGTSTP);
     pthread_sigmask(SIG_BLOCK, &tstp, nullptr);
     sigaction(SIGTSTP, &old, nullptr);
-    sb.resume_terminal();
-    (void)sb.kill(SIGCONT);
+    sb.resume();
+}
+
+// Signals that end the run (docs/usage.md, "Stopping and signals"): passed on, and
+// whatever is inside is killed after the kill grace.
+bool ends_the_run(int sig, bool has_terminal) {
+    return sig == SIGTERM || sig == SIGHUP || (sig == SIGINT && !has_terminal);
 }
 
 // What direct mode's post-run check found in the workspace (lib/workspace/audit.hpp):
@@ -160,9 +168,14 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused) {
                 suspend(*sb, true);
                 continue;
             }
-            if (sig == SIGCONT) sb->resume_terminal();  // continued after a SIGSTOP
+            // Continued after a SIGSTOP: the sandbox froze itself when it saw us stopped
+            // and thaws once the guarded names are checked; only the terminal is ours.
+            if (sig == SIGCONT) sb->resume_terminal();
             // ESRCH while the sandbox is exiting is fine: the pidfd tells us next.
-            (void)sb->kill(sig);
+            if (ends_the_run(sig, sb->has_terminal()))
+                (void)sb->stop(sig);
+            else
+                (void)sb->kill(sig);
         }
     }
     ::close(sfd);

@@ -90,7 +90,8 @@ po::options_description run_options() {
          "wall-clock limit, e.g. 90s, 30m, 1h: then SIGTERM, SIGKILL after --kill-grace; "
          "exit status 124")
         ("kill-grace", po::value<std::string>()->value_name("DURATION"),
-         "time between SIGTERM and SIGKILL on timeout (default 5s)")
+         "time between SIGTERM and SIGKILL, on timeout and when agentjail gets SIGTERM, "
+         "SIGHUP or (without a pty) SIGINT (default 5s)")
         ("cpu-time", po::value<std::string>()->value_name("DURATION"),
          "CPU time per process (RLIMIT_CPU), e.g. 10m")
         ("nofile", po::value<std::string>()->value_name("N"),

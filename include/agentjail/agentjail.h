@@ -249,6 +249,11 @@ AJ_API int aj_sandbox_pid(const aj_sandbox *sb);
 AJ_API int aj_sandbox_pidfd(const aj_sandbox *sb);
 /* Delivers sig to the command. */
 AJ_API int aj_sandbox_kill(aj_sandbox *sb, int sig, aj_error **err);
+/* Ends the run on time: sig to the command now, everything inside killed once the
+ * policy's kill grace ([limits] kill_grace, default 5s) has passed; a second call
+ * kills at once. The result's exit status is then 128+sig (the record's "stop" says
+ * whether it came to a kill). Since 0.3. */
+AJ_API int aj_sandbox_stop(aj_sandbox *sb, int sig, aj_error **err);
 /* Waits for the command to end. *out: owned by the caller (aj_result_free). */
 AJ_API int aj_sandbox_wait(aj_result **out, aj_sandbox *sb, aj_error **err);
 /* Frees sb; a sandbox still running is killed, with everything inside it. In a
@@ -267,7 +272,8 @@ AJ_API int aj_result_timed_out(const aj_result *res);
 /* agentjail's exit status for the run, the one the CLI exits with and the result
  * record's "exit_status": 124 when the policy's timeout ended it (status TO), 137 when
  * the memory limit's OOM killer did (ML), 125 when agentjail's own supervision failed
- * (XX), else the command's own: its exit code, or 128+N for signal N. 125 for NULL.
+ * (XX), 128+N when aj_sandbox_stop(N) ended it, else the command's own: its exit
+ * code, or 128+N for signal N. 125 for NULL.
  * Since 0.2. */
 AJ_API int aj_result_exit_status(const aj_result *res);
 

@@ -201,6 +201,10 @@ public:
     void kill(int sig) {
         detail::check([&](aj_error** e) { return aj_sandbox_kill(sb_.get(), sig, e); });
     }
+    // sig now, everything inside killed after the policy's kill grace (aj_sandbox_stop).
+    void stop(int sig) {
+        detail::check([&](aj_error** e) { return aj_sandbox_stop(sb_.get(), sig, e); });
+    }
     RunResult wait() {
         aj_result* r = nullptr;
         detail::check([&](aj_error** e) { return aj_sandbox_wait(&r, sb_.get(), e); });

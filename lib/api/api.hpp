@@ -306,6 +306,10 @@ struct RunResult {
     int term_signal = 0;
     double wall_time_s = 0;
     bool timed_out = false;             // the wall-clock limit ended the run
+    // The run was asked to end (Sandbox::stop: a signal to agentjail) with this
+    // signal, and whether what was inside had to be killed after the kill grace.
+    int stop_signal = 0;
+    bool stop_killed = false;
     std::uint64_t seccomp_denials = 0;  // calls refused or recorded by the filter
     // Resource use, from the sandbox's cgroup (0 where it was not measured; without a
     // cgroup the cpu times and the peak come from getrusage of the reaped children).
@@ -354,6 +358,10 @@ public:
     int pidfd() const noexcept;
     // Delivers sig to the command (through the sandbox's init).
     Result<void> kill(int sig);
+    // Ends the run on time: sig to the command now, and everything inside killed
+    // once the policy's kill grace ([limits] kill_grace) has passed; a second stop()
+    // kills at once. The result says which signal and whether it came to a kill.
+    Result<void> stop(int sig);
     // Waits for the command; afterwards nothing of the sandbox is left (and all it
     // wrote has been copied to the caller's descriptors).
     Result<RunResult> wait();
@@ -366,9 +374,16 @@ public:
     bool has_terminal() const noexcept;
     // The caller's terminal changed size: the pty follows (SIGWINCH inside).
     void terminal_resized();
-    // Before the caller stops itself: the user's terminal as it was before the run.
+    // Before the caller stops itself: every process of the sandbox is stopped, with
+    // the user's terminal as it was before the run. false: the sandbox did not
+    // confirm the stop (it is exiting).
+    bool suspend();
+    // After the caller was continued: raw mode again, the size re-read; the guarded
+    // names are checked for what the host changed meanwhile, then the sandbox goes on.
+    void resume();
+    // Only the terminal, around a stop the caller did not choose (SIGSTOP: the
+    // sandbox froze itself and thaws once the caller runs again).
     void suspend_terminal();
-    // After it was continued: raw mode again, the size re-read.
     void resume_terminal();
 
 private:

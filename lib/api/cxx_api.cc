@@ -65,6 +65,7 @@ public:
     std::string result_file;
     sys::HostFileRules result_rules;
     std::chrono::system_clock::time_point start;
+    int stop_signal = 0;  // Sandbox::stop's first signal
 };
 
 namespace {
@@ -484,10 +485,22 @@ Result<void> Sandbox::kill(int sig) {
     return l_->proc.kill(sig);
 }
 
+Result<void> Sandbox::stop(int sig) {
+    if (!l_) return moved_from();
+    if (sig <= 0 || sig >= 65)
+        return Error(ErrorKind::invalid_input, EINVAL, "stop: bad signal " + std::to_string(sig));
+    if (l_->result) return Error(ErrorKind::invalid_input, ESRCH, "stop: the sandbox has exited");
+    if (l_->stop_signal == 0) l_->stop_signal = sig;
+    auto r = l_->proc.kill(sig);
+    l_->proc.stop();
+    return r;
+}
+
 Result<RunResult> Sandbox::wait() {
     if (!l_) return moved_from();
     if (l_->result) return *l_->result;
     auto r = l_->proc.wait();
+    if (r) r->stop_signal = l_->stop_signal;
     // Everything the sandbox wrote reaches the caller before wait() returns.
     if (l_->relay) l_->relay->finish();
     if (!r) return staged(std::move(r).error(), ErrorStage::wait);
@@ -551,6 +564,19 @@ bool Sandbox::has_terminal() const noexcept { return l_ && l_->relay && l_->rela
 
 void Sandbox::terminal_resized() {
     if (l_ && l_->relay) l_->relay->resize();
+}
+
+bool Sandbox::suspend() {
+    if (!l_ || l_->result) return false;
+    const bool frozen = l_->proc.freeze();
+    suspend_terminal();
+    return frozen;
+}
+
+void Sandbox::resume() {
+    if (!l_ || l_->result) return;
+    resume_terminal();
+    l_->proc.thaw();
 }
 
 void Sandbox::suspend_terminal() {

@@ -488,6 +488,14 @@ AJ_API int aj_sandbox_kill(aj_sandbox* sb, int sig, aj_error** err) {
     });
 }
 
+AJ_API int aj_sandbox_stop(aj_sandbox* sb, int sig, aj_error** err) {
+    return guarded(err, [&] {
+        if (sb == nullptr) return null_arg(err, "aj_sandbox_stop", "sb");
+        if (sb->owner != ::getpid()) return foreign(err, "aj_sandbox_stop", sb);
+        return status(err, sb->sandbox->stop(sig));
+    });
+}
+
 AJ_API int aj_sandbox_wait(aj_result** out, aj_sandbox* sb, aj_error** err) {
     return guarded(err, [&] {
         if (out == nullptr) return null_arg(err, "aj_sandbox_wait", "out");

@@ -178,17 +178,51 @@ void serve_publish(const ChildSpec& s) {
     }
 }
 
+// The launcher's scheduling state from its /proc/PID/stat ("T" stopped, "t" traced):
+// true when it is stopped. The state follows the last ')' (the name may hold one).
+bool launcher_stopped(int stat_fd) {
+    char buf[512];
+    ssize_t n = ::pread(stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return false;
+    const char* close = nullptr;
+    for (ssize_t i = 0; i < n; ++i)
+        if (buf[i] == ')') close = buf + i;
+    if (close == nullptr || close + 2 >= buf + n) return false;
+    return close[2] == 'T' || close[2] == 't';
+}
+
+void note_freeze(const ChildSpec& s, FreezeNote note) {
+    if (s.freeze_fd < 0) return;
+    char c = note;
+    (void)!::write(s.freeze_fd, &c, 1);
+}
+
+// How often the init looks at the launcher's state: a SIGSTOP of agentjail (which it
+// cannot catch) stops the sandbox within this.
+constexpr int launcher_watch_ms = 50;
+
 // pid 1 of the sandbox: forwards signals sent from outside to the command, reaps
 // orphans, and exits once the command has; the kernel then kills whatever is left
 // in the pid namespace, so nothing survives the command (PROC-05). With
 // die_with_parent it also exits when the launching process is gone (its pidfd
-// turns readable), which takes the whole sandbox with it (PROC-06).
+// turns readable), which takes the whole sandbox with it (PROC-06). While the
+// launcher is stopped, so is every other process of the sandbox (ChildSpec::freeze_sig).
 [[noreturn]] void init_loop(const ChildSpec& s, pid_t command, int sigfd) {
+    bool frozen = false;
+    int stat_fd = s.launcher_stat_fd;
     for (;;) {
         pollfd fds[2] = {{sigfd, POLLIN, 0}, {s.launcher_pidfd, POLLIN, 0}};
-        int pr = ::poll(fds, s.launcher_pidfd >= 0 ? 2 : 1, -1);
+        const bool watch = stat_fd >= 0 && !frozen;
+        int pr = ::poll(fds, s.launcher_pidfd >= 0 ? 2 : 1, watch ? launcher_watch_ms : -1);
         if (pr < 0) continue;
         if (fds[1].revents != 0) ::_exit(125);  // the launcher died
+        if (watch && launcher_stopped(stat_fd)) {
+            // Every process but this one, whatever group or session it made; a fork
+            // under way gets the signal too (the kernel delays it to the new child).
+            ::kill(-1, SIGSTOP);
+            frozen = true;
+            note_freeze(s, freeze_saw_stop);
+        }
         if ((fds[0].revents & POLLIN) == 0) continue;
         signalfd_siginfo si;
         ssize_t rn = ::read(sigfd, &si, sizeof si);
@@ -225,12 +259,28 @@ void serve_publish(const ChildSpec& s) {
         // Signals from the kernel (the pty's hangup as the session leader, SIGPIPE...)
         // are the init's own, not the launcher's to pass on.
         if (si.ssi_code == SI_KERNEL) continue;
-        // The wall clock ran out: the supervisor (outside our pid namespace, so
-        // ssi_pid reads 0) asks for SIGTERM to every process, daemons included.
-        if (sig == s.broadcast_sig && si.ssi_pid == 0) {
+        // The supervisor's requests come from outside our pid namespace (ssi_pid
+        // reads 0); nothing inside can send them.
+        const bool from_outside = si.ssi_pid == 0;
+        // The wall clock ran out: SIGTERM to every process, daemons included.
+        if (sig == s.broadcast_sig && from_outside) {
             ::kill(-1, SIGTERM);
             continue;
         }
+        if (sig == s.freeze_sig && s.freeze_sig != 0 && from_outside) {
+            if (!frozen) ::kill(-1, SIGSTOP);
+            frozen = true;
+            note_freeze(s, freeze_asked);
+            continue;
+        }
+        if (sig == s.thaw_sig && s.thaw_sig != 0 && from_outside) {
+            if (frozen) ::kill(-1, SIGCONT);
+            frozen = false;
+            continue;
+        }
+        // Frozen, only the thaw continues the sandbox: a SIGCONT passed on now would
+        // let the command run before the launcher re-checked what the host changed.
+        if (frozen && sig == SIGCONT) continue;
         if (job_signal(sig) && ::kill(-command, sig) == 0) continue;
         ::kill(command, sig);
     }
@@ -392,10 +442,11 @@ void child_main(ChildSpec& s) {
         run_command(s, caller_umask);
     }
     // The command has its stdio now; the init keeps only what it uses: the status
-    // and job-event pipes, the publish pair, the launcher's pidfd and its signalfd.
+    // and job-event pipes, the publish pair, the launcher's pidfd and state, the
+    // freeze notes and its signalfd.
     // Not the caller's 0, 1, 2 it was cloned with, not a pipe's writer (which would
     // delay the relay's EOF until the init exits), not the pty's slave.
-    int keep[] = {s.status_fd, s.events_fd, s.publish_fd, s.launcher_pidfd, sigfd};
+    int keep[] = {s.status_fd, s.events_fd, s.publish_fd, s.launcher_pidfd, s.freeze_fd, s.launcher_stat_fd, sigfd};
     sys::close_all_but(keep, static_cast<int>(sizeof keep / sizeof keep[0]));
     init_loop(s, static_cast<pid_t>(pid), sigfd);
 }

@@ -54,6 +54,18 @@ struct ChildSpec {
     bool handlers_cleared = false;
     bool limit_userns = true;  // write user.max_user_namespaces = 0 in our namespace
     int broadcast_sig = 0;     // from outside: the init sends SIGTERM to every process
+    // The user's stop of agentjail stops the whole sandbox (docs/usage.md, "Stopping
+    // and signals"): from outside, freeze_sig asks the init to stop every process of
+    // the pid namespace (SIGSTOP to all) and thaw_sig to continue them. The init also
+    // freezes on its own when it sees the launcher stopped (launcher_stat_fd, the
+    // launcher's /proc/PID/stat opened before clone: a SIGSTOP cannot be caught, so
+    // agentjail could not ask). Either way it writes one byte on freeze_fd
+    // (FreezeNote), and stays frozen until thaw_sig: the launcher first re-checks its
+    // guarded names, then thaws. -1/0: not used.
+    int freeze_sig = 0;
+    int thaw_sig = 0;
+    int freeze_fd = -1;
+    int launcher_stat_fd = -1;
     std::uint16_t proxy_port = 0;  // >0: listen on 127.0.0.1:port, pass the socket out
     // Model gateways on loopback: listen at each address inside too and pass each
     // socket out (Stage::gateway_fd), in this order (net::Settings::gateways).
@@ -100,6 +112,10 @@ struct ChildSpec {
     const int* close_fds = nullptr;
     size_t n_close_fds = 0;
 };
+
+// What the init writes on freeze_fd: it froze because the launcher asked, or
+// because it saw the launcher stopped.
+enum FreezeNote : char { freeze_asked = 'A', freeze_saw_stop = 'S' };
 
 // What the init writes on events_fd.
 struct JobEvent {

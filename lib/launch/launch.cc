@@ -128,6 +128,8 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.n_pass_fds = plan.pass_fds.size();
     s.limit_userns = !plan.allow_nested_userns;
     s.broadcast_sig = SIGRTMIN + 2;
+    s.freeze_sig = SIGRTMIN + 4;
+    s.thaw_sig = SIGRTMIN + 5;
     s.proxy_port = plan.proxy_port;
     if (plan.net) {
         for (const auto& g : plan.net->gateways) {
@@ -277,6 +279,18 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     if (::pipe2(events, O_CLOEXEC | O_NONBLOCK) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
     sys::UniqueFd events_r(events[0]), events_w(events[1]);
     spec.events_fd = events_w.get();
+    // Freeze notes from the init to the supervisor: non-blocking on the init's side
+    // (one byte per freeze; a full pipe only means notes are already waiting).
+    int freeze[2];
+    if (::pipe2(freeze, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    sys::UniqueFd freeze_r(freeze[0]), freeze_w(freeze[1]);
+    if (::fcntl(freeze_w.get(), F_SETFL, O_NONBLOCK) < 0) return setup_error(ErrorKind::setup, errno, "fcntl");
+    spec.freeze_fd = freeze_w.get();
+    // The init watches this process's state (a SIGSTOP of agentjail cannot be caught):
+    // our own stat, opened here, on the host's /proc, before any namespace is new.
+    sys::UniqueFd self_stat(::open("/proc/self/stat", O_RDONLY | O_CLOEXEC));
+    if (!self_stat) return setup_error(ErrorKind::setup, errno, "opening /proc/self/stat");
+    spec.launcher_stat_fd = self_stat.get();
     spec.go_fd = go_r.get();
     spec.wait_before_fork = static_cast<bool>(hooks.before_fork);
     spec.err_fd = err_w.get();
@@ -338,6 +352,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         ::close(err_r.release());
         ::close(status_r.release());
         ::close(events_r.release());
+        ::close(freeze_r.release());
         if (pub_r) ::close(pub_r.release());
         child_main(spec);
     }
@@ -348,6 +363,8 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     err_w.reset();
     status_w.reset();
     events_w.reset();
+    freeze_w.reset();
+    self_stat.reset();
     pub_w.reset();
 
     auto abort_child = [&](Error e) -> Result<Process> {
@@ -408,10 +425,27 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     go_w.reset();
     if (fault::hit("launch.after-release")) return stop(Error(ErrorKind::setup, EIO, "an injected fault after the child's release"));
 
+    // The one supervisor of the run, started with the seccomp listener (when the
+    // command passes one) or once the setup is done.
+    auto supervise = [&](sys::UniqueFd listener) {
+        Supervisor::Config sc;
+        sc.pidfd = p.pidfd();
+        sc.listener = std::move(listener);
+        sc.program = plan.seccomp;
+        sc.log = std::move(log);
+        sc.timeout_s = plan.timeout_s;
+        sc.grace_s = plan.kill_grace_s;
+        sc.broadcast_sig = spec.broadcast_sig;
+        sc.freeze_sig = spec.freeze_sig;
+        sc.thaw_sig = spec.thaw_sig;
+        sc.freeze_notes = std::move(freeze_r);
+        sc.on_kill = hooks.on_kill;
+        sc.guards = std::move(*guards);
+        p.supervise(std::make_unique<Supervisor>(std::move(sc)));
+    };
     // EOF means every holder of the write end is gone: the init closed it after
     // forking, the command's copy closed at execve. A record means a step failed;
     // a listener record carries the seccomp notification fd.
-    sys::UniqueFd listener;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(plan.setup_timeout_s);
     for (;;) {
         // A setup that never ends (a bind source on a stalled network filesystem, an
@@ -463,20 +497,9 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
             continue;
         }
         if (r.stage == static_cast<std::int32_t>(fs::Stage::listener)) {
-            listener = passed_fd();
             // From now on the command may block on a refused call until we answer:
             // start serving before waiting for its execve.
-            Supervisor::Config sc;
-            sc.pidfd = p.pidfd();
-            sc.listener = std::move(listener);
-            sc.program = plan.seccomp;
-            sc.log = std::move(log);
-            sc.timeout_s = plan.timeout_s;
-            sc.grace_s = plan.kill_grace_s;
-            sc.broadcast_sig = spec.broadcast_sig;
-            sc.on_kill = hooks.on_kill;
-            sc.guards = std::move(*guards);
-            p.supervise(std::make_unique<Supervisor>(std::move(sc)));
+            supervise(passed_fd());
             continue;
         }
         Error e = explain_report(r, plan);
@@ -484,17 +507,9 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         (void)p.wait();
         return e;
     }
-    if ((plan.timeout_s > 0 || *guards) && !p.supervised()) {
-        Supervisor::Config sc;
-        sc.pidfd = p.pidfd();
-        sc.program = plan.seccomp;
-        sc.timeout_s = plan.timeout_s;
-        sc.grace_s = plan.kill_grace_s;
-        sc.broadcast_sig = spec.broadcast_sig;
-        sc.on_kill = hooks.on_kill;
-        sc.guards = std::move(*guards);
-        p.supervise(std::make_unique<Supervisor>(std::move(sc)));
-    }
+    // Always supervised: the wall clock, the kill grace of a stop, the freeze of a
+    // stopped run and its thaw, the guards.
+    if (!p.supervised()) supervise({});
     p.setup_done();
     return p;
 }
@@ -567,6 +582,20 @@ Result<void> Process::kill(int sig) {
     return {};
 }
 
+bool Process::freeze() {
+    if (reaped_ || !supervisor_) return false;
+    // The init answers at once unless it is exiting; a second is plenty.
+    return supervisor_->freeze(1000);
+}
+
+void Process::thaw() {
+    if (!reaped_ && supervisor_) supervisor_->thaw();
+}
+
+void Process::stop() {
+    if (!reaped_ && supervisor_) supervisor_->stop();
+}
+
 void Process::finish_placeholders(WorkspaceOutcome& out) {
     if (users_.empty()) {
         placeholders_.finish(out.placeholders_made, out.placeholders_removed, out.placeholders_kept);
@@ -606,6 +635,7 @@ Result<RunResult> Process::wait() {
     if (supervisor_) {
         supervisor_->join();
         res.timed_out = supervisor_->timed_out();
+        res.stop_killed = supervisor_->stop_killed();
         res.seccomp_denials = supervisor_->denials();
         res.internal_error = supervisor_->failure();
         supervisor_->finish_guards(res.workspace, !placeholders_.empty(), placeholders_);

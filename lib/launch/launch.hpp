@@ -81,6 +81,14 @@ public:
 
     // Forwards sig to the init, which passes it on to the command.
     Result<void> kill(int sig);
+    // Every process of the sandbox stopped (the caller is about to stop), until
+    // thaw(); false when the init did not answer (it is exiting).
+    bool freeze();
+    // Continues a frozen sandbox once the guarded names were checked.
+    void thaw();
+    // Ends the run: after the kill grace everything inside is killed; a second call
+    // kills at once. The caller passed its signal on with kill() first.
+    void stop();
     // Blocks until the init exited; returns the command's status.
     Result<RunResult> wait();
 

@@ -5,6 +5,8 @@
 // SYS-07), recorded, and counted.
 #include "launch/supervisor.hpp"
 
+#include "launch/child.hpp"
+
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 #include "util/thread_guard.hpp"
@@ -14,6 +16,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -63,7 +66,8 @@ std::string action_text(const seccomp::Action& a) {
 }  // namespace
 
 Supervisor::Supervisor(Config c) : c_(std::move(c)) {
-    if (c_.listener.valid() || c_.timeout_s > 0 || c_.guards) thread_ = std::thread([this] { run_guarded(); });
+    commands_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    thread_ = std::thread([this] { run_guarded(); });
 }
 
 Supervisor::~Supervisor() { join(); }
@@ -179,6 +183,98 @@ void Supervisor::write_summaries(double now) {
     util::write_summaries(limiter_, now, base, [this](const nlohmann::json& s) { write_line(s); });
 }
 
+bool Supervisor::freeze(int timeout_ms) {
+    if (c_.freeze_sig == 0) return false;
+    std::unique_lock<std::mutex> lock(m_);
+    if (done_) return true;  // nothing is left to run
+    held_ = true;
+    const std::uint64_t want = acks_ + 1;
+    if (sys::pidfd_send_signal(c_.pidfd, c_.freeze_sig) < 0) return false;
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return done_ || acks_ >= want; });
+}
+
+void Supervisor::thaw() {
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        thaw_asked_ = true;
+    }
+    std::uint64_t one = 1;
+    (void)!::write(commands_.get(), &one, sizeof one);
+}
+
+void Supervisor::stop() {
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        ++stops_asked_;
+    }
+    std::uint64_t one = 1;
+    (void)!::write(commands_.get(), &one, sizeof one);
+}
+
+void Supervisor::kill_all() {
+    sys::pidfd_send_signal(c_.pidfd, SIGKILL);
+    if (c_.on_kill) c_.on_kill();
+}
+
+// Before anything inside runs again: what the host did to the guarded names while
+// the run was stopped is dealt with (inotify kept the events), then the init
+// continues every process it stopped.
+void Supervisor::resume_after_stop() {
+    if (c_.guards && !guards_failed_ && !c_.guards->handle()) {
+        guards_failed_ = true;
+        kill_all();
+        return;
+    }
+    sys::pidfd_send_signal(c_.pidfd, c_.thaw_sig);
+}
+
+void Supervisor::freeze_note(char note) {
+    if (note == freeze_asked) {
+        std::lock_guard<std::mutex> lock(m_);
+        ++acks_;
+        cv_.notify_all();
+        return;
+    }
+    // The init froze the sandbox because agentjail was stopped (SIGSTOP); this thread
+    // runs again, so agentjail was continued. A freeze the caller holds waits for thaw().
+    bool held;
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        held = held_;
+    }
+    if (!held) resume_after_stop();
+}
+
+void Supervisor::commands() {
+    std::uint64_t n = 0;
+    (void)!::read(commands_.get(), &n, sizeof n);
+    bool thaw = false;
+    unsigned stops = 0;
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        thaw = thaw_asked_;
+        thaw_asked_ = false;
+        if (thaw) held_ = false;
+        stops = stops_asked_;
+    }
+    if (thaw) resume_after_stop();
+    if (stops == stops_done_) return;
+    if (stops_done_ == 0 && stops == 1) {
+        // The command was told; whatever is still inside after the grace is killed.
+        kill_timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+        if (kill_timer_) {
+            itimerspec its = after(c_.grace_s);
+            ::timerfd_settime(kill_timer_.get(), 0, &its, nullptr);
+        }
+    } else {
+        // A second request: at once.
+        stop_killed_ = true;
+        kill_all();
+        kill_timer_.reset();
+    }
+    stops_done_ = stops;
+}
+
 void Supervisor::run() {
     sys::UniqueFd timer;
     if (c_.timeout_s > 0) {
@@ -189,13 +285,15 @@ void Supervisor::run() {
         }
     }
     bool term_sent = false;
-    bool guards_failed = false;
     for (;;) {
-        pollfd fds[4] = {{c_.pidfd, POLLIN, 0},
+        pollfd fds[7] = {{c_.pidfd, POLLIN, 0},
                          {c_.listener.get(), POLLIN, 0},
                          {timer.get(), POLLIN, 0},
-                         {c_.guards && !guards_failed ? c_.guards->fd() : -1, POLLIN, 0}};
-        int n = ::poll(fds, 4, -1);
+                         {c_.guards && !guards_failed_ ? c_.guards->fd() : -1, POLLIN, 0},
+                         {commands_.get(), POLLIN, 0},
+                         {c_.freeze_notes.get(), POLLIN, 0},
+                         {kill_timer_.get(), POLLIN, 0}};
+        int n = ::poll(fds, 7, -1);
         if (n < 0) {
             if (errno == EINTR) continue;
             return;
@@ -215,20 +313,36 @@ void Supervisor::run() {
                 itimerspec its = after(c_.grace_s);
                 ::timerfd_settime(timer.get(), 0, &its, nullptr);
             } else {
-                sys::pidfd_send_signal(c_.pidfd, SIGKILL);
-                if (c_.on_kill) c_.on_kill();
+                kill_all();
                 timer.reset();
             }
         }
-        if ((fds[3].revents & POLLIN) && !guards_failed && !c_.guards->handle()) {
+        // Guards before the freeze notes: a thaw comes after the host's changes.
+        if ((fds[3].revents & POLLIN) && !guards_failed_ && !c_.guards->handle()) {
             // A hidden or protected name lies open and could not be covered again:
             // the sandbox must not go on using it (the record says why).
-            guards_failed = true;
-            sys::pidfd_send_signal(c_.pidfd, SIGKILL);
-            if (c_.on_kill) c_.on_kill();
+            guards_failed_ = true;
+            kill_all();
+        }
+        if (fds[5].revents & POLLIN) {
+            char notes[64];
+            ssize_t r = ::read(c_.freeze_notes.get(), notes, sizeof notes);
+            for (ssize_t i = 0; i < r; ++i) freeze_note(notes[i]);
+        } else if (fds[5].revents & (POLLHUP | POLLERR)) {
+            c_.freeze_notes.reset();  // the init is gone
+        }
+        if (fds[4].revents & POLLIN) commands();
+        if (fds[6].revents & POLLIN) {
+            stop_killed_ = true;
+            kill_all();
+            kill_timer_.reset();
         }
         if (fds[0].revents != 0) {  // the init exited: the sandbox is gone
             if (c_.log.valid()) write_summaries(util::monotonic_s());
+            // Nobody acknowledges a freeze any more.
+            std::lock_guard<std::mutex> lock(m_);
+            done_ = true;
+            cv_.notify_all();
             return;
         }
     }

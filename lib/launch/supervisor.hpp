@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-sandbox supervisor thread: answers seccomp notifications with the
-// policy's verdict (and logs them), enforces the wall clock, and keeps the
-// workspace's guarded names guarded when the host replaces them.
+// policy's verdict (and logs them), enforces the wall clock and the kill grace of a
+// stop, thaws a frozen sandbox only once the guarded names are checked, and keeps
+// the workspace's guarded names guarded when the host replaces them.
 #pragma once
 
 #include "launch/guard_watch.hpp"
@@ -12,9 +13,11 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -30,6 +33,10 @@ public:
         double timeout_s = 0;
         double grace_s = 5;
         int broadcast_sig = 0;
+        // Freezing (ChildSpec::freeze_sig): the requests to the init and its notes back.
+        int freeze_sig = 0;
+        int thaw_sig = 0;
+        sys::UniqueFd freeze_notes;
         std::function<void()> on_kill;
         // The workspace's guarded names (null: none): watched for the run, their
         // protection re-applied when the host replaces them, or the run stopped.
@@ -43,6 +50,20 @@ public:
 
     // Waits for the thread, which ends once the init has exited.
     void join();
+
+    // The caller is about to stop (^Z): every process of the sandbox is stopped when
+    // this returns true (false: the init did not answer within timeout_ms, it is
+    // exiting). The sandbox stays frozen until thaw().
+    bool freeze(int timeout_ms);
+    // The caller goes on: the guarded names are checked for what the host changed
+    // meanwhile, then the sandbox continues (on the supervisor's thread).
+    void thaw();
+    // The run is asked to end (a signal to agentjail, which the caller passed on to
+    // the command): everything inside is killed after the kill grace; a second
+    // stop() kills at once.
+    void stop();
+    // After join(): stop() had to kill what was left inside.
+    bool stop_killed() const { return stop_killed_.load(); }
     bool timed_out() const { return timed_out_.load(); }
     std::uint64_t denials() const { return denials_.load(); }
     // After join(): why the thread failed (it then killed the sandbox); empty if not.
@@ -57,6 +78,10 @@ public:
 private:
     void run();
     void run_guarded() noexcept;
+    void commands();
+    void freeze_note(char note);
+    void resume_after_stop();
+    void kill_all();
     void handle_notification();
     void write_line(const nlohmann::json& j);
     void write_summaries(double now);
@@ -64,6 +89,19 @@ private:
     Config c_;
     std::atomic<bool> timed_out_{false};
     std::atomic<std::uint64_t> denials_{0};
+    std::atomic<bool> stop_killed_{false};
+    sys::UniqueFd commands_;  // an eventfd: the caller's requests are waiting
+    sys::UniqueFd kill_timer_;  // the kill grace of a stop (supervisor thread only)
+    bool guards_failed_ = false;  // supervisor thread only
+    // The caller's requests and the init's acknowledgements.
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool held_ = false;          // the caller froze the sandbox; only thaw() continues it
+    bool thaw_asked_ = false;
+    unsigned stops_asked_ = 0;
+    unsigned stops_done_ = 0;    // supervisor thread only
+    std::uint64_t acks_ = 0;
+    bool done_ = false;  // the init exited
     util::LogLimiter limiter_;  // supervisor thread only
     std::string failure_;       // written by the thread, read after join()
     std::thread thread_;

@@ -37,7 +37,8 @@ json limits_json(const RunLimits& l) {
     j["cpus"] = opt_num(l.cpus);
     j["pids"] = opt_u64(l.pids);
     j["timeout_s"] = opt_num(l.timeout_s);
-    j["kill_grace_s"] = l.timeout_s > 0 ? json(l.kill_grace_s) : json(nullptr);
+    // The grace of the wall clock and of a stop (a signal to agentjail) alike.
+    j["kill_grace_s"] = l.kill_grace_s;
     j["cpu_time_s"] = opt_num(l.cpu_time_s);
     j["nofile"] = opt_u64(l.nofile);
     j["fsize_bytes"] = opt_u64(l.fsize_bytes);
@@ -84,6 +85,18 @@ Outcome classify(const RunResult& r) {
         o.status = Status::sg;
         o.reason = "workspace guard";
         o.message = r.workspace.stopped;
+    } else if (r.stop_signal != 0) {
+        // Asked to end from outside (a signal to agentjail): that, not what the
+        // command did with it, is why the run ended.
+        o.status = Status::sg;
+        o.reason = "stopped";
+        o.message = "agentjail got " + signal_name(r.stop_signal) + " and passed it on; " +
+                    (r.stop_killed ? "what was left inside was killed " +
+                                         (r.limits.kill_grace_s > 0 ? format_duration(r.limits.kill_grace_s) + " later"
+                                                                    : std::string("at once")) +
+                                         "; "
+                                   : std::string()) +
+                    "the command " + ended;
     } else if (r.timed_out) {
         o.status = Status::to;
         o.reason = "timeout";
@@ -124,6 +137,8 @@ int exit_status(const RunResult& r) {
     if (o.status == Status::to) return 124;
     if (o.status == Status::ml) return 137;
     if (o.status == Status::xx) return 125;
+    // As a shell reports a job ended by a signal, whatever the command made of it.
+    if (r.stop_signal != 0) return 128 + r.stop_signal;
     return r.exited ? r.exit_code : 128 + r.term_signal;
 }
 
@@ -190,6 +205,9 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
     j["cpu_throttled_us"] = r.cpu_throttled_us;
     j["cpu_nr_throttled"] = r.cpu_nr_throttled;
     j["limits"] = limits_json(r.limits);
+    // A signal to agentjail ended the run (added in schema 1).
+    j["stop"] = r.stop_signal == 0 ? json(nullptr)
+                                   : json({{"signal", signal_name(r.stop_signal)}, {"killed", r.stop_killed}});
     j["layers"] = {{"cgroup", r.cgroup}, {"active", r.layers}, {"degraded", r.degraded}};
     // How the cgroup was had (added in schema 1: readers of older records see no key).
     j["layers"]["cgroup_via"] = r.cgroup_via.empty() ? json(nullptr) : json(r.cgroup_via);
@@ -234,6 +252,7 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
     j["cpu_throttled_us"] = 0;
     j["cpu_nr_throttled"] = 0;
     j["limits"] = limits ? limits_json(*limits) : json(nullptr);
+    j["stop"] = nullptr;
     j["layers"] = {{"cgroup", "none"}, {"active", json::array()}, {"degraded", json::array()},
                    {"cgroup_via", nullptr}, {"cgroup_unit", nullptr}};
     j["denials"] = {{"network", 0}, {"syscalls", 0}};

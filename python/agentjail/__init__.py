@@ -121,6 +121,7 @@ def _load():
         "aj_sandbox_pid": (I, [P]),
         "aj_sandbox_pidfd": (I, [P]),
         "aj_sandbox_kill": (I, [P, I, E]),
+        "aj_sandbox_stop": (I, [P, I, E]),
         "aj_sandbox_wait": (I, [ctypes.POINTER(P), P, E]),
         "aj_sandbox_free": (None, [P]),
         "aj_result_exited": (I, [P]),
@@ -281,6 +282,10 @@ class Sandbox:
 
     def kill(self, sig):
         _call(_lib.aj_sandbox_kill, self._sb, sig)
+
+    def stop(self, sig):
+        """sig now; everything inside killed after the policy's kill grace."""
+        _call(_lib.aj_sandbox_stop, self._sb, sig)
 
     def wait(self):
         if self._result is None:

@@ -2,6 +2,7 @@
 // Integration: exit statuses, signal forwarding, and the lifetime of everything the
 // command starts (background jobs, daemons, a killed supervisor), plus a pty.
 #include "common.hpp"
+#include "record.hpp"
 
 #include <poll.h>
 #include <pty.h>
@@ -181,4 +182,138 @@ TEST_F(Sandbox, InteractiveCommandGetsATerminal) {
     jail.record(r);
     EXPECT_TRUE(ajtest::contains(out, "tty-yes")) << describe(r);
     EXPECT_EQ(r.status, 0) << describe(r);
+}
+
+namespace {
+// A sandboxed command that beats (appends a line to `beats` in the workspace every
+// 20 ms) from a process that left the command's group and session (setsid), and
+// ignores SIGTERM everywhere; the command itself waits, ignoring SIGTERM too.
+struct Beating {
+    std::string marker, beats, ready;
+    std::unique_ptr<ajtest::Child> child;
+};
+
+Beating start_beating(ajtest::Jail& jail, const std::vector<std::string>& flags) {
+    Beating b;
+    b.marker = ajit::unique_name("aj-beat-");
+    b.beats = jail.ws() + "/beats";
+    b.ready = jail.ws() + "/ready";
+    std::string loop = jail.ws_dir().write(
+        b.marker + ".sh", "trap '' TERM HUP INT; while :; do echo b >> " + b.beats + "; sleep 0.02; done\n");
+    ajtest::RunOptions opts;
+    opts.env.push_back("HOME=" + jail.home());
+    std::vector<std::string> argv = {ajtest::agentjail_bin(), "-C", jail.ws(), "--json"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"--", "sh", "-c",
+                             "trap '' TERM HUP INT; ( setsid sh " + loop + " </dev/null >/dev/null 2>&1 & ); : > " +
+                                 b.ready + "; while :; do sleep 0.05; done"});
+    b.child = std::make_unique<ajtest::Child>(argv, opts);
+    return b;
+}
+
+size_t beats(const Beating& b) { return ajtest::lines(ajtest::read_file(b.beats)).size(); }
+
+// The beats grow (the probe could make progress): the positive control.
+bool beating(const Beating& b) {
+    size_t before = beats(b);
+    for (int i = 0; i < 100; ++i) {
+        ajtest::sleep_ms(20);
+        if (beats(b) >= before + 3) return true;
+    }
+    return false;
+}
+}  // namespace
+
+// SIGTERM to agentjail with a command (and a daemon) that ignore it: passed on, and
+// once the kill grace has passed everything inside is killed; agentjail exits 143
+// and the record says it was stopped and had to kill.
+TEST_F(Sandbox, SigtermEndsACommandThatIgnoresItAfterTheKillGrace) {
+    Beating b = start_beating(jail, {"--kill-grace", "1s"});
+    ASSERT_TRUE(ajtest::wait_for_file(b.ready, 10000)) << "command never started";
+    ASSERT_TRUE(beating(b)) << "the daemon never beat: the probe proves nothing";
+    ASSERT_EQ(kill(b.child->pid(), SIGTERM), 0);
+    ajtest::sleep_ms(300);
+    // Control: the SIGTERM was ignored inside, so only the grace can end the run.
+    EXPECT_TRUE(beating(b)) << "the daemon stopped at SIGTERM: the test proves nothing";
+    // The grace is 1s; a run that ignored it would go on for ever.
+    int status = b.child->wait_exit(15000);
+    auto r = b.child->wait(2000);
+    jail.record(r);
+    EXPECT_EQ(status, 128 + SIGTERM) << describe(r);
+    auto rec = ajit::record_of(r);
+    ASSERT_TRUE(rec.is_object()) << describe(r);
+    EXPECT_EQ(rec["status"], "SG") << describe(r);
+    EXPECT_EQ(rec["reason"], "stopped") << describe(r);
+    EXPECT_EQ(rec["exit_status"], 128 + SIGTERM) << describe(r);
+    EXPECT_EQ(rec["stop"]["signal"], "SIGTERM") << describe(r);
+    EXPECT_EQ(rec["stop"]["killed"], true) << describe(r);
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(b.marker, 2000)) << "the daemon outlived the run";
+    size_t after = beats(b);
+    ajtest::sleep_ms(300);
+    EXPECT_EQ(beats(b), after) << "something inside still beats";
+    kill_marked(b.marker);
+}
+
+// A second ending signal does not wait for the grace (here a minute): at once.
+TEST_F(Sandbox, ASecondSignalEndsTheRunAtOnce) {
+    Beating b = start_beating(jail, {"--kill-grace", "60s"});
+    ASSERT_TRUE(ajtest::wait_for_file(b.ready, 10000)) << "command never started";
+    ASSERT_TRUE(beating(b)) << "the daemon never beat";
+    ASSERT_EQ(kill(b.child->pid(), SIGHUP), 0);
+    ajtest::sleep_ms(300);
+    EXPECT_TRUE(beating(b)) << "the daemon stopped at SIGHUP: the test proves nothing";
+    ASSERT_EQ(kill(b.child->pid(), SIGTERM), 0);
+    // Far less than the grace: only the second signal can have ended it.
+    int status = b.child->wait_exit(20000);
+    auto r = b.child->wait(2000);
+    jail.record(r);
+    // The first signal is the one the run was stopped with.
+    EXPECT_EQ(status, 128 + SIGHUP) << describe(r);
+    auto rec = ajit::record_of(r);
+    ASSERT_TRUE(rec.is_object()) << describe(r);
+    EXPECT_EQ(rec["stop"]["signal"], "SIGHUP") << describe(r);
+    EXPECT_EQ(rec["stop"]["killed"], true) << describe(r);
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(b.marker, 2000)) << "the daemon outlived the run";
+    kill_marked(b.marker);
+}
+
+// A command that ends on SIGTERM within the grace: nothing is killed, and the exit
+// status is still the signal's (as a shell reports a job it ended).
+TEST_F(Sandbox, ACommandThatEndsWithinTheGraceIsNotKilled) {
+    std::string ready = jail.ws() + "/ready";
+    ajtest::RunOptions opts;
+    opts.env.push_back("HOME=" + jail.home());
+    ajtest::Child c({ajtest::agentjail_bin(), "-C", jail.ws(), "--json", "--kill-grace", "30s", "--", "sh", "-c",
+                     "trap 'exit 0' TERM; : > " + ready + "; while :; do sleep 0.05; done"},
+                    opts);
+    ASSERT_TRUE(ajtest::wait_for_file(ready, 10000)) << "command never started";
+    ASSERT_EQ(kill(c.pid(), SIGTERM), 0);
+    auto r = c.wait(20000);
+    jail.record(r);
+    EXPECT_EQ(r.status, 128 + SIGTERM) << describe(r);
+    auto rec = ajit::record_of(r);
+    ASSERT_TRUE(rec.is_object()) << describe(r);
+    EXPECT_EQ(rec["exit_code"], 0) << describe(r);  // the command's own, kept
+    EXPECT_EQ(rec["stop"]["killed"], false) << describe(r);
+}
+
+// A SIGSTOP of agentjail (which it cannot catch): the init sees it stopped and stops
+// every process inside, a daemon in a session of its own included; SIGCONT lets them
+// go on.
+TEST_F(Sandbox, SigstopOfAgentjailStopsEveryProcessInside) {
+    Beating b = start_beating(jail, {});
+    ASSERT_TRUE(ajtest::wait_for_file(b.ready, 10000)) << "command never started";
+    ASSERT_TRUE(beating(b)) << "the daemon never beat: the probe proves nothing";
+    ASSERT_EQ(kill(b.child->pid(), SIGSTOP), 0);
+    // The init looks every 50 ms; a beat under way may still land.
+    ajtest::sleep_ms(300);
+    size_t stopped_at = beats(b);
+    ajtest::sleep_ms(1000);
+    EXPECT_EQ(beats(b), stopped_at) << "a process inside ran while agentjail was stopped";
+    ASSERT_EQ(kill(b.child->pid(), SIGCONT), 0);
+    EXPECT_TRUE(beating(b)) << "the sandbox did not go on after SIGCONT";
+    ASSERT_EQ(kill(b.child->pid(), SIGKILL), 0);
+    jail.record(b.child->wait(5000));
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(b.marker, 2000));
+    kill_marked(b.marker);
 }

@@ -6,6 +6,7 @@
 #include "pty_shell.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace ajit;
@@ -230,6 +231,70 @@ TEST_F(Terminal, SigtstpToAgentjailStopsTheJobAndFgResumesIt) {
     sh->type("again\n");
     ASSERT_TRUE(sh->wait_for("got=again\r\n$ ")) << sh->output();
     expect_restored("after fg");
+}
+
+// ^Z stops every process of the sandbox, not only the command's job: a daemon that
+// left its group and session (setsid) makes no progress while the job is stopped.
+// What the host changes meanwhile (git config replaces .git/config, sed -i replaces
+// .env) is covered again before anything inside runs after fg: the daemon, which
+// tries all the time, never writes the protected config nor reads the hidden secret.
+TEST_F(Terminal, CtrlZStopsEveryProcessAndFgComesAfterTheHostsChanges) {
+    ajtest::RunOptions ho;
+    ho.cwd = jail.ws();
+    ASSERT_EQ(ajtest::run_with({"git", "init", "-q", "."}, ho).status, 0);
+    const std::string fresh = jail.new_canary();
+    const std::string marker = unique_name("aj-tstp-daemon-");
+    const std::string beats = jail.ws() + "/beats", seen = jail.ws() + "/seen", cfg = jail.ws() + "/.git/config";
+    const std::string loop = jail.ws_dir().write(
+        marker + ".sh",
+        "while :; do echo b >> beats; echo '[core] planted = 1' >> .git/config 2>/dev/null; "
+        "cat .env >> seen 2>/dev/null; sleep 0.02; done\n");
+    auto count = [&] { return ajtest::lines(ajtest::read_file(beats)).size(); };
+    auto grows = [&] {
+        size_t first = count();
+        for (int i = 0; i < 100; ++i) {
+            ajtest::sleep_ms(20);
+            if (count() >= first + 3) return true;
+        }
+        return false;
+    };
+    sh->mark();
+    sh->type(aj(jail) + " -- sh -c '( setsid sh " + loop +
+             " </dev/null >/dev/null 2>&1 & ); echo started; read x; echo got=$x'\n");
+    ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
+    ASSERT_TRUE(grows()) << "the daemon never ran: the probe proves nothing";
+    sh->type("\x1a");
+    ASSERT_TRUE(sh->wait_for("Stopped")) << sh->output();
+    expect_restored("while the job is stopped");
+    ajtest::sleep_ms(200);
+    const size_t stopped_at = count();
+    struct stat old_cfg {};
+    ASSERT_EQ(::stat(cfg.c_str(), &old_cfg), 0);
+    ASSERT_EQ(ajtest::run_with({"git", "config", "core.fsmonitor", "false"}, ho).status, 0);
+    ASSERT_EQ(ajtest::run_with({"sed", "-i", "s/^API_KEY=.*/API_KEY=" + fresh + "/", ".env"}, ho).status, 0);
+    struct stat new_cfg {};
+    ASSERT_EQ(::stat(cfg.c_str(), &new_cfg), 0);
+    ASSERT_NE(old_cfg.st_ino, new_cfg.st_ino) << "git did not replace the file: the test proves nothing";
+    ajtest::sleep_ms(1000);
+    EXPECT_EQ(count(), stopped_at) << "a process inside ran while the job was stopped";
+    sh->mark();
+    sh->type("fg\n");
+    ASSERT_TRUE(sh->wait_for("agentjail")) << sh->output();
+    EXPECT_TRUE(grows()) << "the daemon did not go on after fg";
+    ajtest::sleep_ms(300);
+    EXPECT_FALSE(ajtest::contains(ajtest::read_file(cfg), "planted")) << ajtest::read_file(cfg);
+    EXPECT_FALSE(ajtest::contains(ajtest::read_file(seen), fresh));
+    // Control: the host's changes are really there to be had.
+    EXPECT_TRUE(ajtest::contains(ajtest::read_file(cfg), "fsmonitor"));
+    EXPECT_TRUE(ajtest::contains(ajtest::read_file(jail.ws() + "/.env"), fresh));
+    sh->type("bye\n");
+    ASSERT_TRUE(sh->wait_for("got=bye\r\n")) << sh->output();
+    // After the lines that say which guarded names the host replaced.
+    ASSERT_TRUE(sh->wait_for("re-applied")) << sh->output();
+    ASSERT_TRUE(sh->wait_for("\n$ ")) << sh->output();
+    EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 2000)) << "the daemon outlived the run";
+    for (int pid : ajtest::pids_with_marker(marker)) kill(pid, SIGKILL);
+    expect_restored("after fg and exit");
 }
 
 // A reader of agentjail's stderr that went away before the record is written costs
