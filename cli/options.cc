@@ -225,7 +225,7 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
         std::uint64_t size = 0;
         size_t colon = value.rfind(':');
         if (colon != std::string::npos) {
-            auto sz = policy::parse_size(value.substr(colon + 1));
+            auto sz = units::parse_size(value.substr(colon + 1));
             if (!sz)
                 return invalid("--tmpfs " + value + ": " + sz.error().message());
             if (*sz == 0) return invalid("--tmpfs " + value + ": a size of 0 bytes (leave out :SIZE for the default)");
@@ -516,7 +516,7 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
     if (from_cli(p.limits.allow_degraded.origin)) out.push_back("--allow-degraded");
     auto size = [&](const policy::Located<std::optional<std::uint64_t>>& f) {
         if (from_cli(f.origin))
-            out.push_back(f.origin.key + " " + (f.value ? limits::format_size(*f.value) : "max"));
+            out.push_back(f.origin.key + " " + (f.value ? units::format_size(*f.value) : "max"));
     };
     auto count = [&](const policy::Located<std::optional<std::uint64_t>>& f) {
         if (from_cli(f.origin))
@@ -524,16 +524,16 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
     };
     auto secs = [&](const policy::Located<std::optional<double>>& f) {
         if (from_cli(f.origin))
-            out.push_back(f.origin.key + " " + (f.value ? limits::format_duration(*f.value) : "max"));
+            out.push_back(f.origin.key + " " + (f.value ? units::format_duration(*f.value) : "max"));
     };
     size(p.limits.memory);
     size(p.limits.swap);
     if (from_cli(p.limits.cpus.origin))
-        out.push_back("--cpus " + (p.limits.cpus.value ? limits::format_number(*p.limits.cpus.value) : "max"));
+        out.push_back("--cpus " + (p.limits.cpus.value ? units::format_number(*p.limits.cpus.value) : "max"));
     count(p.limits.pids);
     secs(p.limits.timeout);
     if (from_cli(p.limits.kill_grace.origin))
-        out.push_back("--kill-grace " + limits::format_duration(p.limits.kill_grace.value));
+        out.push_back("--kill-grace " + units::format_duration(p.limits.kill_grace.value));
     secs(p.limits.cpu_time);
     count(p.limits.nofile);
     size(p.limits.fsize);

@@ -18,105 +18,15 @@
 #include <variant>
 #include <vector>
 
+#include "base/error.hpp"
+#include "base/outcome.hpp"
+#include "base/version.hpp"
+
 namespace agentjail {
 namespace policy {
 struct Policy;  // the library's internal policy data (lib/policy/policy.hpp)
 }
 
-// What went wrong, in the words a user needs; the kind picks the CLI exit status
-// (invalid_input/unsupported/setup/internal -> 125, command_not_found -> 127,
-// command_not_executable -> 126).
-enum class ErrorKind {
-    invalid_input,           // bad policy, bad flag, bad path: fix the input
-    unsupported,             // the kernel or host lacks a feature the policy needs
-    setup,                   // building the sandbox failed at run time
-    command_not_found,       // execve: ENOENT on every candidate
-    command_not_executable,  // execve: EACCES, ENOEXEC, ...
-    internal,                // a bug in agentjail
-};
-
-// Where a run failed, for a caller that acts on it (the C API's aj_error_stage): the
-// policy, the plan, the host-side preparation (cgroup, proxy, workspace), the clone and
-// its id maps, the sandbox's own construction (mounts, pivot_root...), the command's
-// execve, or waiting for the run.
-enum class ErrorStage { none, policy, plan, prepare, launch, sandbox, exec, wait };
-
-class Error {
-public:
-    Error(ErrorKind kind, int code, std::string message)
-        : kind_(kind), code_(code), message_(std::move(message)) {}
-
-    ErrorKind kind() const noexcept { return kind_; }
-    // errno-style code (0 when there is none).
-    int code() const noexcept { return code_; }
-    const std::string& message() const noexcept { return message_; }
-    ErrorStage stage() const noexcept { return stage_; }
-    // Inside the sandbox stage: the step that failed, in words ("pivot_root"); static
-    // storage, "" when none.
-    const char* step() const noexcept { return step_; }
-
-    // Says where the failure happened; the first (innermost) caller to say it wins.
-    Error& at(ErrorStage stage, const char* step = "") {
-        if (stage_ == ErrorStage::none) {
-            stage_ = stage;
-            step_ = step != nullptr ? step : "";
-        }
-        return *this;
-    }
-
-    // Adds context in front: "mount /proc: EPERM" -> "policy x.toml:3:1: mount /proc: EPERM".
-    Error& wrap(const std::string& context) {
-        message_ = context + ": " + message_;
-        return *this;
-    }
-
-private:
-    ErrorKind kind_;
-    int code_;
-    std::string message_;
-    ErrorStage stage_ = ErrorStage::none;
-    const char* step_ = "";
-};
-
-// A small carrier with std::expected's member names.
-template <class T>
-class [[nodiscard]] Result {
-public:
-    Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-    Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
-
-    bool has_value() const noexcept { return v_.index() == 0; }
-    explicit operator bool() const noexcept { return has_value(); }
-    T& value() & { return std::get<0>(v_); }
-    const T& value() const& { return std::get<0>(v_); }
-    T&& value() && { return std::get<0>(std::move(v_)); }
-    T& operator*() & { return value(); }
-    const T& operator*() const& { return value(); }
-    T* operator->() { return &value(); }
-    const T* operator->() const { return &value(); }
-    Error& error() & { return std::get<1>(v_); }
-    const Error& error() const& { return std::get<1>(v_); }
-    Error&& error() && { return std::get<1>(std::move(v_)); }
-
-private:
-    std::variant<T, Error> v_;
-};
-
-template <>
-class [[nodiscard]] Result<void> {
-public:
-    Result() = default;
-    Result(Error error) : e_(std::move(error)) {}
-    bool has_value() const noexcept { return !e_.has_value(); }
-    explicit operator bool() const noexcept { return has_value(); }
-    void value() const {}
-    Error& error() & { return *e_; }
-    const Error& error() const& { return *e_; }
-    Error&& error() && { return std::move(*e_); }
-
-private:
-    std::optional<Error> e_;
-};
 
 // A loaded, merged and validated policy plus the overrides applied to it.
 class Policy {
@@ -179,18 +89,6 @@ private:
 // holds these descriptors: it gets pipes, or a pty of the sandbox's own where one of
 // them is a terminal, and a thread of agentjail copies between them and the caller's
 // (the descriptors are duplicated: the caller may close its own after spawn()).
-// Where a run's cgroup goes, when a limit needs one (docs/embedding.md).
-enum class CgroupPlacement {
-    // The CLI's routes: as root under agentjail.slice at the top of a v2 hierarchy; as
-    // a user the caller's delegated cgroup (moving the caller into a leaf of it to
-    // pass controllers down), its delegated parent, or a systemd user scope.
-    automatic,
-    // Below the caller's own cgroup, never moving the caller: a scheduler's accounting
-    // and limits keep seeing the job. The C API's default.
-    caller,
-    // Below SpawnOptions::cgroup_parent, never moving the caller.
-    under,
-};
 
 struct SpawnOptions {
     int stdin_fd = -1;
@@ -247,99 +145,6 @@ struct JobChange {
     bool by_user = false;
 };
 
-// The resource limits a run had (0: none), as the result record reports them.
-struct RunLimits {
-    std::uint64_t memory_bytes = 0;
-    std::uint64_t swap_bytes = 0;  // with a memory limit: 0 means no swap at all
-    double cpus = 0;
-    std::uint64_t pids = 0;
-    double timeout_s = 0;
-    double kill_grace_s = 0;
-    double cpu_time_s = 0;  // RLIMIT_CPU
-    std::uint64_t nofile = 0;
-    std::uint64_t fsize_bytes = 0;
-};
-
-// What a run did with the workspace (docs/workspace.md).
-struct WorkspaceFinding {
-    std::string path;    // relative to the workspace
-    std::string what;    // e.g. "git config written during the run sets core.fsmonitor"
-    std::string action;  // e.g. "renamed to config.agentjail-quarantined, mode 000", "flagged"
-};
-// Direct mode: each time the host replaced a hidden or protected name during the run
-// and the supervisor put the mask or the read-only bind back.
-struct WorkspaceReapplied {
-    std::string name;    // the host path
-    std::string why;     // what the host did: "replaced", "created", "removed", "moved away"
-    std::string action;  // "mask" or "read-only bind" re-applied
-    std::string when;    // ISO 8601 UTC, when the host change was noticed
-    double window_ms = 0;  // from noticing the change to the protection being back
-};
-struct WorkspaceOutcome {
-    std::string mode = "direct";  // "direct", "clone" or "overlay"
-    // Clone and overlay modes: where the agent's work is, and the risky-change report.
-    std::string run_id;     // "20261202-011500-ab12cd"
-    std::string state_dir;  // the run's directory on the host
-    std::string branch;     // clone: "agentjail/<run-id>" in the user's repository
-    // As in run.json: "ok", "no-changes", "refused" (the sandbox tampered with what
-    // agentjail needs; nothing came back), "failed" (agentjail could not finish).
-    std::string status;
-    std::string message;      // why, when status is not "ok"
-    std::size_t flags = 0;    // changes that can run code later (the report's flags)
-    std::string report_text;  // for people, every name escaped
-    std::string report_json;  // a JSON object (docs/workspace.md)
-    // Direct mode: the placeholders made for protected names that did not exist,
-    // the guards re-applied after a host-side change (or why the run was stopped when
-    // one could not be), and what the check after the run found and did.
-    std::vector<std::string> placeholders_made;     // host paths created empty for the run
-    std::vector<std::string> placeholders_removed;  // ... and removed after it
-    std::vector<std::string> placeholders_kept;     // ... kept (filled in, or not ours), with why
-    std::vector<WorkspaceReapplied> reapplied;      // the first 64
-    std::uint64_t reapplied_count = 0;              // all of them
-    std::string stopped;  // non-empty: a protection could not be re-applied and the run was stopped
-    std::vector<WorkspaceFinding> audit;
-};
-
-struct RunResult {
-    bool exited = false;     // true: exit_code is valid; false: killed by term_signal
-    int exit_code = 0;
-    int term_signal = 0;
-    double wall_time_s = 0;
-    bool timed_out = false;             // the wall-clock limit ended the run
-    // The run was asked to end (Sandbox::stop: a signal to agentjail) with this
-    // signal, and whether what was inside had to be killed after the kill grace.
-    int stop_signal = 0;
-    bool stop_killed = false;
-    std::uint64_t seccomp_denials = 0;  // calls refused or recorded by the filter
-    // Resource use, from the sandbox's cgroup (0 where it was not measured; without a
-    // cgroup the cpu times and the peak come from getrusage of the reaped children).
-    std::uint64_t memory_peak_bytes = 0;
-    std::uint64_t oom_kill_count = 0;  // processes the OOM killer ended inside the sandbox
-    std::uint64_t pids_peak = 0;
-    std::uint64_t pids_max_hits = 0;  // forks refused at the pids limit
-    double cpu_user_s = 0;
-    double cpu_system_s = 0;
-    std::uint64_t cpu_throttled_us = 0;  // time held back by the cpus limit
-    std::uint64_t cpu_nr_throttled = 0;  // periods in which it was
-    std::string cgroup = "none";         // "v2", "v2-delegated", "v1" or "none"
-    std::vector<std::string> layers;     // isolation layers in force ("user-ns", "rlimits"...)
-    std::vector<std::string> degraded;   // layers asked for but not in force, with why
-    RunLimits limits;
-    // Connections through the network proxy: refused (403, SOCKS5 refusal, over the
-    // connection limit, malformed) and allowed, as in the --net-log lines.
-    std::uint64_t network_denials = 0;
-    std::uint64_t network_allowed = 0;
-    // Where the cgroup's parent came from: "agentjail.slice" (root), "own-cgroup",
-    // "parent-cgroup", "systemd-scope" (a transient scope of the user's systemd
-    // manager, named in cgroup_unit); empty without a cgroup.
-    std::string cgroup_via;
-    std::string cgroup_unit;
-    WorkspaceOutcome workspace;
-    // Non-empty: agentjail's own work during the run failed (an exception on the
-    // supervisor's or the relay's thread) and the sandbox was stopped; the record's
-    // status is XX and the CLI exits 125. The caller's process is never terminated.
-    std::string internal_error;
-};
 
 class Launched;
 
@@ -391,6 +196,5 @@ private:
     std::unique_ptr<Launched> l_;
 };
 
-const char* version() noexcept;
 
 }  // namespace agentjail

@@ -587,6 +587,4 @@ void Sandbox::resume_terminal() {
     if (l_ && l_->relay) l_->relay->resume_terminal();
 }
 
-const char* version() noexcept { return AGENTJAIL_VERSION; }
-
 }  // namespace agentjail

@@ -21,7 +21,7 @@
 // concurrent run's end may then take its placeholders).
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 #include "sys/fd.hpp"
 
 #include <string>

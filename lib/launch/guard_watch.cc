@@ -7,6 +7,8 @@
 // the protection back on whatever the name now is; when it cannot, the run stops.
 #include "launch/guard_watch.hpp"
 
+#include "base/time.hpp"
+
 #include "sys/close_fds.hpp"
 #include "sys/syscalls.hpp"
 #include "util/fault.hpp"
@@ -162,17 +164,6 @@ void write_state(int fd, const char* state) {
 
 double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string iso_now() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_REALTIME, &ts);
-    tm t{};
-    ::gmtime_r(&ts.tv_sec, &t);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
-                  t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
-    return buf;
 }
 
 std::string dirname_of(const std::string& p) {
@@ -426,7 +417,7 @@ int GuardWatch::run_helper(const Item& it, bool, bool have_ino, dev_t dev, ino_t
 
 bool GuardWatch::check(Item& it, const char* why) {
     const double t0 = now_ms();
-    const std::string when = iso_now();
+    const std::string when = base::iso8601_now();
     const bool hidden = it.guard.kind == plan::Guard::Kind::hidden;
     auto fail = [&](const std::string& what) {
         stopped_ = "the host changed " + it.guard.host + " (" + why + ") during the run and its " +

@@ -6,7 +6,8 @@
 // read-only bind back inside the sandbox, or says the run must stop.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
+#include "base/outcome.hpp"
 
 #include "fs/leftovers.hpp"
 #include "fs/placeholder.hpp"

@@ -457,7 +457,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         if (pr < 0) return stop(setup_error(ErrorKind::internal, errno, "waiting for the sandbox's setup"));
         if (pr == 0) {
             return stop(Error(ErrorKind::setup, ETIMEDOUT,
-                         "the sandbox's setup did not finish within " + limits::format_duration(plan.setup_timeout_s) +
+                         "the sandbox's setup did not finish within " + units::format_duration(plan.setup_timeout_s) +
                              " (a bind source on a stalled filesystem, or a command whose execve blocks?); "
                              "the sandbox was killed; limits.setup_timeout sets the wait"));
         }

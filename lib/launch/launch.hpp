@@ -3,6 +3,8 @@
 // exec) and waits for it. The only module that clones.
 #pragma once
 
+#include "base/error.hpp"
+#include "base/outcome.hpp"
 #include "fs/leftovers.hpp"
 #include "fs/placeholder.hpp"
 #include "fs/shared_roots.hpp"

@@ -5,6 +5,8 @@
 // SYS-07), recorded, and counted.
 #include "launch/supervisor.hpp"
 
+#include "base/time.hpp"
+
 #include "launch/child.hpp"
 
 #include "sys/syscalls.hpp"
@@ -39,17 +41,6 @@ itimerspec after(double seconds) {
     its.it_value.tv_nsec = static_cast<long>((seconds - whole) * 1e9);
     if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0) its.it_value.tv_nsec = 1;
     return its;
-}
-
-std::string now_iso8601() {
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    tm t{};
-    gmtime_r(&ts.tv_sec, &t);
-    char buf[64];  // room for any int fields: GCC -O2 -Wformat-truncation counts their widest
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", t.tm_year + 1900,
-                  t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, ts.tv_nsec / 1000000);
-    return buf;
 }
 
 std::string action_text(const seccomp::Action& a) {
@@ -149,7 +140,7 @@ void Supervisor::handle_notification() {
     if (!admitted) return;
 
     nlohmann::json j;
-    j["time"] = now_iso8601();
+    j["time"] = base::iso8601_now();
     j["pid"] = req->pid;
     j["syscall"] = kind["syscall"];
     j["nr"] = d.nr;
@@ -179,7 +170,7 @@ void Supervisor::write_line(const nlohmann::json& j) {
 
 void Supervisor::write_summaries(double now) {
     nlohmann::json base;
-    base["time"] = now_iso8601();
+    base["time"] = base::iso8601_now();
     util::write_summaries(limiter_, now, base, [this](const nlohmann::json& s) { write_line(s); });
 }
 

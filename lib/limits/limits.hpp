@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Resource limits as plain data (what [limits] and the flags ask for), and the
-// parsers for their values: sizes with units, durations, CPU counts. No system calls.
+// Resource limits as plain data (what [limits] and the flags ask for); their values'
+// parsers are base/units.hpp. No system calls.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
+#include "base/outcome.hpp"
+#include "base/units.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -43,23 +45,5 @@ struct Settings {
 
 // The default cpu.max period (100 ms, the kernel's default); the quota is cpus * period.
 inline constexpr std::uint64_t cpu_period_us = 100000;
-
-// "512M", "2G", "1.5G", "100k", "4096" (bytes). Suffixes k M G T, powers of 1024,
-// either case, an optional trailing B ("512MB", "2GiB" too). Errors say what is accepted.
-Result<std::uint64_t> parse_size(const std::string& s);
-// "90s", "30m", "1h", "1h30m", "500ms", "1.5s", "2d"; a bare number is seconds.
-Result<double> parse_duration(const std::string& s);
-// "1.5", "0.2", "2": more than 0 and at most 1024.
-Result<double> parse_cpus(const std::string& s);
-// A positive integer count (pids, nofile).
-Result<std::uint64_t> parse_count(const std::string& s);
-
-// True for the words that lift a limit a lower layer set: "max", "none", "unlimited".
-bool is_unlimited_word(const std::string& s);
-
-// Human forms for messages and explain: "2G", "1.5 s", "0.2".
-std::string format_size(std::uint64_t bytes);
-std::string format_duration(double seconds);
-std::string format_number(double v);  // "1.5", "0.2", "2"
 
 }  // namespace agentjail::limits

@@ -5,6 +5,9 @@
 
 #include "limits/limits.hpp"
 
+#include "base/time.hpp"
+#include "base/version.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <signal.h>
@@ -13,6 +16,9 @@
 #include <ctime>
 
 namespace agentjail::limits {
+
+using units::format_duration;
+using units::format_size;
 
 namespace {
 
@@ -142,17 +148,6 @@ int exit_status(const RunResult& r) {
     return r.exited ? r.exit_code : 128 + r.term_signal;
 }
 
-std::string iso8601_utc(std::chrono::system_clock::time_point t) {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-    std::time_t secs = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    ::gmtime_r(&secs, &tm);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-    return buf;
-}
-
 namespace {
 // What the run did with the workspace (docs/workspace.md); added in schema 1.
 json workspace_json(const WorkspaceOutcome& w) {
@@ -216,7 +211,7 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
     j["denials"] = {{"network", r.network_denials}, {"syscalls", r.seccomp_denials}};
     j["network"] = {{"allowed", r.network_allowed}, {"denied", r.network_denials}};
     j["workspace"] = workspace_json(r.workspace);
-    j["start_time"] = iso8601_utc(start);
+    j["start_time"] = base::iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
     return dump(j, indent);
 }
@@ -258,7 +253,7 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
     j["denials"] = {{"network", 0}, {"syscalls", 0}};
     j["network"] = {{"allowed", 0}, {"denied", 0}};
     j["workspace"] = nullptr;
-    j["start_time"] = iso8601_utc(start);
+    j["start_time"] = base::iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
     return dump(j, indent);
 }

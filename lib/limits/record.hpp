@@ -4,7 +4,8 @@
 // for CI, modelled on isolate's meta file with explicit units.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
+#include "base/outcome.hpp"
 
 #include <chrono>
 #include <optional>
@@ -40,8 +41,5 @@ int exit_status(const RunResult& r);
 std::string record_json(const RunResult& r, std::chrono::system_clock::time_point start, int indent = 2);
 std::string error_record_json(const Error& e, std::chrono::system_clock::time_point start, double wall_time_s,
                               const std::optional<RunLimits>& limits, int indent = 2);
-
-// "2026-11-29T10:11:12.345Z".
-std::string iso8601_utc(std::chrono::system_clock::time_point t);
 
 }  // namespace agentjail::limits

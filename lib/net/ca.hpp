@@ -5,7 +5,7 @@
 // HTTP/1.1 by ALPN.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include <memory>
 #include <string>

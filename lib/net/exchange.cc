@@ -8,7 +8,8 @@
 
 #include "net/proxy_impl.hpp"
 
-#include "limits/record.hpp"
+#include "base/time.hpp"
+
 #include "net/address.hpp"
 #include "net/chunked.hpp"
 #include "net/redact.hpp"
@@ -566,7 +567,7 @@ private:
                      const std::string& reason, const std::string& rule, int status,
                      std::uint64_t up0 = 0, std::uint64_t down0 = 0) {
         nlohmann::ordered_json j;
-        j["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
+        j["time"] = base::iso8601_now();
         j["host"] = x_.host;
         j["port"] = x_.port;
         j["method"] = method.empty() ? "?" : method;
@@ -583,7 +584,7 @@ private:
 
     void log_tunnel() {
         nlohmann::ordered_json j;
-        j["time"] = limits::iso8601_utc(x_.started);
+        j["time"] = base::iso8601_utc(x_.started);
         j["host"] = x_.host;
         j["port"] = x_.port;
         j["method"] = x_.method.empty() ? "?" : x_.method;

@@ -9,7 +9,8 @@
 
 #include "net/proxy_impl.hpp"
 
-#include "limits/record.hpp"
+#include "base/time.hpp"
+
 
 #include <boost/asio.hpp>
 
@@ -99,7 +100,7 @@ private:
     void fail(const std::string& why) {
         px_.allowed++;
         nlohmann::ordered_json j;
-        j["time"] = limits::iso8601_utc(started_);
+        j["time"] = base::iso8601_utc(started_);
         j["host"] = gw_.host;
         j["port"] = gw_.port;
         j["method"] = "GATEWAY";

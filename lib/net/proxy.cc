@@ -8,7 +8,8 @@
 
 #include "net/proxy_impl.hpp"
 
-#include "limits/record.hpp"
+#include "base/time.hpp"
+
 #include "net/http.hpp"
 #include "net/secret_source.hpp"
 #include "net/socks.hpp"
@@ -172,7 +173,7 @@ void Proxy::Impl::flush_log_summaries() {
 
 void Proxy::Impl::write_summaries(double now) {
     nlohmann::ordered_json base;
-    base["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
+    base["time"] = base::iso8601_now();
     base["decision"] = "deny";
     util::write_summaries(log_limit, now, base,
                           [this](const nlohmann::ordered_json& s) { write_line(s); });
@@ -729,7 +730,7 @@ private:
     void log() {
         logged_ = true;
         nlohmann::ordered_json j;
-        j["time"] = limits::iso8601_utc(started_);
+        j["time"] = base::iso8601_utc(started_);
         j["host"] = host_;
         j["port"] = port_;
         j["method"] = method_.empty() ? "?" : method_;
@@ -822,7 +823,7 @@ void Proxy::Impl::accept() {
             // Over the per-sandbox limit: answered and closed, never queued.
             denied++;
             nlohmann::ordered_json j;
-            j["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
+            j["time"] = base::iso8601_now();
             j["host"] = "";
             j["port"] = 0;
             j["method"] = "?";
@@ -1067,7 +1068,7 @@ void Proxy::Impl::fail(const std::string& why) {
         if (failure.empty()) failure = "network proxy: " + why;
     }
     nlohmann::ordered_json j;
-    j["time"] = limits::iso8601_utc(std::chrono::system_clock::now());
+    j["time"] = base::iso8601_now();
     j["host"] = "";
     j["port"] = 0;
     j["method"] = "?";

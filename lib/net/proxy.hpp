@@ -8,7 +8,7 @@
 #include "sys/fd.hpp"
 #include "sys/host_file.hpp"
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -7,7 +7,7 @@
 
 #include "sys/fd.hpp"
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -5,7 +5,7 @@
 // the proxy makes once the sandbox exists.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include <optional>
 #include <string>

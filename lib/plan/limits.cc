@@ -89,16 +89,16 @@ std::string limits_summary(const Plan& plan) {
     std::string out;
     auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
     if (l.memory_bytes)
-        add("memory " + limits::format_size(*l.memory_bytes) +
-            (l.swap_bytes.value_or(0) ? " + swap " + limits::format_size(*l.swap_bytes) : " (no swap)"));
-    if (l.cpus) add("cpus " + limits::format_number(*l.cpus));
+        add("memory " + units::format_size(*l.memory_bytes) +
+            (l.swap_bytes.value_or(0) ? " + swap " + units::format_size(*l.swap_bytes) : " (no swap)"));
+    if (l.cpus) add("cpus " + units::format_number(*l.cpus));
     if (l.pids) add("pids " + std::to_string(*l.pids));
     if (l.timeout_s)
-        add("timeout " + limits::format_duration(*l.timeout_s) + " (then SIGTERM, SIGKILL after " +
-            limits::format_duration(l.kill_grace_s) + ")");
-    if (l.cpu_time_s) add("cpu time " + limits::format_duration(*l.cpu_time_s));
+        add("timeout " + units::format_duration(*l.timeout_s) + " (then SIGTERM, SIGKILL after " +
+            units::format_duration(l.kill_grace_s) + ")");
+    if (l.cpu_time_s) add("cpu time " + units::format_duration(*l.cpu_time_s));
     if (l.nofile) add("nofile " + std::to_string(*l.nofile));
-    if (l.fsize_bytes) add("fsize " + limits::format_size(*l.fsize_bytes));
+    if (l.fsize_bytes) add("fsize " + units::format_size(*l.fsize_bytes));
     if (out.empty()) out = "none";
     if (l.needs_cgroup()) out += l.allow_degraded ? "; cgroup, or rlimits only if none can be made" : "; cgroup required";
     out += "; core dumps off";

@@ -2,22 +2,12 @@
 // Value checks shared by the parser, validate() and the overrides: path forms,
 // environment names, hostnames, sizes, and the wording of located errors.
 #include "policy/internal.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 #include <limits>
 
 namespace agentjail::policy {
-
-std::string Origin::describe() const {
-    if (line > 0) {
-        std::string s = file + ":" + std::to_string(line) + ":" + std::to_string(column);
-        if (!key.empty()) s += " (" + key + ")";
-        return s;
-    }
-    std::string s = file.empty() ? "command line" : file;
-    if (!key.empty()) s += " (" + key + ")";
-    return s;
-}
 
 namespace detail {
 
@@ -120,42 +110,7 @@ std::string check_state_name(std::string_view s) {
 }
 
 std::string closest_key(std::string_view word, const std::vector<std::string_view>& known) {
-    // Plain Levenshtein distance; the key lists are short.
-    auto distance = [](std::string_view a, std::string_view b) {
-        std::vector<size_t> row(b.size() + 1);
-        for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-        for (size_t i = 1; i <= a.size(); ++i) {
-            size_t diag = row[0];
-            row[0] = i;
-            for (size_t j = 1; j <= b.size(); ++j) {
-                size_t up = row[j];
-                size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-                row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
-                diag = up;
-            }
-        }
-        return row[b.size()];
-    };
-    std::string best;
-    size_t best_d = 3;
-    for (auto k : known) {
-        size_t d = distance(word, k);
-        if (d < best_d) {
-            best_d = d;
-            best = std::string(k);
-        }
-    }
-    return best;
-}
-
-Error error_at(const Origin& o, const std::string& message) {
-    std::string where;
-    if (o.line > 0)
-        where = o.file + ":" + std::to_string(o.line) + ":" + std::to_string(o.column);
-    else
-        where = o.file.empty() ? "command line" : o.file;
-    if (!o.key.empty()) where += ": " + o.key;
-    return Error{ErrorKind::invalid_input, 0, where + ": " + message};
+    return base::closest(word, known);
 }
 
 }  // namespace detail

@@ -123,8 +123,8 @@ std::string check_state_name(std::string_view s);   // [agent] state: one name, 
 std::string closest_key(std::string_view word, const std::vector<std::string_view>& known);
 
 // "FILE:LINE:COL: KEY: message", or "command line: --ro: message" when the origin
-// is not a file position (checks.cc).
-Error error_at(const Origin& o, const std::string& message);
+// is not a file position.
+using base::error_at;
 
 // Reads a whole regular file of at most 1 MiB (load.cc). err is 0 on success,
 // otherwise an errno value with `why` saying it in words.

@@ -26,28 +26,28 @@ namespace {
 
 template <class T>
 Result<std::optional<T>> lifted_or(const std::string& value, Result<T> (*parse)(const std::string&)) {
-    if (limits::is_unlimited_word(value)) return std::optional<T>();
+    if (units::is_unlimited_word(value)) return std::optional<T>();
     auto v = parse(value);
     if (!v) return std::move(v).error();
     return std::optional<T>(*v);
 }
 
 Result<double> positive_duration(const std::string& s) {
-    auto d = limits::parse_duration(s);
+    auto d = units::parse_duration(s);
     if (!d) return d;
     if (*d <= 0) return Error(ErrorKind::invalid_input, EINVAL, "bad duration '" + s + "': expected more than 0 s");
     return d;
 }
 
 Result<std::uint64_t> positive_size(const std::string& s) {
-    auto v = limits::parse_size(s);
+    auto v = units::parse_size(s);
     if (!v) return v;
     if (*v == 0) return Error(ErrorKind::invalid_input, EINVAL, "bad size '" + s + "': expected more than 0 bytes");
     return v;
 }
 
 // Swap may be 0 (the default with a memory limit: none at all).
-Result<std::uint64_t> any_size(const std::string& s) { return limits::parse_size(s); }
+Result<std::uint64_t> any_size(const std::string& s) { return units::parse_size(s); }
 
 template <class T>
 Result<void> store(Located<std::optional<T>>& field, Result<std::optional<T>> v, const Origin& o) {
@@ -58,7 +58,6 @@ Result<void> store(Located<std::optional<T>>& field, Result<std::optional<T>> v,
 
 }  // namespace
 
-Result<std::uint64_t> parse_size(const std::string& s) { return limits::parse_size(s); }
 
 Result<void> set_limit(Policy& p, const std::string& key, const std::string& value, Origin origin) {
     if (origin.key.empty()) origin.key = "limits." + key;
@@ -68,13 +67,13 @@ Result<void> set_limit(Policy& p, const std::string& key, const std::string& val
     if (key == "swap") return store(l.swap, lifted_or<std::uint64_t>(value, any_size), origin);
     if (key == "fsize") return store(l.fsize, lifted_or<std::uint64_t>(value, positive_size), origin);
     if (key == "tmpfs_size") return store(l.tmpfs_size, lifted_or<std::uint64_t>(value, positive_size), origin);
-    if (key == "cpus") return store(l.cpus, lifted_or<double>(value, limits::parse_cpus), origin);
-    if (key == "pids") return store(l.pids, lifted_or<std::uint64_t>(value, limits::parse_count), origin);
-    if (key == "nofile") return store(l.nofile, lifted_or<std::uint64_t>(value, limits::parse_count), origin);
+    if (key == "cpus") return store(l.cpus, lifted_or<double>(value, units::parse_cpus), origin);
+    if (key == "pids") return store(l.pids, lifted_or<std::uint64_t>(value, units::parse_count), origin);
+    if (key == "nofile") return store(l.nofile, lifted_or<std::uint64_t>(value, units::parse_count), origin);
     if (key == "timeout") return store(l.timeout, lifted_or<double>(value, positive_duration), origin);
     if (key == "cpu_time") return store(l.cpu_time, lifted_or<double>(value, positive_duration), origin);
     if (key == "kill_grace") {
-        auto d = limits::parse_duration(value);
+        auto d = units::parse_duration(value);
         if (!d) return detail::error_at(origin, d.error().message());
         // A grace longer than ten minutes would defeat the wall clock.
         if (*d > 600) return detail::error_at(origin, "a grace period of at most 10m, got '" + value + "'");

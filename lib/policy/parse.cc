@@ -3,6 +3,8 @@
 // value against docs/policy-format.md. toml++ stays inside this file.
 #include "policy/internal.hpp"
 
+#include "base/units.hpp"
+
 #include "net/secret_source.hpp"
 
 #include <toml++/toml.h>
@@ -410,7 +412,7 @@ bool Parser::tmpfs(const toml::node& n, const std::string& key) {
                             return fail(e.node->source(), sub, "expected a size greater than 0");
                         rule.size_bytes = static_cast<std::uint64_t>(num->get());
                     } else if (const auto* s = e.node->as_string()) {
-                        auto size = parse_size(s->get());
+                        auto size = units::parse_size(s->get());
                         if (!size) return fail(e.node->source(), sub, size.error().message());
                         if (*size == 0)
                             return fail(e.node->source(), sub, "expected a size greater than 0");

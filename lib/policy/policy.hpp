@@ -3,7 +3,8 @@
 // origin (file:line:column) of every value so later errors can point at it.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
+#include "base/origin.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -12,22 +13,8 @@
 
 namespace agentjail::policy {
 
-// Where a value came from: a policy file position, a flag, or a built-in.
-struct Origin {
-    std::string file;  // "default.toml" for built-ins, a path, or "command line"
-    int line = 0;      // 0 when not from a file
-    int column = 0;
-    std::string key;   // key path, e.g. "filesystem.ro[2]" or "--ro"
-
-    // "file:line:column (key)" or "command line (--ro)".
-    std::string describe() const;
-};
-
-template <class T>
-struct Located {
-    T value{};
-    Origin origin{};
-};
+using agentjail::Located;
+using agentjail::Origin;
 
 // A bind of a host path. dst empty: the same path inside.
 struct MountRule {
@@ -298,10 +285,6 @@ const Builtin* preset_for_command(const std::string& command);
 
 // Checks cross-field rules after merging and after overrides.
 Result<void> validate(const Policy& p);
-
-// Sizes everywhere (tmpfs sizes, memory limits, --tmpfs PATH:SIZE) in one grammar:
-// "512M", "1.5G", "2GiB", "100k", "123" (bytes); see limits::parse_size.
-Result<std::uint64_t> parse_size(const std::string& s);
 
 // Overrides that the CLI and the APIs share (origin says which flag).
 void add_ro(Policy& p, std::string src, std::string dst, Origin origin);

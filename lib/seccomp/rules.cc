@@ -3,6 +3,8 @@
 // the layering (a later unconditional rule replaces earlier ones for its syscalls;
 // overlapping rules with different actions are errors) into one decision table.
 #include "seccomp/internal.hpp"
+#include "base/origin.hpp"
+#include "base/text.hpp"
 
 #include <seccomp.h>
 
@@ -26,39 +28,9 @@ constexpr size_t max_alternatives = 64;
 // int arguments are split into masked ones (narrowed_cubes).
 constexpr size_t max_compiled = 128;
 
-// "FILE:LINE:COL: KEY: message", the form every policy error takes.
-Error error_at(const Origin& o, const std::string& message) {
-    std::string where;
-    if (o.line > 0)
-        where = o.file + ":" + std::to_string(o.line) + ":" + std::to_string(o.column);
-    else
-        where = o.file.empty() ? "command line" : o.file;
-    if (!o.key.empty()) where += ": " + o.key;
-    return Error{ErrorKind::invalid_input, 0, where + ": " + message};
-}
-
 std::string where_of(const Origin& o) {
     if (o.line > 0) return o.file + ":" + std::to_string(o.line) + ":" + std::to_string(o.column);
     return o.file.empty() ? "built-in" : o.file;
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t prev = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t cur = row[j];
-            size_t sub = prev + (std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                                         std::tolower(static_cast<unsigned char>(b[j - 1]))
-                                     ? 0
-                                     : 1);
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, sub});
-            prev = cur;
-        }
-    }
-    return row[b.size()];
 }
 
 // The closest known syscall name within distance 2 (for "did you mean").
@@ -68,7 +40,7 @@ std::string closest_syscall(std::string_view name) {
     for (int nr = 0; nr < 1024; ++nr) {
         std::string s = native_name(nr);
         if (s.empty()) continue;
-        size_t d = edit_distance(name, s);
+        size_t d = base::edit_distance(name, s);
         if (d < best_d) {
             best_d = d;
             best = s;
@@ -244,7 +216,7 @@ std::string CondParser::closest_constant(std::string_view term) {
     std::string best;
     size_t best_d = 3;
     for (const char* c : candidates) {
-        size_t d = edit_distance(term, c);
+        size_t d = base::edit_distance(term, c);
         if (d < best_d) {
             best_d = d;
             best = c;
@@ -424,12 +396,12 @@ Result<Resolved> resolve(const policy::Policy& p) {
         std::string msg = action_choices() + ", got \"" + a.value + "\"";
         if (a.value.substr(0, 6) == "errno:")
             msg = "unknown errno name '" + a.value.substr(6) + "' (expected e.g. errno:EPERM)";
-        return error_at(a.origin, msg);
+        return base::error_at(a.origin, msg);
     };
     auto def = parse_action(p.seccomp_default.value);
     if (!def) return bad_action(p.seccomp_default);
     if (def->kind == ActionKind::notify)
-        return error_at(p.seccomp_default.origin,
+        return base::error_at(p.seccomp_default.origin,
                         "notify is for rules whose syscall has a built-in decider, not a default");
     r.default_action = *def;
     r.default_where = where_of(p.seccomp_default.origin);
@@ -444,7 +416,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
         if (!action) return bad_action(rule.action);
         if (!rule.record) {
             if (action->kind != ActionKind::errno_ret)
-                return error_at(rule.record_origin, "record = false goes only with an errno action");
+                return base::error_at(rule.record_origin, "record = false goes only with an errno action");
             action->quiet = true;
         }
         auto declared = parse_action(rule.declared_default.value);
@@ -462,7 +434,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                 if (g == nullptr) {
                     std::string list;
                     for (const auto& gg : groups()) list += (list.empty() ? "" : " ") + std::string(gg.name);
-                    return error_at(s.origin, "unknown group '" + s.value + "' (groups: " + list + ")");
+                    return base::error_at(s.origin, "unknown group '" + s.value + "' (groups: " + list + ")");
                 }
                 for (auto m : g->members) {
                     int nr = native_nr(m);
@@ -476,10 +448,10 @@ Result<Resolved> resolve(const policy::Policy& p) {
             } else {
                 int nr = native_nr(s.value);
                 if (nr == __NR_SCMP_ERROR)
-                    return error_at(s.origin, "unknown system call '" + s.value + "'" +
+                    return base::error_at(s.origin, "unknown system call '" + s.value + "'" +
                                                   did_you_mean(closest_syscall(s.value)));
                 if (nr < 0)
-                    return error_at(s.origin, "'" + s.value +
+                    return base::error_at(s.origin, "'" + s.value +
                                                   "' is not a system call on x86_64 (only other "
                                                   "architectures have it)");
                 names.emplace_back(s.value);
@@ -499,10 +471,10 @@ Result<Resolved> resolve(const policy::Policy& p) {
             const auto& a = rule.args[i];
             Cond c;
             std::string err = CondParser(a.value).parse(c);
-            if (!err.empty()) return error_at(a.origin, err);
+            if (!err.empty()) return base::error_at(a.origin, err);
             for (size_t j = 0; j < conds.size(); ++j)
                 if (conds[j].arg == c.arg)
-                    return error_at(a.origin, "arg" + std::to_string(c.arg) +
+                    return base::error_at(a.origin, "arg" + std::to_string(c.arg) +
                                                   " is already compared by " + key + ".args[" +
                                                   std::to_string(j) +
                                                   "] (one comparison per argument in a rule; "
@@ -530,7 +502,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                 }
             alternatives = std::move(next);
             if (alternatives.size() > max_alternatives)
-                return error_at(rule.origin, "the conditions expand to more than " +
+                return base::error_at(rule.origin, "the conditions expand to more than " +
                                                  std::to_string(max_alternatives) +
                                                  " alternatives ('argN & MASK' makes one per bit)");
         }
@@ -543,17 +515,17 @@ Result<Resolved> resolve(const policy::Policy& p) {
         rr.info.action = *action;
         for (const auto& c : calls) rr.members.push_back(c.name);
         if (calls.empty())
-            return error_at(rule.syscalls.front().origin,
+            return base::error_at(rule.syscalls.front().origin,
                             "names no system call that exists on x86_64");
 
         // Actions that only some calls can take.
         for (const auto& c : calls) {
             if (action->kind == ActionKind::notify && decider_for(c.name) == Decider::none)
-                return error_at(c.from->origin,
+                return base::error_at(c.from->origin,
                                 "notify needs a built-in decider, and " + c.name +
                                     " has none (deciders exist for: personality)");
             if (action->kind != ActionKind::allow && forced.count(c.name))
-                return error_at(c.from->origin,
+                return base::error_at(c.from->origin,
                                 c.name + " is always allowed: the launcher calls it after "
                                          "loading the filter and before execve");
         }
@@ -577,7 +549,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                 });
             });
             if (!effect)
-                return error_at(rule.action.origin,
+                return base::error_at(rule.action.origin,
                                 "the rule does nothing: " + action_text(*action) +
                                     " is already the default (" +
                                     where_of(rule.declared_default.origin) + ")");
@@ -589,7 +561,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
             const auto& c = calls[k];
             auto widths = arg_widths(c.name);
             if (!widths)
-                return error_at(c.from->origin,
+                return base::error_at(c.from->origin,
                                 "the parameters of " + c.name +
                                     " are not known to this agentjail: its arguments cannot "
                                     "be compared (write the rule without args)");
@@ -600,7 +572,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                 for (auto& x : alt) {
                     bool never = false;
                     std::string err = narrow(x, *widths, c.name, never);
-                    if (!err.empty()) return error_at(rule.origin, err);
+                    if (!err.empty()) return base::error_at(rule.origin, err);
                     if (never) {
                         drop = true;
                         never_why = never_text(x, c.name);
@@ -612,11 +584,11 @@ Result<Resolved> resolve(const policy::Policy& p) {
                 cubes += n;
                 narrowed[k].push_back(std::move(alt));
             }
-            if (narrowed[k].empty()) return error_at(rule.origin, never_why);
+            if (narrowed[k].empty()) return base::error_at(rule.origin, never_why);
             // An int compared with < or > becomes one masked comparison per bit: two
             // such in one rule multiply.
             if (cubes > max_compiled)
-                return error_at(rule.origin,
+                return base::error_at(rule.origin,
                                 "the conditions compile to " + std::to_string(cubes) +
                                     " comparisons for " + c.name +
                                     " (a < or > on an int argument is one per bit); at most " +
@@ -645,7 +617,7 @@ Result<Resolved> resolve(const policy::Policy& p) {
                     if (old.cmps.empty()) continue;  // an exception to an unconditional rule
                     for (const auto& alt : call_alternatives)
                         if (overlap(old.cmps, alt))
-                            return error_at(rule.origin,
+                            return base::error_at(rule.origin,
                                             "contradicts the rule at " + other.where + " (" +
                                                 other.text + "): both match some " + c.name +
                                                 " calls but their actions differ");

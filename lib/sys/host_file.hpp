@@ -4,7 +4,7 @@
 // only a regular file, and never inside what the sandbox can write unless asked.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include "sys/fd.hpp"
 

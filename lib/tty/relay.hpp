@@ -4,7 +4,7 @@
 // the supervisor copies between them and the caller's files.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 #include "sys/fd.hpp"
 
 #include <sys/ioctl.h>

@@ -12,7 +12,8 @@
 // reported.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
+#include "base/outcome.hpp"
 
 #include <ctime>
 #include <string>

@@ -8,7 +8,8 @@
 // (checked by fsck) and one new branch.
 #include "workspace/clone.hpp"
 
-#include "limits/record.hpp"
+#include "base/time.hpp"
+
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 #include "workspace/git.hpp"
@@ -39,7 +40,6 @@ Error setup_error(int err, const std::string& what) {
 
 Error refuse(const std::string& what) { return Error(ErrorKind::invalid_input, EINVAL, "clone mode: " + what); }
 
-std::string now_iso() { return limits::iso8601_utc(std::chrono::system_clock::now()); }
 
 std::string trim_nl(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
@@ -279,7 +279,7 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(plan::Plan& plan, const Clon
     run->rec_.repo = common_dir;
     run->rec_.branch = "agentjail/" + run->run_.id;
     run->rec_.base = run->base_;
-    run->rec_.started = now_iso();
+    run->rec_.started = base::iso8601_now();
     run->rec_.status = "preparing";
     if (auto r = write_record(run->run_, run->rec_); !r) return std::move(r).error();
 
@@ -383,7 +383,7 @@ void CloneRun::write_state(const std::string& status, const std::string& message
     rec_.message = message;
     rec_.report_json = report_json;
     rec_.flags = flags;
-    if (ended) rec_.ended = now_iso();
+    if (ended) rec_.ended = base::iso8601_now();
     (void)write_record(run_, rec_);
 }
 

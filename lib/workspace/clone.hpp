@@ -5,7 +5,8 @@
 // the user's repository as the branch agentjail/<run-id>, and the report.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
+#include "base/outcome.hpp"
 
 #include "plan/plan.hpp"
 #include "workspace/runs.hpp"

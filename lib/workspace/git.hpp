@@ -5,7 +5,7 @@
 // repository's config could make git execute (hooks, fsmonitor, gc, signing).
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include <string>
 #include <vector>

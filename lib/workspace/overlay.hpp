@@ -4,7 +4,7 @@
 // to the workspace without following any link (docs/workspace.md, "Overlay mode").
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include <cstdint>
 #include <map>

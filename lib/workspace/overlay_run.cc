@@ -3,6 +3,8 @@
 // the launch, the change set, report and record after it, and `agentjail apply`.
 #include "workspace/overlay_run.hpp"
 
+#include "base/time.hpp"
+
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
@@ -27,18 +29,6 @@ constexpr const char* kChanges = "changes.json";
 
 Error io_error(int err, const std::string& what) {
     return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err));
-}
-
-std::string now_iso() {
-    auto now = std::chrono::system_clock::now();
-    std::time_t t = std::chrono::system_clock::to_time_t(now);
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-    std::tm tm {};
-    ::gmtime_r(&t, &tm);
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-    return buf;
 }
 
 // The path the kernel has for an open directory: free of links, whatever the
@@ -196,7 +186,7 @@ Result<std::unique_ptr<OverlayRun>> OverlayRun::start(plan::Plan& plan, const st
     rec.id = run->dir_.id;
     rec.mode = "overlay";
     rec.workspace = plan.workspace;
-    rec.started = now_iso();
+    rec.started = base::iso8601_now();
     rec.status = "running";
     if (auto r = write_record(run->dir_, rec); !r) return fail(std::move(r).error());
     return run;
@@ -207,7 +197,7 @@ void OverlayRun::finish(WorkspaceOutcome& out) {
     out.run_id = dir_.id;
     out.state_dir = dir_.path;
     remove_work_dir(dir_.fd.get());
-    rec_.ended = now_iso();
+    rec_.ended = base::iso8601_now();
     auto changes = collect_changes(upper_, workspace_, start_, protect_);
     if (!changes) {
         rec_.status = "failed";
@@ -346,7 +336,7 @@ Result<AppliedRun> apply_run(const std::string& runs_root, const std::string& id
         // Still "ok": what was left can be applied later (--protected, --force) or discarded.
         a.record.message = std::to_string(a.outcome.applied.size()) + " applied, " +
                            std::to_string(a.outcome.skipped.size()) + " skipped, " +
-                           std::to_string(a.outcome.failed.size()) + " failed at " + now_iso();
+                           std::to_string(a.outcome.failed.size()) + " failed at " + base::iso8601_now();
         if (a.outcome.applied.empty() && a.outcome.failed.empty()) a.record.message += " (nothing written)";
     }
     if (auto w = write_record(*dir, a.record); !w) return std::move(w).error();

@@ -4,7 +4,8 @@
 // risky-change report and run.json; later `agentjail apply RUN`.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
+#include "base/outcome.hpp"
 
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"

@@ -4,7 +4,7 @@
 // without following any link planted below the state home, listed, loaded, removed.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include "sys/fd.hpp"
 

@@ -3,7 +3,7 @@
 // patterns, nested git repositories and hard links; never follows a symlink.
 #pragma once
 
-#include "api/api.hpp"
+#include "base/error.hpp"
 
 #include <sys/types.h>
 

@@ -9,6 +9,7 @@
 #include "git_support.hpp"
 #include "record.hpp"
 
+#include "api/api.hpp"
 #include "workspace/runs.hpp"
 
 #include <gtest/gtest.h>

@@ -12,10 +12,10 @@
 
 namespace {
 
-using agentjail::limits::parse_cpus;
-using agentjail::limits::parse_count;
-using agentjail::limits::parse_duration;
-using agentjail::limits::parse_size;
+using agentjail::units::parse_cpus;
+using agentjail::units::parse_count;
+using agentjail::units::parse_duration;
+using agentjail::units::parse_size;
 namespace policy = agentjail::policy;
 
 TEST(LimitsParse, SizesWithUnits) {
@@ -63,8 +63,8 @@ TEST(LimitsParse, CpusAndCounts) {
 }
 
 TEST(LimitsParse, HumanForms) {
-    using agentjail::limits::format_duration;
-    using agentjail::limits::format_size;
+    using agentjail::units::format_duration;
+    using agentjail::units::format_size;
     EXPECT_EQ(format_size(2ull << 30), "2G");
     EXPECT_EQ(format_size(512ull << 20), "512M");
     EXPECT_EQ(format_size(1000), "1000");

@@ -4,6 +4,7 @@
 // /proc/self/cgroup of hybrid, pure v2 and namespaced hosts; flat-keyed files; names).
 #include "cgroup/cgroup.hpp"
 #include "cgroup/internal.hpp"
+#include "base/version.hpp"
 #include "limits/record.hpp"
 
 #include <gtest/gtest.h>

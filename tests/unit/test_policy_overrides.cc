@@ -157,9 +157,10 @@ TEST(PolicyEnvFile, ErrorsNameFileAndLineAndChangeNothing) {
     EXPECT_EQ(p.env_set.size(), n);
 }
 
-// policy::parse_size is the one size grammar (limits::parse_size): tmpfs sizes,
+// units::parse_size is the one size grammar: tmpfs sizes,
 // --tmpfs PATH:SIZE and the memory limits read sizes the same way (issue 13).
 TEST(PolicySize, ParsesBytesAndSuffixes) {
+    using agentjail::units::parse_size;
     EXPECT_EQ(*parse_size("0"), 0u);
     EXPECT_EQ(*parse_size("123"), 123u);
     EXPECT_EQ(*parse_size("100k"), 100u * 1024);
@@ -176,12 +177,12 @@ TEST(PolicySize, ParsesBytesAndSuffixes) {
 TEST(PolicySize, RejectsEverythingElse) {
     for (const char* bad : {"", "M", "-1", " 1", "1 ", "0x10", "1e6", "2P", "0.5", "1.5X",
                             "18446744073709551616", "16777216T", "99999999999999999999G"}) {
-        auto r = parse_size(bad);
+        auto r = agentjail::units::parse_size(bad);
         ASSERT_FALSE(r.has_value()) << "'" << bad << "'";
         EXPECT_EQ(r.error().kind(), ErrorKind::invalid_input);
         EXPECT_EQ(r.error().message().rfind(std::string("bad size '") + bad + "': expected ", 0), 0u)
             << r.error().message();
-        EXPECT_EQ(r.error().message(), limits::parse_size(bad).error().message());
+        EXPECT_EQ(r.error().message(), units::parse_size(bad).error().message());
     }
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parsers for limit values (sizes, durations, CPU counts) and their human forms;
-// pure code, shared by the policy parser and the command-line flags.
-#include "limits/limits.hpp"
+// Parsers for sizes, durations, CPU counts and whole counts, and their human forms;
+// pure code, shared by the policy parser, the command-line flags and messages.
+#include "base/units.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <limits>
 
-namespace agentjail::limits {
+namespace agentjail::units {
 
 namespace {
 
@@ -173,4 +173,4 @@ std::string format_number(double v) {
     return buf;
 }
 
-}  // namespace agentjail::limits
+}  // namespace agentjail::units
