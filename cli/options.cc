@@ -4,7 +4,7 @@
 #include "options.hpp"
 
 #include "util/strings.hpp"
-#include "limits/limits.hpp"
+#include "plan/limits.hpp"
 
 #include <pwd.h>
 #include <unistd.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// --result-file and --json: the record of lib/limits written to a file or stdout,
+// --result-file and --json: the record of lib/run written to a file or stdout,
 // after the command ended (stdout: one line, the last thing agentjail prints).
 #include "result_record.hpp"
 
 #include "options.hpp"
 
-#include "limits/record.hpp"
+#include "run/record.hpp"
 #include "plan/plan.hpp"
 #include "util/strings.hpp"
 
@@ -152,12 +152,12 @@ RunLimits record_limits(const policy::Policy& p) {
 }
 
 int finish_run(const RecordRequest& req, const RunResult& r) {
-    int status = limits::exit_status(r);
+    int status = run::exit_status(r);
     // agentjail's own failure during the run: said on stderr whether or not a record
     // was asked for (the command's output alone would not tell).
     if (!r.internal_error.empty()) say(r.internal_error);
     if (!req.wanted()) return status;
-    if (!emit(req, limits::record_json(r, req.start, 2), limits::record_json(r, req.start, -1)))
+    if (!emit(req, run::record_json(r, req.start, 2), run::record_json(r, req.start, -1)))
         return exit_agentjail_error;
     return status;
 }
@@ -166,8 +166,8 @@ int finish_error(const RecordRequest& req, const Error& e) {
     int status = report(e);
     if (!req.wanted()) return status;
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - req.t0).count();
-    (void)emit(req, limits::error_record_json(e, req.start, wall, req.limits, 2),
-               limits::error_record_json(e, req.start, wall, req.limits, -1));
+    (void)emit(req, run::error_record_json(e, req.start, wall, req.limits, 2),
+               run::error_record_json(e, req.start, wall, req.limits, -1));
     return status;
 }
 

@@ -5,7 +5,7 @@
 // stream that ends cleanly carried exactly the data its size lines announced.
 #include "fuzz.hpp"
 
-#include "net/chunked.hpp"
+#include "netrules/chunked.hpp"
 
 #include <string>
 

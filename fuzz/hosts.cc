@@ -5,8 +5,8 @@
 // a pattern matches the host it was written for.
 #include "fuzz.hpp"
 
-#include "net/address.hpp"
-#include "net/rules.hpp"
+#include "netrules/address.hpp"
+#include "netrules/rules.hpp"
 
 #include <string>
 

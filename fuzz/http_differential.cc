@@ -14,7 +14,7 @@
 // and that the comparison notices a difference.
 #include "fuzz.hpp"
 
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 
 #include <http_parser.h>
 

@@ -6,7 +6,7 @@
 // method and path, and with no CR or LF where a header could be smuggled.
 #include "fuzz.hpp"
 
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 
 #include <string>
 

@@ -4,7 +4,7 @@
 // is never both counted and chunked; HEAD, 1xx, 204 and 304 have none.
 #include "fuzz.hpp"
 
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 
 #include <string>
 

@@ -6,8 +6,8 @@
 // and a literal pattern matches itself.
 #include "fuzz.hpp"
 
-#include "net/http.hpp"
-#include "net/rules.hpp"
+#include "netrules/http.hpp"
+#include "netrules/rules.hpp"
 #include "util/strings.hpp"
 
 #include <string>

@@ -5,7 +5,7 @@
 // reply code of RFC 1928 and a reason.
 #include "fuzz.hpp"
 
-#include "net/socks.hpp"
+#include "netrules/socks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace agentjail::net;

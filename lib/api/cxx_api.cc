@@ -3,8 +3,8 @@
 // policy::load and its overrides, plan::build, launch::spawn.
 #include "api/api.hpp"
 
-#include "limits/enforce.hpp"
-#include "limits/record.hpp"
+#include "run/enforce.hpp"
+#include "run/record.hpp"
 #include "sys/host_file.hpp"
 #include "launch/launch.hpp"
 #include "net/proxy.hpp"
@@ -37,11 +37,11 @@ namespace agentjail {
 // its result (so a second wait() answers the same instead of failing).
 class Launched {
 public:
-    Launched(limits::Enforcer e, std::unique_ptr<tty::Relay> r, launch::Process p)
+    Launched(run::Enforcer e, std::unique_ptr<tty::Relay> r, launch::Process p)
         : enforcer(std::move(e)), relay(std::move(r)), proc(std::move(p)) {}
     // Declared before proc: the Process (and its supervisor, which may call the
     // cgroup's kill hook) goes first, then the cgroup.
-    limits::Enforcer enforcer;
+    run::Enforcer enforcer;
     // Before proc too: a sandbox dropped without wait() is killed first, then the
     // relay copies what it wrote and gives the user's terminal back.
     std::unique_ptr<tty::Relay> relay;
@@ -395,7 +395,7 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (side.have_winsize) stdio.pty_winsize = &side.ws;
     stdio.close_in_child = side.relay_fds;
     // The cgroup exists before clone, so the init is inside it from its first instruction.
-    auto enforcer = limits::Enforcer::prepare(*plan);
+    auto enforcer = run::Enforcer::prepare(*plan);
     if (!enforcer) return staged(std::move(enforcer).error(), ErrorStage::prepare);
     // The proxy's log opens before clone, so a bad --net-log fails before anything runs.
     std::unique_ptr<net::Proxy> proxy;
@@ -540,7 +540,7 @@ Result<RunResult> Sandbox::wait() {
     // sees half a record. A record that cannot be written is this wait's error; the
     // result stays, and a second wait() answers it.
     if (!l_->result_file.empty())
-        if (auto w = sys::replace_host_file(l_->result_file, limits::record_json(*r, l_->start, 2) + "\n",
+        if (auto w = sys::replace_host_file(l_->result_file, run::record_json(*r, l_->start, 2) + "\n",
                                             l_->result_rules, "result file");
             !w)
             return staged(std::move(w).error(), ErrorStage::wait);

@@ -5,7 +5,7 @@
 #include <agentjail/agentjail.h>
 #include "capi/handles.hpp"
 
-#include "limits/record.hpp"
+#include "run/record.hpp"
 #include "sys/host_file.hpp"
 
 #include <unistd.h>
@@ -460,7 +460,7 @@ AJ_API int aj_spawn(aj_sandbox** out, const aj_policy* policy, const char* const
             if (!so.result_file.empty() && checked) {
                 double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 (void)agentjail::sys::replace_host_file(
-                    so.result_file, agentjail::limits::error_record_json(e, start, wall, std::nullopt, 2) + "\n", {},
+                    so.result_file, agentjail::run::error_record_json(e, start, wall, std::nullopt, 2) + "\n", {},
                     "result file");
             }
             return fail(err, e);
@@ -543,10 +543,10 @@ AJ_API int aj_result_timed_out(const aj_result* res) {
 }
 
 AJ_API int aj_result_exit_status(const aj_result* res) {
-    // The rule lives in limits::exit_status, which the CLI's exit and the record's
+    // The rule lives in run::exit_status, which the CLI's exit and the record's
     // exit_status use too. A NULL result is agentjail's failure, never a success.
     return guarded_value(
-        125, [&] { return res != nullptr ? agentjail::limits::exit_status(res->result) : 125; });
+        125, [&] { return res != nullptr ? agentjail::run::exit_status(res->result) : 125; });
 }
 
 AJ_API int aj_result_stat(uint64_t* out, const aj_result* res, aj_stat stat, aj_error** err) {
@@ -579,7 +579,7 @@ AJ_API int aj_result_json(char** out, const aj_result* res, aj_error** err) {
         if (out == nullptr) return null_arg(err, "aj_result_json", "out");
         *out = nullptr;
         if (res == nullptr) return null_arg(err, "aj_result_json", "res");
-        std::string json = agentjail::limits::record_json(res->result, res->start, -1);
+        std::string json = agentjail::run::record_json(res->result, res->start, -1);
         // malloc, not new: a C caller may free it with either aj_string_free or free().
         char* s = static_cast<char*>(std::malloc(json.size() + 1));
         if (s == nullptr) throw std::bad_alloc();

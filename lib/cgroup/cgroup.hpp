@@ -4,7 +4,7 @@
 // where the host has the controllers there, v1 where it has them only in v1.
 #pragma once
 
-#include "limits/limits.hpp"
+#include "plan/limits.hpp"
 
 #include <sys/types.h>
 

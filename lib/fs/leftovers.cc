@@ -3,8 +3,8 @@
 
 #include "fs/shared_roots.hpp"
 #include "sys/fd.hpp"
-#include "workspace/runs.hpp"
 #include "util/strings.hpp"
+#include "sys/state_dir.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -46,7 +46,7 @@ std::string state_base() {
     if (h.empty() && (xdg == nullptr || xdg[0] != '/')) return {};
     std::vector<std::string> env;
     if (xdg != nullptr) env.push_back(std::string("XDG_STATE_HOME=") + xdg);
-    return workspace::state_home(env, h);
+    return sys::state_home(env, h);
 }
 
 namespace {
@@ -220,7 +220,7 @@ Journal Journal::write(const std::string& tag, const std::vector<WantedPlacehold
     const std::string base = state_base();
     if (base.empty()) return j;
     // Made as the other state directories are: owned, closed to others, no links.
-    auto dfd = workspace::open_own_state_dir(base, {"agentjail", "leftovers"});
+    auto dfd = sys::open_own_state_dir(base, {"agentjail", "leftovers"});
     if (!dfd) return j;
     // No identity yet: the sweep takes only the staged names, which no one else uses.
     json ph = json::array();

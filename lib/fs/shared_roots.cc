@@ -3,7 +3,7 @@
 
 #include "fs/leftovers.hpp"
 #include "util/strings.hpp"
-#include "workspace/runs.hpp"
+#include "sys/state_dir.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -32,7 +32,7 @@ std::string key_of(const std::string& dir) {
 sys::UniqueFd roots_dir() {
     const std::string base = state_base();
     if (base.empty()) return {};
-    auto d = workspace::open_own_state_dir(base, {"agentjail", "roots"});
+    auto d = sys::open_own_state_dir(base, {"agentjail", "roots"});
     return d ? std::move(*d) : sys::UniqueFd();
 }
 

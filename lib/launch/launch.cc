@@ -6,7 +6,7 @@
 
 #include "launch/child.hpp"
 #include "launch/supervisor.hpp"
-#include "limits/limits.hpp"
+#include "plan/limits.hpp"
 #include "sys/host_file.hpp"
 #include "sys/syscalls.hpp"
 #include "util/fault.hpp"

@@ -5,7 +5,7 @@
 
 #include "net/ca.hpp"
 
-#include "net/address.hpp"
+#include "netrules/address.hpp"
 
 #include <openssl/bn.h>
 #include <openssl/err.h>

@@ -10,11 +10,11 @@
 
 #include "base/time.hpp"
 
-#include "net/address.hpp"
-#include "net/chunked.hpp"
-#include "net/redact.hpp"
-#include "net/rules.hpp"
-#include "net/websocket.hpp"
+#include "netrules/address.hpp"
+#include "netrules/chunked.hpp"
+#include "netrules/redact.hpp"
+#include "netrules/rules.hpp"
+#include "netrules/websocket.hpp"
 
 #include <openssl/ssl.h>
 #include <boost/asio.hpp>

@@ -10,9 +10,9 @@
 
 #include "base/time.hpp"
 
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 #include "net/secret_source.hpp"
-#include "net/socks.hpp"
+#include "netrules/socks.hpp"
 #include "util/fault.hpp"
 #include "util/strings.hpp"
 

@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "net/ca.hpp"
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 #include "net/proxy.hpp"
-#include "net/redact.hpp"
+#include "netrules/redact.hpp"
 #include "sys/fd.hpp"
 #include "util/log_limit.hpp"
 

@@ -5,6 +5,7 @@
 // sandbox's init makes there on request.
 #pragma once
 
+#include "netrules/settings.hpp"
 #include "sys/fd.hpp"
 
 #include "base/error.hpp"
@@ -15,10 +16,6 @@
 
 namespace agentjail::net {
 
-struct PublishPort {
-    std::uint16_t port = 0;       // inside, on the sandbox's 127.0.0.1
-    std::uint16_t host_port = 0;  // on the host's 127.0.0.1
-};
 
 // Why a socket from the init: agentjail cannot enter the sandbox's network
 // namespace itself (setns(CLONE_NEWNET) needs CAP_SYS_ADMIN in agentjail's own user

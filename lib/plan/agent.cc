@@ -8,7 +8,7 @@
 #include "plan/internal.hpp"
 
 #include "util/strings.hpp"
-#include "workspace/runs.hpp"
+#include "sys/state_dir.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -30,12 +30,12 @@ Error setup_error(int err, const std::string& what) {
 
 // Makes `name` under dirfd the kind wanted (an empty directory or an empty file)
 // when it is missing, a link, or another kind of file the sandbox left there:
-// whatever is in the way goes (workspace::remove_at: never through a link).
+// whatever is in the way goes (sys::remove_at: never through a link).
 Result<void> ensure_entry(int dirfd, const std::string& name, bool want_dir, const std::string& path) {
     struct stat st {};
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) return {};
-        if (auto r = workspace::remove_at(dirfd, name, "agent state " + path); !r) return r;
+        if (auto r = sys::remove_at(dirfd, name, "agent state " + path); !r) return r;
     } else if (errno != ENOENT) {
         return setup_error(errno, "agent state " + path);
     }
@@ -180,8 +180,8 @@ Result<void> write_git_identity(int state_fd, const HostFacts& host, Plan& plan)
     // A directory the sandbox put at the name would make the rename fail: it goes.
     struct stat st {};
     if (::fstatat(state_fd, kGitConfigName, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-        if (auto r = workspace::remove_at(state_fd, kGitConfigName, "agent state " + path); !r) return r;
-    if (auto r = workspace::replace_file_at(state_fd, kGitConfigName, text, 0600, "agent state " + path); !r)
+        if (auto r = sys::remove_at(state_fd, kGitConfigName, "agent state " + path); !r) return r;
+    if (auto r = sys::replace_file_at(state_fd, kGitConfigName, text, 0600, "agent state " + path); !r)
         return r;
     plan.git_identity = name + (email.empty() ? "" : " <" + email + ">");
     return {};
@@ -208,7 +208,7 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
                      with_origin(describe(policy.agent.state.origin),
                                  "the agent's state directory needs the home directory, which is unknown (set HOME "
                                  "or XDG_STATE_HOME)"));
-    const std::string base = workspace::state_home(host.environ, host.home);
+    const std::string base = sys::state_home(host.environ, host.home);
     const std::string name = policy.agent.state.value;
     plan.state_dir = util::normalize_path(base + "/agentjail/" + name);
     if (!plan.workspace.empty() &&
@@ -228,7 +228,7 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
         if (policy.agent.git_identity.value) return write_git_identity(-1, host, plan);
         return {};
     }
-    auto dir = workspace::open_own_state_dir(base, {"agentjail", name});
+    auto dir = sys::open_own_state_dir(base, {"agentjail", name});
     if (!dir) return std::move(dir).error();
 
     // Binds aimed into the state directory (the user's own settings, read-only

@@ -106,7 +106,7 @@ struct WorkspaceFindings {
 Result<WorkspaceFindings> plan_workspace(const policy::Policy& policy, const ExpandContext& ctx,
                                          std::vector<Hidden>& hidden, Plan& plan);
 
-// True when a hide rule uses `**` (matched by lib/workspace/pattern, not glob(3)).
+// True when a hide rule uses `**` (matched by lib/base/pattern, not glob(3)).
 bool uses_globstar(const std::string& raw);
 
 // Builds the mount list (everything in plan.mounts; notes appended). `ctx` has

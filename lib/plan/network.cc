@@ -4,9 +4,9 @@
 // variables of the command's environment, and explain's network section.
 #include "plan/internal.hpp"
 
-#include "net/address.hpp"
-#include "net/http.hpp"
-#include "net/rules.hpp"
+#include "netrules/address.hpp"
+#include "netrules/http.hpp"
+#include "netrules/rules.hpp"
 #include "net/secret_source.hpp"
 
 #include <nlohmann/json.hpp>

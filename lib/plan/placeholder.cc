@@ -8,7 +8,7 @@
 #include "plan/internal.hpp"
 
 #include "util/strings.hpp"
-#include "workspace/runs.hpp"
+#include "sys/state_dir.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -105,7 +105,7 @@ std::string make_key(int dirfd) {
 
 std::string placeholder_key_path(const HostFacts& host) {
     if (host.home.empty() && !env_lookup(host.environ, "XDG_STATE_HOME")) return {};
-    std::string base = workspace::state_home(host.environ, host.home);
+    std::string base = sys::state_home(host.environ, host.home);
     if (base.empty() || base[0] != '/') return {};
     return util::normalize_path(base + "/agentjail/" + kKeyName);
 }
@@ -117,7 +117,7 @@ PlaceholderKey load_placeholder_key(const HostFacts& host) {
         k.why_not = "no state directory (HOME and XDG_STATE_HOME are unknown)";
         return k;
     }
-    std::string base = workspace::state_home(host.environ, host.home);
+    std::string base = sys::state_home(host.environ, host.home);
     std::string dir = base + "/agentjail";
     // root must not make directories in another user's tree (sudo keeps HOME): they
     // would be root's, and that user's own agentjail would refuse them afterwards.
@@ -132,7 +132,7 @@ PlaceholderKey load_placeholder_key(const HostFacts& host) {
             return k;
         }
     }
-    auto d = workspace::open_own_state_dir(base, {"agentjail"});
+    auto d = sys::open_own_state_dir(base, {"agentjail"});
     if (!d) {
         k.why_not = d.error().message();
         return k;

@@ -3,9 +3,8 @@
 // and facts about the host. `agentjail explain` prints it; launch only walks it.
 #pragma once
 
-#include "limits/limits.hpp"
-#include "net/proxy.hpp"
-#include "net/publish.hpp"
+#include "netrules/settings.hpp"
+#include "plan/limits.hpp"
 #include "policy/policy.hpp"
 #include "seccomp/seccomp.hpp"
 #include "sys/host_file.hpp"

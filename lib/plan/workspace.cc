@@ -10,7 +10,7 @@
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
-#include "workspace/pattern.hpp"
+#include "base/pattern.hpp"
 #include "workspace/scan.hpp"
 
 #include <fcntl.h>
@@ -29,7 +29,7 @@ namespace agentjail::plan::detail {
 namespace {
 
 using workspace::EntryType;
-using workspace::Pattern;
+using base::Pattern;
 using workspace::Scan;
 
 Error invalid(const std::string& why, const std::string& message, int code = EINVAL) {
@@ -73,12 +73,12 @@ Result<Split> split_rule(const std::string& raw, const ExpandContext& ctx, const
     } else if (raw.empty() || raw[0] != '/') {
         return invalid(describe(origin), "pattern " + raw + " is not absolute");
     }
-    auto segs = workspace::split_path(tail);
+    auto segs = base::split_path(tail);
     size_t i = 0;
     for (; i < segs.size(); ++i) {
         if (segs[i] == "..")
             return invalid(describe(origin), "pattern " + raw + ": '..' is not allowed in a pattern with **");
-        if (segs[i] == "**" || workspace::has_wildcard(segs[i])) break;
+        if (segs[i] == "**" || base::has_wildcard(segs[i])) break;
         if (segs[i] == ".") continue;
         base = join(base, std::string(segs[i]));
     }
@@ -101,7 +101,7 @@ Result<std::string> protect_rel(const std::string& raw, const policy::Origin& or
         return invalid(describe(origin), "protect pattern " + raw +
                                              " must name a path inside the workspace, relative to it "
                                              "(\".git/hooks\", \"**/.gitattributes\")");
-    for (auto s : workspace::split_path(rel))
+    for (auto s : base::split_path(rel))
         if (s == "..") return invalid(describe(origin), "protect pattern " + raw + ": '..' is not allowed");
     return rel;
 }
@@ -265,7 +265,7 @@ private:
         const bool last_any = last == "**";
         for (const auto& e : s.entries) {
             const bool is_dir = e.type == EntryType::dir;
-            if (!last_any && !workspace::match_segment(last, base_name(e.rel))) continue;
+            if (!last_any && !base::match_segment(last, base_name(e.rel))) continue;
             if (p.match(e.rel, is_dir)) out.push_back(&e);
         }
         return out;
@@ -336,7 +336,7 @@ private:
     // links: a link planted by an earlier run is refused, not bound through.
     Result<void> protect_literal(const std::string& root, const std::string& rel, const ProtectRule& rule,
                                  const std::string& pattern_text) {
-        auto segs = workspace::split_path(rel);
+        auto segs = base::split_path(rel);
         std::string path = root;
         for (size_t i = 0; i < segs.size(); ++i) {
             const std::string name(segs[i]);
@@ -390,7 +390,7 @@ private:
         if (segs.size() < 2 || segs[0] != "**") return std::nullopt;
         std::string rel;
         for (size_t i = 1; i < segs.size(); ++i) {
-            if (segs[i] == "**" || workspace::has_wildcard(segs[i])) return std::nullopt;
+            if (segs[i] == "**" || base::has_wildcard(segs[i])) return std::nullopt;
             rel += (rel.empty() ? "" : "/") + segs[i];
         }
         return rel;
@@ -660,7 +660,7 @@ private:
 }  // namespace
 
 bool uses_globstar(const std::string& raw) {
-    for (auto s : workspace::split_path(raw))
+    for (auto s : base::split_path(raw))
         if (s == "**") return true;
     return false;
 }

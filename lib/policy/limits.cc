@@ -3,7 +3,7 @@
 // ("2G", "90s", "max") becomes a value, for policy files, flags and the APIs alike.
 #include "policy/internal.hpp"
 
-#include "limits/limits.hpp"
+#include "base/units.hpp"
 
 #include <algorithm>
 

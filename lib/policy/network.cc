@@ -5,8 +5,8 @@
 #include "policy/embedded.hpp"
 #include "policy/internal.hpp"
 
-#include "net/address.hpp"
-#include "net/rules.hpp"
+#include "netrules/address.hpp"
+#include "netrules/rules.hpp"
 #include "net/secret_source.hpp"
 #include "util/strings.hpp"
 

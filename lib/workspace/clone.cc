@@ -14,6 +14,7 @@
 #include "util/strings.hpp"
 #include "workspace/git.hpp"
 #include "workspace/report.hpp"
+#include "sys/state_dir.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -65,7 +66,7 @@ Result<std::string> read_small(int dirfd, const char* name, size_t limit = 1 << 
 }
 
 Result<void> replace_at(int dirfd, const char* name, const std::string& text, unsigned mode = 0644) {
-    return replace_file_at(dirfd, name, text, mode, std::string("clone mode: ") + name);
+    return sys::replace_file_at(dirfd, name, text, mode, std::string("clone mode: ") + name);
 }
 
 std::vector<std::string> split_nul(const std::string& s) {
@@ -514,7 +515,7 @@ void sanitize_tree(int dirfd, const std::string& rel, int depth, std::vector<Fla
             if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
         if (lower == ".git") {
             flags.push_back({"git", path, "a nested repository's .git: not carried back (its files are, as plain files)"});
-            (void)remove_at(dirfd, n, path);
+            (void)sys::remove_at(dirfd, n, path);
             continue;
         }
         if (S_ISDIR(st.st_mode)) {
@@ -621,7 +622,7 @@ WorkspaceOutcome CloneRun::finish() {
     }
     for (auto& f : audit.flags) rep.flags.push_back(std::move(f));
     for (const auto& path : audit.remove)
-        if (auto r = remove_at(gitfd.get(), path, clone_ + "/.git/" + path); !r) return fail(r.error().message());
+        if (auto r = sys::remove_at(gitfd.get(), path, clone_ + "/.git/" + path); !r) return fail(r.error().message());
 
     sanitize_tree(clonefd.get(), "", 0, rep.flags);
 

@@ -7,6 +7,7 @@
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
+#include "sys/state_dir.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -167,30 +168,6 @@ bool already_done(int ws, int upper, const LayerChange& c) {
     return false;
 }
 
-// Removes name in dirfd and, for a directory, all it holds; never follows a link.
-int remove_at(int dirfd, const std::string& name) {
-    if (::unlinkat(dirfd, name.c_str(), 0) == 0) return 0;
-    if (errno == ENOENT) return 0;
-    if (errno != EISDIR && errno != EPERM) return -errno;
-    int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return -errno;
-    DIR* d = ::fdopendir(fd);
-    if (d == nullptr) {
-        int e = errno;
-        ::close(fd);
-        return -e;
-    }
-    std::vector<std::string> names;
-    while (const dirent* e = ::readdir(d))
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
-    int r = 0;
-    for (const auto& n : names)
-        if (r == 0) r = remove_at(::dirfd(d), n);
-    ::closedir(d);
-    if (r != 0) return r;
-    return ::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -errno;
-}
-
 std::string temp_name() {
     unsigned char b[8];
     if (::getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b))
@@ -276,7 +253,10 @@ int apply_one(int ws, int upper, const LayerChange& c) {
     if (!parent) return parent.get();
     const std::string name = name_of(c.path);
     switch (c.kind) {
-    case LayerChange::Kind::deleted: return remove_at(parent.get(), name);
+    case LayerChange::Kind::deleted: {
+        auto r = sys::remove_at(parent.get(), name, c.path);
+        return r ? 0 : -(r.error().code() != 0 ? r.error().code() : EIO);
+    }
     case LayerChange::Kind::mode: return chmod_at(parent.get(), name, c.mode, c.type == LayerChange::Type::dir);
     case LayerChange::Kind::added:
     case LayerChange::Kind::modified:

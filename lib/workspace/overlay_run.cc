@@ -8,6 +8,7 @@
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
+#include "sys/state_dir.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -102,12 +103,12 @@ void remove_work_dir(int run_fd) {
         const std::string proc = "/proc/self/fd/" + std::to_string(inner.get());
         (void)::chmod(proc.c_str(), 0700);
         sys::UniqueFd rd(::openat(work.get(), "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (rd) (void)remove_tree_at(rd.get(), "work/work");
+        if (rd) (void)sys::remove_tree_at(rd.get(), "work/work");
         inner.reset();
         (void)::unlinkat(work.get(), "work", AT_REMOVEDIR);
     }
     sys::UniqueFd rd(::openat(run_fd, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (rd) (void)remove_tree_at(rd.get(), "work");
+    if (rd) (void)sys::remove_tree_at(rd.get(), "work");
     rd.reset();
     work.reset();
     (void)::unlinkat(run_fd, "work", AT_REMOVEDIR);

@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 
 #include "sys/fd.hpp"
+#include "sys/state_dir.hpp"
 
 #include <cstddef>
 #include <string>
@@ -42,16 +43,7 @@ struct RunRecord {
 // <home>/.local/state/agentjail/runs. Pure.
 std::string runs_root(const std::vector<std::string>& environ, const std::string& home);
 
-// $XDG_STATE_HOME when it is set to an absolute path in `environ`, else
-// <home>/.local/state (the XDG base directory spec). Pure.
-std::string state_home(const std::vector<std::string>& environ, const std::string& home);
 
-// Opens <state_home>/<names...>, creating what is missing (0700): the part of
-// state_home that exists is followed as the user set it up, what is missing of it
-// is made one component at a time without following links, and each of `names`
-// must be a directory of the caller's, closed to others (a link or a foreign
-// directory planted there is refused).
-Result<sys::UniqueFd> open_own_state_dir(const std::string& state_home, const std::vector<std::string>& names);
 
 // A fresh run id: UTC time to the second (sortable) and 24 random bits,
 // "20261202-011500-ab12cd". `now` 0: the current time.
@@ -93,17 +85,6 @@ Result<std::vector<RunRecord>> list_runs(const std::string& root);
 // inside is removed as a link).
 Result<void> remove_run(const std::string& root, const std::string& id);
 
-// Removes everything inside the directory `dirfd` (not the directory), never
-// following a link; for run directories and clones.
-Result<void> remove_tree_at(int dirfd, const std::string& what);
-// Removes dirfd/name whatever it is (a directory with all it holds), never
-// following a link; a name already gone is fine.
-Result<void> remove_at(int dirfd, const std::string& name, const std::string& what);
-// Replaces dirfd/name by text: a fresh name (O_EXCL|O_NOFOLLOW) renamed over it, so
-// a reader sees the old file or the new one and a link planted at name is replaced,
-// never written through. `what` names it in errors.
-Result<void> replace_file_at(int dirfd, const char* name, std::string_view text, unsigned mode,
-                             const std::string& what);
 
 // The JSON text of a record and back (for run.json, `agentjail runs --json`).
 std::string record_to_json(const RunRecord& rec, int indent = 2);

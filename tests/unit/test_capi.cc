@@ -179,7 +179,7 @@ TEST(CApi, ResultAccessorsRefuseNullAndUnknownStats) {
     aj_string_free(nullptr);
 }
 
-// aj_result_exit_status is the CLI's rule (limits::exit_status), read through the
+// aj_result_exit_status is the CLI's rule (run::exit_status), read through the
 // handle: each outcome of the record maps to the status the CLI exits with, and each
 // case differs from what the command's own exit code or signal would give.
 TEST(CApi, ResultExitStatusIsTheClisRule) {

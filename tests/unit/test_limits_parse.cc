@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests of the limit value parsers (sizes, durations, CPU counts) and of the
 // [limits] section: TOML values, errors with file:line:col, layers, "max", flags.
-#include "limits/limits.hpp"
+#include "plan/limits.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 

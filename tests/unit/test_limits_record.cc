@@ -5,7 +5,7 @@
 #include "cgroup/cgroup.hpp"
 #include "cgroup/internal.hpp"
 #include "base/version.hpp"
-#include "limits/record.hpp"
+#include "run/record.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,9 +15,9 @@
 namespace {
 
 using agentjail::RunResult;
-using agentjail::limits::classify;
-using agentjail::limits::exit_status;
-using agentjail::limits::Status;
+using agentjail::run::classify;
+using agentjail::run::exit_status;
+using agentjail::run::Status;
 using json = nlohmann::json;
 
 RunResult exited(int code) {
@@ -125,7 +125,7 @@ TEST(LimitsRecord, JsonHasEveryFieldWithUnits) {
     r.limits.memory_bytes = 1ull << 30;
     r.limits.pids = 100;
     auto start = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123LL));
-    auto j = json::parse(agentjail::limits::record_json(r, start));
+    auto j = json::parse(agentjail::run::record_json(r, start));
     EXPECT_EQ(j["schema_version"], 1);
     EXPECT_EQ(j["status"], "OK");
     EXPECT_EQ(j["exit_code"], 0);
@@ -151,25 +151,25 @@ TEST(LimitsRecord, JsonHasEveryFieldWithUnits) {
     EXPECT_EQ(j["agentjail_version"], agentjail::version());
     for (const char* k : {"reason", "message"}) EXPECT_TRUE(j[k].is_string()) << k;
     // One line for --json.
-    auto line = agentjail::limits::record_json(r, start, -1);
+    auto line = agentjail::run::record_json(r, start, -1);
     EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
 TEST(LimitsRecord, SaysHowTheCgroupWasHad) {
     auto r = exited(0);
     auto start = std::chrono::system_clock::now();
-    auto none = json::parse(agentjail::limits::record_json(r, start));
+    auto none = json::parse(agentjail::run::record_json(r, start));
     EXPECT_TRUE(none["layers"]["cgroup_via"].is_null());
     EXPECT_TRUE(none["layers"]["cgroup_unit"].is_null());
     r.cgroup = "v2-delegated";
     r.cgroup_via = "systemd-scope";
     r.cgroup_unit = "agentjail-42-0a1b2c3d4e5f.scope";
-    auto j = json::parse(agentjail::limits::record_json(r, start));
+    auto j = json::parse(agentjail::run::record_json(r, start));
     EXPECT_EQ(j["layers"]["cgroup"], "v2-delegated");  // unchanged: the kind of cgroup
     EXPECT_EQ(j["layers"]["cgroup_via"], "systemd-scope");
     EXPECT_EQ(j["layers"]["cgroup_unit"], "agentjail-42-0a1b2c3d4e5f.scope");
     agentjail::Error e(agentjail::ErrorKind::unsupported, 1, "no cgroup");
-    auto x = json::parse(agentjail::limits::error_record_json(e, start, 0, std::nullopt));
+    auto x = json::parse(agentjail::run::error_record_json(e, start, 0, std::nullopt));
     EXPECT_TRUE(x["layers"].contains("cgroup_via"));
     EXPECT_TRUE(x["layers"]["cgroup_via"].is_null());
 }
@@ -182,7 +182,7 @@ TEST(LimitsRecord, ViaNamesAreStable) {
 }
 
 TEST(LimitsRecord, SignalledRunHasNullExitCode) {
-    auto j = json::parse(agentjail::limits::record_json(signalled(9), std::chrono::system_clock::now()));
+    auto j = json::parse(agentjail::run::record_json(signalled(9), std::chrono::system_clock::now()));
     EXPECT_TRUE(j["exit_code"].is_null());
     EXPECT_EQ(j["signal"], 9);
     EXPECT_EQ(j["status"], "SG");
@@ -193,14 +193,14 @@ TEST(LimitsRecord, ErrorRecordIsXxAndStaysValidJson) {
     agentjail::Error e(agentjail::ErrorKind::unsupported, 1, "no cgroup: \"quoted\" \xff bad byte");
     agentjail::RunLimits l;
     l.pids = 10;
-    auto j = json::parse(agentjail::limits::error_record_json(e, std::chrono::system_clock::now(), 0.5, l));
+    auto j = json::parse(agentjail::run::error_record_json(e, std::chrono::system_clock::now(), 0.5, l));
     EXPECT_EQ(j["status"], "XX");
     EXPECT_EQ(j["exit_status"], 125);
     EXPECT_NE(j["message"].get<std::string>().find("\"quoted\""), std::string::npos);
     EXPECT_EQ(j["limits"]["pids"], 10);
     EXPECT_EQ(j["layers"]["cgroup"], "none");
     auto nolimits = json::parse(
-        agentjail::limits::error_record_json(e, std::chrono::system_clock::now(), 0, std::nullopt));
+        agentjail::run::error_record_json(e, std::chrono::system_clock::now(), 0, std::nullopt));
     EXPECT_TRUE(nolimits["limits"].is_null());
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Unit tests of lib/net/address: every numeric spelling of an address a client may
+// Unit tests of lib/netrules/address: every numeric spelling of an address a client may
 // use to reach the host through the proxy (NET-03) and the address classes.
-#include "net/address.hpp"
+#include "netrules/address.hpp"
 
 #include <gtest/gtest.h>
 

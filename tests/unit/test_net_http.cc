@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Unit tests of lib/net/http: CONNECT and absolute-form requests, garbage,
+// Unit tests of lib/netrules/http: CONNECT and absolute-form requests, garbage,
 // oversized heads, and the origin-form rewrite that drops Proxy-* headers.
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // becomes the value only in credential headers, and the streaming redactor masks the
 // value in a response however its bytes are cut into reads and chunks; and the
 // proxy's per-run bounds.
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 #include "net/proxy.hpp"
-#include "net/redact.hpp"
+#include "netrules/redact.hpp"
 
 #include <gtest/gtest.h>
 

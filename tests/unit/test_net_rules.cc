@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Unit tests of lib/net/rules: host pattern syntax and matching (exact, *.domain,
+// Unit tests of lib/netrules/rules: host pattern syntax and matching (exact, *.domain,
 // *, ports), deny over allow, the default-deny message, and the address check.
-#include "net/rules.hpp"
+#include "netrules/rules.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Unit tests of lib/net/websocket: which upgrade requests the proxy passes on, the
+// Unit tests of lib/netrules/websocket: which upgrade requests the proxy passes on, the
 // head it sends upstream for them (and for h2c, which it strips), and the 101 it
 // accepts as the answer.
-#include "net/websocket.hpp"
+#include "netrules/websocket.hpp"
 
 #include <gtest/gtest.h>
 

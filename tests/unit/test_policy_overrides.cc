@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests of the policy overrides (what CLI flags do to a Policy), env files,
 // parse_size and Origin::describe.
-#include "limits/limits.hpp"
+#include "plan/limits.hpp"
 #include "policy/policy.hpp"
 
 #include "test_support.hpp"

@@ -6,7 +6,7 @@
 
 #include "policy/policy.hpp"
 #include "util/strings.hpp"
-#include "workspace/pattern.hpp"
+#include "base/pattern.hpp"
 #include "workspace/scan.hpp"
 
 #include <sys/stat.h>
@@ -26,7 +26,7 @@ using agentjail::policy::WorkspaceMode;
 namespace {
 
 bool m(const char* pattern, const char* path, bool is_dir = false) {
-    return ws::Pattern(pattern).match(path, is_dir);
+    return agentjail::base::Pattern(pattern).match(path, is_dir);
 }
 
 // The default protect list, as policies/default.toml writes it.

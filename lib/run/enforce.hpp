@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-namespace agentjail::limits {
+namespace agentjail::run {
 
 // The limits of a plan in the public form the result record reports.
-RunLimits run_limits(const Settings& s);
+RunLimits run_limits(const limits::Settings& s);
 
 class Enforcer {
 public:
@@ -47,4 +47,4 @@ private:
     rusage before_{};
 };
 
-}  // namespace agentjail::limits
+}  // namespace agentjail::run

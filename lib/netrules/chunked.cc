@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "net/chunked.hpp"
+#include "netrules/chunked.hpp"
 
 #include <algorithm>
 

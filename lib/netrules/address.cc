@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Numeric host parsing (inet_aton's forms, written out here because glibc's
 // inet_aton accepts trailing garbage after a space) and address classification.
-#include "net/address.hpp"
+#include "netrules/address.hpp"
 
 #include <arpa/inet.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The proxy's per-run bounds from the run's limits (pure arithmetic): how many
 // connections at once, and how much kernel memory each may hold.
-#include "net/proxy.hpp"
+#include "netrules/settings.hpp"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 // names are resolved by the proxy (socks5h), so the sandbox needs no resolver.
 #pragma once
 
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 
 #include <cstddef>
 #include <cstdint>

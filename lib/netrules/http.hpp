@@ -4,7 +4,7 @@
 // fully understand is refused, never guessed at), and their origin-form rewrite.
 #pragma once
 
-#include "net/redact.hpp"
+#include "netrules/redact.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // The Enforcer: cgroup creation or the degraded fallback, the launch hooks, and the
 // statistics that go into RunResult (getrusage of the reaped children when there
 // is no cgroup to ask).
-#include "limits/enforce.hpp"
+#include "run/enforce.hpp"
 
 #include "util/fault.hpp"
 
@@ -11,9 +11,9 @@
 
 #include <algorithm>
 
-namespace agentjail::limits {
+namespace agentjail::run {
 
-RunLimits run_limits(const Settings& s) {
+RunLimits run_limits(const limits::Settings& s) {
     RunLimits l;
     l.memory_bytes = s.memory_bytes.value_or(0);
     l.swap_bytes = s.swap_bytes.value_or(0);
@@ -106,4 +106,4 @@ void Enforcer::finish(RunResult& r) {
     r.memory_peak_bytes = static_cast<std::uint64_t>(after.ru_maxrss) * 1024;  // the largest one
 }
 
-}  // namespace agentjail::limits
+}  // namespace agentjail::run

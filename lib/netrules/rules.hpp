@@ -4,7 +4,7 @@
 // decision for one destination (deny wins; nothing is allowed by default).
 #pragma once
 
-#include "net/address.hpp"
+#include "netrules/address.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `**` path pattern matcher (hide and protect rules): segments, classes and
 // the leading-dot rule of glob(3).
-#include "workspace/pattern.hpp"
+#include "base/pattern.hpp"
 
-namespace agentjail::workspace {
+namespace agentjail::base {
 
 namespace {
 
@@ -146,4 +146,4 @@ bool Pattern::match(std::string_view rel, bool is_dir) const {
     return match_segments(split_path(rel), is_dir);
 }
 
-}  // namespace agentjail::workspace
+}  // namespace agentjail::base

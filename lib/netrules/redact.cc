@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Secret placement in request headers and the reverse replacement in responses:
 // a value goes out only in a credential header and never comes back in clear.
-#include "net/redact.hpp"
-#include "net/ascii.hpp"
+#include "netrules/redact.hpp"
+#include "netrules/ascii.hpp"
 
 #include <algorithm>
 #include <cctype>

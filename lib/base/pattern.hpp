@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace agentjail::workspace {
+namespace agentjail::base {
 
 // A pattern split at '/': "**" is zero or more directories; within a segment "*"
 // is any run, "?" one character, "[...]" a class ("[!...]" or "[^...]" negated,
@@ -50,4 +50,4 @@ bool has_wildcard(std::string_view s);
 // Splits a relative path at '/', dropping empty parts.
 std::vector<std::string_view> split_path(std::string_view rel);
 
-}  // namespace agentjail::workspace
+}  // namespace agentjail::base

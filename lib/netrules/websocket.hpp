@@ -4,7 +4,7 @@
 // origin's 101 really completes that handshake (pure code, no system calls).
 #pragma once
 
-#include "net/http.hpp"
+#include "netrules/http.hpp"
 
 #include <string>
 #include <string_view>

@@ -2,10 +2,10 @@
 // Request-head parsing for the proxy. Strict on purpose: the head decides which
 // host the proxy connects to, so an ambiguous one (bare LF mixed with CRLF
 // obs-folds, a space before the colon, two Host headers) is a 400.
-#include "net/http.hpp"
-#include "net/ascii.hpp"
+#include "netrules/http.hpp"
+#include "netrules/ascii.hpp"
 
-#include "net/websocket.hpp"
+#include "netrules/websocket.hpp"
 
 #include <arpa/inet.h>
 

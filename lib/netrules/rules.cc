@@ -2,7 +2,7 @@
 // Host pattern parsing and matching, and the two checks of every destination:
 // the name against the rules, then each resolved address against the ranges the
 // host-side proxy must never reach (it runs in the host's network, NET-03).
-#include "net/rules.hpp"
+#include "netrules/rules.hpp"
 
 #include <algorithm>
 #include <cctype>

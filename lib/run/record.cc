@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The result record: classifying a RunResult into a status, and writing it as JSON
 // with nlohmann-json (never by hand: a message holding a quote must stay valid).
-#include "limits/record.hpp"
+#include "run/record.hpp"
 
-#include "limits/limits.hpp"
+#include "plan/limits.hpp"
 
 #include "base/time.hpp"
 #include "base/version.hpp"
@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <ctime>
 
-namespace agentjail::limits {
+namespace agentjail::run {
 
 using units::format_duration;
 using units::format_size;
@@ -258,4 +258,4 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
     return dump(j, indent);
 }
 
-}  // namespace agentjail::limits
+}  // namespace agentjail::run

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-namespace agentjail::limits {
+namespace agentjail::run {
 
 inline constexpr int record_schema_version = 1;
 
@@ -42,4 +42,4 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
 std::string error_record_json(const Error& e, std::chrono::system_clock::time_point start, double wall_time_s,
                               const std::optional<RunLimits>& limits, int indent = 2);
 
-}  // namespace agentjail::limits
+}  // namespace agentjail::run

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "net/socks.hpp"
+#include "netrules/socks.hpp"
 
-#include "net/address.hpp"
+#include "netrules/address.hpp"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // WebSocket handshake checks for the proxy: the request it lets upgrade and the
 // origin's 101 that must answer exactly that request.
-#include "net/websocket.hpp"
-#include "net/ascii.hpp"
+#include "netrules/websocket.hpp"
+#include "netrules/ascii.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>
