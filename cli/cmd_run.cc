@@ -108,6 +108,8 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused) {
         say("warning: the sandbox shares the host's network (" +
             inv->policy->raw().network.mode.origin.describe() + ")");
     SpawnOptions so;
+    // Checked against the one plan the run builds (not a second one built here).
+    so.check_plan = [&rec](const plan::Plan& p) { return check_result_file(rec, p); };
     so.tty_raw = inv->tty_raw;
     if (inv->no_tty) so.terminal = SpawnOptions::Terminal::pipes;
     so.on_warning = [](const std::string& w) {

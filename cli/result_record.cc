@@ -101,14 +101,12 @@ Result<void> prepare_record(RecordRequest& req, const Invocation& inv) {
         // every descriptor before execve.
         (void)::fcntl(req.json_fd, F_SETFD, FD_CLOEXEC);
     }
-    if (req.file.empty() || !inv.policy || inv.command.empty()) return {};
-    // The result file obeys the plan's rules like the logs: the same plan the run
-    // builds, so "inside the sandbox" means what the run will bind read-write.
-    auto host = plan::HostFacts::current();
-    if (!host) return {};  // the spawn reports the same failure, with the record
-    auto plan = plan::build(inv.policy->raw(), inv.command, *host);
-    if (!plan) return {};
-    req.file_rules = plan->host_files;
+    return {};
+}
+
+Result<void> check_result_file(RecordRequest& req, const plan::Plan& plan) {
+    if (req.file.empty()) return {};
+    req.file_rules = plan.host_files;
     auto checked = sys::check_host_file(req.file, req.file_rules, "result file");
     if (!checked) {
         req.file.clear();  // refused: not written either when reporting this

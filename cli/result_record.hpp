@@ -36,11 +36,14 @@ struct RecordRequest {
 // that a failure while parsing the rest (a bad policy) still gets its XX record.
 RecordRequest prescan_record_flags(const std::vector<std::string>& args, const std::string& cwd);
 
-// The record's flags of a parsed invocation, with the plan's rules for the result
-// file; fails (exit 125) when the result file is refused (a link, inside the
-// sandbox) or --json-fd names no writable descriptor, before anything runs.
+// The record's flags of a parsed invocation; fails (exit 125) when --json-fd names
+// no writable descriptor, before anything runs.
 struct Invocation;
 Result<void> prepare_record(RecordRequest& req, const Invocation& inv);
+// The result file obeys the plan's rules like the logs, checked against the plan the
+// run builds (SpawnOptions::check_plan), so "inside the sandbox" means what the run
+// will bind read-write. Refused: the file is forgotten (no record goes there).
+Result<void> check_result_file(RecordRequest& req, const plan::Plan& plan);
 
 // The limits a loaded policy asks for, for the record of a run that failed.
 RunLimits record_limits(const policy::Policy& p);

@@ -26,6 +26,9 @@ namespace agentjail {
 namespace policy {
 struct Policy;  // the library's internal policy data (lib/policy/policy.hpp)
 }
+namespace plan {
+struct Plan;  // what a run carries out (lib/plan/plan.hpp)
+}
 
 
 // A loaded, merged and validated policy plus the overrides applied to it.
@@ -111,6 +114,9 @@ struct SpawnOptions {
     // carried out, with the plan as `agentjail explain` prints it and its notes: the
     // plan this run carries out, not a second one built to be shown (the CLI's -v).
     std::function<void(const std::string& plan_text, const std::vector<std::string>& notes)> on_plan;
+    // The project's own callers (the CLI): a check of the plan the run builds, before
+    // anything is made; an error ends the spawn with it.
+    std::function<Result<void>(const plan::Plan&)> check_plan;
 
     // The identity the command runs as (both or neither). Only root may name one
     // other than its own; the command then owns its files as that uid/gid, with no

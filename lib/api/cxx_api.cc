@@ -346,6 +346,8 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
     if (!options.result_file.empty())
         if (auto r = sys::check_host_file(options.result_file, plan->host_files, "result file"); !r)
             return staged(std::move(r).error(), ErrorStage::plan);
+    if (options.check_plan)
+        if (auto r = options.check_plan(*plan); !r) return staged(std::move(r).error(), ErrorStage::plan);
     if (options.on_plan) options.on_plan(plan::to_text(*plan), plan->notes);
     if (options.on_warning)
         for (const auto& w : plan->warnings) options.on_warning(w);
