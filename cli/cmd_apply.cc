@@ -37,7 +37,7 @@ std::string apply_help() {
 std::string root_for(const Context& ctx) {
     std::vector<std::string> env;
     for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
-    return workspace::runs_root(env, ctx.home);
+    return sys::runs_root(env, ctx.home);
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ std::string discard_help() {
 Result<std::string> root_dir() {
     auto host = plan::HostFacts::current();
     if (!host) return std::move(host).error();
-    return workspace::runs_root(host->environ, host->home);
+    return sys::runs_root(host->environ, host->home);
 }
 
 }  // namespace
@@ -118,7 +118,7 @@ int cmd_discard(const std::vector<std::string>& args) {
         auto rec = workspace::load_run(*root, id);
         if (!rec) {
             // A run whose record is unreadable can still go, if it is one.
-            if (!workspace::valid_run_id(id) || rec.error().code() == ENOENT) {
+            if (!sys::valid_run_id(id) || rec.error().code() == ENOENT) {
                 status = report(rec.error().wrap("discard"));
                 continue;
             }

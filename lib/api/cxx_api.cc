@@ -361,17 +361,15 @@ Result<Sandbox> Sandbox::spawn(const Policy& policy, const std::vector<std::stri
         }
     } abandon_guard{&overlay};
     if (plan->workspace_mode == policy::WorkspaceMode::overlay) {
-        auto ov = workspace::OverlayRun::start(*plan, workspace::runs_root(host->environ, host->home),
-                                               workspace::protect_patterns(policy.raw()));
+        auto ov = workspace::OverlayRun::start(*plan, workspace::protect_patterns(policy.raw()));
         if (!ov) return staged(std::move(ov).error(), ErrorStage::prepare);
         overlay = std::move(*ov);
     }
-    // Clone mode: the clone is made here, on the host, and bound in the workspace's
-    // place; `explain` builds the same plan but never comes here.
+    // Clone mode: the clone is made here, on the host, where the plan binds the
+    // workspace from; `explain` prints the same plan but never comes here.
     std::unique_ptr<workspace::CloneRun> clone;
     if (plan->workspace_mode == policy::WorkspaceMode::clone) {
         workspace::CloneOptions co;
-        co.runs_root = workspace::runs_root(host->environ, host->home);
         co.commit_uncommitted = policy.raw().workspace_commit_uncommitted.value;
         auto c = workspace::CloneRun::prepare(*plan, co);
         if (!c) return staged(std::move(c).error(), ErrorStage::prepare);

@@ -276,10 +276,18 @@ std::string to_json(const Plan& plan) {
         m["mode"] = op.mode;
         m["why"] = op.why;
         if (op.placeholder) m["placeholder"] = true;
+        if (op.kind == MountKind::overlay) {
+            m["upper"] = op.upper;
+            m["work"] = op.work;
+        }
         mounts.push_back(std::move(m));
     }
     j["mounts"] = std::move(mounts);
     j["workspace_mode"] = policy::workspace_mode_name(plan.workspace_mode);
+    // Clone and overlay modes: the run's id and state directory. `explain` shows the
+    // id this plan took; every run takes a fresh one.
+    j["run_id"] = plan.run_id.empty() ? json(nullptr) : json(plan.run_id);
+    j["run_dir"] = plan.run_dir.empty() ? json(nullptr) : json(plan.run_dir);
     json guards = json::array();
     for (const auto& g : plan.guards) {
         json o;

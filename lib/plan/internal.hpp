@@ -123,6 +123,10 @@ Result<void> plan_agent_exec(const policy::Policy& policy, Plan& plan, std::vect
 // [workspace] mode = "overlay": the workspace's bind becomes an overlay with the
 // workspace as its lower layer (overlay.cc); after build_mounts and the host-file rules.
 Result<void> overlay_workspace(const policy::Policy& policy, Plan& plan);
+// Clone and overlay modes: the run's id and state directory, and what the sandbox
+// gets from there: the overlay's upper and work layers, or the clone bound at the
+// workspace's path (whose guards then have nothing to guard) (overlay.cc).
+Result<void> run_state(const HostFacts& host, Plan& plan);
 
 // Fills plan.env and plan.exec_candidates (plan.home and plan.cwd are set).
 Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan& plan);

@@ -4,6 +4,7 @@
 #include "plan/internal.hpp"
 
 #include "util/strings.hpp"
+#include "sys/state_dir.hpp"
 
 #include <pwd.h>
 #include <sched.h>
@@ -227,6 +228,7 @@ Result<HostFacts> HostFacts::current() {
     h.cwd = canon ? *canon : std::string(cwd.data());
 
     for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) h.environ.emplace_back(*e);
+    h.run_id = sys::new_run_id();
     for (int res : {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU}) {
         struct rlimit rl {};
         if (::getrlimit(res, &rl) == 0) h.rlimit_hard.emplace_back(res, static_cast<std::uint64_t>(rl.rlim_max));
@@ -354,6 +356,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         if (m.kind == MountKind::bind && !m.read_only)
             plan.host_files.sandbox_writable.push_back({m.src, m.why});
     if (auto r = detail::overlay_workspace(policy, plan); !r) return std::move(r).error();
+    if (auto r = detail::run_state(host, plan); !r) return std::move(r).error();
     plan.host_files.allow_in_sandbox = policy.log_in_sandbox.value;
     plan.host_files.allow_origin = detail::describe(policy.log_in_sandbox.origin);
     if (auto r = detail::build_network(policy, host, ctx, key, plan); !r) return std::move(r).error();

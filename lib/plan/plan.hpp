@@ -37,6 +37,9 @@ struct HostFacts {
     // directory, its mount points, the git identity file); the plan's notes say
     // what a run would make. Everything else is the plan a run carries out.
     bool dry_run = false;
+    // The run id a clone or overlay run takes (sys::new_run_id(), drawn by current()):
+    // the plan names the run's state directory with it. Empty: build() draws one.
+    std::string run_id;
 
     static Result<HostFacts> current();
     // The facts of a run as uid/gid, started by this process: the user's name and home
@@ -150,6 +153,12 @@ struct Plan {
     // its own path, but what is mounted there is the run's clone or overlay, made by
     // the launcher (lib/workspace), not the user's directory.
     policy::WorkspaceMode workspace_mode = policy::WorkspaceMode::direct;
+    // Clone and overlay modes: the run's id and state directory (the runs root, its
+    // existing part resolved, then the id). The plan says what is mounted from there
+    // (the clone, the overlay's upper and work layers); lib/workspace makes exactly
+    // that, and records this plan there (plan.json). Empty in direct mode.
+    std::string run_id;
+    std::string run_dir;
     std::string home;       // HOME inside
     std::string cwd;        // inside, absolute
 

@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <utility>
 
 namespace agentjail::sys {
@@ -217,6 +219,70 @@ Result<void> remove_tree_at(int dirfd, const std::string& what) {
         }
     }
     return {};
+}
+
+std::string runs_root(const std::vector<std::string>& environ, const std::string& home) {
+    return util::normalize_path(state_home(environ, home) + "/agentjail/runs");
+}
+
+
+std::string new_run_id(long long now) {
+    std::time_t t = now ? static_cast<std::time_t>(now) : std::time(nullptr);
+    std::tm tm {};
+    ::gmtime_r(&t, &tm);
+    char when[32];
+    std::strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+    unsigned char rnd[3] = {0, 0, 0};
+    ssize_t got = ::getrandom(rnd, sizeof rnd, 0);
+    if (got != static_cast<ssize_t>(sizeof rnd)) {
+        // getrandom cannot fail for 3 bytes once the pool is ready; a clock-based
+        // fallback still gives distinct ids (create_run retries on a clash).
+        struct timespec ts {};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned long v = static_cast<unsigned long>(ts.tv_nsec) ^ static_cast<unsigned long>(::getpid());
+        rnd[0] = v & 0xff;
+        rnd[1] = (v >> 8) & 0xff;
+        rnd[2] = (v >> 16) & 0xff;
+    }
+    char out[48];
+    std::snprintf(out, sizeof out, "%s-%02x%02x%02x", when, rnd[0], rnd[1], rnd[2]);
+    return out;
+}
+
+
+bool valid_run_id(const std::string& id) {
+    // YYYYMMDD-HHMMSS-xxxxxx
+    if (id.size() != 22) return false;
+    for (size_t i = 0; i < id.size(); ++i) {
+        char c = id[i];
+        if (i == 8 || i == 15) {
+            if (c != '-') return false;
+        } else if (i < 15) {
+            if (c < '0' || c > '9') return false;
+        } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+
+std::string resolve_existing(const std::string& path) {
+    std::string cur = util::normalize_path(path);
+    std::string rest;
+    while (!cur.empty()) {
+        if (char* real = ::realpath(cur.c_str(), nullptr)) {
+            std::string out = real;
+            ::free(real);
+            if (rest.empty()) return out;
+            return out == "/" ? rest : out + rest;
+        }
+        if (cur == "/") break;
+        const auto slash = cur.rfind('/');
+        rest = cur.substr(slash) + rest;
+        cur = slash == 0 ? "/" : cur.substr(0, slash);
+    }
+    return util::normalize_path(path);
 }
 
 }  // namespace agentjail::sys

@@ -39,4 +39,22 @@ Result<void> remove_at(int dirfd, const std::string& name, const std::string& wh
 Result<void> replace_file_at(int dirfd, const char* name, std::string_view text, unsigned mode,
                              const std::string& what);
 
+// The root of all runs' state for a caller: $XDG_STATE_HOME/agentjail/runs when
+// XDG_STATE_HOME is set to an absolute path in `environ`, else
+// <home>/.local/state/agentjail/runs. Pure.
+std::string runs_root(const std::vector<std::string>& environ, const std::string& home);
+
+
+// A fresh run id: UTC time to the second (sortable) and 24 random bits,
+// "20261202-011500-ab12cd". `now` 0: the current time.
+std::string new_run_id(long long now = 0);
+
+// Whether `id` has the form new_run_id makes (no '/', no "..": safe as a name).
+bool valid_run_id(const std::string& id);
+
+
+// path with its longest existing prefix resolved (realpath) and the rest as written:
+// where a directory agentjail is about to make there will be, free of links.
+std::string resolve_existing(const std::string& path);
+
 }  // namespace agentjail::sys

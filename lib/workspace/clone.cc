@@ -211,7 +211,7 @@ std::string neutral_git_config(bool sha256) {
     return s;
 }
 
-Result<std::unique_ptr<CloneRun>> CloneRun::prepare(plan::Plan& plan, const CloneOptions& opt) {
+Result<std::unique_ptr<CloneRun>> CloneRun::prepare(const plan::Plan& plan, const CloneOptions& opt) {
     const std::string ws = plan.workspace;
     if (ws.empty()) return refuse("there is no workspace to clone (clone mode needs one)");
     // The repository: the workspace's own .git (a directory, or a file naming the
@@ -254,7 +254,7 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(plan::Plan& plan, const Clon
 
     auto run = std::unique_ptr<CloneRun>(new CloneRun());
     run->opt_ = opt;
-    run->root_ = opt.runs_root;
+    run->root_ = plan.run_dir.substr(0, plan.run_dir.rfind('/'));
     run->workspace_ = ws;
     run->user_git_ = common_dir;
     auto fmt = run_git(user, {"rev-parse", "--show-object-format"});
@@ -270,10 +270,10 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(plan::Plan& plan, const Clon
             m.dst != ws && util::path_within(m.dst, ws))
             run->hidden_.push_back(m.dst.substr(ws.size() + 1));
 
-    auto rd = create_run(opt.runs_root);
+    auto rd = create_planned_run(plan);
     if (!rd) return std::move(rd).error();
     run->run_ = std::move(*rd);
-    run->clone_ = run->run_.path + "/clone";
+    run->clone_ = plan.run_dir + "/clone";
     run->rec_.id = run->run_.id;
     run->rec_.mode = "clone";
     run->rec_.workspace = ws;
@@ -361,18 +361,6 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(plan::Plan& plan, const Clon
             (void)run_git(clone, {"reset", "-q", "--no-refresh"});
     }
 
-    // The sandbox sees the clone at the workspace's own path; the user's
-    // directory is not mounted, so the guards of its names have nothing to guard.
-    for (auto& m : plan.mounts)
-        if (m.kind == plan::MountKind::bind && m.dst == ws && m.src == ws) m.src = run->clone_;
-    for (auto& w : plan.host_files.sandbox_writable)
-        if (w.path == ws) {
-            w.path = run->clone_;
-            w.why = "the clone of the workspace";
-        }
-    plan.guards.erase(std::remove_if(plan.guards.begin(), plan.guards.end(),
-                                     [&](const plan::Guard& g) { return util::path_within(g.host, ws); }),
-                      plan.guards.end());
     run->rec_.status = "running";
     if (auto r = write_record(run->run_, run->rec_); !r) return std::move(r).error();
     return run;

@@ -18,17 +18,15 @@
 namespace agentjail::workspace {
 
 struct CloneOptions {
-    std::string runs_root;          // runs_root(environ, home)
     bool commit_uncommitted = true;  // the work tree's changes as one extra commit
 };
 
 class CloneRun {
 public:
     // Makes the clone of plan.workspace's repository (which must be its top level)
-    // and points the plan's workspace bind at it; the plan's guards of names in the
-    // user's workspace go (the sandbox does not see it). Refused, with a message
-    // saying to use overlay mode, when the workspace is not a git repository.
-    static Result<std::unique_ptr<CloneRun>> prepare(plan::Plan& plan, const CloneOptions& opt);
+    // where the plan binds the workspace from (plan.run_dir/clone). Refused, with a
+    // message saying to use overlay mode, when the workspace is not a git repository.
+    static Result<std::unique_ptr<CloneRun>> prepare(const plan::Plan& plan, const CloneOptions& opt);
 
     // The sandbox ran (spawn succeeded): from now on the run's state is kept.
     void launched() { launched_ = true; }

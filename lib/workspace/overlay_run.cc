@@ -144,18 +144,17 @@ std::vector<std::string> protect_patterns(const policy::Policy& policy) {
     return out;
 }
 
-Result<std::unique_ptr<OverlayRun>> OverlayRun::start(plan::Plan& plan, const std::string& runs_root,
-                                                      std::vector<std::string> protect) {
-    plan::MountOp* op = nullptr;
-    for (auto& m : plan.mounts)
+Result<std::unique_ptr<OverlayRun>> OverlayRun::start(const plan::Plan& plan, std::vector<std::string> protect) {
+    const plan::MountOp* op = nullptr;
+    for (const auto& m : plan.mounts)
         if (m.kind == plan::MountKind::overlay && m.src == plan.workspace) op = &m;
-    if (op == nullptr)
-        return Error(ErrorKind::internal, EINVAL, "overlay mode: the plan has no overlay of the workspace");
+    if (op == nullptr || op->upper != plan.run_dir + "/upper" || op->work != plan.run_dir + "/work")
+        return Error(ErrorKind::internal, EINVAL, "overlay mode: the plan has no overlay of the workspace in its run");
 
-    auto dir = create_run(runs_root);
+    auto dir = create_planned_run(plan);
     if (!dir) return std::move(dir).error();
     std::unique_ptr<OverlayRun> run(new OverlayRun);
-    run->root_ = runs_root;
+    run->root_ = plan.run_dir.substr(0, plan.run_dir.rfind('/'));
     run->dir_ = std::move(*dir);
     run->workspace_ = plan.workspace;
     run->protect_ = std::move(protect);
@@ -163,21 +162,11 @@ Result<std::unique_ptr<OverlayRun>> OverlayRun::start(plan::Plan& plan, const st
         (void)remove_run(run->root_, run->dir_.id);
         return e;
     };
-    auto real = real_path(run->dir_.fd.get(), "run directory " + run->dir_.path);
-    if (!real) return fail(std::move(real).error());
-    // The upper layer inside the lower one would show the sandbox its own layer
-    // (and overlayfs refuses overlapping layers anyway).
-    if (util::path_within(*real, plan.workspace))
-        return fail(Error(ErrorKind::invalid_input, EINVAL,
-                          "overlay mode: the run's state directory " + *real + " is inside the workspace " +
-                              plan.workspace + "; set XDG_STATE_HOME to a directory outside it"));
     auto upper = sub_dir(run->dir_.fd.get(), "upper", true);
-    if (!upper) return fail(std::move(upper).error().wrap("run directory " + *real));
+    if (!upper) return fail(std::move(upper).error().wrap("run directory " + plan.run_dir));
     auto work = sub_dir(run->dir_.fd.get(), "work", true);
-    if (!work) return fail(std::move(work).error().wrap("run directory " + *real));
-    run->upper_ = *real + "/upper";
-    op->upper = run->upper_;
-    op->work = *real + "/work";
+    if (!work) return fail(std::move(work).error().wrap("run directory " + plan.run_dir));
+    run->upper_ = op->upper;
 
     auto snap = snapshot(plan.workspace);
     if (!snap) return fail(std::move(snap).error());

@@ -25,12 +25,11 @@ std::vector<std::string> protect_patterns(const policy::Policy& policy);
 
 class OverlayRun {
 public:
-    // Makes the run's directory under runs_root (upper/ and work/ in it), points
-    // the plan's overlay op at them, and takes the workspace's snapshot (what a
+    // Makes the run's directory the plan names (plan.run_dir, with upper/ and work/,
+    // where the plan's overlay op points) and takes the workspace's snapshot (what a
     // conflict at apply time is measured against). Nothing exists yet for the
     // sandbox: a failure here leaves no run behind.
-    static Result<std::unique_ptr<OverlayRun>> start(plan::Plan& plan, const std::string& runs_root,
-                                                     std::vector<std::string> protect);
+    static Result<std::unique_ptr<OverlayRun>> start(const plan::Plan& plan, std::vector<std::string> protect);
 
     // After the sandbox is gone: reads the change set from the upper layer, writes
     // it (changes.json) and run.json, and fills `out` with the report. The upper

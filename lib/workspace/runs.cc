@@ -5,6 +5,7 @@
 // and agentjail must not write, read or delete through them.
 #include "workspace/runs.hpp"
 
+#include "plan/plan.hpp"
 #include "util/strings.hpp"
 #include "sys/state_dir.hpp"
 
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
@@ -97,55 +99,16 @@ Result<std::string> read_at(int dirfd, const char* name, const std::string& what
 }  // namespace
 
 
-std::string runs_root(const std::vector<std::string>& environ, const std::string& home) {
-    return util::normalize_path(sys::state_home(environ, home) + "/agentjail/runs");
-}
 
-
-std::string new_run_id(long long now) {
-    std::time_t t = now ? static_cast<std::time_t>(now) : std::time(nullptr);
-    std::tm tm {};
-    ::gmtime_r(&t, &tm);
-    char when[32];
-    std::strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-    unsigned char rnd[3] = {0, 0, 0};
-    ssize_t got = ::getrandom(rnd, sizeof rnd, 0);
-    if (got != static_cast<ssize_t>(sizeof rnd)) {
-        // getrandom cannot fail for 3 bytes once the pool is ready; a clock-based
-        // fallback still gives distinct ids (create_run retries on a clash).
-        struct timespec ts {};
-        ::clock_gettime(CLOCK_MONOTONIC, &ts);
-        unsigned long v = static_cast<unsigned long>(ts.tv_nsec) ^ static_cast<unsigned long>(::getpid());
-        rnd[0] = v & 0xff;
-        rnd[1] = (v >> 8) & 0xff;
-        rnd[2] = (v >> 16) & 0xff;
-    }
-    char out[48];
-    std::snprintf(out, sizeof out, "%s-%02x%02x%02x", when, rnd[0], rnd[1], rnd[2]);
-    return out;
-}
-
-bool valid_run_id(const std::string& id) {
-    // YYYYMMDD-HHMMSS-xxxxxx
-    if (id.size() != 22) return false;
-    for (size_t i = 0; i < id.size(); ++i) {
-        char c = id[i];
-        if (i == 8 || i == 15) {
-            if (c != '-') return false;
-        } else if (i < 15) {
-            if (c < '0' || c > '9') return false;
-        } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-            return false;
-        }
-    }
-    return true;
-}
-
-Result<RunDir> create_run(const std::string& root) {
+Result<RunDir> create_run(const std::string& root, const std::string& given_id) {
     auto r = open_root(root, true);
     if (!r) return std::move(r).error();
+    if (!given_id.empty() && !sys::valid_run_id(given_id))
+        return bad("'" + util::printable(given_id) + "' is not a run id");
     for (int attempt = 0; attempt < 16; ++attempt) {
-        std::string id = new_run_id();
+        std::string id = given_id.empty() ? sys::new_run_id() : given_id;
+        if (!given_id.empty() && attempt > 0)
+            return Error(ErrorKind::setup, EEXIST, "run directory " + root + "/" + id + " exists already");
         if (::mkdirat(r->get(), id.c_str(), 0700) != 0) {
             if (errno == EEXIST) continue;
             return sys_error(errno, "run directory " + root + "/" + id);
@@ -158,7 +121,7 @@ Result<RunDir> create_run(const std::string& root) {
 }
 
 Result<RunDir> open_run(const std::string& root, const std::string& id) {
-    if (!valid_run_id(id))
+    if (!sys::valid_run_id(id))
         return bad("'" + util::printable(id) +
                    "' is not a run id (they look like 20261202-011500-ab12cd; `agentjail runs` lists them)");
     auto r = open_root(root, false);
@@ -230,6 +193,41 @@ Result<void> write_record(const RunDir& dir, const RunRecord& rec) {
 }
 
 
+Result<RunDir> create_planned_run(const plan::Plan& plan) {
+    if (plan.run_id.empty() || plan.run_dir.empty())
+        return Error(ErrorKind::internal, EINVAL, "the plan names no run directory");
+    const std::string root = plan.run_dir.substr(0, plan.run_dir.rfind('/'));
+    auto dir = create_run(root, plan.run_id);
+    if (!dir) return dir;
+    // The kernel's name for what was made must be the plan's: the layers and the
+    // clone are mounted by that path. A link planted on the way since the plan was
+    // made would show here.
+    char buf[PATH_MAX];
+    const std::string proc = "/proc/self/fd/" + std::to_string(dir->fd.get());
+    ssize_t n = ::readlink(proc.c_str(), buf, sizeof buf - 1);
+    if (n < 0) {
+        int err = errno;
+        (void)remove_run(root, plan.run_id);
+        return sys_error(err, "run directory " + dir->path);
+    }
+    const std::string real(buf, static_cast<size_t>(n));
+    if (real != plan.run_dir) {
+        (void)remove_run(root, plan.run_id);
+        return Error(ErrorKind::setup, EXDEV,
+                     "run directory: the plan named " + plan.run_dir + " but it is " + real +
+                         " (a link changed under the state directory since the plan was made): refused");
+    }
+    dir->path = real;
+    // The plan as it runs, beside the run's record: what `explain` would print for it.
+    if (auto w = sys::replace_file_at(dir->fd.get(), "plan.json", plan::to_json(plan) + "\n", 0600,
+                                      "run plan " + real + "/plan.json");
+        !w) {
+        (void)remove_run(root, plan.run_id);
+        return std::move(w).error();
+    }
+    return dir;
+}
+
 Result<RunRecord> load_run(const std::string& root, const std::string& id) {
     auto d = open_run(root, id);
     if (!d) return std::move(d).error();
@@ -260,7 +258,7 @@ Result<std::vector<RunRecord>> list_runs(const std::string& root) {
     }
     std::vector<std::string> ids;
     while (dirent* e = ::readdir(dir))
-        if (valid_run_id(e->d_name)) ids.emplace_back(e->d_name);
+        if (sys::valid_run_id(e->d_name)) ids.emplace_back(e->d_name);
     ::closedir(dir);
     std::sort(ids.begin(), ids.end());
     for (const auto& id : ids) {

@@ -14,6 +14,10 @@
 #include <string_view>
 #include <vector>
 
+namespace agentjail::plan {
+struct Plan;
+}
+
 namespace agentjail::workspace {
 
 // What run.json holds. Strings are as given (paths are host paths, canonical);
@@ -38,19 +42,7 @@ struct RunRecord {
     std::string dir;
 };
 
-// The root of all runs' state for a caller: $XDG_STATE_HOME/agentjail/runs when
-// XDG_STATE_HOME is set to an absolute path in `environ`, else
-// <home>/.local/state/agentjail/runs. Pure.
-std::string runs_root(const std::vector<std::string>& environ, const std::string& home);
 
-
-
-// A fresh run id: UTC time to the second (sortable) and 24 random bits,
-// "20261202-011500-ab12cd". `now` 0: the current time.
-std::string new_run_id(long long now = 0);
-
-// Whether `id` has the form new_run_id makes (no '/', no "..": safe as a name).
-bool valid_run_id(const std::string& id);
 
 // An open run directory.
 struct RunDir {
@@ -60,11 +52,16 @@ struct RunDir {
 };
 
 // Opens `root`, creating what is missing of it (mode 0700), and makes a new run
-// directory (0700) under a fresh id. The components of root below the first one
+// directory (0700) under a fresh id (or under `id`, which must be free). The components of root below the first one
 // that exists are created and opened with O_NOFOLLOW; agentjail/ and runs/ must be
 // directories of the caller's, not writable by others: a link or a foreign
 // directory planted there is refused, not followed.
-Result<RunDir> create_run(const std::string& root);
+Result<RunDir> create_run(const std::string& root, const std::string& id = "");
+
+// The run directory a clone or overlay plan names (plan.run_dir, under its id),
+// made as create_run does, then checked to be the plan's path exactly, with the
+// plan written into it (plan.json). Refused, and nothing left, otherwise.
+Result<RunDir> create_planned_run(const plan::Plan& plan);
 
 // Opens an existing run's directory (refused: an id that is not valid_run_id, a
 // link, no such run: ErrorKind::invalid_input, "no run <id>").

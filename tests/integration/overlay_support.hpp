@@ -3,6 +3,7 @@
 // the runs in a fake home's state directory, and a run's change set.
 #pragma once
 
+#include "common.hpp"
 #include "test_support.hpp"
 
 #include <nlohmann/json.hpp>
@@ -60,9 +61,9 @@ inline std::map<std::string, std::string> tree(const std::string& dir) {
 
 inline std::string runs_dir(const std::string& home) { return home + "/.local/state/agentjail/runs"; }
 
-inline std::vector<std::string> run_ids(const std::string& home) {
+inline std::vector<std::string> run_ids_in(const std::string& dir) {
     std::vector<std::string> ids;
-    DIR* d = ::opendir(runs_dir(home).c_str());
+    DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return ids;
     while (const dirent* e = ::readdir(d))
         if (e->d_name[0] != '.') ids.emplace_back(e->d_name);
@@ -70,6 +71,8 @@ inline std::vector<std::string> run_ids(const std::string& home) {
     std::sort(ids.begin(), ids.end());
     return ids;
 }
+
+inline std::vector<std::string> run_ids(const std::string& home) { return run_ids_in(runs_dir(home)); }
 
 // The change set as "kind type path" lines (changes.json of the run).
 inline std::set<std::string> change_lines(const std::string& home, const std::string& id) {
@@ -84,6 +87,36 @@ inline std::set<std::string> change_lines(const std::string& home, const std::st
 
 inline nlohmann::json run_record(const std::string& home, const std::string& id) {
     return nlohmann::json::parse(ajtest::read_file(runs_dir(home) + "/" + id + "/run.json"), nullptr, false);
+}
+
+// The plan a run recorded (plan.json in its state directory) against what `explain
+// --json` prints for the same command line, the run id (every run draws its own) put
+// equal: the same plan, where the overlay's layers and the clone come from included.
+inline void expect_explain_is_the_run(ajtest::Jail& jail, const std::vector<std::string>& flags,
+                               const ajtest::RunOptions& opts, const std::string& runs_dir) {
+    std::vector<std::string> ex{"explain", "--json"};
+    ex.insert(ex.end(), flags.begin(), flags.end());
+    ex.insert(ex.end(), {"--", "true"});
+    auto e = jail.run(ex, opts);
+    ASSERT_EQ(e.status, 0) << ajit::describe(e);
+    auto explained = nlohmann::json::parse(e.out, nullptr, false);
+    ASSERT_TRUE(explained.is_object()) << e.out;
+    ASSERT_TRUE(explained["run_id"].is_string()) << e.out;
+    std::vector<std::string> run = flags;
+    run.insert(run.end(), {"--", "true"});
+    auto r = jail.run(run, opts);
+    ASSERT_EQ(r.status, 0) << ajit::describe(r);
+    auto ids = run_ids_in(runs_dir);
+    ASSERT_EQ(ids.size(), 1u);
+    auto ran = nlohmann::json::parse(ajtest::read_file(runs_dir + "/" + ids[0] + "/plan.json"), nullptr, false);
+    ASSERT_TRUE(ran.is_object());
+    EXPECT_EQ(ran["run_id"], ids[0]);
+    // Control: the recorded plan names where the run's state really is.
+    EXPECT_TRUE(ajtest::contains(ran.dump(), ids[0] + "/")) << ran.dump(2);
+    std::string text = explained.dump();
+    const std::string id = explained["run_id"].get<std::string>();
+    for (auto at = text.find(id); at != std::string::npos; at = text.find(id, at)) text.replace(at, id.size(), ids[0]);
+    EXPECT_EQ(nlohmann::json::parse(text), ran) << "explain:\n" << explained.dump(2) << "\nthe run:\n" << ran.dump(2);
 }
 
 }  // namespace ajov

@@ -7,6 +7,7 @@
 // refusal outside a repository, runs/discard, and the C++ API making the clone.
 #include "common.hpp"
 #include "git_support.hpp"
+#include "overlay_support.hpp"
 #include "record.hpp"
 
 #include "api/api.hpp"
@@ -206,3 +207,13 @@ TEST_F(CloneMode, TheCxxApiMakesAndReturnsTheClone) {
 }
 
 }  // namespace
+
+// The plan `explain` prints for clone mode is the one the run carries out: the
+// workspace bound from the run's clone, no guard of the user's directory.
+TEST_F(CloneMode, ExplainPrintsThePlanTheRunCarriesOut) {
+    std::vector<std::string> flags = jail.base();
+    flags.insert(flags.end(), {"--workspace-mode", "clone"});
+    ajtest::RunOptions o = opts();
+    o.cwd = jail.ws();
+    ajov::expect_explain_is_the_run(jail, flags, o, state.path() + "/agentjail/runs");
+}

@@ -187,3 +187,14 @@ TEST_F(Overlay, RemovingTheRunTakesItsUpperLayer) {
 }
 
 }  // namespace
+
+
+TEST_F(Overlay, ExplainPrintsThePlanTheRunCarriesOut) {
+    jail.ws_dir().write("a.txt", "a\n");
+    ajtest::RunOptions o;
+    o.env = {"HOME=" + jail.home()};
+    o.cwd = jail.ws();
+    std::vector<std::string> flags = jail.base();
+    flags.insert(flags.end(), mode.begin(), mode.end());
+    ajov::expect_explain_is_the_run(jail, flags, o, ajov::runs_dir(jail.home()));
+}

@@ -4,6 +4,7 @@
 // apply on plain directories (upper layers without whiteouts).
 #include "test_plan_fixture.hpp"
 
+#include "sys/state_dir.hpp"
 #include "workspace/overlay.hpp"
 
 #include <sys/stat.h>
@@ -20,15 +21,21 @@ TEST(OverlayPlan, WorkspaceBindBecomesAnOverlayWithMasksOnTop) {
     PlanTree t;
     Policy pol = t.defaults();
     pol.workspace_mode = {WorkspaceMode::overlay, at("p.toml", 2, 8, "workspace.mode")};
-    auto r = plan::build(pol, {"tool"}, t.host());
+    auto host = t.host();
+    host.run_id = "20261206-010203-abcdef";
+    auto r = plan::build(pol, {"tool"}, host);
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(r->workspace_mode, WorkspaceMode::overlay);
+    EXPECT_EQ(r->run_id, host.run_id);
     const MountOp* op = find_op(*r, t.proj());
     ASSERT_NE(op, nullptr);
     EXPECT_EQ(op->kind, MountKind::overlay);
     EXPECT_EQ(op->src, t.proj());
     EXPECT_FALSE(op->read_only);
-    EXPECT_TRUE(op->upper.empty());  // set when the run starts
+    // The run's state is the plan's: the layers lie in its run directory.
+    EXPECT_EQ(r->run_dir.substr(r->run_dir.rfind('/') + 1), host.run_id);
+    EXPECT_EQ(op->upper, r->run_dir + "/upper");
+    EXPECT_EQ(op->work, r->run_dir + "/work");
     EXPECT_NE(op->why.find("p.toml:2:8"), std::string::npos) << op->why;
     const MountOp* env = find_op(*r, t.proj() + "/.env");
     ASSERT_NE(env, nullptr);
@@ -40,6 +47,28 @@ TEST(OverlayPlan, WorkspaceBindBecomesAnOverlayWithMasksOnTop) {
     auto d = plan::build(t.defaults(), {"tool"}, t.host());
     ASSERT_TRUE(d);
     EXPECT_EQ(find_op(*d, t.proj())->kind, MountKind::bind);
+    EXPECT_TRUE(d->run_dir.empty());
+}
+
+// Clone mode: the workspace is bound from the run's clone, and no guard of the
+// user's directory stays (the sandbox does not see it).
+TEST(OverlayPlan, CloneModeBindsTheRunsClone) {
+    PlanTree t;
+    Policy pol = t.defaults();
+    auto direct = plan::build(pol, {"tool"}, t.host());
+    ASSERT_TRUE(direct);
+    // Control: in direct mode the workspace's names are guarded.
+    EXPECT_TRUE(std::any_of(direct->guards.begin(), direct->guards.end(),
+                            [&](const plan::Guard& g) { return g.host.rfind(t.proj() + "/", 0) == 0; }));
+    pol.workspace_mode = {WorkspaceMode::clone, at("p.toml", 2, 8, "workspace.mode")};
+    auto r = plan::build(pol, {"tool"}, t.host());
+    ASSERT_TRUE(r) << r.error().message();
+    const MountOp* op = find_op(*r, t.proj());
+    ASSERT_NE(op, nullptr);
+    EXPECT_EQ(op->kind, MountKind::bind);
+    EXPECT_EQ(op->src, r->run_dir + "/clone");
+    EXPECT_TRUE(agentjail::sys::valid_run_id(r->run_id)) << r->run_id;
+    for (const auto& g : r->guards) EXPECT_NE(g.host.rfind(t.proj() + "/", 0), 0u) << g.host;
 }
 
 TEST(OverlayProtect, DefaultListMatchesWhatRunsLater) {

@@ -239,26 +239,26 @@ TEST(WorkspaceReport, ParseMode) {
 // ---- run state ----
 
 TEST(WorkspaceRuns, RootFollowsXdgStateHome) {
-    EXPECT_EQ(runs_root({"XDG_STATE_HOME=/s/state"}, "/home/u"), "/s/state/agentjail/runs");
-    EXPECT_EQ(runs_root({}, "/home/u"), "/home/u/.local/state/agentjail/runs");
+    EXPECT_EQ(agentjail::sys::runs_root({"XDG_STATE_HOME=/s/state"}, "/home/u"), "/s/state/agentjail/runs");
+    EXPECT_EQ(agentjail::sys::runs_root({}, "/home/u"), "/home/u/.local/state/agentjail/runs");
     // A relative value is invalid per the XDG spec and ignored.
-    EXPECT_EQ(runs_root({"XDG_STATE_HOME=rel"}, "/home/u"), "/home/u/.local/state/agentjail/runs");
+    EXPECT_EQ(agentjail::sys::runs_root({"XDG_STATE_HOME=rel"}, "/home/u"), "/home/u/.local/state/agentjail/runs");
 }
 
 TEST(WorkspaceRuns, IdsSortByTimeAndAreSafeNames) {
-    std::string a = new_run_id(1764638100);  // 2025-12-02 01:15:00 UTC
+    std::string a = agentjail::sys::new_run_id(1764638100);  // 2025-12-02 01:15:00 UTC
     EXPECT_EQ(a.substr(0, 16), "20251202-011500-");
-    EXPECT_TRUE(valid_run_id(a));
+    EXPECT_TRUE(agentjail::sys::valid_run_id(a));
     // A later second sorts after whatever the random part is.
-    EXPECT_LT(new_run_id(1764638100).substr(0, 16) + "ffffff", new_run_id(1764638101));
+    EXPECT_LT(agentjail::sys::new_run_id(1764638100).substr(0, 16) + "ffffff", agentjail::sys::new_run_id(1764638101));
     // The same second: the random part keeps them apart (24 bits; 4 tries make a
     // clash of all of them practically impossible).
     std::vector<std::string> same;
-    for (int i = 0; i < 4; ++i) same.push_back(new_run_id(1764638100));
+    for (int i = 0; i < 4; ++i) same.push_back(agentjail::sys::new_run_id(1764638100));
     EXPECT_FALSE(same[0] == same[1] && same[1] == same[2] && same[2] == same[3]);
     for (const char* bad : {"", "..", "../20251202-011500-ab12cd", "20251202-011500-ab12c/",
                             "20251202-011500-AB12CD", "20251202_011500-ab12cd", "20251202-011500-ab12cde"})
-        EXPECT_FALSE(valid_run_id(bad)) << bad;
+        EXPECT_FALSE(agentjail::sys::valid_run_id(bad)) << bad;
 }
 
 TEST(WorkspaceRuns, CreateWriteLoadListRemove) {
