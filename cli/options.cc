@@ -3,6 +3,7 @@
 // origin "command line (--flag)", and holds the help texts and error reporting.
 #include "options.hpp"
 
+#include "sys/caller.hpp"
 #include "util/strings.hpp"
 #include "plan/limits.hpp"
 
@@ -302,23 +303,14 @@ Result<void> apply_one(policy::Policy& p, const std::string& key, const std::str
 }  // namespace
 
 Result<Context> current_context() {
+    // The planner's rule (sys/caller.hpp): a flag's ~ and relative paths mean what the
+    // plan's do.
     Context c;
-    std::string buf(4096, '\0');
-    while (getcwd(buf.data(), buf.size()) == nullptr) {
-        if (errno != ERANGE)
-            return Error(ErrorKind::setup, errno,
-                         "the current directory: " + util::errno_text(errno));
-        buf.resize(buf.size() * 2);
-    }
-    c.cwd = buf.c_str();
-    const char* home = std::getenv("HOME");
-    if (home != nullptr && home[0] == '/') {
-        c.home = home;
-    } else if (const passwd* pw = getpwuid(getuid()); pw != nullptr && pw->pw_dir != nullptr) {
-        c.home = pw->pw_dir;
-    } else {
-        c.home = "/";
-    }
+    auto cwd = sys::caller_cwd();
+    if (!cwd) return std::move(cwd).error();
+    c.cwd = *cwd;
+    c.home = sys::caller_home();
+    if (c.home.empty()) c.home = "/";
     return c;
 }
 

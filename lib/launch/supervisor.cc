@@ -12,6 +12,7 @@
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 #include "util/thread_guard.hpp"
+#include "sys/json_lines.hpp"
 
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -158,14 +159,7 @@ void Supervisor::handle_notification() {
 }
 
 void Supervisor::write_line(const nlohmann::json& j) {
-    // ASCII, with shell metacharacters escaped in every string: inert wherever it lands.
-    std::string line =
-        util::inert_json(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)) + "\n";
-    // One write per record (O_APPEND): lines from concurrent sandboxes never interleave.
-    ssize_t n;
-    do {
-        n = ::write(c_.log.get(), line.data(), line.size());
-    } while (n < 0 && errno == EINTR);
+    (void)sys::write_json_line(c_.log.get(), j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
 }
 
 void Supervisor::write_summaries(double now) {

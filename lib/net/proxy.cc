@@ -15,6 +15,7 @@
 #include "netrules/socks.hpp"
 #include "util/fault.hpp"
 #include "util/strings.hpp"
+#include "sys/json_lines.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -77,18 +78,6 @@ constexpr int splice_budget = 16;
 // killing the process; it is taken here so that it is not left pending. A
 // process-wide SIG_IGN is not used: the library may live in a host that wants its
 // own SIGPIPE disposition.
-void drain_sigpipe() {
-    sigset_t pipe_only;
-    ::sigemptyset(&pipe_only);
-    ::sigaddset(&pipe_only, SIGPIPE);
-    sigset_t pending;
-    ::sigemptyset(&pending);
-    if (::sigpending(&pending) != 0 || ::sigismember(&pending, SIGPIPE) != 1) return;
-    timespec zero{0, 0};
-    while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
-    }
-}
-
 // A pipe for splice(2) relaying, of the run's pipe size (a small pipe: the user's
 // pipe quota, pipe-user-pages-soft, is shared by all of the user's programs, and a
 // user over it gets 8 KiB pipes everywhere). Not open when the run's pipe budget is
@@ -132,19 +121,6 @@ void bound_buffers(int fd, const Bounds& b) {
 
 }  // namespace
 
-namespace {
-
-std::string json_line(const nlohmann::ordered_json& j) {
-    // ASCII only (ensure_ascii), then every shell metacharacter in a string as
-    // \u00XX: a host name spelled $(cmd) or with ESC/newline in it is inert in
-    // whatever file or terminal the line ends up in.
-    return util::inert_json(
-               j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace)) +
-           "\n";
-}
-
-}  // namespace
-
 void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
     if (!log_fd) return;
     std::lock_guard lock(log_mu);
@@ -180,27 +156,9 @@ void Proxy::Impl::write_summaries(double now) {
 }
 
 void Proxy::Impl::write_line(const nlohmann::ordered_json& j) {
-    std::string line = json_line(j);
-    // One write per line on an O_APPEND file: lines of concurrent runs do not interleave.
-    const char* p = line.data();
-    size_t left = line.size();
-    // The log is also written from the caller's thread (sessions that end while
-    // the proxy is destroyed): SIGPIPE is blocked around the write there too.
-    sigset_t pipe_only, old;
-    ::sigemptyset(&pipe_only);
-    ::sigaddset(&pipe_only, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
-    bool broke = false;
-    while (left > 0) {
-        ssize_t n = ::write(log_fd.get(), p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == EPIPE) broke = true;
-        if (n <= 0) break;
-        p += n;
-        left -= static_cast<size_t>(n);
-    }
-    if (broke) drain_sigpipe();
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    // Also written from the caller's thread (sessions that end while the proxy is
+    // destroyed): the sink blocks SIGPIPE around the write wherever it runs.
+    (void)sys::write_json_line(log_fd.get(), j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 const Gateway* Proxy::Impl::gateway_for(const std::string& host, std::uint16_t port) const {
@@ -621,7 +579,7 @@ private:
                 // EPIPE: the reader closed early (curl | head -c 3). splice raised
                 // SIGPIPE at this thread, which blocks it: taken off, and only this
                 // connection ends.
-                if (n < 0 && errno == EPIPE) drain_sigpipe();
+                if (n < 0 && errno == EPIPE) sys::drain_sigpipe();
                 return abort();
             }
             ssize_t n = ::splice(from.native_handle(), nullptr, p.w, nullptr,
@@ -986,7 +944,7 @@ Result<void> Proxy::serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gat
         // CLI's) signals are handled by its own threads, never run in the middle of
         // a handler here, and SIGPIPE, which splice(2) raises at the thread that
         // writes into a socket its client closed, stays pending here instead of
-        // killing the process (drain_sigpipe() takes it). Faults stay unblocked.
+        // killing the process (sys::drain_sigpipe() takes it). Faults stay unblocked.
         sigset_t mask;
         ::sigfillset(&mask);
         for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})

@@ -4,6 +4,7 @@
 #include "plan/internal.hpp"
 
 #include "util/strings.hpp"
+#include "sys/caller.hpp"
 #include "sys/state_dir.hpp"
 
 #include <pwd.h>
@@ -155,17 +156,6 @@ Result<std::string> decide_cwd(const policy::Policy& policy, const detail::Expan
 namespace {
 
 // uid's login name and home directory from passwd ("" when it has no entry).
-std::pair<std::string, std::string> passwd_of(uid_t uid) {
-    long bufsize = ::sysconf(_SC_GETPW_R_SIZE_MAX);
-    std::vector<char> buf(bufsize > 0 ? static_cast<size_t>(bufsize) : 16384);
-    struct passwd pw {};
-    struct passwd* found = nullptr;
-    while (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == ERANGE && buf.size() < (1u << 20))
-        buf.resize(buf.size() * 2);
-    if (found == nullptr) return {};
-    return {found->pw_name != nullptr ? found->pw_name : "", found->pw_dir != nullptr ? found->pw_dir : ""};
-}
-
 std::string canonical_home(const std::string& home) {
     if (home.empty()) return home;
     auto canon = detail::canonical(home);
@@ -185,7 +175,7 @@ Result<void> HostFacts::run_as_identity(uid_t new_uid, gid_t new_gid, const std:
                          std::to_string(::getuid()) + ")");
     if (new_uid == static_cast<uid_t>(-1) || new_gid == static_cast<gid_t>(-1))
         return Error(ErrorKind::invalid_input, EINVAL, "run as: uid and gid must both be given");
-    auto [name, dir] = passwd_of(new_uid);
+    auto [name, dir] = sys::passwd_of(new_uid);
     if (new_uid != uid) {
         user = name.empty() ? std::to_string(new_uid) : name;
         home = canonical_home(dir);
@@ -206,26 +196,14 @@ Result<HostFacts> HostFacts::current() {
     h.uid = ::getuid();
     h.gid = ::getgid();
 
-    auto [pw_name, pw_dir] = passwd_of(h.uid);
+    const std::string pw_name = sys::passwd_of(h.uid).first;
     const char* env_user = ::getenv("USER");
     h.user = !pw_name.empty() ? pw_name : (env_user != nullptr ? env_user : "");
-
-    const char* env_home = ::getenv("HOME");
-    std::string home;
-    if (env_home != nullptr && env_home[0] == '/' && is_dir(env_home))
-        home = env_home;
-    else
-        home = pw_dir;
-    h.home = canonical_home(home);
-
-    std::vector<char> cwd(PATH_MAX);
-    if (::getcwd(cwd.data(), cwd.size()) == nullptr) {
-        int err = errno;
-        return Error(ErrorKind::invalid_input, err,
-                     "cannot read the current directory: " + util::errno_text(err));
-    }
-    auto canon = detail::canonical(cwd.data());
-    h.cwd = canon ? *canon : std::string(cwd.data());
+    // One rule for the caller's home and directory, the CLI's flags and the plan alike.
+    h.home = sys::caller_home();
+    auto cwd = sys::caller_cwd();
+    if (!cwd) return std::move(cwd).error();
+    h.cwd = *cwd;
 
     for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) h.environ.emplace_back(*e);
     h.run_id = sys::new_run_id();

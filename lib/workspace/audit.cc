@@ -313,8 +313,16 @@ std::string executable_config_key(const std::string& section_in, const std::stri
          (key == "cmd" || key == "path")) ||
         (section == "web" && key == "browser") || section == "pager" ||
         (section == "trailer" && (key == "command" || key == "cmd")) ||
-        (section == "ssh" && key == "variant"))
+        (section == "ssh" && key == "variant") ||
+        // Config-based hooks (git 2.46+): hook.<name>.command runs on its event.
+        (section == "hook" && key == "command") ||
+        (section == "gpg" && key == "defaultkeycommand") ||
+        // A remote helper git-remote-<vcs> is looked up and run for that remote.
+        (section == "remote" && key == "vcs") || (section == "instaweb" && key == "httpd"))
         return runs("runs a command");
+    if (section == "sendemail" && key == "smtpserver" && !value.empty() && value[0] == '/')
+        return runs("runs a command (a path as the SMTP server is run as sendmail)");
+    if (section == "init" && key == "templatedir") return runs("copies hooks into every new repository");
     if (section == "submodule" && key == "update" && !value.empty() && value[0] == '!')
         return runs("runs a command on submodule update");
     if (section == "alias" && !value.empty() && value[0] == '!') return runs("runs a shell command");
@@ -325,6 +333,15 @@ std::string executable_config_key(const std::string& section_in, const std::stri
     if (section == "protocol" && sub && lower(subsection) == "ext" && key == "allow")
         return runs("allows the ext:: transport, which runs commands");
     return {};
+}
+
+std::string executable_config_entry(const std::string& dotted_key, const std::string& value) {
+    const auto first = dotted_key.find('.');
+    const auto last = dotted_key.rfind('.');
+    if (first == std::string::npos) return {};
+    const std::string section = dotted_key.substr(0, first);
+    const std::string subsection = last > first ? dotted_key.substr(first + 1, last - first - 1) : std::string();
+    return executable_config_key(section, subsection, dotted_key.substr(last + 1), value);
 }
 
 std::vector<std::string> executable_config(const std::string& text_in) {

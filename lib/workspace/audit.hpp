@@ -38,6 +38,10 @@ std::vector<WorkspaceFinding> audit_direct(const AuditOptions& options);
 std::string executable_config_key(const std::string& section, const std::string& subsection,
                                   const std::string& key, const std::string& value);
 
+// The same for a key as `git config --list` names it ("section.sub.section.key",
+// the subsection being what lies between the first and the last dot).
+std::string executable_config_entry(const std::string& dotted_key, const std::string& value);
+
 // Every executable key of a git config file's text, as "section.key" descriptions.
 std::vector<std::string> executable_config(const std::string& text);
 

@@ -8,6 +8,8 @@
 // (checked by fsck) and one new branch.
 #include "workspace/clone.hpp"
 
+#include "workspace/audit.hpp"
+
 #include "base/time.hpp"
 
 #include "sys/syscalls.hpp"
@@ -166,23 +168,6 @@ Result<void> copy_entry(int src_root, int dst_root, const std::string& rel) {
     }
     (void)::fchmod(dst.get(), st.st_mode & 0777);
     return {};
-}
-
-// Config keys that make git run a program, by prefix or name (lower case).
-bool key_runs_commands(const std::string& key) {
-    static const char* const exact[] = {"core.fsmonitor", "core.hookspath", "core.pager", "core.editor",
-                                        "core.sshcommand", "core.askpass", "core.gitproxy", "core.worktree",
-                                        "credential.helper", "gpg.program", "sequence.editor",
-                                        "diff.external", "include.path", "uploadpack.packobjectshook",
-                                        "core.alternaterefscommand", "sendemail.smtpserver"};
-    for (auto e : exact)
-        if (key == e) return true;
-    static const char* const prefixes[] = {"alias.", "filter.", "diff.", "merge.", "includeif.", "pager.",
-                                           "remote.", "url.", "gpg.", "credential.", "hook.", "uploadpack.",
-                                           "receive.", "submodule.", "extensions."};
-    for (auto p : prefixes)
-        if (util::starts_with(key, p)) return true;
-    return false;
 }
 
 // "a.b.c=value" lines of `git config --list -z` (key\nvalue\0).
@@ -594,7 +579,7 @@ WorkspaceOutcome CloneRun::finish() {
             std::string val = v.empty() ? "" : v.back();
             rep.flags.push_back({"git", ".git/config",
                                  "the sandbox set " + util::printable(k) + " = " + util::printable(val) +
-                                     (key_runs_commands(k) ? ": git runs commands from this key" : "") +
+                                     (!executable_config_entry(k, val).empty() ? ": git runs commands from this key" : "") +
                                      " (reverted; it never took effect on the host)"});
         }
         for (const auto& [k, v] : before)

@@ -6,6 +6,7 @@
 #include "workspace/report.hpp"
 
 #include "util/strings.hpp"
+#include "base/pattern.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,15 +25,8 @@ std::string lower(std::string_view s) {
 }
 
 std::vector<std::string> split(std::string_view path) {
-    std::vector<std::string> out;
-    size_t i = 0;
-    while (i <= path.size()) {
-        size_t j = path.find('/', i);
-        if (j == std::string_view::npos) j = path.size();
-        if (j > i) out.emplace_back(path.substr(i, j - i));
-        i = j + 1;
-    }
-    return out;
+    const auto parts = base::split_path(path);
+    return {parts.begin(), parts.end()};
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {

@@ -46,3 +46,24 @@ TEST(WorkspaceAudit, ContinuationLinesAndQuotedCommentsAreReadAsGitDoes) {
     // `fsmonitor = false` (a boolean) is the built-in setting, not a command.
     EXPECT_TRUE(executable_config("[core]\nfsmonitor = off\n").empty());
 }
+
+// One list of the keys that run programs, for the audit and for clone mode's report
+// alike (clone mode reads `git config --list`'s dotted names), including the ones
+// the clone's list had that the audit's lacked.
+TEST(WorkspaceAudit, OneListForConfigFilesAndDottedNames) {
+    using agentjail::workspace::executable_config_entry;
+    EXPECT_EQ(executable_config_entry("core.fsmonitor", "touch /tmp/x"), "core.fsmonitor runs a command on git status");
+    EXPECT_EQ(executable_config_entry("filter.lfs.clean", "x"), "filter.<lfs>.clean runs a command");
+    EXPECT_EQ(executable_config_entry("credential.https://a.b/c.helper", "store"),
+              "credential.<https://a.b/c>.helper runs a command");
+    EXPECT_FALSE(executable_config_entry("hook.pre-commit.command", "sh x").empty());
+    EXPECT_FALSE(executable_config_entry("remote.origin.vcs", "evil").empty());
+    EXPECT_FALSE(executable_config_entry("gpg.ssh.defaultkeycommand", "x").empty());
+    EXPECT_FALSE(executable_config_entry("init.templatedir", "/t").empty());
+    EXPECT_FALSE(executable_config_entry("sendemail.smtpserver", "/usr/bin/x").empty());
+    // Controls: harmless keys and values stay unflagged.
+    EXPECT_EQ(executable_config_entry("sendemail.smtpserver", "smtp.example.test"), "");
+    EXPECT_EQ(executable_config_entry("remote.origin.url", "https://x/r.git"), "");
+    EXPECT_EQ(executable_config_entry("core.fsmonitor", "false"), "");
+    EXPECT_EQ(executable_config_entry("user", ""), "");
+}
