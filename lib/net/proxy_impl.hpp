@@ -119,8 +119,14 @@ struct ExchangeStart {
     std::chrono::system_clock::time_point started;
 };
 
+// Every socket of the run gets the run's kernel buffer sizes (proxy.cc).
+void bound_buffers(int fd, const Bounds& b);
+
 // An address of the policy as asio's (proxy.cc).
 boost::asio::ip::address to_asio(const Address& a);
+
+// Serves one client connection of the proxy (session.cc), on its io thread.
+void start_session(Proxy::Impl& px, boost::asio::ip::tcp::socket client);
 
 // Runs the exchange on the proxy's io thread (call it there).
 void start_exchange(Proxy::Impl& px, ExchangeStart&& start);
