@@ -7,7 +7,6 @@
 
 #include "base/units.hpp"
 
-#include "net/secret_source.hpp"
 
 #include <toml++/toml.h>
 

@@ -3,7 +3,6 @@
 #include "policy/parser.hpp"
 
 #include "base/units.hpp"
-#include "net/secret_source.hpp"
 
 namespace agentjail::policy::detail {
 
