@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The layering rule (DESIGN.md, "Floors"), checked on the sources: every
+# The layering rule (README.md, "Architecture": the floors), checked on the sources: every
 # `#include "DIR/..."` of lib/ and cli/ must point down a floor, or sideways where
 # the table allows it:
 #
@@ -86,7 +86,7 @@ status=0
 new=$(comm -23 <(echo "$found") <(echo "$allowed") | sed '/^$/d')
 stale=$(comm -13 <(echo "$found") <(echo "$allowed") | sed '/^$/d')
 if [[ -n "$new" ]]; then
-    echo "FAIL includes against the floors (DESIGN.md); move the code down, or meet in a higher floor:" >&2
+    echo "FAIL includes against the floors (README.md, Architecture); move the code down, or meet in a higher floor:" >&2
     echo "$new" | sed 's/^/    /' >&2
     status=1
 fi

@@ -3,6 +3,7 @@
 // and nothing outlives the command (PROC-05).
 #include "common.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,4 +124,26 @@ TEST_F(Escape, PROC05_NoProcessSurvivesTheCommand) {
     EXPECT_GT(a.st_size, 0) << "control: the daemon never wrote";
     kill_marked(marker);
     kill_marked(sleep_marker);
+}
+
+// PROC-06, the supervisor stopped: the freeze of a stopped run is asked of the init
+// from outside only (agentjail's signals read ssi_pid 0 in the sandbox's pid
+// namespace). The sandbox sending the freeze request (and the thaw) to its own init
+// does not stop its processes: a daemon in a session of its own keeps beating.
+// Control: the beats are counted before, so a probe that never ran cannot pass.
+TEST_F(Escape, PROC06_TheSandboxCannotFreezeItselfThroughItsInit) {
+    const std::string freeze = std::to_string(SIGRTMIN + 4), thaw = std::to_string(SIGRTMIN + 5);
+    const std::string beats = jail.ws() + "/beats";
+    std::string script =
+        "trap '' " + freeze + " " + thaw + "; ( setsid sh -c 'while :; do echo b >> beats; sleep 0.02; done' "
+        "</dev/null >/dev/null 2>&1 & ); sleep 0.5; echo before=$(wc -l < beats); kill -" + freeze +
+        " 1; echo freeze-rc=$?; sleep 0.5; a=$(wc -l < beats); sleep 0.5; echo gap=$(( $(wc -l < beats) - a )); kill -" +
+        thaw + " 1; echo thaw-rc=$?";
+    auto r = jail.sh(script);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_GE(std::atoi(field(r.out, "before").c_str()), 3) << "control: the daemon never beat\n" << describe(r);
+    // The signal reached the init (pid 1 has a handler for every signal)...
+    EXPECT_EQ(field(r.out, "freeze-rc"), "0") << describe(r);
+    // ...and froze nothing: half a second brings several beats.
+    EXPECT_GE(std::atoi(field(r.out, "gap").c_str()), 3) << "the sandbox froze itself\n" << describe(r);
 }
