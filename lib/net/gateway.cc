@@ -27,8 +27,6 @@ using boost::system::error_code;
 
 namespace {
 
-constexpr auto connect_timeout = std::chrono::seconds(15);
-
 // One connection on a gateway's listener until its upstream is connected; then the
 // exchange owns both sockets.
 class GatewayConnect : public Connection, public std::enable_shared_from_this<GatewayConnect> {

@@ -119,6 +119,9 @@ struct ExchangeStart {
     std::chrono::system_clock::time_point started;
 };
 
+// How long the proxy waits for an upstream connection (a session's, a gateway's).
+inline constexpr auto connect_timeout = std::chrono::seconds(15);
+
 // Every socket of the run gets the run's kernel buffer sizes (proxy.cc).
 void bound_buffers(int fd, const Bounds& b);
 

@@ -54,7 +54,6 @@ using boost::system::error_code;
 namespace {
 
 constexpr auto head_timeout = std::chrono::seconds(30);
-constexpr auto connect_timeout = std::chrono::seconds(15);
 
 Address from_asio(const asio::ip::address& a) {
     Address r;
