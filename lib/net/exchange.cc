@@ -53,6 +53,7 @@ public:
     ~Exchange() override {
         px_.sessions.erase(this);
         if (x_.kind == ExchangeStart::Kind::tunnel) log_tunnel();
+        px_.session_gone();  // last: its log line and counts are in
     }
 
     void start() {

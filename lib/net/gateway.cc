@@ -40,7 +40,10 @@ public:
           started_(std::chrono::system_clock::now()) {
         px_.sessions.insert(this);
     }
-    ~GatewayConnect() override { px_.sessions.erase(this); }
+    ~GatewayConnect() override {
+        px_.sessions.erase(this);
+        px_.session_gone();
+    }
 
     void start() {
         error_code ec;

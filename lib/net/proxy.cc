@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The proxy's event loop: one io_context thread per sandbox accepting on the
-// socket inside the sandbox's network namespace, its log, the CA, the counters;
+// The proxy on the run's event loop: accepting on the socket inside the sandbox's
+// network namespace, its log, the CA, the counters;
 // each connection is a session (session.cc), and connections whose requests must be
 // checked one by one go on in exchange.cc. Boost.Asio stays inside lib/net.
 #include <utility>
@@ -203,7 +203,6 @@ Proxy::~Proxy() {
     // stays open until they are gone.
     impl_->acceptor.reset();
     impl_->gateway_acceptors.clear();
-    impl_->io.reset();
 }
 
 namespace {
@@ -280,9 +279,10 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Settings& settings) {
     return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
 }
 
-Result<void> Proxy::serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gateway_listeners) {
+Result<void> Proxy::serve(boost::asio::io_context& io, sys::UniqueFd listener,
+                          std::vector<sys::UniqueFd> gateway_listeners) {
     if (!listener) return Error(ErrorKind::internal, EBADF, "network proxy: no listening socket");
-    if (impl_->thread.joinable() || impl_->stopped)
+    if (impl_->io != nullptr || impl_->stopped)
         return Error(ErrorKind::internal, EINVAL, "network proxy: already serving");
     for (const auto& sec : impl_->settings.secrets) {
         auto v = read_secret(sec);
@@ -301,7 +301,7 @@ Result<void> Proxy::serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gat
         // Accepted sockets inherit the listener's buffer sizes (and their lock
         // against autotuning) from their first packet on.
         bound_buffers(listener.get(), impl_->settings.bounds);
-        impl_->acceptor.emplace(*impl_->io);
+        impl_->acceptor.emplace(io);
         impl_->acceptor->assign(protocol, listener.release());
         impl_->accept();
         size_t next = 0;
@@ -314,41 +314,16 @@ Result<void> Proxy::serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gat
             sys::UniqueFd fd = std::move(gateway_listeners[next++]);
             bound_buffers(fd.get(), impl_->settings.bounds);
             auto& a =
-                impl_->gateway_acceptors.emplace_back(std::make_unique<tcp::acceptor>(*impl_->io));
+                impl_->gateway_acceptors.emplace_back(std::make_unique<tcp::acceptor>(io));
             a->assign(impl_->settings.gateways[i].address.v6 ? tcp::v6() : tcp::v4(), fd.release());
             impl_->accept_gateway(*a, i);
         }
     } catch (const std::exception& e) {
         return Error(ErrorKind::setup, 0, std::string("network proxy: ") + e.what());
     }
-    Impl* impl = impl_.get();
-    impl_->thread = std::thread([impl] {
-        // Every asynchronous signal is blocked on this thread: the host's (or the
-        // CLI's) signals are handled by its own threads, never run in the middle of
-        // a handler here, and SIGPIPE, which splice(2) raises at the thread that
-        // writes into a socket its client closed, stays pending here instead of
-        // killing the process (sys::drain_sigpipe() takes it). Faults stay unblocked.
-        sigset_t mask;
-        ::sigfillset(&mask);
-        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})
-            ::sigdelset(&mask, sig);
-        ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-        for (int errors = 0;;) {
-            try {
-                impl->io->run();
-                break;
-            } catch (const std::exception& e) {
-                // A handler threw (bad_alloc): keep serving the other connections,
-                // but a loop that keeps failing is the proxy's end, said in the record.
-                if (++errors == 100) impl->fail(std::string("internal error: ") + e.what());
-                if (errors >= 100) break;
-            } catch (...) {
-                if (++errors == 100) impl->fail("internal error");
-                if (errors >= 100) break;
-            }
-        }
-        impl->done.set_value();
-    });
+    // Served: from now on stop() ends what runs on the loop (a proxy that failed
+    // here has nothing of its own running there yet).
+    impl_->io = &io;
     return {};
 }
 
@@ -356,8 +331,8 @@ Counters Proxy::stop() {
     Impl& m = *impl_;
     if (!m.stopped) {
         m.stopped = true;
-        if (m.thread.joinable()) {
-            auto finished = m.done.get_future();
+        if (m.io != nullptr) {
+            auto finished = m.drained.get_future();
             asio::post(*m.io, [&m] {
                 m.stopping = true;
                 error_code ec;
@@ -365,12 +340,12 @@ Counters Proxy::stop() {
                 for (auto& a : m.gateway_acceptors) a->close(ec);
                 std::vector<Connection*> all(m.sessions.begin(), m.sessions.end());
                 for (Connection* s : all) s->abort();
+                m.session_gone();  // none open: drained already
             });
-            // Aborted sessions finish in a moment; a stuck handler must not hang the
-            // caller's wait(), so the loop is stopped after a grace period.
-            if (finished.wait_for(std::chrono::seconds(2)) != std::future_status::ready)
-                m.io->stop();
-            m.thread.join();
+            // Aborted sessions end in a moment; a stuck handler must not hang the
+            // caller's wait(): the run's loop is finished after this grace period
+            // anyway, and what it holds then ends on the caller's thread.
+            (void)finished.wait_for(std::chrono::seconds(2));
         }
         // What the limiter counted but did not write, so the log ends with the totals.
         m.flush_log_summaries();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The network proxy: serves the listening socket the sandbox's init opened inside
-// the sandbox's network namespace, from one Boost.Asio thread in the host's
+// the sandbox's network namespace, on the run's Boost.Asio loop in the host's
 // network (HTTP CONNECT, absolute-form HTTP, SOCKS5), enforcing the host rules.
 #pragma once
 
@@ -16,6 +16,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace agentjail::net {
 
@@ -40,12 +44,15 @@ public:
     // the sandbox was cloned and before it runs (launch's before_release), so the key
     // is in no memory the sandbox was copied from; a no-op without interception.
     Result<void> prepare_ca();
-    // Starts serving `listener` (a listening TCP socket) on the proxy's thread, and
-    // the gateways' listeners inside the sandbox, one per Gateway with `listener`, in
-    // the order of settings.gateways.
-    Result<void> serve(sys::UniqueFd listener, std::vector<sys::UniqueFd> gateway_listeners = {});
-    // Stops accepting, ends every connection (each one logged), joins the thread.
-    // Idempotent; returns the final counts.
+    // Starts serving `listener` (a listening TCP socket) on `io` (the run's loop,
+    // which must outlive the proxy and run until stop() returned), and the gateways'
+    // listeners inside the sandbox, one per Gateway with `listener`, in the order of
+    // settings.gateways.
+    Result<void> serve(boost::asio::io_context& io, sys::UniqueFd listener,
+                       std::vector<sys::UniqueFd> gateway_listeners = {});
+    // Stops accepting and ends every connection (each one logged), on the loop, and
+    // waits (2 s at most) until the last one is gone. Idempotent; returns the final
+    // counts.
     Counters stop();
     Counters counters() const;
 

@@ -40,10 +40,19 @@ public:
 
 struct Proxy::Impl {
     Settings settings;
-    std::unique_ptr<boost::asio::io_context> io = std::make_unique<boost::asio::io_context>();
+    boost::asio::io_context* io = nullptr;  // the run's loop (Proxy::serve), not owned
     std::optional<boost::asio::ip::tcp::acceptor> acceptor;
-    std::thread thread;
-    std::promise<void> done;
+    // Set on the loop once the proxy is stopping and its last connection is gone.
+    std::promise<void> drained;
+    bool drained_set = false;
+    // A connection ended (its destructor, on the loop): the last one of a stopping
+    // proxy says the proxy is drained.
+    void session_gone() {
+        if (stopping && sessions.empty() && !drained_set) {
+            drained_set = true;
+            drained.set_value();
+        }
+    }
     sys::UniqueFd log_fd;
     std::mutex log_mu;
     util::LogLimiter log_limit;  // deny lines of a flood are counted, not written (log_mu)

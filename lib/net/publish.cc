@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Published ports: listeners on the host's loopback, one Boost.Asio thread, and for
+// Published ports: listeners on the host's loopback, on the run's Boost.Asio loop, and for
 // each accepted connection a socket asked of the sandbox's init (publish.hpp),
 // connected to the published port inside and relayed both ways.
 #include <utility>
@@ -54,11 +54,18 @@ struct Publisher::Impl {
     std::deque<Waiting> waiting;
     bool reading = false;
     std::unordered_set<Relay*> relays;
-    std::thread thread;
-    bool stopped = false;
-    // Last, so destroyed first: the handlers it still holds (relays that were
-    // aborted) go while `relays` exists.
-    asio::io_context io;
+    bool stopped = false;      // on the loop
+    bool stop_called = false;  // the caller's
+    asio::io_context* io = nullptr;  // the run's loop (serve()), not owned
+    // Set on the loop once stopped and the last relay is gone.
+    std::promise<void> drained;
+    bool drained_set = false;
+    void relay_gone() {
+        if (stopped && relays.empty() && !drained_set) {
+            drained_set = true;
+            drained.set_value();
+        }
+    }
 
     void accept(size_t i);
     void read_control();
@@ -74,7 +81,10 @@ struct Relay : std::enable_shared_from_this<Relay> {
         : px(owner), client(std::move(c)), inside(std::move(in)) {
         px.relays.insert(this);
     }
-    ~Relay() { px.relays.erase(this); }
+    ~Relay() {
+        px.relays.erase(this);
+        px.relay_gone();
+    }
     void abort() {
         error_code ec;
         client.close(ec);
@@ -167,7 +177,7 @@ void Publisher::Impl::read_control() {
             Waiting w = std::move(waiting.front());
             waiting.pop_front();
             if (fd < 0) continue;  // the init could not make a socket: the client is closed
-            auto inside = std::make_shared<tcp::socket>(io);
+            auto inside = std::make_shared<tcp::socket>(*io);
             error_code aec;
             inside->assign(tcp::v4(), fd, aec);
             if (aec) {
@@ -226,47 +236,32 @@ Result<std::unique_ptr<Publisher>> Publisher::bind(const std::vector<PublishPort
     return std::unique_ptr<Publisher>(new Publisher(std::move(impl)));
 }
 
-Result<void> Publisher::serve(sys::UniqueFd control) {
+Result<void> Publisher::serve(asio::io_context& io, sys::UniqueFd control) {
     Impl& m = *impl_;
     if (!control)
         return Error(ErrorKind::internal, EBADF,
                      "publish: no control socket from the sandbox's init");
     try {
-        m.control.emplace(m.io, control.release());
+        m.control.emplace(io, control.release());
         for (size_t i = 0; i < m.listen_fds.size(); ++i) {
-            auto& a = m.acceptors.emplace_back(std::make_unique<tcp::acceptor>(m.io));
+            auto& a = m.acceptors.emplace_back(std::make_unique<tcp::acceptor>(io));
             a->assign(tcp::v4(), m.listen_fds[i].release());
             m.accept(i);
         }
     } catch (const std::exception& e) {
         return Error(ErrorKind::setup, 0, std::string("publish: ") + e.what());
     }
-    Impl* impl = impl_.get();
-    m.thread = std::thread([impl] {
-        // As the proxy's thread: the caller's signals are its own threads' business.
-        sigset_t mask;
-        ::sigfillset(&mask);
-        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS})
-            ::sigdelset(&mask, sig);
-        ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-        for (int errors = 0; errors < 100; ++errors) {
-            try {
-                impl->io.run();
-                break;
-            } catch (...) {
-            }
-        }
-    });
+    m.io = &io;
     return {};
 }
 
 void Publisher::stop() {
     Impl& m = *impl_;
-    if (m.stopped) return;
-    if (m.thread.joinable()) {
-        std::promise<void> done;
-        auto finished = done.get_future();
-        asio::post(m.io, [&m, &done] {
+    if (m.stop_called) return;
+    m.stop_called = true;
+    if (m.io != nullptr) {
+        auto finished = m.drained.get_future();
+        asio::post(*m.io, [&m] {
             m.stopped = true;
             error_code ec;
             for (auto& a : m.acceptors) a->close(ec);
@@ -274,17 +269,13 @@ void Publisher::stop() {
             m.waiting.clear();
             std::vector<Relay*> all(m.relays.begin(), m.relays.end());
             for (Relay* r : all) r->abort();
-            done.set_value();
+            m.relay_gone();  // none open: drained already
         });
+        // The run's loop is finished after this grace period anyway.
         (void)finished.wait_for(std::chrono::seconds(2));
-        m.io.stop();
-        m.thread.join();
+    } else {
+        m.stopped = true;
     }
-    m.stopped = true;
-    m.acceptors.clear();
-    m.control.reset();
-    m.waiting.clear();
-    m.listen_fds.clear();
 }
 
 }  // namespace agentjail::net

@@ -14,6 +14,10 @@
 #include <memory>
 #include <vector>
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace agentjail::net {
 
 
@@ -36,10 +40,11 @@ public:
     Publisher(const Publisher&) = delete;
     Publisher& operator=(const Publisher&) = delete;
 
-    // Starts accepting on its own thread; `control` is agentjail's end of the init's
-    // socketpair.
-    Result<void> serve(sys::UniqueFd control);
-    // Closes the listeners and every relayed connection; joins the thread. Idempotent.
+    // Starts accepting on `io` (the run's loop, which must outlive the publisher and
+    // run until stop() returned); `control` is agentjail's end of the init's socketpair.
+    Result<void> serve(boost::asio::io_context& io, sys::UniqueFd control);
+    // Closes the listeners and every relayed connection, on the loop, and waits (2 s
+    // at most) until the last one is gone. Idempotent.
     void stop();
 
     struct Impl;

@@ -124,6 +124,7 @@ public:
     ~Session() {
         px_.sessions.erase(this);
         if (!logged_) log();
+        px_.session_gone();  // last: its log line and counts are in
     }
 
     void start() {

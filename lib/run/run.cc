@@ -7,6 +7,7 @@
 
 #include "run/enforce.hpp"
 #include "policy/policy.hpp"
+#include "run/loop.hpp"
 #include "run/record.hpp"
 #include "sys/host_file.hpp"
 #include "launch/launch.hpp"
@@ -50,6 +51,9 @@ public:
     std::unique_ptr<tty::Relay> relay;
     launch::Process proc;
     std::optional<RunResult> result;
+    // The run's event loop (the proxy and the published ports serve on it; none
+    // without them): declared before them, so it outlives them.
+    std::unique_ptr<Loop> loop;
     // The network proxy serving the sandbox (proxy mode only); declared last, so
     // it stops first when a sandbox is dropped without wait().
     std::unique_ptr<net::Proxy> proxy;
@@ -69,6 +73,15 @@ public:
     sys::HostFileRules result_rules;
     std::chrono::system_clock::time_point start;
     int stop_signal = 0;  // Sandbox::stop's first signal
+
+    // Dropped without wait(): what serves on the loop stops, then the loop, before
+    // any of them is destroyed.
+    ~State() { end_loop(); }
+    void end_loop() {
+        if (proxy) (void)proxy->stop();
+        if (publisher) publisher->stop();
+        if (loop) loop->finish();
+    }
 };
 
 namespace {
@@ -262,22 +275,41 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
         // written from inside: a newer one is the host's (another run's placeholder).
         for (const auto& g : plan->guards) audit->protected_paths.push_back(g.host);
     }
+    // The loop the proxy and the published ports serve on; on a failure from here
+    // on they stop and the loop ends before any of them is destroyed.
+    std::unique_ptr<Loop> loop;
+    if (proxy || publisher) loop = std::make_unique<Loop>();
+    struct EndLoop {
+        std::unique_ptr<net::Proxy>& proxy;
+        std::unique_ptr<net::Publisher>& publisher;
+        std::unique_ptr<Loop>& loop;
+        ~EndLoop() {
+            if (proxy) (void)proxy->stop();
+            if (publisher) publisher->stop();
+            if (loop) loop->finish();
+            // Their sockets go while the loop's io_context is still there.
+            proxy.reset();
+            publisher.reset();
+        }
+    } end_loop{proxy, publisher, loop};
     auto proc = launch::spawn(*plan, stdio, hooks);
     if (!proc) return staged(std::move(proc).error(), ErrorStage::launch);
     if (proxy) {
         // Without the proxy the sandbox would run with no way out and no word why:
         // a failure here ends the launch (the Process's destructor kills it).
-        auto served = proxy->serve(proc->take_proxy_socket(), proc->take_gateway_sockets());
+        auto served = proxy->serve(loop->io(), proc->take_proxy_socket(), proc->take_gateway_sockets());
         if (!served) return staged(std::move(served).error(), ErrorStage::launch);
     }
     if (publisher) {
-        auto served = publisher->serve(proc->take_publish_socket());
+        auto served = publisher->serve(loop->io(), proc->take_publish_socket());
         if (!served) return staged(std::move(served).error(), ErrorStage::launch);
     }
+    if (loop) loop->start();
     if (auto r = (*relay)->start(proc->take_pty_master(), proc->pidfd()); !r) return staged(std::move(r).error(), ErrorStage::launch);
     if (fault::hit("run.after-spawn"))
         return Error(ErrorKind::setup, EIO, "an injected fault after the spawn").at(ErrorStage::launch);
     auto launched = std::make_unique<State>(std::move(*enforcer), std::move(*relay), std::move(*proc));
+    launched->loop = std::move(loop);
     launched->proxy = std::move(proxy);
     launched->publisher = std::move(publisher);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
@@ -334,6 +366,10 @@ Result<RunResult> Run::wait() {
         // The proxy failed during the run (the sandbox lost its way out): the
         // record says so rather than only showing fewer connections.
         if (!c.failure.empty()) r->degraded.push_back(c.failure);
+    }
+    if (l_->loop) {
+        l_->end_loop();  // nothing serves on it any more
+        if (auto f = l_->loop->failure(); !f.empty()) r->degraded.push_back(f);
     }
     l_->proc.journal_done();  // the placeholders and the CA directory are gone
     if (l_->shares_host_network)

@@ -317,3 +317,25 @@ TEST_F(Sandbox, SigstopOfAgentjailStopsEveryProcessInside) {
     EXPECT_TRUE(ajtest::wait_no_pids_with_marker(b.marker, 2000));
     kill_marked(b.marker);
 }
+
+// agentjail's threads during a run with the proxy and a published port: the caller's,
+// the supervisor's, the stdio relay's and the run's one event loop, which the proxy
+// and the published ports share (they had a thread each). Issue 24's target is two
+// (the caller's and one loop for everything); this keeps it from growing back.
+TEST_F(Sandbox, TheProxyAndPublishedPortsShareTheRunsLoop) {
+    const std::string ready = jail.ws() + "/ready";
+    ajtest::RunOptions opts;
+    opts.env.push_back("HOME=" + jail.home());
+    std::vector<std::string> argv = {ajtest::agentjail_bin(), "-C", jail.ws(), "--allow-host", "example.test",
+                                     "--publish", std::to_string(20000 + (::getpid() % 20000)), "--", "sh", "-c",
+                                     ": > " + ready + "; sleep 5"};
+    ajtest::Child c(argv, opts);
+    ASSERT_TRUE(ajtest::wait_for_file(ready, 10000)) << "command never started";
+    const std::string tasks = "/proc/" + std::to_string(c.pid()) + "/task";
+    auto n = ajtest::dir_entries(tasks).size();
+    // Control: the count reads agentjail's own threads (the caller's, at least one more).
+    EXPECT_GE(n, 2u) << tasks;
+    EXPECT_LE(n, 4u) << "agentjail runs " << n << " threads";
+    ASSERT_EQ(kill(c.pid(), SIGKILL), 0);
+    jail.record(c.wait(5000));
+}

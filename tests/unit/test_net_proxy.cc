@@ -4,6 +4,7 @@
 // [network.hosts]-style pins), and a canary server counts connections that must
 // never happen (SSRF to host loopback, NET-03).
 #include "net/proxy.hpp"
+#include "run/loop.hpp"
 
 #include "net_support.hpp"
 #include "test_support.hpp"
@@ -179,8 +180,15 @@ protected:
         proxy = std::move(*p);
         int lfd = listen_loopback(proxy_port);
         ASSERT_GE(lfd, 0);
-        auto r = proxy->serve(sys::UniqueFd(lfd));
+        auto r = proxy->serve(loop.io(), sys::UniqueFd(lfd));
         ASSERT_TRUE(r) << r.error().message();
+        loop.start();
+    }
+    // As a run ends: the proxy stops, then the loop, then the proxy goes.
+    void TearDown() override {
+        if (proxy) (void)proxy->stop();
+        loop.finish();
+        proxy.reset();
     }
     // Settings that allow example.test (pinned to loopback) on the echo and HTTP ports.
     Settings pinned() {
@@ -212,6 +220,7 @@ protected:
     Upstream echo{Upstream::Mode::echo};
     Upstream http{Upstream::Mode::http};
     Upstream canary{Upstream::Mode::echo};
+    agentjail::run::Loop loop;  // the run's loop the proxy serves on; outlives it
     std::unique_ptr<Proxy> proxy;
     std::uint16_t proxy_port = 0;
 };
@@ -561,7 +570,8 @@ TEST_F(ProxyTest, AFailureOfTheProxyItselfIsReported) {
     int lfd = listen_loopback(proxy_port);
     ASSERT_GE(lfd, 0);
     int keep = ::dup(lfd);
-    ASSERT_TRUE(proxy->serve(sys::UniqueFd(lfd)));
+    ASSERT_TRUE(proxy->serve(loop.io(), sys::UniqueFd(lfd)));
+    loop.start();
     EXPECT_EQ(proxy->counters().failure, "");
     // Control: it serves.
     int probe = connect_to(proxy_port);
@@ -581,10 +591,11 @@ TEST_F(ProxyTest, AFailureOfTheProxyItselfIsReported) {
 TEST(Proxy, AMissingSecretFailsAtServe) {
     Settings s;
     s.secrets = {Secret{"KEY", "env:AJ_TEST_SURELY_UNSET_VARIABLE", "ph", {}, {}, {}}};
+    agentjail::run::Loop loop;  // outlives the proxy
     auto p = Proxy::create(s);
     ASSERT_TRUE(p);
     std::uint16_t port = 0;
-    auto r = (*p)->serve(sys::UniqueFd(listen_loopback(port)));
+    auto r = (*p)->serve(loop.io(), sys::UniqueFd(listen_loopback(port)));
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("secret KEY (env:AJ_TEST_SURELY_UNSET_VARIABLE): the variable is not set"),
               std::string::npos)
