@@ -267,13 +267,13 @@ constexpr int launcher_watch_ms = 50;
             ::kill(-1, SIGTERM);
             continue;
         }
-        if (sig == s.freeze_sig && s.freeze_sig != 0 && from_outside) {
+        if (sig == s.freeze_sig && from_outside) {
             if (!frozen) ::kill(-1, SIGSTOP);
             frozen = true;
             note_freeze(s, freeze_asked);
             continue;
         }
-        if (sig == s.thaw_sig && s.thaw_sig != 0 && from_outside) {
+        if (sig == s.thaw_sig && from_outside) {
             if (frozen) ::kill(-1, SIGCONT);
             frozen = false;
             continue;

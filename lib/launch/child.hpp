@@ -61,7 +61,7 @@ struct ChildSpec {
     // launcher's /proc/PID/stat opened before clone: a SIGSTOP cannot be caught, so
     // agentjail could not ask). Either way it writes one byte on freeze_fd
     // (FreezeNote), and stays frozen until thaw_sig: the launcher first re-checks its
-    // guarded names, then thaws. -1/0: not used.
+    // guarded names, then thaws. The signals are always set (launch.cc); -1: no fd.
     int freeze_sig = 0;
     int thaw_sig = 0;
     int freeze_fd = -1;

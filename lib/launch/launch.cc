@@ -30,9 +30,6 @@ namespace agentjail::launch {
 
 namespace {
 
-Error setup_error(ErrorKind kind, int err, std::string what) {
-    return Error(kind, err, std::move(what) + ": " + util::errno_text(err));
-}
 
 int read_cap_last() {
     std::ifstream f("/proc/sys/kernel/cap_last_cap");
@@ -43,12 +40,12 @@ int read_cap_last() {
 
 Result<void> write_file(const std::string& path, const std::string& text) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return setup_error(ErrorKind::setup, errno, "open " + path);
+    if (fd < 0) return util::errno_error(ErrorKind::setup, errno, "open " + path);
     ssize_t n = ::write(fd, text.data(), text.size());
     int e = errno;
     ::close(fd);
     if (n != static_cast<ssize_t>(text.size()))
-        return setup_error(ErrorKind::setup, n < 0 ? e : EIO, "write " + path);
+        return util::errno_error(ErrorKind::setup, n < 0 ? e : EIO, "write " + path);
     return {};
 }
 
@@ -180,12 +177,12 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
 
 Error clone_error(int err) {
     if (err == ENOSYS)
-        return setup_error(ErrorKind::unsupported, err, "clone3 is missing: agentjail needs Linux 5.3 or newer");
+        return util::errno_error(ErrorKind::unsupported, err, "clone3 is missing: agentjail needs Linux 5.3 or newer");
     if (err == EPERM || err == ENOSPC || err == EUSERS || err == EINVAL)
-        return setup_error(ErrorKind::unsupported, err,
+        return util::errno_error(ErrorKind::unsupported, err,
                            "cannot create the sandbox's namespaces (user namespaces disabled or restricted?); "
                            "run `agentjail doctor` for the fix");
-    return setup_error(ErrorKind::setup, err, "clone3");
+    return util::errno_error(ErrorKind::setup, err, "clone3");
 }
 
 // The command's stdin, stdout and stderr (the caller's own, or the ones it gave)
@@ -265,31 +262,31 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     // A socket, not a pipe, so a write to a child that already died is EPIPE and
     // never a SIGPIPE in the caller's process (MSG_NOSIGNAL).
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0)
-        return setup_error(ErrorKind::setup, errno, "socketpair");
+        return util::errno_error(ErrorKind::setup, errno, "socketpair");
     sys::UniqueFd go_r(go[0]), go_w(go[1]);
     // A datagram socket, not a pipe: the command passes the seccomp listener over it.
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, errp) < 0)
-        return setup_error(ErrorKind::setup, errno, "socketpair");
+        return util::errno_error(ErrorKind::setup, errno, "socketpair");
     sys::UniqueFd err_r(errp[0]), err_w(errp[1]);
-    if (::pipe2(status, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    if (::pipe2(status, O_CLOEXEC) < 0) return util::errno_error(ErrorKind::setup, errno, "pipe");
     sys::UniqueFd status_r(status[0]), status_w(status[1]);
     // Job control news from the init: both ends non-blocking (the init drops a record
     // rather than stall when nobody reads; the reader polls).
     int events[2];
-    if (::pipe2(events, O_CLOEXEC | O_NONBLOCK) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    if (::pipe2(events, O_CLOEXEC | O_NONBLOCK) < 0) return util::errno_error(ErrorKind::setup, errno, "pipe");
     sys::UniqueFd events_r(events[0]), events_w(events[1]);
     spec.events_fd = events_w.get();
     // Freeze notes from the init to the supervisor: non-blocking on the init's side
     // (one byte per freeze; a full pipe only means notes are already waiting).
     int freeze[2];
-    if (::pipe2(freeze, O_CLOEXEC) < 0) return setup_error(ErrorKind::setup, errno, "pipe");
+    if (::pipe2(freeze, O_CLOEXEC) < 0) return util::errno_error(ErrorKind::setup, errno, "pipe");
     sys::UniqueFd freeze_r(freeze[0]), freeze_w(freeze[1]);
-    if (::fcntl(freeze_w.get(), F_SETFL, O_NONBLOCK) < 0) return setup_error(ErrorKind::setup, errno, "fcntl");
+    if (::fcntl(freeze_w.get(), F_SETFL, O_NONBLOCK) < 0) return util::errno_error(ErrorKind::setup, errno, "fcntl");
     spec.freeze_fd = freeze_w.get();
     // The init watches this process's state (a SIGSTOP of agentjail cannot be caught):
     // our own stat, opened here, on the host's /proc, before any namespace is new.
     sys::UniqueFd self_stat(::open("/proc/self/stat", O_RDONLY | O_CLOEXEC));
-    if (!self_stat) return setup_error(ErrorKind::setup, errno, "opening /proc/self/stat");
+    if (!self_stat) return util::errno_error(ErrorKind::setup, errno, "opening /proc/self/stat");
     spec.launcher_stat_fd = self_stat.get();
     spec.go_fd = go_r.get();
     spec.wait_before_fork = static_cast<bool>(hooks.before_fork);
@@ -301,7 +298,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     if (!plan.publish.empty()) {
         int pub[2];
         if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pub) < 0)
-            return setup_error(ErrorKind::setup, errno, "socketpair");
+            return util::errno_error(ErrorKind::setup, errno, "socketpair");
         pub_r.reset(pub[0]);
         pub_w.reset(pub[1]);
         spec.publish_fd = pub_w.get();
@@ -313,7 +310,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
     sys::UniqueFd launcher;
     if (plan.die_with_parent) {
         int fd = sys::pidfd_open(::getpid());
-        if (fd < 0) return setup_error(ErrorKind::setup, -fd, "pidfd_open of agentjail itself");
+        if (fd < 0) return util::errno_error(ErrorKind::setup, -fd, "pidfd_open of agentjail itself");
         launcher.reset(fd);
         spec.launcher_pidfd = fd;
     }
@@ -383,7 +380,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         userns_fd.reset(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
         mntns_fd.reset(::open((ns + "mnt").c_str(), O_RDONLY | O_CLOEXEC));
         if (!userns_fd || !mntns_fd)
-            return abort_child(setup_error(ErrorKind::setup, errno, "opening the sandbox's namespaces for the guard watch"));
+            return abort_child(util::errno_error(ErrorKind::setup, errno, "opening the sandbox's namespaces for the guard watch"));
     }
 
     // Map our uid and gid to themselves and nothing else; setgroups stays denied
@@ -416,7 +413,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         return e;
     };
     if (::send(go_w.get(), "g", 1, MSG_NOSIGNAL) != 1)
-        return setup_error(ErrorKind::setup, errno, "releasing the child");
+        return util::errno_error(ErrorKind::setup, errno, "releasing the child");
     if (hooks.before_fork) {
         if (auto r = hooks.before_fork(static_cast<pid_t>(pid)); !r) return stop(std::move(r).error());
         // A child that already failed has closed its end: its report below says why.
@@ -454,7 +451,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         pollfd pf{err_r.get(), POLLIN, 0};
         int pr = left.count() > 0 ? ::poll(&pf, 1, static_cast<int>(std::min<long long>(left.count(), 1LL << 30))) : 0;
         if (pr < 0 && errno == EINTR) continue;
-        if (pr < 0) return stop(setup_error(ErrorKind::internal, errno, "waiting for the sandbox's setup"));
+        if (pr < 0) return stop(util::errno_error(ErrorKind::internal, errno, "waiting for the sandbox's setup"));
         if (pr == 0) {
             return stop(Error(ErrorKind::setup, ETIMEDOUT,
                          "the sandbox's setup did not finish within " + units::format_duration(plan.setup_timeout_s) +

@@ -19,14 +19,6 @@
 
 namespace agentjail::launch {
 
-namespace {
-
-Error setup_error(ErrorKind kind, int err, std::string what) {
-    return Error(kind, err, std::move(what) + ": " + util::errno_text(err));
-}
-
-}  // namespace
-
 Process::Process(pid_t pid, sys::UniqueFd pidfd, sys::UniqueFd status_fd, sys::UniqueFd events_fd)
     : pid_(pid), pidfd_(std::move(pidfd)), status_fd_(std::move(status_fd)),
       started_(std::chrono::steady_clock::now()), events_fd_(std::move(events_fd)) {}
@@ -91,7 +83,7 @@ void Process::supervise(std::unique_ptr<Supervisor> s) { supervisor_ = std::move
 Result<void> Process::kill(int sig) {
     if (reaped_) return Error(ErrorKind::invalid_input, ESRCH, "the sandbox has already exited");
     int r = sys::pidfd_send_signal(pidfd_.get(), sig);
-    if (r < 0 && r != -ESRCH) return setup_error(ErrorKind::setup, -r, "pidfd_send_signal");
+    if (r < 0 && r != -ESRCH) return util::errno_error(ErrorKind::setup, -r, "pidfd_send_signal");
     return {};
 }
 
@@ -140,7 +132,7 @@ Result<RunResult> Process::wait() {
     siginfo_t si;
     std::memset(&si, 0, sizeof si);
     while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &si, WEXITED | __WALL) < 0) {
-        if (errno != EINTR) return setup_error(ErrorKind::internal, errno, "waitid");
+        if (errno != EINTR) return util::errno_error(ErrorKind::internal, errno, "waitid");
     }
     reaped_ = true;
     RunResult res;

@@ -332,8 +332,7 @@ Counters Proxy::stop() {
     if (!m.stopped) {
         m.stopped = true;
         if (m.io != nullptr) {
-            auto finished = m.drained.get_future();
-            asio::post(*m.io, [&m] {
+            m.drain.stop_on(*m.io, [&m] {
                 m.stopping = true;
                 error_code ec;
                 if (m.acceptor) m.acceptor->close(ec);
@@ -342,10 +341,6 @@ Counters Proxy::stop() {
                 for (Connection* s : all) s->abort();
                 m.session_gone();  // none open: drained already
             });
-            // Aborted sessions end in a moment; a stuck handler must not hang the
-            // caller's wait(): the run's loop is finished after this grace period
-            // anyway, and what it holds then ends on the caller's thread.
-            (void)finished.wait_for(std::chrono::seconds(2));
         }
         // What the limiter counted but did not write, so the log ends with the totals.
         m.flush_log_summaries();

@@ -8,6 +8,7 @@
 
 #include "net/ca.hpp"
 #include "netrules/http.hpp"
+#include "net/drain.hpp"
 #include "net/proxy.hpp"
 #include "netrules/redact.hpp"
 #include "sys/fd.hpp"
@@ -42,16 +43,12 @@ struct Proxy::Impl {
     Settings settings;
     boost::asio::io_context* io = nullptr;  // the run's loop (Proxy::serve), not owned
     std::optional<boost::asio::ip::tcp::acceptor> acceptor;
-    // Set on the loop once the proxy is stopping and its last connection is gone.
-    std::promise<void> drained;
-    bool drained_set = false;
+    // Says when a stopping proxy's last connection is gone (stop()).
+    Drain drain;
     // A connection ended (its destructor, on the loop): the last one of a stopping
     // proxy says the proxy is drained.
     void session_gone() {
-        if (stopping && sessions.empty() && !drained_set) {
-            drained_set = true;
-            drained.set_value();
-        }
+        if (stopping && sessions.empty()) drain.done();
     }
     sys::UniqueFd log_fd;
     std::mutex log_mu;

@@ -6,6 +6,8 @@
 
 #include "net/publish.hpp"
 
+#include "net/drain.hpp"
+
 #include "util/strings.hpp"
 
 #include <boost/asio.hpp>
@@ -57,14 +59,9 @@ struct Publisher::Impl {
     bool stopped = false;      // on the loop
     bool stop_called = false;  // the caller's
     asio::io_context* io = nullptr;  // the run's loop (serve()), not owned
-    // Set on the loop once stopped and the last relay is gone.
-    std::promise<void> drained;
-    bool drained_set = false;
+    Drain drain;  // says when a stopped publisher's last relay is gone
     void relay_gone() {
-        if (stopped && relays.empty() && !drained_set) {
-            drained_set = true;
-            drained.set_value();
-        }
+        if (stopped && relays.empty()) drain.done();
     }
 
     void accept(size_t i);
@@ -260,8 +257,7 @@ void Publisher::stop() {
     if (m.stop_called) return;
     m.stop_called = true;
     if (m.io != nullptr) {
-        auto finished = m.drained.get_future();
-        asio::post(*m.io, [&m] {
+        m.drain.stop_on(*m.io, [&m] {
             m.stopped = true;
             error_code ec;
             for (auto& a : m.acceptors) a->close(ec);
@@ -271,8 +267,6 @@ void Publisher::stop() {
             for (Relay* r : all) r->abort();
             m.relay_gone();  // none open: drained already
         });
-        // The run's loop is finished after this grace period anyway.
-        (void)finished.wait_for(std::chrono::seconds(2));
     } else {
         m.stopped = true;
     }

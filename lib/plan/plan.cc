@@ -206,7 +206,6 @@ Result<HostFacts> HostFacts::current() {
     h.cwd = *cwd;
 
     for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) h.environ.emplace_back(*e);
-    h.run_id = sys::new_run_id();
     for (int res : {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU}) {
         struct rlimit rl {};
         if (::getrlimit(res, &rl) == 0) h.rlimit_hard.emplace_back(res, static_cast<std::uint64_t>(rl.rlim_max));

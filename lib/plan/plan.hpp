@@ -37,8 +37,9 @@ struct HostFacts {
     // directory, its mount points, the git identity file); the plan's notes say
     // what a run would make. Everything else is the plan a run carries out.
     bool dry_run = false;
-    // The run id a clone or overlay run takes (sys::new_run_id(), drawn by current()):
-    // the plan names the run's state directory with it. Empty: build() draws one.
+    // The run id a clone or overlay run takes: the plan names the run's state
+    // directory with it. Empty (as current() leaves it): build() draws one
+    // (sys::new_run_id()) for a clone or overlay plan only.
     std::string run_id;
 
     static Result<HostFacts> current();

@@ -14,7 +14,8 @@
 namespace agentjail::run {
 
 void Loop::start() {
-    if (thread_.joinable()) return;
+    if (started_) return;
+    started_ = true;
     work_.emplace(boost::asio::make_work_guard(io_));
     thread_ = std::thread([this] {
         // Every asynchronous signal is blocked here: the caller's signals are its own

@@ -24,7 +24,7 @@ public:
     Loop& operator=(const Loop&) = delete;
 
     boost::asio::io_context& io() { return io_; }
-    // Runs the loop on its thread until finish(); once.
+    // Runs the loop on its thread until finish(); the first call only.
     void start();
     // Stops the loop and joins its thread, then runs on the caller's thread what is
     // left ready (the completions of what the components aborted), so that nothing
@@ -38,6 +38,7 @@ private:
     // Keeps run() from returning while no component has work queued yet.
     std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
     std::thread thread_;
+    bool started_ = false;
     mutable std::mutex mu_;
     std::string failure_;
 };

@@ -97,10 +97,8 @@ Outcome classify(const RunResult& r) {
         o.status = Status::sg;
         o.reason = "stopped";
         o.message = "agentjail got " + signal_name(r.stop_signal) + " and passed it on; " +
-                    (r.stop_killed ? "what was left inside was killed " +
-                                         (r.limits.kill_grace_s > 0 ? format_duration(r.limits.kill_grace_s) + " later"
-                                                                    : std::string("at once")) +
-                                         "; "
+                    (r.stop_killed ? "what was left inside was killed (after the kill grace of " +
+                                         format_duration(r.limits.kill_grace_s) + ", or at a second signal); "
                                    : std::string()) +
                     "the command " + ended;
     } else if (r.timed_out) {

@@ -37,6 +37,26 @@
 
 namespace agentjail::run {
 
+namespace {
+
+// Ends what serves on the run's loop, then the loop, and lets the proxy and the
+// publisher go while its io_context is still there: on every path (wait(), a
+// sandbox dropped without it, a start that failed). A loop that never ran is run
+// now, so their stops drain at once rather than waiting out their grace.
+void end_serving(std::unique_ptr<net::Proxy>& proxy, std::unique_ptr<net::Publisher>& publisher,
+                 std::unique_ptr<Loop>& loop, bool release) {
+    if (loop) loop->start();
+    if (proxy) (void)proxy->stop();
+    if (publisher) publisher->stop();
+    if (loop) loop->finish();
+    if (release) {
+        proxy.reset();
+        publisher.reset();
+    }
+}
+
+}  // namespace
+
 // The state of a run: the launched process and, once waited for, its result (so a
 // second wait() answers the same instead of failing).
 struct Run::State {
@@ -75,13 +95,8 @@ public:
     int stop_signal = 0;  // Sandbox::stop's first signal
 
     // Dropped without wait(): what serves on the loop stops, then the loop, before
-    // any of them is destroyed.
-    ~State() { end_loop(); }
-    void end_loop() {
-        if (proxy) (void)proxy->stop();
-        if (publisher) publisher->stop();
-        if (loop) loop->finish();
-    }
+    // any of them is destroyed (members go in reverse: publisher, proxy, then loop).
+    ~State() { end_serving(proxy, publisher, loop, false); }
 };
 
 namespace {
@@ -279,19 +294,13 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
     // on they stop and the loop ends before any of them is destroyed.
     std::unique_ptr<Loop> loop;
     if (proxy || publisher) loop = std::make_unique<Loop>();
-    struct EndLoop {
+    struct EndServing {
         std::unique_ptr<net::Proxy>& proxy;
         std::unique_ptr<net::Publisher>& publisher;
         std::unique_ptr<Loop>& loop;
-        ~EndLoop() {
-            if (proxy) (void)proxy->stop();
-            if (publisher) publisher->stop();
-            if (loop) loop->finish();
-            // Their sockets go while the loop's io_context is still there.
-            proxy.reset();
-            publisher.reset();
-        }
-    } end_loop{proxy, publisher, loop};
+        // The locals go in reverse order, the loop before them: released here.
+        ~EndServing() { end_serving(proxy, publisher, loop, true); }
+    } end_on_failure{proxy, publisher, loop};
     auto proc = launch::spawn(*plan, stdio, hooks);
     if (!proc) return staged(std::move(proc).error(), ErrorStage::launch);
     if (proxy) {
@@ -368,7 +377,7 @@ Result<RunResult> Run::wait() {
         if (!c.failure.empty()) r->degraded.push_back(c.failure);
     }
     if (l_->loop) {
-        l_->end_loop();  // nothing serves on it any more
+        end_serving(l_->proxy, l_->publisher, l_->loop, false);  // nothing serves on it any more
         if (auto f = l_->loop->failure(); !f.empty()) r->degraded.push_back(f);
     }
     l_->proc.journal_done();  // the placeholders and the CA directory are gone

@@ -25,9 +25,7 @@ namespace agentjail::sys {
 
 namespace {
 
-Error sys_error(int err, const std::string& what) {
-    return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err));
-}
+Error sys_error(int err, const std::string& what) { return util::errno_error(ErrorKind::setup, err, what); }
 
 Error bad(const std::string& what, int err = EINVAL) {
     return Error(ErrorKind::invalid_input, err, what);

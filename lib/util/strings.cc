@@ -47,6 +47,10 @@ std::string errno_name(int err) {
     return "errno " + std::to_string(err);
 }
 
+Error errno_error(ErrorKind kind, int err, const std::string& what) {
+    return Error(kind, err, what + ": " + errno_text(err));
+}
+
 std::string errno_text(int err) {
     return errno_name(err) + " (" + std::strerror(err) + ")";
 }

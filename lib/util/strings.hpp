@@ -2,6 +2,8 @@
 // Small string helpers shared by the pure modules (no system calls here).
 #pragma once
 
+#include "base/error.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -20,6 +22,8 @@ std::string errno_name(int err);
 
 // "EPERM (Operation not permitted)".
 std::string errno_text(int err);
+// An Error of `kind` for a failed system call: "what: ENOENT (No such file or directory)".
+Error errno_error(ErrorKind kind, int err, const std::string& what);
 
 bool starts_with(std::string_view s, std::string_view prefix);
 
