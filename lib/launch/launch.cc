@@ -205,7 +205,8 @@ Result<void> check_stdio(const Stdio& stdio) {
 
 }  // namespace
 
-Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& hooks) {
+Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::io_context& loop,
+                      const Hooks& hooks) {
     if (plan.argv.empty() || plan.exec_candidates.empty())
         return Error(ErrorKind::invalid_input, EINVAL, "no command given");
     if (auto ok = check_stdio(stdio); !ok) return std::move(ok).error();
@@ -438,7 +439,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& h
         sc.freeze_notes = std::move(freeze_r);
         sc.on_kill = hooks.on_kill;
         sc.guards = std::move(*guards);
-        p.supervise(std::make_unique<Supervisor>(std::move(sc)));
+        p.supervise(std::make_unique<Supervisor>(std::move(sc), loop));
     };
     // EOF means every holder of the write end is gone: the init closed it after
     // forking, the command's copy closed at execve. A record means a step failed;

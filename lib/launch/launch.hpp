@@ -22,6 +22,10 @@
 #include <optional>
 #include <vector>
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace agentjail::launch {
 
 struct Stdio {
@@ -93,8 +97,11 @@ public:
     void stop();
     // Blocks until the init exited; returns the command's status.
     Result<RunResult> wait();
+    // Not waited for: kills the sandbox and reaps it (the destructor does too). The
+    // owner calls it while the run's loop still runs, which the supervisor needs.
+    void kill_and_reap() noexcept;
 
-    // Starts the supervisor thread (seccomp notifications, wall clock); spawn() does.
+    // Hands over the supervisor (seccomp notifications, wall clock); spawn() does.
     void supervise(std::unique_ptr<Supervisor> s);
     bool supervised() const noexcept { return supervisor_ != nullptr; }
 
@@ -130,7 +137,6 @@ public:
     void journal_done() noexcept { journal_.done(); }
 
 private:
-    void kill_and_reap() noexcept;
     void finish_placeholders(WorkspaceOutcome& out);
     pid_t pid_ = -1;
     sys::UniqueFd pidfd_;
@@ -150,7 +156,9 @@ private:
 
 // Clones the sandbox and runs every setup step; returns once the command has
 // been exec'd (or an error naming the failed step: setup and exec failures are
-// reported here, never as a silent child exit).
-Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, const Hooks& hooks = {});
+// reported here, never as a silent child exit). The supervisor waits on `loop`, the
+// run's event loop, which must run until the Process was waited for or destroyed.
+Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::io_context& loop,
+                      const Hooks& hooks = {});
 
 }  // namespace agentjail::launch

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The supervisor thread: one poll loop over the init's pidfd, the seccomp
-// listener and a timerfd. A refused call is answered from the registers the
+// The supervisor, on the run's loop: one poll-shaped wait over the init's pidfd,
+// the seccomp listener, the timers, the guarded names and the caller's commands. A refused call is answered from the registers the
 // kernel captured (never from the sandbox's memory, so there is nothing to race:
 // SYS-07), recorded, and counted.
 #include "launch/supervisor.hpp"
@@ -13,6 +13,7 @@
 #include "util/strings.hpp"
 #include "util/thread_guard.hpp"
 #include "sys/json_lines.hpp"
+#include "sys/poll_async.hpp"
 
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -57,27 +58,74 @@ std::string action_text(const seccomp::Action& a) {
 
 }  // namespace
 
-Supervisor::Supervisor(Config c) : c_(std::move(c)) {
+Supervisor::Supervisor(Config c, boost::asio::io_context& io) : c_(std::move(c)), poll_(io) {
     commands_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    thread_ = std::thread([this] { run_guarded(); });
+    if (c_.timeout_s > 0) {
+        wall_timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+        if (wall_timer_) {
+            itimerspec its = after(c_.timeout_s);
+            ::timerfd_settime(wall_timer_.get(), 0, &its, nullptr);
+        }
+    }
+    // The first wait, started here: a failure stops the sandbox at once.
+    if (!util::run_or_stop("the supervisor", "supervisor.throw", c_.pidfd, failure_, [this] { wait_next(); }))
+        give_up();
 }
 
 Supervisor::~Supervisor() { join(); }
 
 void Supervisor::join() {
-    if (thread_.joinable()) thread_.join();
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return ended_; });
+}
+
+// One wait on the run's loop: the init's pidfd, the seccomp listener, the wall
+// clock, the guarded names, the caller's commands, the init's freeze notes and the
+// kill grace.
+void Supervisor::wait_next() {
+    std::vector<pollfd> fds = {{c_.pidfd, POLLIN, 0},
+                               {c_.listener.get(), POLLIN, 0},
+                               {wall_timer_.get(), POLLIN, 0},
+                               {c_.guards && !guards_failed_ ? c_.guards->fd() : -1, POLLIN, 0},
+                               {commands_.get(), POLLIN, 0},
+                               {c_.freeze_notes.get(), POLLIN, 0},
+                               {kill_timer_.get(), POLLIN, 0}};
+    poll_.wait(std::move(fds), -1, [this](std::vector<pollfd>& ready) { on_ready(ready); });
 }
 
 // A sandbox left without its supervisor would wait forever on a notified call, or
 // outlive its wall clock: a failure here stops it (util/thread_guard.hpp).
-void Supervisor::run_guarded() noexcept {
-    if (!util::run_or_stop("the supervisor", "supervisor.throw", c_.pidfd, failure_, [this] { run(); }) &&
-        c_.on_kill) {
+void Supervisor::on_ready(std::vector<pollfd>& fds) noexcept {
+    bool more = false;
+    if (!util::run_or_stop("the supervisor", nullptr, c_.pidfd, failure_, [&] {
+            more = handle(fds);
+            if (more) wait_next();
+        })) {
+        give_up();
+        return;
+    }
+    if (more) return;
+    if (c_.log.valid()) write_summaries(util::monotonic_s());
+    end();
+}
+
+// The sandbox was killed (run_or_stop): the cgroup's processes too, and join() returns.
+void Supervisor::give_up() noexcept {
+    if (c_.on_kill) {
         try {
             c_.on_kill();
         } catch (...) {
         }
     }
+    end();
+}
+
+void Supervisor::end() noexcept {
+    // Nobody acknowledges a freeze any more, and join() returns.
+    std::lock_guard<std::mutex> lock(m_);
+    done_ = true;
+    ended_ = true;
+    cv_.notify_all();
 }
 
 void Supervisor::handle_notification() {
@@ -219,7 +267,7 @@ void Supervisor::freeze_note(char note) {
         cv_.notify_all();
         return;
     }
-    // The init froze the sandbox because agentjail was stopped (SIGSTOP); this thread
+    // The init froze the sandbox because agentjail was stopped (SIGSTOP); the loop
     // runs again, so agentjail was continued. A freeze the caller holds waits for thaw().
     bool held;
     {
@@ -259,77 +307,47 @@ void Supervisor::commands() {
     stops_done_ = stops;
 }
 
-void Supervisor::run() {
-    sys::UniqueFd timer;
-    if (c_.timeout_s > 0) {
-        timer.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
-        if (timer) {
-            itimerspec its = after(c_.timeout_s);
-            ::timerfd_settime(timer.get(), 0, &its, nullptr);
+bool Supervisor::handle(std::vector<pollfd>& fds) {
+    if (fds[1].revents & POLLIN) handle_notification();
+    if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))
+        c_.listener.reset();  // no filtered task left
+    if (fds[2].revents & POLLIN) {
+        std::uint64_t ticks = 0;
+        (void)!::read(wall_timer_.get(), &ticks, sizeof ticks);
+        if (!term_sent_) {
+            // Every process, not only the command: a daemon that double-forked or
+            // called setsid is still in our pid namespace.
+            timed_out_ = true;
+            term_sent_ = true;
+            sys::pidfd_send_signal(c_.pidfd, c_.broadcast_sig);
+            itimerspec its = after(c_.grace_s);
+            ::timerfd_settime(wall_timer_.get(), 0, &its, nullptr);
+        } else {
+            kill_all();
+            wall_timer_.reset();
         }
     }
-    bool term_sent = false;
-    for (;;) {
-        pollfd fds[7] = {{c_.pidfd, POLLIN, 0},
-                         {c_.listener.get(), POLLIN, 0},
-                         {timer.get(), POLLIN, 0},
-                         {c_.guards && !guards_failed_ ? c_.guards->fd() : -1, POLLIN, 0},
-                         {commands_.get(), POLLIN, 0},
-                         {c_.freeze_notes.get(), POLLIN, 0},
-                         {kill_timer_.get(), POLLIN, 0}};
-        int n = ::poll(fds, 7, -1);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return;
-        }
-        if (fds[1].revents & POLLIN) handle_notification();
-        if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))
-            c_.listener.reset();  // no filtered task left
-        if (fds[2].revents & POLLIN) {
-            std::uint64_t ticks = 0;
-            (void)!::read(timer.get(), &ticks, sizeof ticks);
-            if (!term_sent) {
-                // Every process, not only the command: a daemon that double-forked or
-                // called setsid is still in our pid namespace.
-                timed_out_ = true;
-                term_sent = true;
-                sys::pidfd_send_signal(c_.pidfd, c_.broadcast_sig);
-                itimerspec its = after(c_.grace_s);
-                ::timerfd_settime(timer.get(), 0, &its, nullptr);
-            } else {
-                kill_all();
-                timer.reset();
-            }
-        }
-        // Guards before the freeze notes: a thaw comes after the host's changes.
-        if ((fds[3].revents & POLLIN) && !guards_failed_ && !c_.guards->handle()) {
-            // A hidden or protected name lies open and could not be covered again:
-            // the sandbox must not go on using it (the record says why).
-            guards_failed_ = true;
-            kill_all();
-        }
-        if (fds[5].revents & POLLIN) {
-            char notes[64];
-            ssize_t r = ::read(c_.freeze_notes.get(), notes, sizeof notes);
-            for (ssize_t i = 0; i < r; ++i) freeze_note(notes[i]);
-        } else if (fds[5].revents & (POLLHUP | POLLERR)) {
-            c_.freeze_notes.reset();  // the init is gone
-        }
-        if (fds[4].revents & POLLIN) commands();
-        if (fds[6].revents & POLLIN) {
-            stop_killed_ = true;
-            kill_all();
-            kill_timer_.reset();
-        }
-        if (fds[0].revents != 0) {  // the init exited: the sandbox is gone
-            if (c_.log.valid()) write_summaries(util::monotonic_s());
-            // Nobody acknowledges a freeze any more.
-            std::lock_guard<std::mutex> lock(m_);
-            done_ = true;
-            cv_.notify_all();
-            return;
-        }
+    // Guards before the freeze notes: a thaw comes after the host's changes.
+    if ((fds[3].revents & POLLIN) && !guards_failed_ && !c_.guards->handle()) {
+        // A hidden or protected name lies open and could not be covered again:
+        // the sandbox must not go on using it (the record says why).
+        guards_failed_ = true;
+        kill_all();
     }
+    if (fds[5].revents & POLLIN) {
+        char notes[64];
+        ssize_t r = ::read(c_.freeze_notes.get(), notes, sizeof notes);
+        for (ssize_t i = 0; i < r; ++i) freeze_note(notes[i]);
+    } else if (fds[5].revents & (POLLHUP | POLLERR)) {
+        c_.freeze_notes.reset();  // the init is gone
+    }
+    if (fds[4].revents & POLLIN) commands();
+    if (fds[6].revents & POLLIN) {
+        stop_killed_ = true;
+        kill_all();
+        kill_timer_.reset();
+    }
+    return fds[0].revents == 0;  // the init exited: the sandbox is gone
 }
 
 }  // namespace agentjail::launch

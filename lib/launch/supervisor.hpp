@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The per-sandbox supervisor thread: answers seccomp notifications with the
+// The per-sandbox supervisor, on the run's event loop: answers seccomp notifications with the
 // policy's verdict (and logs them), enforces the wall clock and the kill grace of a
 // stop, thaws a frozen sandbox only once the guarded names are checked, and keeps
 // the workspace's guarded names guarded when the host replaces them.
@@ -8,6 +8,7 @@
 #include "launch/guard_watch.hpp"
 #include "seccomp/seccomp.hpp"
 #include "sys/fd.hpp"
+#include "sys/poll_async.hpp"
 #include "util/log_limit.hpp"
 
 #include <nlohmann/json_fwd.hpp>
@@ -19,7 +20,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
+#include <vector>
+
+#include <poll.h>
+
 
 namespace agentjail::launch {
 
@@ -43,12 +47,13 @@ public:
         std::unique_ptr<GuardWatch> guards;
     };
 
-    explicit Supervisor(Config c);
+    // Starts waiting on io, the run's loop (which runs until join() returned).
+    Supervisor(Config c, boost::asio::io_context& io);
     ~Supervisor();
     Supervisor(const Supervisor&) = delete;
     Supervisor& operator=(const Supervisor&) = delete;
 
-    // Waits for the thread, which ends once the init has exited.
+    // Waits until the supervisor is done: the init has exited (or it failed).
     void join();
 
     // The caller is about to stop (^Z): every process of the sandbox is stopped when
@@ -56,7 +61,7 @@ public:
     // exiting). The sandbox stays frozen until thaw().
     bool freeze(int timeout_ms);
     // The caller goes on: the guarded names are checked for what the host changed
-    // meanwhile, then the sandbox continues (on the supervisor's thread).
+    // meanwhile, then the sandbox continues (on the run's loop).
     void thaw();
     // The run is asked to end (a signal to agentjail, which the caller passed on to
     // the command): everything inside is killed after the kill grace; a second
@@ -66,7 +71,7 @@ public:
     bool stop_killed() const { return stop_killed_.load(); }
     bool timed_out() const { return timed_out_.load(); }
     std::uint64_t denials() const { return denials_.load(); }
-    // After join(): why the thread failed (it then killed the sandbox); empty if not.
+    // After join(): why the supervisor failed (it then killed the sandbox); empty if not.
     const std::string& failure() const { return failure_; }
     // After join(): what the guard watcher did. release_namespaces: the caller has
     // placeholders to remove (see GuardWatch::finish), to which the watcher's own
@@ -76,8 +81,12 @@ public:
     }
 
 private:
-    void run();
-    void run_guarded() noexcept;
+    void wait_next();
+    void on_ready(std::vector<pollfd>& fds) noexcept;
+    // One round: what the wait found ready; false once the init exited.
+    bool handle(std::vector<pollfd>& fds);
+    void give_up() noexcept;
+    void end() noexcept;
     void commands();
     void freeze_note(char note);
     void resume_after_stop();
@@ -91,20 +100,24 @@ private:
     std::atomic<std::uint64_t> denials_{0};
     std::atomic<bool> stop_killed_{false};
     sys::UniqueFd commands_;  // an eventfd: the caller's requests are waiting
-    sys::UniqueFd kill_timer_;  // the kill grace of a stop (supervisor thread only)
-    bool guards_failed_ = false;  // supervisor thread only
+    sys::AsyncPoll poll_;  // the supervisor's waits on the run's loop
+    // The loop's alone (the caller never touches them):
+    sys::UniqueFd wall_timer_;  // the wall clock, then its grace
+    bool term_sent_ = false;
+    sys::UniqueFd kill_timer_;  // the kill grace of a stop
+    bool guards_failed_ = false;
     // The caller's requests and the init's acknowledgements.
     std::mutex m_;
     std::condition_variable cv_;
     bool held_ = false;          // the caller froze the sandbox; only thaw() continues it
     bool thaw_asked_ = false;
     unsigned stops_asked_ = 0;
-    unsigned stops_done_ = 0;    // supervisor thread only
+    unsigned stops_done_ = 0;    // the loop's
     std::uint64_t acks_ = 0;
-    bool done_ = false;  // the init exited
-    util::LogLimiter limiter_;  // supervisor thread only
-    std::string failure_;       // written by the thread, read after join()
-    std::thread thread_;
+    bool done_ = false;   // the init exited
+    bool ended_ = false;  // no wait of the supervisor's is left on the loop
+    util::LogLimiter limiter_;  // the loop's
+    std::string failure_;       // written on the loop, read after join()
 };
 
 }  // namespace agentjail::launch

@@ -39,13 +39,14 @@ namespace agentjail::run {
 
 namespace {
 
-// Ends what serves on the run's loop, then the loop, and lets the proxy and the
-// publisher go while its io_context is still there: on every path (wait(), a
-// sandbox dropped without it, a start that failed). A loop that never ran is run
-// now, so their stops drain at once rather than waiting out their grace.
-void end_serving(std::unique_ptr<net::Proxy>& proxy, std::unique_ptr<net::Publisher>& publisher,
-                 std::unique_ptr<Loop>& loop, bool release) {
-    if (loop) loop->start();
+// Ends what waits on the run's loop, then the loop, in the one order that lets each
+// finish: the relay (what the sandbox wrote reaches the caller, the terminal is given
+// back), the proxy and the published ports (their connections drain on the loop),
+// then the loop itself; the sandbox is gone by then, its supervisor done. On every
+// path: wait(), a sandbox dropped without it, a start that failed.
+void end_on_loop(std::unique_ptr<tty::Relay>& relay, std::unique_ptr<net::Proxy>& proxy,
+                 std::unique_ptr<net::Publisher>& publisher, std::unique_ptr<Loop>& loop, bool release) {
+    if (relay) relay->finish();
     if (proxy) (void)proxy->stop();
     if (publisher) publisher->stop();
     if (loop) loop->finish();
@@ -61,21 +62,18 @@ void end_serving(std::unique_ptr<net::Proxy>& proxy, std::unique_ptr<net::Publis
 // second wait() answers the same instead of failing).
 struct Run::State {
 public:
-    State(Enforcer e, std::unique_ptr<tty::Relay> r, launch::Process p)
-        : enforcer(std::move(e)), relay(std::move(r)), proc(std::move(p)) {}
+    State(std::unique_ptr<Loop> lp, Enforcer e, std::unique_ptr<tty::Relay> r, launch::Process p)
+        : loop(std::move(lp)), enforcer(std::move(e)), relay(std::move(r)), proc(std::move(p)) {}
+    // The run's event loop, which the supervisor, the relay, the proxy and the
+    // published ports wait on: declared first, so it outlives all of them.
+    std::unique_ptr<Loop> loop;
     // Declared before proc: the Process (and its supervisor, which may call the
     // cgroup's kill hook) goes first, then the cgroup.
     Enforcer enforcer;
-    // Before proc too: a sandbox dropped without wait() is killed first, then the
-    // relay copies what it wrote and gives the user's terminal back.
     std::unique_ptr<tty::Relay> relay;
     launch::Process proc;
     std::optional<RunResult> result;
-    // The run's event loop (the proxy and the published ports serve on it; none
-    // without them): declared before them, so it outlives them.
-    std::unique_ptr<Loop> loop;
-    // The network proxy serving the sandbox (proxy mode only); declared last, so
-    // it stops first when a sandbox is dropped without wait().
+    // The network proxy serving the sandbox (proxy mode only).
     std::unique_ptr<net::Proxy> proxy;
     // Published ports' listeners on the host (closed when the run ends).
     std::unique_ptr<net::Publisher> publisher;
@@ -94,9 +92,12 @@ public:
     std::chrono::system_clock::time_point start;
     int stop_signal = 0;  // Sandbox::stop's first signal
 
-    // Dropped without wait(): what serves on the loop stops, then the loop, before
-    // any of them is destroyed (members go in reverse: publisher, proxy, then loop).
-    ~State() { end_serving(proxy, publisher, loop, false); }
+    // Dropped without wait(): the sandbox is killed and reaped while the loop still
+    // runs (its supervisor ends there), then the rest ends in order.
+    ~State() {
+        proc.kill_and_reap();
+        end_on_loop(relay, proxy, publisher, loop, false);
+    }
 };
 
 namespace {
@@ -290,35 +291,39 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
         // written from inside: a newer one is the host's (another run's placeholder).
         for (const auto& g : plan->guards) audit->protected_paths.push_back(g.host);
     }
-    // The loop the proxy and the published ports serve on; on a failure from here
-    // on they stop and the loop ends before any of them is destroyed.
-    std::unique_ptr<Loop> loop;
-    if (proxy || publisher) loop = std::make_unique<Loop>();
-    struct EndServing {
+    // The run's loop, which everything of the run waits on from the spawn on; on a
+    // failure from here on, what waits on it ends before it does, and it ends before
+    // any of them is destroyed.
+    auto loop = std::make_unique<Loop>();
+    struct EndOnLoop {
+        std::unique_ptr<tty::Relay>& relay;
         std::unique_ptr<net::Proxy>& proxy;
         std::unique_ptr<net::Publisher>& publisher;
         std::unique_ptr<Loop>& loop;
-        // The locals go in reverse order, the loop before them: released here.
-        ~EndServing() { end_serving(proxy, publisher, loop, true); }
-    } end_on_failure{proxy, publisher, loop};
-    auto proc = launch::spawn(*plan, stdio, hooks);
+        // Declared before the Process: it is gone (killed and reaped) by now.
+        ~EndOnLoop() { end_on_loop(relay, proxy, publisher, loop, true); }
+    } end_on_failure{*relay, proxy, publisher, loop};
+    loop->start();
+    auto proc = launch::spawn(*plan, stdio, loop->io(), hooks);
     if (!proc) return staged(std::move(proc).error(), ErrorStage::launch);
+    loop->stops(proc->pidfd());
+    // Set up on the loop's thread: nothing of theirs runs before they are ready.
     if (proxy) {
         // Without the proxy the sandbox would run with no way out and no word why:
         // a failure here ends the launch (the Process's destructor kills it).
-        auto served = proxy->serve(loop->io(), proc->take_proxy_socket(), proc->take_gateway_sockets());
+        auto served = loop->run_here(
+            [&] { return proxy->serve(loop->io(), proc->take_proxy_socket(), proc->take_gateway_sockets()); });
         if (!served) return staged(std::move(served).error(), ErrorStage::launch);
     }
     if (publisher) {
-        auto served = publisher->serve(loop->io(), proc->take_publish_socket());
+        auto served = loop->run_here([&] { return publisher->serve(loop->io(), proc->take_publish_socket()); });
         if (!served) return staged(std::move(served).error(), ErrorStage::launch);
     }
-    if (loop) loop->start();
-    if (auto r = (*relay)->start(proc->take_pty_master(), proc->pidfd()); !r) return staged(std::move(r).error(), ErrorStage::launch);
+    if (auto r = (*relay)->start(proc->take_pty_master(), proc->pidfd(), loop->io()); !r)
+        return staged(std::move(r).error(), ErrorStage::launch);
     if (fault::hit("run.after-spawn"))
         return Error(ErrorKind::setup, EIO, "an injected fault after the spawn").at(ErrorStage::launch);
-    auto launched = std::make_unique<State>(std::move(*enforcer), std::move(*relay), std::move(*proc));
-    launched->loop = std::move(loop);
+    auto launched = std::make_unique<State>(std::move(loop), std::move(*enforcer), std::move(*relay), std::move(*proc));
     launched->proxy = std::move(proxy);
     launched->publisher = std::move(publisher);
     launched->shares_host_network = plan->net_mode == policy::NetMode::host;
@@ -376,10 +381,8 @@ Result<RunResult> Run::wait() {
         // record says so rather than only showing fewer connections.
         if (!c.failure.empty()) r->degraded.push_back(c.failure);
     }
-    if (l_->loop) {
-        end_serving(l_->proxy, l_->publisher, l_->loop, false);  // nothing serves on it any more
-        if (auto f = l_->loop->failure(); !f.empty()) r->degraded.push_back(f);
-    }
+    end_on_loop(l_->relay, l_->proxy, l_->publisher, l_->loop, false);  // nothing waits on it any more
+    if (auto f = l_->loop->failure(); !f.empty()) r->degraded.push_back(f);
     l_->proc.journal_done();  // the placeholders and the CA directory are gone
     if (l_->shares_host_network)
         r->degraded.push_back("net-ns: the sandbox shares the host's network ([network] mode = \"host\")");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The stdio relay's thread: one poll loop that copies the caller's input into the
+// The stdio relay, on the run's loop: one poll-shaped state machine that copies the caller's input into the
 // sandbox and the sandbox's output back, with back-pressure (a side is read only
 // when what was read before has been written) and without ever blocking on a
 // caller's descriptor, so a reader that stopped reading cannot hang agentjail.
@@ -9,6 +9,7 @@
 #include "util/fault.hpp"
 #include "util/strings.hpp"
 #include "util/thread_guard.hpp"
+#include "sys/poll_async.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -38,6 +39,9 @@ enum class Io {
     plain,   // a descriptor of our own with O_NONBLOCK (a pipe end, a reopened tty or FIFO)
     socket,  // the caller's socket: recv/send with MSG_DONTWAIT
     file,    // a regular file: never blocks for long; read with pread (see Channel::pos)
+    blocking,  // the caller's own description of a pipe or terminal we may not reopen
+               // (another user's): used only once poll says it is ready, and written
+               // in small pieces, so that it does not hold up the loop
     none,    // nothing there (the caller's descriptor was closed): read EOF, discard writes
 };
 
@@ -68,10 +72,10 @@ Endpoint caller_endpoint(int fd, bool for_write) {
             return e;
         }
     }
-    // A regular file, or an object we may not reopen (another user's FIFO): the
-    // caller's own description, which for the latter may block.
+    // A regular file, or an object we may not reopen (another user's FIFO or
+    // terminal): the caller's own description, which for the latter may block.
     e.fd.reset(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
-    if (e.fd) e.io = Io::file;
+    if (e.fd) e.io = S_ISREG(st.st_mode) ? Io::file : Io::blocking;
     return e;
 }
 
@@ -88,6 +92,9 @@ constexpr size_t kBuf = 64 * 1024;
 // A stdin that is not a regular file cannot be given back what the command did not
 // read: keep the read-ahead small (the pipe's minimum and one chunk).
 constexpr size_t kStreamChunk = 4096;
+// What is written at once to a caller's description that may block (Io::blocking)
+// once poll said it has room: a terminal or pipe takes that much without waiting.
+constexpr size_t kBlockingPiece = 256;
 
 }  // namespace
 
@@ -292,12 +299,12 @@ bool Relay::take_user_suspend() noexcept {
 void Relay::resume_terminal() {
     set_raw();
     resize();
-    // The thread may be waiting to learn that it is in the foreground again.
+    // The relay may be waiting to learn that it is in the foreground again.
     std::uint64_t one = 1;
     (void)!::write(wake_.get(), &one, sizeof one);
 }
 
-Result<void> Relay::start(sys::UniqueFd master, int sandbox_pidfd) {
+Result<void> Relay::start(sys::UniqueFd master, int sandbox_pidfd, boost::asio::io_context& loop) {
     child_ends_.clear();
     sandbox_pidfd_ = sandbox_pidfd;
     if (child_.pty) {
@@ -306,23 +313,22 @@ Result<void> Relay::start(sys::UniqueFd master, int sandbox_pidfd) {
         master_ = std::move(master);
         ::fcntl(master_.get(), F_SETFL, O_NONBLOCK);
     }
-    // A failure of this thread stops the sandbox (nobody would read its output) and
-    // is said in the result (util/thread_guard.hpp).
-    thread_ = std::thread([this] {
-        (void)util::run_or_stop("the terminal and stdio relay", "relay.throw", sandbox_pidfd_, failure_,
-                                [this] { run(); });
-    });
+    buf_.reset(new char[kBuf]);
+    poll_ = std::make_unique<sys::AsyncPoll>(loop);
+    started_ = true;
+    wait_next();
     return {};
 }
 
 void Relay::finish() {
     if (finished_) return;
     finished_ = true;
-    if (thread_.joinable()) {
+    if (started_) {
         finish_requested_ = true;
         std::uint64_t one = 1;
         (void)!::write(wake_.get(), &one, sizeof one);
-        thread_.join();
+        std::unique_lock<std::mutex> lock(end_mu_);
+        end_cv_.wait(lock, [&] { return ended_; });
     }
     restore();
     for (auto& ch : channels_) {
@@ -339,220 +345,227 @@ void Relay::finish() {
     master_.reset();
 }
 
-void Relay::run() {
-    // A reader of ours that went away is EPIPE here, never a SIGPIPE that would end
-    // agentjail (SIGPIPE from write is sent to the writing thread: blocked here, it
-    // stays pending on this thread and is dropped when it ends).
-    sigset_t pipe_set;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    sigaddset(&pipe_set, SIGTTOU);
-    sigaddset(&pipe_set, SIGTTIN);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
+void Relay::end() {
+    std::lock_guard<std::mutex> lock(end_mu_);
+    ended_ = true;
+    end_cv_.notify_all();
+}
 
-    using clock = std::chrono::steady_clock;
-    bool draining = false;
-    clock::time_point deadline{};
-    std::string filtered;
-    char buf[kBuf];
+// A failure here stops the sandbox (nobody would read its output) and is said in
+// the result (util/thread_guard.hpp).
+void Relay::wait_next() {
+    const char* fault_point = first_round_ ? "relay.throw" : nullptr;
+    first_round_ = false;
+    bool more = false;
+    if (!util::run_or_stop("the terminal and stdio relay", fault_point, sandbox_pidfd_, failure_,
+                           [&] { more = arm(); }) ||
+        !more)
+        end();
+}
 
+void Relay::on_ready(std::vector<pollfd>& fds) {
+    if (!util::run_or_stop("the terminal and stdio relay", nullptr, sandbox_pidfd_, failure_, [&] { copy(fds); })) {
+        end();
+        return;
+    }
+    wait_next();
+}
+
+
+// The next wait: which side of each channel is waited for. False: the relay is done
+// (finish() asked, and every output was copied or its time is up).
+bool Relay::arm() {
     auto sandbox_fd = [this](const Channel& ch) { return ch.pty ? master_.get() : ch.ours.get(); };
+    std::vector<pollfd> fds;
+    who_.clear();
+    auto add = [&](int fd, short events, Channel* ch) {
+        fds.push_back({fd, events, 0});
+        who_.push_back(ch);
+    };
+    add(wake_.get(), POLLIN, nullptr);
+    bool background_input = false;
+    bool outputs_left = false;
+    bool immediate = false;
+    for (auto& chp : channels_) {
+        Channel& ch = *chp;
+        if (ch.done) continue;
+        if (ch.input && draining_) {
+            ch.done = true;
+            continue;
+        }
+        if (!ch.input) outputs_left = true;
+        if (ch.off < ch.pending.size()) {
+            // Regular files are always writable: no poll (-1, handled at once).
+            int dst = ch.input ? sandbox_fd(ch) : ch.caller.fd.get();
+            bool file = !ch.input && ch.caller.io == Io::file;
+            immediate = immediate || file;
+            add(file ? -1 : dst, file ? 0 : POLLOUT, &ch);
+            continue;
+        }
+        if (ch.wait_dst) {
+            add(ch.caller.fd.get(), POLLOUT, &ch);
+            continue;
+        }
+        if (ch.input && ch.pty) {
+            if (recheck_foreground_) foreground_ = in_foreground(ch.caller.fd.get());
+            recheck_foreground_ = !foreground_;
+            if (!foreground_) {
+                background_input = true;
+                continue;
+            }
+        }
+        if (ch.input && ch.caller.io == Io::file) {
+            // A regular file is always readable; wait for room in the pipe instead.
+            add(ch.ours.get(), POLLOUT, &ch);
+            continue;
+        }
+        add(ch.input ? ch.caller.fd.get() : sandbox_fd(ch), POLLIN, &ch);
+    }
+    if (draining_ && !outputs_left) return false;
+    int timeout = immediate ? 0 : background_input ? 250 : -1;
+    if (draining_) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now())
+                        .count();
+        if (left <= 0) return false;  // what a wedged reader did not take is dropped
+        if (timeout < 0 || timeout > left) timeout = static_cast<int>(left);
+    }
+    poll_->wait(std::move(fds), timeout, [this](std::vector<pollfd>& ready) { on_ready(ready); });
+    return true;
+}
 
-    // Whether this process is the terminal's foreground job: asked once, then again
-    // only when woken (resume_terminal() after a SIGCONT) or, while in the
-    // background, every 250 ms; not for every chunk of output.
-    bool foreground = true;
-    bool recheck_foreground = true;
-    // At most four channels (keys, the pty's output, stdin, stdout/stderr) and the wake.
-    std::array<pollfd, 6> fds{};
-    std::array<Channel*, 6> who{};
-    for (;;) {
-        size_t nfds = 0;
-        auto add = [&](int fd, short events, Channel* ch) {
-            fds[nfds] = {fd, events, 0};
-            who[nfds++] = ch;
-        };
-        add(wake_.get(), POLLIN, nullptr);
-        bool background_input = false;
-        bool outputs_left = false;
-        bool immediate = false;
-        for (auto& chp : channels_) {
-            Channel& ch = *chp;
-            if (ch.done) continue;
-            if (ch.input && draining) {
-                ch.done = true;
-                continue;
-            }
-            if (!ch.input) outputs_left = true;
-            if (ch.off < ch.pending.size()) {
-                // Regular files are always writable: no poll (-1, handled at once).
-                int dst = ch.input ? sandbox_fd(ch) : ch.caller.fd.get();
-                bool file = !ch.input && ch.caller.io == Io::file;
-                immediate = immediate || file;
-                add(file ? -1 : dst, file ? 0 : POLLOUT, &ch);
-                continue;
-            }
-            if (ch.wait_dst) {
-                add(ch.caller.fd.get(), POLLOUT, &ch);
-                continue;
-            }
-            if (ch.input && ch.pty) {
-                if (recheck_foreground) foreground = in_foreground(ch.caller.fd.get());
-                recheck_foreground = !foreground;
-                if (!foreground) {
-                    background_input = true;
-                    continue;
-                }
-            }
-            if (ch.input && ch.caller.io == Io::file) {
-                // A regular file is always readable; wait for room in the pipe instead.
-                add(ch.ours.get(), POLLOUT, &ch);
-                continue;
-            }
-            add(ch.input ? ch.caller.fd.get() : sandbox_fd(ch), POLLIN, &ch);
-        }
-        if (draining && !outputs_left) return;
-        int timeout = immediate ? 0 : background_input ? 250 : -1;
-        if (draining) {
-            auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now())
-                    .count();
-            if (left <= 0) return;  // what a wedged reader did not take is dropped
-            if (timeout < 0 || timeout > left) timeout = static_cast<int>(left);
-        }
-        int n = ::poll(fds.data(), nfds, timeout);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return;
-        }
-        if (fds[0].revents & POLLIN) {
-            std::uint64_t v = 0;
-            (void)!::read(wake_.get(), &v, sizeof v);
-            recheck_foreground = true;
-        }
-        if (finish_requested_ && !draining) {
-            draining = true;
-            deadline = clock::now() + std::chrono::seconds(3);
-        }
-        for (size_t i = 1; i < nfds; ++i) {
-            Channel& ch = *who[i];
-            const bool file_ready = fds[i].fd < 0;
-            if (!file_ready && fds[i].revents == 0) continue;
-            if (ch.off < ch.pending.size()) {
-                // Write what is pending.
-                int dst = ch.input ? sandbox_fd(ch) : ch.caller.fd.get();
-                const char* p = ch.pending.data() + ch.off;
-                size_t len = ch.pending.size() - ch.off;
-                ssize_t w;
-                if (!ch.input && ch.caller.io == Io::socket)
-                    w = ::send(dst, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-                else
-                    w = ::write(dst, p, len);
-                if (w > 0) {
-                    ch.off += static_cast<size_t>(w);
-                    if (ch.input) ch.written += static_cast<std::uint64_t>(w);
-                    if (ch.off == ch.pending.size()) {
-                        ch.pending.clear();
-                        ch.off = 0;
-                    }
-                } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
-                    // Not ready after all: poll again.
-                } else {
-                    // The other side is gone: an input's command closed its stdin, or the
-                    // caller's reader went away. For an output, closing our read end
-                    // gives the command EPIPE, as a pipeline would.
+// What the wait found ready: one step of each channel (a write of what is pending,
+// or a read of a chunk).
+void Relay::copy(std::vector<pollfd>& fds) {
+    auto sandbox_fd = [this](const Channel& ch) { return ch.pty ? master_.get() : ch.ours.get(); };
+    char* buf = buf_.get();
+    if (fds[0].revents & POLLIN) {
+        std::uint64_t v = 0;
+        (void)!::read(wake_.get(), &v, sizeof v);
+        recheck_foreground_ = true;
+    }
+    if (finish_requested_ && !draining_) {
+        draining_ = true;
+        deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    }
+    for (size_t i = 1; i < fds.size(); ++i) {
+        Channel& ch = *who_[i];
+        const bool file_ready = fds[i].fd < 0;
+        if (!file_ready && fds[i].revents == 0) continue;
+        if (ch.off < ch.pending.size()) {
+            // Write what is pending.
+            int dst = ch.input ? sandbox_fd(ch) : ch.caller.fd.get();
+            const char* p = ch.pending.data() + ch.off;
+            size_t len = ch.pending.size() - ch.off;
+            if (!ch.input && ch.caller.io == Io::blocking) len = std::min(len, kBlockingPiece);
+            ssize_t w;
+            if (!ch.input && ch.caller.io == Io::socket)
+                w = ::send(dst, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+            else
+                w = ::write(dst, p, len);
+            if (w > 0) {
+                ch.off += static_cast<size_t>(w);
+                if (ch.input) ch.written += static_cast<std::uint64_t>(w);
+                if (ch.off == ch.pending.size()) {
                     ch.pending.clear();
                     ch.off = 0;
-                    if (ch.input) {
-                        ch.done = true;
-                        if (!ch.pty) ch.ours.reset();
-                    } else if (ch.pty) {
-                        ch.caller.io = Io::none;  // keep reading the master, discard
-                    } else {
-                        ch.done = true;
-                        ch.ours.reset();
-                    }
                 }
-                continue;
-            }
-            if (ch.wait_dst) {
-                ch.wait_dst = false;  // room again: read (splice) on the next round
-                continue;
-            }
-            // Read a chunk.
-            if (!ch.input) (void)fault::hit("relay.copy");
-            ssize_t r;
-            if (!ch.input && ch.splice) {
-                r = ::splice(ch.ours.get(), nullptr, ch.caller.fd.get(), nullptr, kBuf,
-                             SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-                if (r > 0) continue;
-                if (r < 0 && errno == EAGAIN) {
-                    // Our pipe was readable, so it is the caller's side that is full.
-                    ch.wait_dst = true;
-                    continue;
-                }
-                if (r < 0 && (errno == EINVAL || errno == ENOSYS)) {
-                    ch.splice = false;
-                    continue;
-                }
-                if (r < 0 && errno != EINTR) {
-                    ch.done = true;  // the caller's reader is gone: the command gets EPIPE
-                    ch.ours.reset();
-                    ch.caller.fd.reset();
-                    continue;
-                }
-                if (r < 0) continue;
-            } else if (ch.input) {
-                int src = ch.caller.fd.get();
-                if (ch.positional)
-                    r = ::pread(src, buf, ch.chunk, ch.start + static_cast<off_t>(ch.written));
-                else if (ch.caller.io == Io::socket)
-                    r = ::recv(src, buf, ch.chunk, MSG_DONTWAIT);
-                else
-                    r = ::read(src, buf, ch.chunk);
+            } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+                // Not ready after all: poll again.
             } else {
-                r = ::read(sandbox_fd(ch), buf, sizeof buf);
-            }
-            if (r > 0) {
-                auto len = static_cast<size_t>(r);
-                if (ch.input && ch.pty) {
-                    // The user's own ^Z (never something the sandbox can type): the
-                    // one stop of the command that agentjail follows by stopping too.
-                    const unsigned char susp = child_.have_termios ? child_.tio.c_cc[VSUSP] : 0x1a;
-                    if (std::memchr(buf, 0x1a, len) != nullptr ||
-                        (susp != 0 && std::memchr(buf, susp, len) != nullptr))
-                        user_suspend_ns_ =
-                            std::chrono::steady_clock::now().time_since_epoch().count();
-                }
-                if (ch.filter) {
-                    filtered.clear();
-                    ch.f.feed(buf, len, filtered);
-                    ch.pending.swap(filtered);
-                } else {
-                    ch.pending.assign(buf, len);
-                }
+                // The other side is gone: an input's command closed its stdin, or the
+                // caller's reader went away. For an output, closing our read end
+                // gives the command EPIPE, as a pipeline would.
+                ch.pending.clear();
                 ch.off = 0;
-                if (!ch.input && ch.caller.io == Io::none) ch.pending.clear();
+                if (ch.input) {
+                    ch.done = true;
+                    if (!ch.pty) ch.ours.reset();
+                } else if (ch.pty) {
+                    ch.caller.io = Io::none;  // keep reading the master, discard
+                } else {
+                    ch.done = true;
+                    ch.ours.reset();
+                }
+            }
+            continue;
+        }
+        if (ch.wait_dst) {
+            ch.wait_dst = false;  // room again: read (splice) on the next round
+            continue;
+        }
+        // Read a chunk.
+        if (!ch.input) (void)fault::hit("relay.copy");
+        ssize_t r;
+        if (!ch.input && ch.splice) {
+            r = ::splice(ch.ours.get(), nullptr, ch.caller.fd.get(), nullptr, kBuf,
+                         SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+            if (r > 0) continue;
+            if (r < 0 && errno == EAGAIN) {
+                // Our pipe was readable, so it is the caller's side that is full.
+                ch.wait_dst = true;
                 continue;
             }
-            if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-            // The user's terminal answers EIO to a background reader (SIGTTIN is
-            // blocked here): agentjail was put in the background, not hung up.
-            if (r < 0 && errno == EIO && ch.input && ch.pty && !in_foreground(ch.caller.fd.get())) {
-                foreground = false;
+            if (r < 0 && (errno == EINVAL || errno == ENOSYS)) {
+                ch.splice = false;
                 continue;
             }
-            // EOF (or EIO: the pty's last slave closed, the user's terminal hung up).
-            ch.done = true;
-            if (ch.input) {
-                if (!ch.pty) ch.ours.reset();  // the command reads EOF
-                if (!ch.positional) ch.caller.fd.reset();
-            } else {
-                // Every writer inside is gone: the caller's reader sees EOF now, as it
-                // would have with its own descriptor, not only once wait() is called.
+            if (r < 0 && errno != EINTR) {
+                ch.done = true;  // the caller's reader is gone: the command gets EPIPE
+                ch.ours.reset();
                 ch.caller.fd.reset();
-                ch.caller.io = Io::none;
+                continue;
             }
+            if (r < 0) continue;
+        } else if (ch.input) {
+            int src = ch.caller.fd.get();
+            if (ch.positional)
+                r = ::pread(src, buf, ch.chunk, ch.start + static_cast<off_t>(ch.written));
+            else if (ch.caller.io == Io::socket)
+                r = ::recv(src, buf, ch.chunk, MSG_DONTWAIT);
+            else
+                r = ::read(src, buf, ch.chunk);
+        } else {
+            r = ::read(sandbox_fd(ch), buf, kBuf);
+        }
+        if (r > 0) {
+            auto len = static_cast<size_t>(r);
+            if (ch.input && ch.pty) {
+                // The user's own ^Z (never something the sandbox can type): the
+                // one stop of the command that agentjail follows by stopping too.
+                const unsigned char susp = child_.have_termios ? child_.tio.c_cc[VSUSP] : 0x1a;
+                if (std::memchr(buf, 0x1a, len) != nullptr ||
+                    (susp != 0 && std::memchr(buf, susp, len) != nullptr))
+                    user_suspend_ns_ =
+                        std::chrono::steady_clock::now().time_since_epoch().count();
+            }
+            if (ch.filter) {
+                filtered_.clear();
+                ch.f.feed(buf, len, filtered_);
+                ch.pending.swap(filtered_);
+            } else {
+                ch.pending.assign(buf, len);
+            }
+            ch.off = 0;
+            if (!ch.input && ch.caller.io == Io::none) ch.pending.clear();
+            continue;
+        }
+        if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        // The user's terminal answers EIO to a background reader (SIGTTIN is
+        // blocked here): agentjail was put in the background, not hung up.
+        if (r < 0 && errno == EIO && ch.input && ch.pty && !in_foreground(ch.caller.fd.get())) {
+            foreground_ = false;
+            continue;
+        }
+        // EOF (or EIO: the pty's last slave closed, the user's terminal hung up).
+        ch.done = true;
+        if (ch.input) {
+            if (!ch.pty) ch.ours.reset();  // the command reads EOF
+            if (!ch.positional) ch.caller.fd.reset();
+        } else {
+            // Every writer inside is gone: the caller's reader sees EOF now, as it
+            // would have with its own descriptor, not only once wait() is called.
+            ch.caller.fd.reset();
+            ch.caller.io = Io::none;
         }
     }
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The stdio relay: the command never holds the caller's descriptors. It gets pipes
-// (or a pty of the sandbox's own where the caller has a terminal), and a thread of
-// the supervisor copies between them and the caller's files.
+// (or a pty of the sandbox's own where the caller has a terminal), and the relay
+// copies between them and the caller's files on the run's event loop.
 #pragma once
 
 #include "base/error.hpp"
 #include "sys/fd.hpp"
+#include "sys/poll_async.hpp"
 
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -15,7 +16,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <chrono>
+#include <condition_variable>
+#include <string>
+
+#include <poll.h>
+
 #include <vector>
 
 namespace agentjail::tty {
@@ -59,11 +65,12 @@ public:
     bool uses_pty() const noexcept { return child_.pty; }
 
     // After a successful spawn: closes the sandbox's ends here, takes the pty master
-    // (when uses_pty()), puts the user's terminal in raw mode and starts copying.
-    // sandbox_pidfd (borrowed, may be -1): the sandbox the relay kills if its thread
-    // fails (an exception): a sandbox nobody reads would block on a full pipe.
-    Result<void> start(sys::UniqueFd master, int sandbox_pidfd);
-    // After finish(): why the relay's thread failed; empty if it did not.
+    // (when uses_pty()), puts the user's terminal in raw mode and starts copying on
+    // `loop` (the run's, which must run until finish() returned).
+    // sandbox_pidfd (borrowed, may be -1): the sandbox the relay kills if it fails
+    // (an exception): a sandbox nobody reads would block on a full pipe.
+    Result<void> start(sys::UniqueFd master, int sandbox_pidfd, boost::asio::io_context& loop);
+    // After finish(): why the relay failed; empty if it did not.
     const std::string& failure() const noexcept { return failure_; }
     // Once the sandbox is gone: stops reading the caller's input, copies what the
     // sandbox wrote to the end (bounded wait), restores the terminal. Idempotent.
@@ -80,7 +87,11 @@ public:
 
 private:
     Relay() = default;
-    void run();
+    void wait_next();
+    bool arm();
+    void on_ready(std::vector<pollfd>& fds);
+    void copy(std::vector<pollfd>& fds);
+    void end();
     void set_raw();
     void restore();
 
@@ -91,15 +102,32 @@ private:
     sys::UniqueFd term_in_;                  // the user's terminal, read (a dup)
     sys::UniqueFd term_ctl_;                 // the terminal whose modes and size we use (a dup)
     sys::UniqueFd master_;
-    sys::UniqueFd wake_;  // eventfd: finish() asks the thread to drain and stop
+    sys::UniqueFd wake_;  // eventfd: finish() or resume_terminal() wakes the relay
     bool raw_set_ = false;
     std::mutex term_mu_;
     std::atomic<std::int64_t> user_suspend_ns_{0};  // steady clock, 0: none pending
     std::atomic<bool> finish_requested_{false};
-    std::thread thread_;
-    bool finished_ = false;
+    std::unique_ptr<sys::AsyncPoll> poll_;  // the relay's waits on the run's loop
+    bool started_ = false;
+    bool finished_ = false;  // the caller's
     int sandbox_pidfd_ = -1;
-    std::string failure_;  // written by the thread, read after finish()
+    // The loop's alone, from start() on:
+    std::unique_ptr<char[]> buf_;
+    std::string filtered_;
+    std::vector<Channel*> who_;  // the channel of each descriptor waited for ([0]: the wake)
+    bool draining_ = false;
+    std::chrono::steady_clock::time_point deadline_{};
+    // Whether this process is the terminal's foreground job: asked once, then again
+    // only when woken (resume_terminal() after a SIGCONT) or, while in the
+    // background, every 250 ms; not for every chunk of output.
+    bool foreground_ = true;
+    bool recheck_foreground_ = true;
+    bool first_round_ = true;
+    std::string failure_;  // written on the loop, read after finish()
+    // Once no wait of the relay's is left on the loop: finish() may return.
+    std::mutex end_mu_;
+    std::condition_variable end_cv_;
+    bool ended_ = false;
 };
 
 }  // namespace agentjail::tty

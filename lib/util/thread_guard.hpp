@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The body of one of agentjail's own threads during a run (the supervisor, the
-// stdio relay): an exception must never reach std::terminate of the caller's
-// process. It ends the run instead: SIGKILL to the sandbox and a message for the
+// A step of one of agentjail's components on the run's loop (the supervisor, the
+// stdio relay): an exception must never reach the loop, or std::terminate of the
+// caller's process. It ends the run instead: SIGKILL to the sandbox and a message for the
 // result ("the supervisor failed (what) and stopped the sandbox").
 #pragma once
 
@@ -18,7 +18,7 @@ namespace agentjail::util {
 
 // Runs body(). On an exception: SIGKILL through sandbox_pidfd (-1: none), failure
 // set (left empty only if even that allocation fails), false returned. fault_point:
-// the test-only point (util/fault.hpp) that makes body throw.
+// the test-only point (util/fault.hpp) that makes body throw (null: none).
 template <class Body>
 bool run_or_stop(const char* who, const char* fault_point, int sandbox_pidfd, std::string& failure,
                  Body&& body) noexcept {
@@ -33,7 +33,7 @@ bool run_or_stop(const char* who, const char* fault_point, int sandbox_pidfd, st
         return false;
     };
     try {
-        if (fault::hit(fault_point)) throw std::runtime_error("an injected fault");
+        if (fault_point != nullptr && fault::hit(fault_point)) throw std::runtime_error("an injected fault");
         body();
         return true;
     } catch (const std::exception& e) {

@@ -12,6 +12,7 @@
 #include "../integration/record.hpp"
 
 #include "launch/launch.hpp"
+#include "run/loop.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 
@@ -223,7 +224,9 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     agentjail::launch::Stdio stdio;
     stdio.out = out.w;
     stdio.err = out.w;
-    auto proc = agentjail::launch::spawn(*plan, stdio);
+    agentjail::run::Loop loop;  // what the supervisor waits on; outlives the Process
+    loop.start();
+    auto proc = agentjail::launch::spawn(*plan, stdio, loop.io());
     ASSERT_TRUE(proc) << proc.error().message();
     out.close_write();
     std::string text = out.read_all();
@@ -254,7 +257,9 @@ TEST_F(Escape, WS05_PlaceholderTheUserFilledIsKept) {
     agentjail::launch::Stdio stdio;
     stdio.out = out.w;
     stdio.err = out.w;
-    auto proc = agentjail::launch::spawn(*plan, stdio);
+    agentjail::run::Loop loop;  // what the supervisor waits on; outlives the Process
+    loop.start();
+    auto proc = agentjail::launch::spawn(*plan, stdio, loop.io());
     ASSERT_TRUE(proc) << proc.error().message();
     out.close_write();
     ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 10000));

@@ -179,6 +179,7 @@ TEST(Library, SandboxFromALiveThreadKeepsRunning) {
 // namespace and served from outside. A client inside reaches it on loopback;
 // the listening side lives in our process.
 #include "launch/launch.hpp"
+#include "run/loop.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 
@@ -202,7 +203,9 @@ TEST(Library, ProxySocketIsServedFromOutsideTheSandbox) {
     Pipe out;
     agentjail::launch::Stdio stdio;
     stdio.out = out.w;
-    auto proc = agentjail::launch::spawn(*plan, stdio);
+    agentjail::run::Loop loop;  // what the supervisor waits on; outlives the Process
+    loop.start();
+    auto proc = agentjail::launch::spawn(*plan, stdio, loop.io());
     ASSERT_TRUE(proc) << proc.error().message();
     out.close_write();
     agentjail::sys::UniqueFd lsock = proc->take_proxy_socket();
