@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+
 using namespace ajit;
 
 namespace {
@@ -214,6 +216,34 @@ TEST_F(Sandbox, EarlyClosedReaderEndsTheCommandNotAgentjail) {
     EXPECT_TRUE(ajtest::contains(r.err, "yes-ended=141")) << describe(r);
     EXPECT_TRUE(ajtest::contains(r.err, "agentjail=0")) << describe(r);
     EXPECT_FALSE(r.timed_out) << describe(r);
+}
+
+// A reader that stays but stops reading (a pager left open, a full pipe) holds up
+// only the command's output, never the run: the wall clock still ends it, on time,
+// because the relay waits for room on the run's loop instead of blocking it. The
+// control: the same command, read, runs until its own end.
+TEST_F(Sandbox, AReaderThatStopsReadingDoesNotHoldUpTheWallClock) {
+    const std::string fifo = jail.home() + "/wedge.fifo";
+    ::unlink(fifo.c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto script = [&](const std::string& reader) {
+        return "exec 3<>" + q(fifo) + "; " + reader + aj(jail, {"-t", "2s"}) +
+               " -- sh -c 'yes | head -c 50000000; echo wrote-all >&2' > " + q(fifo) + "; echo agentjail=$? >&2";
+    };
+    // Control: read, the command writes all of it well within its time.
+    auto read_run = ajtest::run({"/bin/sh", "-c", "cat " + q(fifo) + " > /dev/null & " + script("")},
+                                {"HOME=" + jail.home()});
+    EXPECT_TRUE(ajtest::contains(read_run.err, "wrote-all")) << describe(read_run);
+    EXPECT_TRUE(ajtest::contains(read_run.err, "agentjail=0")) << describe(read_run);
+    // Never read: the pipe fills, the command blocks on its writes, the clock ends it.
+    auto start = std::chrono::steady_clock::now();
+    auto r = ajtest::run({"/bin/sh", "-c", script("")}, {"HOME=" + jail.home()});
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_FALSE(r.timed_out) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.err, "wrote-all")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "agentjail=124")) << describe(r);
+    EXPECT_LT(took, 15.0) << describe(r);
+    ::unlink(fifo.c_str());
 }
 
 // SIGTSTP sent to agentjail (kill -TSTP, or ^Z where it has no pty) stops the command
