@@ -37,5 +37,5 @@ struct aj_error {
     bool is_static;  // the preallocated out-of-memory error: never deleted
     int sys_errno = 0;
     aj_stage stage = AJ_STAGE_NONE;
-    const char* step = "";  // static storage (fs::stage_name)
+    const char* step = "";  // static storage (launch::stage_name)
 };

@@ -29,7 +29,7 @@
 
 namespace agentjail::launch {
 
-void report(int fd, fs::Stage stage, int err, int index) {
+void report(int fd, Stage stage, int err, int index) {
     Report r{static_cast<std::int32_t>(stage), err, index};
     ssize_t n;
     do {
@@ -37,7 +37,7 @@ void report(int fd, fs::Stage stage, int err, int index) {
     } while (n < 0 && errno == EINTR);
 }
 
-int send_fd(int sock, fs::Stage what, int fd) {
+int send_fd(int sock, Stage what, int fd) {
     Report r{static_cast<std::int32_t>(what), 0, -1};
     iovec iov{&r, sizeof r};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
@@ -116,7 +116,7 @@ int loopback_up() {
     return r;
 }
 
-[[noreturn]] void fail(const ChildSpec& s, fs::Stage stage, int err, int index = -1) {
+[[noreturn]] void fail(const ChildSpec& s, Stage stage, int err, int index = -1) {
     report(s.err_fd, stage, err, index);
     ::_exit(125);
 }
@@ -129,16 +129,16 @@ int loopback_up() {
 // so ^Z stops it as in any shell (an orphaned group would ignore the stop).
 void open_pty(ChildSpec& s) {
     int m = ::open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (m < 0) fail(s, fs::Stage::pty_open, errno);
+    if (m < 0) fail(s, Stage::pty_open, errno);
     int unlock = 0;
-    if (::ioctl(m, TIOCSPTLCK, &unlock) < 0) fail(s, fs::Stage::pty_open, errno);
+    if (::ioctl(m, TIOCSPTLCK, &unlock) < 0) fail(s, Stage::pty_open, errno);
     int sl = ::ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (sl < 0) fail(s, fs::Stage::pty_open, errno);
-    if (s.set_termios && ::ioctl(sl, TCSETS, &s.pty_termios) < 0) fail(s, fs::Stage::pty_setup, errno);
-    if (s.set_winsize && ::ioctl(sl, TIOCSWINSZ, &s.pty_winsize) < 0) fail(s, fs::Stage::pty_setup, errno);
-    if (::ioctl(sl, TIOCSCTTY, 0) < 0) fail(s, fs::Stage::pty_setup, errno);
-    int r = send_fd(s.err_fd, fs::Stage::pty_fd, m);
-    if (r < 0) fail(s, fs::Stage::pty_fd, -r);
+    if (sl < 0) fail(s, Stage::pty_open, errno);
+    if (s.set_termios && ::ioctl(sl, TCSETS, &s.pty_termios) < 0) fail(s, Stage::pty_setup, errno);
+    if (s.set_winsize && ::ioctl(sl, TIOCSWINSZ, &s.pty_winsize) < 0) fail(s, Stage::pty_setup, errno);
+    if (::ioctl(sl, TIOCSCTTY, 0) < 0) fail(s, Stage::pty_setup, errno);
+    int r = send_fd(s.err_fd, Stage::pty_fd, m);
+    if (r < 0) fail(s, Stage::pty_fd, -r);
     ::close(m);  // the relay holds the master now
     s.pty_slave = sl;
 }
@@ -170,10 +170,10 @@ void serve_publish(const ChildSpec& s) {
         if (n <= 0) return;
         int fd = ::socket(req[0] == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) {
-            report(s.publish_fd, fs::Stage::publish_fd, errno, -1);
+            report(s.publish_fd, Stage::publish_fd, errno, -1);
             continue;
         }
-        (void)send_fd(s.publish_fd, fs::Stage::publish_fd, fd);
+        (void)send_fd(s.publish_fd, Stage::publish_fd, fd);
         ::close(fd);
     }
 }
@@ -297,13 +297,13 @@ void drop_privileges(const ChildSpec& s) {
     const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                                SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
                                SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-    if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0) fail(s, fs::Stage::securebits, errno);
+    if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0) fail(s, Stage::securebits, errno);
     for (int cap = 0; cap <= s.cap_last; ++cap) {
-        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) fail(s, fs::Stage::drop_bounding, errno);
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) fail(s, Stage::drop_bounding, errno);
     }
-    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) fail(s, fs::Stage::clear_ambient, errno);
-    if (int r = sys::capset_empty(); r < 0) fail(s, fs::Stage::drop_caps, -r);
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, fs::Stage::no_new_privs, errno);
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) fail(s, Stage::clear_ambient, errno);
+    if (int r = sys::capset_empty(); r < 0) fail(s, Stage::drop_caps, -r);
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail(s, Stage::no_new_privs, errno);
 }
 
 bool launcher_gone(const ChildSpec& s) {
@@ -341,7 +341,7 @@ void child_main(ChildSpec& s) {
     // A session of the sandbox's own: no signal sent inside to a process group
     // (kill(0, ...), kill(-pgid, ...)) reaches the caller's shell or agentjail, and
     // nothing inside can take the caller's terminal or stop its job.
-    if (::setsid() < 0) fail(s, fs::Stage::new_session, errno);
+    if (::setsid() < 0) fail(s, Stage::new_session, errno);
 
     // A root launcher's run as another identity: no supplementary group, then the
     // gid and the uid, keeping every capability of this namespace (NO_SETUID_FIXUP)
@@ -349,10 +349,10 @@ void child_main(ChildSpec& s) {
     // From here whatever the sandbox creates belongs to that uid, as it would to a
     // user who ran agentjail. Before PR_SET_DUMPABLE: a uid change resets it.
     if (s.set_ids) {
-        if (int r = sys::setgroups_none(); r < 0) fail(s, fs::Stage::set_ids, -r);
-        if (int r = sys::setresgid(s.gid); r < 0) fail(s, fs::Stage::set_ids, -r);
-        if (::prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, 0, 0, 0) < 0) fail(s, fs::Stage::set_ids, errno);
-        if (int r = sys::setresuid(s.uid); r < 0) fail(s, fs::Stage::set_ids, -r);
+        if (int r = sys::setgroups_none(); r < 0) fail(s, Stage::set_ids, -r);
+        if (int r = sys::setresgid(s.gid); r < 0) fail(s, Stage::set_ids, -r);
+        if (::prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, 0, 0, 0) < 0) fail(s, Stage::set_ids, errno);
+        if (int r = sys::setresuid(s.uid); r < 0) fail(s, Stage::set_ids, -r);
     }
 
     // The init is a copy of the launcher's memory (its environment, its secrets):
@@ -365,31 +365,31 @@ void child_main(ChildSpec& s) {
     // while /proc/sys is still the host's writable view of our namespace's values.
     if (s.limit_userns) {
         int fd = ::open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || ::write(fd, "0", 1) != 1) fail(s, fs::Stage::userns_limit, errno);
+        if (fd < 0 || ::write(fd, "0", 1) != 1) fail(s, Stage::userns_limit, errno);
         ::close(fd);
     }
 
     const mode_t caller_umask = ::umask(022);
-    if (fault::hit("child.before-root")) fail(s, fs::Stage::mount_fs, EIO);
-    fs::Failure f;
-    if (fs::build_root(s.root, &f) < 0) fail(s, f.stage, f.err, f.index);
-    if (s.set_hostname && ::sethostname(s.hostname, s.hostname_len) < 0) fail(s, fs::Stage::hostname, errno);
+    if (fault::hit("child.before-root")) fail(s, Stage::mount_fs, EIO);
+    Failure f;
+    if (build_root(s.root, &f) < 0) fail(s, f.stage, f.err, f.index);
+    if (s.set_hostname && ::sethostname(s.hostname, s.hostname_len) < 0) fail(s, Stage::hostname, errno);
     if (s.loopback) {
         int r = loopback_up();
-        if (r < 0) fail(s, fs::Stage::loopback, -r);
+        if (r < 0) fail(s, Stage::loopback, -r);
     }
     if (s.proxy_port != 0) {
         int ps = open_proxy_socket(s.proxy_port);
-        if (ps < 0) fail(s, fs::Stage::proxy_socket, -ps);
-        int r = send_fd(s.err_fd, fs::Stage::proxy_fd, ps);
-        if (r < 0) fail(s, fs::Stage::proxy_fd, -r);
+        if (ps < 0) fail(s, Stage::proxy_socket, -ps);
+        int r = send_fd(s.err_fd, Stage::proxy_fd, ps);
+        if (r < 0) fail(s, Stage::proxy_fd, -r);
         ::close(ps);  // neither the init nor the command keeps it
     }
     for (size_t i = 0; i < s.gateway_listen.size(); ++i) {
         int gs = open_gateway_socket(s.gateway_listen[i]);
-        if (gs < 0) fail(s, fs::Stage::gateway_socket, -gs, static_cast<int>(i));
-        int r = send_fd(s.err_fd, fs::Stage::gateway_fd, gs);
-        if (r < 0) fail(s, fs::Stage::gateway_fd, -r, static_cast<int>(i));
+        if (gs < 0) fail(s, Stage::gateway_socket, -gs, static_cast<int>(i));
+        int r = send_fd(s.err_fd, Stage::gateway_fd, gs);
+        if (r < 0) fail(s, Stage::gateway_fd, -r, static_cast<int>(i));
         ::close(gs);
     }
     if (s.publish_fd >= 0) {
@@ -397,10 +397,10 @@ void child_main(ChildSpec& s) {
         // which the init's sigwaitinfo() loop takes (SIGIO if the queue overflows).
         if (::fcntl(s.publish_fd, F_SETOWN, ::getpid()) < 0 || ::fcntl(s.publish_fd, F_SETSIG, s.publish_sig) < 0 ||
             ::fcntl(s.publish_fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0)
-            fail(s, fs::Stage::publish_fd, errno);
+            fail(s, Stage::publish_fd, errno);
     }
     if (s.pty) open_pty(s);
-    if (::chdir(s.cwd) < 0) fail(s, fs::Stage::chdir, errno);
+    if (::chdir(s.cwd) < 0) fail(s, Stage::chdir, errno);
 
     // The launcher's before_fork (the cgroup v1 attach) must be done before any
     // process of the sandbox other than us exists: children inherit the groups.
@@ -427,16 +427,16 @@ void child_main(ChildSpec& s) {
         ::sigaction(sig, &sa, nullptr);
     }
     int sigfd = ::signalfd(-1, &all, SFD_CLOEXEC);
-    if (sigfd < 0) fail(s, fs::Stage::signals, errno);
+    if (sigfd < 0) fail(s, Stage::signals, errno);
 
     // Nothing of the sandbox's runs yet: the init gives up every capability now and
     // the command inherits that state.
     drop_privileges(s);
     if (launcher_gone(s)) ::_exit(125);
-    if (fault::hit("child.before-fork")) fail(s, fs::Stage::fork_command, EIO);
+    if (fault::hit("child.before-fork")) fail(s, Stage::fork_command, EIO);
 
     long pid = sys::raw_fork();
-    if (pid < 0) fail(s, fs::Stage::fork_command, static_cast<int>(-pid));
+    if (pid < 0) fail(s, Stage::fork_command, static_cast<int>(-pid));
     if (pid == 0) {
         ::close(sigfd);
         run_command(s, caller_umask);

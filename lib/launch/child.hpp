@@ -3,7 +3,7 @@
 // plan, C arrays for argv/envp/candidates, the pipes, and an empty capability set.
 #pragma once
 
-#include "fs/rootfs.hpp"
+#include "launch/rootfs.hpp"
 
 #include <linux/filter.h>
 #include <sys/socket.h>
@@ -26,7 +26,7 @@ struct Report {
 };
 
 struct ChildSpec {
-    fs::RootPlan root;
+    RootPlan root;
     const char* hostname = nullptr;
     size_t hostname_len = 0;
     bool set_hostname = false;

@@ -50,15 +50,15 @@ Result<void> write_file(const std::string& path, const std::string& text) {
 }
 
 // Overlay mode cannot work here: say why and what to do instead.
-std::string overlay_hint(fs::Stage stage, int err, const std::string& upper) {
+std::string overlay_hint(Stage stage, int err, const std::string& upper) {
     const std::string instead = "; overlay mode needs overlayfs mountable by an unprivileged user namespace "
                                 "(Linux 5.11 or newer, overlayfs built in or loaded with `modprobe overlay`): "
                                 "use such a kernel, or --workspace-mode clone";
-    if (stage == fs::Stage::overlay_open) {
+    if (stage == Stage::overlay_open) {
         if (err == ENODEV) return "; this kernel has no overlayfs" + instead;
         return "; the kernel does not let this user namespace mount an overlayfs" + instead;
     }
-    if (stage == fs::Stage::overlay_layers)
+    if (stage == Stage::overlay_layers)
         return "; this kernel's overlayfs refused a layer or the userxattr option (older than Linux 5.11?)" +
                instead;
     (void)err;
@@ -69,19 +69,19 @@ std::string overlay_hint(fs::Stage stage, int err, const std::string& upper) {
 
 // Explains a failure report from the child in terms of the plan.
 Error explain_report(const Report& r, const plan::Plan& plan) {
-    auto stage = static_cast<fs::Stage>(r.stage);
+    auto stage = static_cast<Stage>(r.stage);
     int err = r.err;
-    if (stage == fs::Stage::exec) {
+    if (stage == Stage::exec) {
         std::string cmd = plan.argv.empty() ? std::string("?") : plan.argv[0];
         if (err == ENOENT) {
             std::string where = cmd.find('/') != std::string::npos ? std::string() : " (searched the sandbox's PATH)";
             return Error(ErrorKind::command_not_found, err, cmd + ": command not found in the sandbox" + where)
-                .at(ErrorStage::exec, fs::stage_name(stage));
+                .at(ErrorStage::exec, stage_name(stage));
         }
         return Error(ErrorKind::command_not_executable, err, cmd + ": cannot execute: " + util::errno_text(err))
-            .at(ErrorStage::exec, fs::stage_name(stage));
+            .at(ErrorStage::exec, stage_name(stage));
     }
-    std::string what = std::string("setup failed while ") + fs::stage_name(stage);
+    std::string what = std::string("setup failed while ") + stage_name(stage);
     if (r.index >= 0 && static_cast<size_t>(r.index) < plan.mounts.size()) {
         const auto& op = plan.mounts[static_cast<size_t>(r.index)];
         what += " " + op.dst;
@@ -90,23 +90,23 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
         if (!op.why.empty()) what += " [" + op.why + "]";
     }
     std::string hint;
-    if (stage == fs::Stage::mount_fs && err == EPERM)
+    if (stage == Stage::mount_fs && err == EPERM)
         hint = "; the kernel refused a new mount here (a /proc or /sys partly hidden on the host, "
                "as in some containers, prevents a fresh procfs)";
-    if (stage == fs::Stage::overlay_open || stage == fs::Stage::overlay_layers ||
-        stage == fs::Stage::overlay_create)
+    if (stage == Stage::overlay_open || stage == Stage::overlay_layers ||
+        stage == Stage::overlay_create)
         hint = overlay_hint(stage, err, r.index >= 0 && static_cast<size_t>(r.index) < plan.mounts.size()
                                             ? plan.mounts[static_cast<size_t>(r.index)].upper
                                             : std::string());
-    if (stage == fs::Stage::clone_tree && err == ELOOP)
+    if (stage == Stage::clone_tree && err == ELOOP)
         hint = "; a path component became a symlink after planning, refusing to follow it";
     return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err) + hint)
-        .at(ErrorStage::sandbox, fs::stage_name(stage));
+        .at(ErrorStage::sandbox, stage_name(stage));
 }
 
 // Builds the child's memory while we may still allocate.
 void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
-    s.root = fs::prepare(plan);
+    s.root = prepare_root(plan);
     s.hostname = plan.hostname.c_str();
     s.hostname_len = plan.hostname.size();
     s.set_hostname = (plan.clone_flags & CLONE_NEWUTS) != 0 && !plan.hostname.empty();
@@ -482,26 +482,26 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
             }
             return out;
         };
-        if (r.stage == static_cast<std::int32_t>(fs::Stage::proxy_fd)) {
+        if (r.stage == static_cast<std::int32_t>(Stage::proxy_fd)) {
             p.set_proxy_socket(passed_fd());
             continue;
         }
-        if (r.stage == static_cast<std::int32_t>(fs::Stage::gateway_fd)) {
+        if (r.stage == static_cast<std::int32_t>(Stage::gateway_fd)) {
             p.add_gateway_socket(passed_fd());
             continue;
         }
-        if (r.stage == static_cast<std::int32_t>(fs::Stage::pty_fd)) {
+        if (r.stage == static_cast<std::int32_t>(Stage::pty_fd)) {
             p.set_pty_master(passed_fd());
             continue;
         }
-        if (r.stage == static_cast<std::int32_t>(fs::Stage::listener)) {
+        if (r.stage == static_cast<std::int32_t>(Stage::listener)) {
             // From now on the command may block on a refused call until we answer:
             // start serving before waiting for its execve.
             supervise(passed_fd());
             continue;
         }
         Error e = explain_report(r, plan);
-        if (r.stage != static_cast<std::int32_t>(fs::Stage::exec)) (void)p.kill(SIGKILL);
+        if (r.stage != static_cast<std::int32_t>(Stage::exec)) (void)p.kill(SIGKILL);
         (void)p.wait();
         return e;
     }

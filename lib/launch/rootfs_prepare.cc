@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parent side of the root build: flattens a Plan's mount list into ChildMounts
 // with every flag decided and every string owned, before clone.
-#include "fs/rootfs.hpp"
+#include "launch/rootfs.hpp"
 
 #include "sys/syscalls.hpp"
 
@@ -9,7 +9,7 @@
 
 #include <cstdio>
 
-namespace agentjail::fs {
+namespace agentjail::launch {
 
 namespace {
 std::string tmpfs_data(std::uint64_t size, unsigned mode) {
@@ -21,7 +21,7 @@ std::string tmpfs_data(std::uint64_t size, unsigned mode) {
 }
 }  // namespace
 
-RootPlan prepare(const plan::Plan& plan) {
+RootPlan prepare_root(const plan::Plan& plan) {
     RootPlan rp;
     // Pointers into storage must stay valid: reserve so the vector never reallocates.
     rp.storage.reserve(plan.mounts.size() * 4 + 1);
@@ -138,4 +138,4 @@ const char* stage_name(Stage s) {
     return "unknown stage";
 }
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::launch

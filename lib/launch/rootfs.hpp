@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace agentjail::fs {
+namespace agentjail::launch {
 
 // One mount op, flattened for the child: C strings only, decided flags.
 struct ChildMount {
@@ -104,10 +104,10 @@ struct RootPlan {
 };
 
 // Parent side: flatten the plan's mounts (allocates; before clone).
-RootPlan prepare(const plan::Plan& plan);
+RootPlan prepare_root(const plan::Plan& plan);
 
 // Child side: no allocation. Returns 0, or -1 with *fail filled in. On success the
 // process's root is the new root and its cwd is "/".
 int build_root(RootPlan& rp, Failure* fail);
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::launch

@@ -2,7 +2,7 @@
 // Builds the sandbox's root in the child: detached clones of every bind source,
 // a tmpfs staging root, mount points opened component by component without
 // following symlinks, then pivot_root and a detached old root.
-#include "fs/rootfs.hpp"
+#include "launch/rootfs.hpp"
 
 #include "sys/syscalls.hpp"
 
@@ -14,7 +14,7 @@
 
 #include <cstring>
 
-namespace agentjail::fs {
+namespace agentjail::launch {
 
 namespace {
 
@@ -352,4 +352,4 @@ int build_root(RootPlan& rp, Failure* fail) {
     return 0;
 }
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::launch
