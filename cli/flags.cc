@@ -101,13 +101,6 @@ Result<void> apply_secret(Policy& p, const std::string& v, const Context& ctx, c
     return policy::add_secret(p, spec, o);
 }
 
-// A path-valued field of the policy.
-template <policy::Located<std::string> Policy::*field>
-Result<void> set_path(Policy& p, const std::string& v, const Context& ctx, const Origin& o) {
-    p.*field = policy::Located<std::string>{resolve_path(v, ctx), o};
-    return {};
-}
-
 constexpr auto O = FlagGroup::options;
 constexpr auto T = FlagGroup::terminal;
 constexpr auto R = FlagGroup::record;
@@ -128,9 +121,7 @@ std::vector<Flag> make_table() {
          "the workspace (default: the current directory), bound read-write at the same path; "
          "naming it here also allows / or the home directory (hidden paths stay hidden)",
          nullptr, [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
-             p.workspace_path = policy::Located<std::string>{resolve_path(v, ctx), o};
-             // Named by the user: the only way a workspace may be / or the home directory.
-             p.workspace_explicit = true;
+             policy::set_workspace(p, resolve_path(v, ctx), o);
              return {};
          }},
         {"workspace-mode", 0, "MODE", false, both, O,
@@ -144,7 +135,7 @@ std::vector<Flag> make_table() {
          "clone mode: bring back only the agent's own commits; its uncommitted work stays "
          "in the run's clone (default: one extra commit by agentjail holds it)",
          nullptr, [](Policy& p, const std::string&, C, Or o) -> Result<void> {
-             p.workspace_commit_uncommitted = {false, o};
+             policy::set_commit_uncommitted(p, false, o);
              return {};
          }},
         {"protect", 0, "PATH", true, both, O,
@@ -174,11 +165,14 @@ std::vector<Flag> make_table() {
          [](Policy& p, const std::string& v, C ctx, Or) { return policy::load_env_file(p, resolve_path(v, ctx)); }},
         {"hostname", 0, "NAME", false, both, O, "the hostname inside (default: agentjail)", nullptr,
          [](Policy& p, const std::string& v, C, Or o) -> Result<void> {
-             p.hostname = policy::Located<std::string>{v, o};
+             policy::set_hostname(p, v, o);
              return {};
          }},
         {"cwd", 0, "DIR", false, both, O, "the command's working directory inside (default: the workspace)",
-         nullptr, set_path<&Policy::cwd>},
+         nullptr, [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
+             policy::set_cwd(p, resolve_path(v, ctx), o);
+             return {};
+         }},
         {"memory", 'm', "SIZE", false, both, O,
          "memory limit (cgroup), e.g. 512M or 2G; no swap unless --swap; max: none", "memory"},
         {"swap", 0, "SIZE", false, both, O, "swap allowed on top of --memory (default 0)", "swap"},
@@ -202,7 +196,10 @@ std::vector<Flag> make_table() {
          [](Policy& p, const std::string&, C, Or o) { return policy::set_limit(p, "allow_degraded", "true", o); }},
         {"seccomp-log", 0, "FILE", false, both, O,
          "write one JSON line per refused system call (time, pid, syscall, arch, args, rule, action)", nullptr,
-         set_path<&Policy::seccomp_log>},
+         [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
+             policy::set_seccomp_log(p, resolve_path(v, ctx), o);
+             return {};
+         }},
         {"net", 0, "none|proxy|host", false, both, O,
          "the network: none (loopback only, the default), proxy (only the hosts allowed, through "
          "agentjail's proxy), host (the host's network, unfiltered)",
@@ -235,7 +232,7 @@ std::vector<Flag> make_table() {
          "write one JSON line per connection attempt (time, host, port, method, decision, "
          "rule, bytes)",
          nullptr, [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
-             p.network.log = policy::Located<std::string>{resolve_path(v, ctx), o};
+             policy::set_net_log(p, resolve_path(v, ctx), o);
              return {};
          }},
         {"verbose", 'v', nullptr, false, both, O, "print the plan's summary and notes to stderr before running",

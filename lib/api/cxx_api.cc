@@ -154,22 +154,19 @@ Result<void> Policy::clear_env() {
 
 Result<void> Policy::set_workspace(const std::string& dir) {
     if (auto r = check_path("set_workspace", dir); !r) return r;
-    p_->workspace_path = policy::Located<std::string>{dir, api_origin("set_workspace")};
-    // Named by the caller: this is what lets a workspace be / or the home (the
-    // hidden paths stay hidden all the same).
-    p_->workspace_explicit = true;
+    policy::set_workspace(*p_, dir, api_origin("set_workspace"));
     return {};
 }
 
 Result<void> Policy::set_hostname(const std::string& name) {
     if (name.empty()) return invalid("set_hostname", "empty hostname");
-    p_->hostname = policy::Located<std::string>{name, api_origin("set_hostname")};
+    policy::set_hostname(*p_, name, api_origin("set_hostname"));
     return {};
 }
 
 Result<void> Policy::set_cwd(const std::string& dir) {
     if (auto r = check_path("set_cwd", dir); !r) return r;
-    p_->cwd = policy::Located<std::string>{dir, api_origin("set_cwd")};
+    policy::set_cwd(*p_, dir, api_origin("set_cwd"));
     return {};
 }
 
@@ -212,13 +209,13 @@ Result<void> Policy::add_secret(const std::string& spec) {
 
 Result<void> Policy::set_net_log(const std::string& path) {
     if (auto r = check_path("set_net_log", path); !r) return r;
-    p_->network.log = policy::Located<std::string>{path, api_origin("set_net_log")};
+    policy::set_net_log(*p_, path, api_origin("set_net_log"));
     return {};
 }
 
 Result<void> Policy::set_seccomp_log(const std::string& path) {
     if (auto r = check_path("set_seccomp_log", path); !r) return r;
-    p_->seccomp_log = policy::Located<std::string>{path, api_origin("set_seccomp_log")};
+    policy::set_seccomp_log(*p_, path, api_origin("set_seccomp_log"));
     return {};
 }
 

@@ -18,6 +18,31 @@ void add_hide(Policy& p, std::string pattern, Origin origin) {
     p.hide.push_back({std::move(pattern), std::move(origin)});
 }
 
+void set_workspace(Policy& p, std::string dir, Origin origin) {
+    p.workspace_path = Located<std::string>{std::move(dir), std::move(origin)};
+    // Named by the caller: the only way a workspace may be / or the home directory
+    // (the hidden paths stay hidden all the same).
+    p.workspace_explicit = true;
+}
+
+void set_commit_uncommitted(Policy& p, bool commit, Origin origin) {
+    p.workspace_commit_uncommitted = Located<bool>{commit, std::move(origin)};
+}
+
+void set_hostname(Policy& p, std::string name, Origin origin) {
+    p.hostname = Located<std::string>{std::move(name), std::move(origin)};
+}
+
+void set_cwd(Policy& p, std::string dir, Origin origin) { p.cwd = Located<std::string>{std::move(dir), std::move(origin)}; }
+
+void set_net_log(Policy& p, std::string path, Origin origin) {
+    p.network.log = Located<std::string>{std::move(path), std::move(origin)};
+}
+
+void set_seccomp_log(Policy& p, std::string path, Origin origin) {
+    p.seccomp_log = Located<std::string>{std::move(path), std::move(origin)};
+}
+
 Result<void> set_workspace_mode(Policy& p, const std::string& mode, Origin origin) {
     WorkspaceMode m;
     if (mode == "direct")

@@ -324,5 +324,14 @@ Result<void> add_protect(Policy& p, const std::string& pattern, Origin origin);
 Result<void> remove_protect(Policy& p, const std::string& pattern, Origin origin);
 // Reads NAME=VALUE lines (# comments, blank lines); errors name file:line.
 Result<void> load_env_file(Policy& p, const std::string& path);
+// The single-valued fields a flag or an API call names: the workspace (named so, it
+// may be / or the home directory), clone mode's extra commit, the hostname, the
+// command's directory, and the two logs. validate() checks what needs the whole.
+void set_workspace(Policy& p, std::string dir, Origin origin);
+void set_commit_uncommitted(Policy& p, bool commit, Origin origin);
+void set_hostname(Policy& p, std::string name, Origin origin);
+void set_cwd(Policy& p, std::string dir, Origin origin);
+void set_net_log(Policy& p, std::string path, Origin origin);
+void set_seccomp_log(Policy& p, std::string path, Origin origin);
 
 }  // namespace agentjail::policy
