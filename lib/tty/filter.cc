@@ -26,6 +26,31 @@ bool starts_with_nocase(const std::string& s, size_t at, const char* prefix) {
     return true;
 }
 
+// Whether every byte of s is text: no C0 or DEL, and bytes from 0x80 up only as
+// well-formed UTF-8 (a raw 0x9c or 0x9d inside a title is where an 8-bit terminal
+// ends it and starts another sequence).
+bool text_only(const std::string& s) {
+    int need = 0;
+    for (unsigned char c : s) {
+        if (need > 0) {
+            if (c < 0x80 || c > 0xbf) return false;
+            --need;
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f) return false;
+        if (c < 0x80) continue;
+        if (c >= 0xc2 && c <= 0xdf)
+            need = 1;
+        else if (c >= 0xe0 && c <= 0xef)
+            need = 2;
+        else if (c >= 0xf0 && c <= 0xf4)
+            need = 3;
+        else
+            return false;
+    }
+    return need == 0;
+}
+
 // Whether an OSC body ("Ps;Pt") acts only on what the terminal shows.
 bool osc_allowed(const std::string& body) {
     size_t semi = body.find(';');
@@ -34,8 +59,7 @@ bool osc_allowed(const std::string& body) {
     for (char c : num)
         if (c < '0' || c > '9') return false;
     int ps = std::stoi(num);
-    for (unsigned char c : body)
-        if (c < 0x20 || c == 0x7f) return false;
+    if (!text_only(body)) return false;
     const bool query = body.find('?') != std::string::npos;
     switch (ps) {
     case 0:
@@ -106,143 +130,190 @@ void OutputFilter::end_csi(unsigned char final_byte, std::string& out) {
     csi_.clear();
 }
 
+// A C1 control (U+0080-U+009F) written as UTF-8 (C2 80-C2 9F) is what a terminal
+// that honours C1 in UTF-8 reads as its 7-bit form, ESC followed by the control
+// minus 0x40 (U+009D is ESC ], OSC): it is judged as that form. A raw C1 byte
+// (0x80-0x9f outside a UTF-8 sequence, what an 8-bit terminal reads as a control)
+// is dropped, and one inside a sequence ends the sequence, dropped.
 void OutputFilter::feed(const char* data, size_t n, std::string& out) {
     out.reserve(out.size() + n);
     for (size_t i = 0; i < n; ++i) {
         const auto b = static_cast<unsigned char>(data[i]);
-        switch (state_) {
-        case State::ground: {
-            if (b == ESC) {
-                state_ = State::esc;
-                utf8_need_ = 0;
-                break;
+        if (state_ == State::ground && !c2_pending_ && b < 0x80 && b != ESC) {
+            // The common case: copy a run of plain bytes in one go.
+            size_t j = i + 1;
+            while (j < n && static_cast<unsigned char>(data[j]) < 0x80 && static_cast<unsigned char>(data[j]) != ESC)
+                ++j;
+            out.append(data + i, j - i);
+            i = j - 1;
+            utf8_need_ = 0;
+            continue;
+        }
+        if (c2_pending_) {
+            c2_pending_ = false;
+            if (b >= 0x80 && b <= 0x9f) {
+                step(ESC, out);
+                step(static_cast<unsigned char>(b - 0x40), out);
+                continue;
             }
-            if (b < 0x80) {
-                // The common case: copy a run of plain bytes in one go.
-                size_t j = i + 1;
-                while (j < n && static_cast<unsigned char>(data[j]) < 0x80 &&
-                       static_cast<unsigned char>(data[j]) != ESC)
-                    ++j;
-                out.append(data + i, j - i);
-                i = j - 1;
-                utf8_need_ = 0;
-                break;
-            }
-            if (b <= 0xbf) {
-                if (utf8_need_ > 0) {
-                    --utf8_need_;
-                    out += static_cast<char>(b);
-                } else if (b <= 0x9f) {
-                    ++dropped_;  // a lone C1 control
-                } else {
-                    out += static_cast<char>(b);
-                }
-                break;
-            }
-            utf8_need_ = b >= 0xc2 && b <= 0xdf   ? 1
-                         : b >= 0xe0 && b <= 0xef ? 2
-                         : b >= 0xf0 && b <= 0xf4 ? 3
-                                                  : 0;
-            out += static_cast<char>(b);
+            // Not a C1 control: the lead byte counts where it stood, then b.
+            step(0xc2, out, true);
+        }
+        step(b, out);
+    }
+}
+
+void OutputFilter::step(unsigned char b, std::string& out, bool lead_seen) {
+    // A C1 control written as UTF-8 starts with C2: the next byte says, wherever the
+    // filter stands (inside a sequence too: U+009C, ST, ends an OSC or a DCS there).
+    if (b == 0xc2 && !lead_seen) {
+        c2_pending_ = true;
+        return;
+    }
+    switch (state_) {
+    case State::ground: {
+        if (b == ESC) {
+            state_ = State::esc;
+            utf8_need_ = 0;
             break;
         }
-        case State::esc:
-            if (b == '[') {
-                csi_.assign("\x1b[");
-                state_ = State::csi;
-            } else if (b == ']') {
-                osc_.clear();
-                osc_overflow_ = false;
-                state_ = State::osc;
-            } else if (b == 'P' || b == '_' || b == '^' || b == 'X') {
-                ++dropped_;
-                state_ = State::str;
-            } else if (b == ESC) {
-                out += static_cast<char>(ESC);  // stays in esc for the second one
-            } else if (b == CAN || b == SUB) {
-                state_ = State::ground;  // cancels the sequence
-            } else if (b >= 0x20 && b <= 0x2f) {
-                out += static_cast<char>(ESC);
-                out += static_cast<char>(b);
-                state_ = State::esc_intermediate;
-            } else if (b < 0x20) {
-                // A C0 control inside a sequence is executed by the terminal.
-                out += static_cast<char>(b);
-            } else {
-                out += static_cast<char>(ESC);
-                out += static_cast<char>(b);
-                state_ = State::ground;
-            }
-            break;
-        case State::esc_intermediate:
-            if (b == CAN || b == SUB) {
-                state_ = State::ground;
-                break;
-            }
-            if (b == ESC) {
-                state_ = State::esc;
-                break;
-            }
+        if (b < 0x80) {
             out += static_cast<char>(b);
-            if (b >= 0x30 && b <= 0x7e) state_ = State::ground;
-            break;
-        case State::csi:
-            if (b >= 0x40 && b <= 0x7e) {
-                end_csi(b, out);
-            } else if (b == ESC) {
-                csi_.clear();
-                ++dropped_;
-                state_ = State::esc;
-            } else if (b == CAN || b == SUB) {
-                csi_.clear();
-                state_ = State::ground;
-            } else if (b < 0x20) {
-                out += static_cast<char>(b);
-            } else if (csi_.size() <= kMaxCsi) {
-                csi_ += static_cast<char>(b);
-            } else {
-                csi_.resize(kMaxCsi + 1);  // marked too long: dropped at its end
-            }
-            break;
-        case State::osc:
-            if (b == BEL) {
-                end_osc(out, true);
-            } else if (b == ESC) {
-                state_ = State::osc_esc;
-            } else if (b == CAN || b == SUB) {
-                ++dropped_;
-                osc_.clear();
-                state_ = State::ground;
-            } else if (osc_.size() < kMaxOsc) {
-                osc_ += static_cast<char>(b);
-            } else {
-                osc_overflow_ = true;
-            }
-            break;
-        case State::osc_esc:
-            if (b == '\\') {
-                end_osc(out, false);
-            } else {
-                // Not a string terminator: the OSC is abandoned, a new sequence starts.
-                ++dropped_;
-                osc_.clear();
-                state_ = State::esc;
-                --i;  // judge b as the byte after ESC
-            }
-            break;
-        case State::str:
-            if (b == ESC) state_ = State::str_esc;
-            if (b == CAN || b == SUB) state_ = State::ground;
-            break;
-        case State::str_esc:
-            // Only ST ends the string here; an ESC followed by anything else stays
-            // inside it (some terminals would end it sooner: dropping more is safe).
-            if (b == '\\' || b == CAN || b == SUB)
-                state_ = State::ground;
-            else if (b != ESC)
-                state_ = State::str;
+            utf8_need_ = 0;
             break;
         }
+        if (b <= 0xbf) {
+            if (utf8_need_ > 0) {
+                --utf8_need_;
+                out += static_cast<char>(b);
+            } else if (b <= 0x9f) {
+                ++dropped_;  // a lone C1 control
+            } else {
+                out += static_cast<char>(b);
+            }
+            break;
+        }
+        utf8_need_ = b >= 0xc2 && b <= 0xdf   ? 1
+                     : b >= 0xe0 && b <= 0xef ? 2
+                     : b >= 0xf0 && b <= 0xf4 ? 3
+                                              : 0;
+        out += static_cast<char>(b);
+        break;
+    }
+    case State::esc:
+        if (b == '[') {
+            csi_.assign("\x1b[");
+            state_ = State::csi;
+        } else if (b == ']') {
+            osc_.clear();
+            osc_overflow_ = false;
+            state_ = State::osc;
+        } else if (b == 'P' || b == '_' || b == '^' || b == 'X') {
+            ++dropped_;
+            state_ = State::str;
+        } else if (b == ESC) {
+            out += static_cast<char>(ESC);  // stays in esc for the second one
+        } else if (b == CAN || b == SUB) {
+            state_ = State::ground;  // cancels the sequence
+        } else if (b >= 0x20 && b <= 0x2f) {
+            out += static_cast<char>(ESC);
+            out += static_cast<char>(b);
+            state_ = State::esc_intermediate;
+        } else if (b < 0x20) {
+            // A C0 control inside a sequence is executed by the terminal.
+            out += static_cast<char>(b);
+        } else if (b >= 0x80) {
+            // Not a sequence: the ESC goes, the byte is judged on its own.
+            ++dropped_;
+            state_ = State::ground;
+            step(b, out);
+        } else {
+            out += static_cast<char>(ESC);
+            out += static_cast<char>(b);
+            state_ = State::ground;
+        }
+        break;
+    case State::esc_intermediate:
+        if (b == CAN || b == SUB) {
+            state_ = State::ground;
+            break;
+        }
+        if (b == ESC) {
+            state_ = State::esc;
+            break;
+        }
+        if (b >= 0x80) {
+            // The sequence is cut short; the byte is judged on its own (a raw C1 is
+            // dropped, never passed inside what a terminal still reads as a sequence).
+            state_ = State::ground;
+            step(b, out);
+            break;
+        }
+        out += static_cast<char>(b);
+        if (b >= 0x30 && b <= 0x7e) state_ = State::ground;
+        break;
+    case State::csi:
+        if (b >= 0x40 && b <= 0x7e) {
+            end_csi(b, out);
+        } else if (b == ESC) {
+            csi_.clear();
+            ++dropped_;
+            state_ = State::esc;
+        } else if (b == CAN || b == SUB) {
+            csi_.clear();
+            state_ = State::ground;
+        } else if (b >= 0x80) {
+            // Not part of a CSI: the sequence so far is dropped, the byte judged alone.
+            csi_.clear();
+            ++dropped_;
+            state_ = State::ground;
+            step(b, out);
+        } else if (b < 0x20) {
+            out += static_cast<char>(b);
+        } else if (csi_.size() <= kMaxCsi) {
+            csi_ += static_cast<char>(b);
+        } else {
+            csi_.resize(kMaxCsi + 1);  // marked too long: dropped at its end
+        }
+        break;
+    case State::osc:
+        if (b == BEL) {
+            end_osc(out, true);
+        } else if (b == ESC) {
+            state_ = State::osc_esc;
+        } else if (b == CAN || b == SUB) {
+            ++dropped_;
+            osc_.clear();
+            state_ = State::ground;
+        } else if (osc_.size() < kMaxOsc) {
+            osc_ += static_cast<char>(b);
+        } else {
+            osc_overflow_ = true;
+        }
+        break;
+    case State::osc_esc:
+        if (b == '\\') {
+            end_osc(out, false);
+        } else {
+            // Not a string terminator: the OSC is abandoned, a new sequence starts.
+            ++dropped_;
+            osc_.clear();
+            state_ = State::esc;
+            step(b, out);  // judge b as the byte after ESC
+        }
+        break;
+    case State::str:
+        if (b == ESC) state_ = State::str_esc;
+        if (b == CAN || b == SUB) state_ = State::ground;
+        break;
+    case State::str_esc:
+        // Only ST ends the string here; an ESC followed by anything else stays
+        // inside it (some terminals would end it sooner: dropping more is safe).
+        if (b == '\\' || b == CAN || b == SUB)
+            state_ = State::ground;
+        else if (b != ESC)
+            state_ = State::str;
+        break;
     }
 }
 

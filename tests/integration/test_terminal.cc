@@ -179,6 +179,33 @@ TEST_F(Terminal, OutputFilterDropsSequencesThatActOnTheUsersMachine) {
     (void)sh->run("printf '\\033c'; true");  // reset whatever the raw run set
 }
 
+// Issue 26: the C1 forms pass no more than the 7-bit ones: OSC 52 and a file://
+// link through U+009D, DECRQSS through U+0090 and the title report through U+009B
+// (each as UTF-8, which terminals that honour C1 act on), and a raw 0x9d after ESC (.
+// Control: --tty-raw passes them, so the probe shows the command wrote them.
+TEST_F(Terminal, OutputFilterDropsTheC1FormsToo) {
+    std::string printf_arg =
+        "A\\302\\23552;c;SGVsbG8=\\007B\\302\\2358;;file:///etc/passwd\\302\\234L\\302\\2358;;\\302\\234C"
+        "\\302\\220$qm\\302\\234D\\302\\23321tE\\033(\\23552;c;SGVsbG8=\\007F\\302\\23331mred\\033[0mZ\\n";
+    std::string out = sh->run(aj(jail) + " -- printf '" + printf_arg + "'");
+    // Neither form of OSC 52 (after the raw 0x9d is dropped, what followed it is text).
+    EXPECT_FALSE(ajtest::contains(out, "\x1b]52")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "A52;c;")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "file:///")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "$qm")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "21t")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "\xc2\x9d")) << out;
+    EXPECT_FALSE(ajtest::contains(out, "\x9d")) << out;
+    EXPECT_TRUE(ajtest::contains(out, "AB")) << out;
+    // Colours through U+009B pass, as the 7-bit CSI.
+    EXPECT_TRUE(ajtest::contains(out, "\x1b[31mred")) << out;
+
+    std::string raw = sh->run(aj(jail) + " --tty-raw -- printf '" + printf_arg + "'");
+    EXPECT_TRUE(ajtest::contains(raw, "\xc2\x9d" "52;c;SGVsbG8=")) << "control: --tty-raw dropped it\n" << raw;
+    EXPECT_TRUE(ajtest::contains(raw, "file:///etc/passwd")) << raw;
+    (void)sh->run("printf '\\033c'; true");  // reset whatever the raw run set
+}
+
 // Without a terminal: stdout and stderr sent to one place keep their order exactly,
 // and the exit status is the command's.
 TEST_F(Sandbox, PipesKeepOrderAndStatus) {

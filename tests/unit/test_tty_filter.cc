@@ -41,8 +41,7 @@ TEST(TtyFilter, TextColoursAndCursorPass) {
 }
 
 TEST(TtyFilter, Utf8PassesWholeAndLoneC1IsDropped) {
-    const std::string utf8 =
-        "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc2\x9b";  // U+009B as UTF-8 is text
+    const std::string utf8 = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc2\xa0\xc2\xbf.";
     EXPECT_EQ(run(utf8), utf8);
     // A raw 0x9b (8-bit CSI) or 0x9d (8-bit OSC) outside a UTF-8 sequence.
     EXPECT_EQ(run("a\x9b"
@@ -126,4 +125,63 @@ TEST(TtyFilter, EverySequenceIsSplitInvariant) {
         "t\x1b]52;c;SGk=\x07u\x1b]8;;file:///x\x1b\\v\x1b]8;;https://a.b/"
         "\x1b\\w\x1bPx\x1b\\y\x1b[21tz"
         "\x1b[31m\xc3\xa9\x9b\x1b]0;ti\x07\x1b]11;?\x07end");
+}
+
+// Issue 26: the 8-bit (C1) forms of what the filter drops in 7-bit form. A terminal
+// that honours C1 in UTF-8 reads U+0080-U+009F as ESC plus the control minus 0x40;
+// one in 8-bit mode reads the raw bytes so. Each is dropped (or passed in its
+// harmless 7-bit form), and the 7-bit control beside it shows the probe reads.
+TEST(TtyFilter, C1FormsAreJudgedAsTheir7BitForms) {
+    // Control: the 7-bit forms are dropped, allowed ones pass.
+    EXPECT_EQ(run("a\x1b]52;c;SGVsbG8=\x07z"), "az");
+    EXPECT_EQ(run("a\x1b[31mz"), "a\x1b[31mz");
+    // OSC 52 through U+009D (C2 9D), ended by BEL, by ST and by U+009C.
+    EXPECT_EQ(run("a\xc2\x9d" "52;c;SGVsbG8=\x07z"), "az");
+    EXPECT_EQ(run("a\xc2\x9d" "52;c;SGVsbG8=\x1b\\z"), "az");
+    EXPECT_EQ(run("a\xc2\x9d" "52;c;SGVsbG8=\xc2\x9cz"), "az");
+    // OSC 8 file:// link through U+009D; a web link passes, in 7-bit form.
+    EXPECT_EQ(run("a\xc2\x9d" "8;;file:///etc/passwd\x07x\xc2\x9d" "8;;\x07z"), "ax\x1b]8;;\x07z");
+    EXPECT_EQ(run("\xc2\x9d" "8;;https://example.com\xc2\x9cx"), "\x1b]8;;https://example.com\x1b\\x");
+    // DECRQSS through U+0090 (DCS), and XTGETTCAP.
+    EXPECT_EQ(run("a\xc2\x90$qm\xc2\x9cz"), "az");
+    EXPECT_EQ(run("a\xc2\x90+q544e\x1b\\z"), "az");
+    // The window-title report through U+009B (CSI 21 t) and the icon's (20 t).
+    EXPECT_EQ(run("a\xc2\x9b" "21tz"), "az");
+    EXPECT_EQ(run("a\xc2\x9b" "20tz"), "az");
+    // Colours through U+009B pass, as the 7-bit CSI.
+    EXPECT_EQ(run("a\xc2\x9b" "31mz"), "a\x1b[31mz");
+    // APC, PM, SOS through U+009F, U+009E, U+0098.
+    EXPECT_EQ(run("a\xc2\x9fGf=100;AAAA\xc2\x9cz"), "az");
+    EXPECT_EQ(run("a\xc2\x9ex\xc2\x9cz"), "az");
+    EXPECT_EQ(run("a\xc2\x98x\xc2\x9cz"), "az");
+}
+
+TEST(TtyFilter, RawC1BytesNeverPassInsideASequence) {
+    // A raw 0x9d after ESC ( (an unfinished charset designation): dropped, and what
+    // follows is text.
+    std::string out = run("a\x1b(\x9d" "52;c;SGVsbG8=\x07z");
+    EXPECT_EQ(out.find('\x9d'), std::string::npos) << out;
+    // ESC then a raw C1, and a raw C1 inside a CSI's parameters.
+    out = run("a\x1b\x9b" "21tz");
+    EXPECT_EQ(out.find('\x9b'), std::string::npos) << out;
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+    out = run("a\x1b[3\x9d" "52;c;x\x07z");
+    EXPECT_EQ(out.find('\x9d'), std::string::npos) << out;
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+    // A raw C1 inside a title: the title is dropped whole (an 8-bit terminal would
+    // end it at 0x9c and read 0x9d as a new OSC).
+    EXPECT_EQ(run("a\x1b]0;t\x9c\x9d" "52;c;SGVsbG8=\x07z"), "az");
+    // Written as UTF-8, U+009C ends the title where a C1 terminal ends it (passed,
+    // with a 7-bit ST), and the OSC 52 U+009D starts is dropped.
+    EXPECT_EQ(run("a\x1b]0;t\xc2\x9c\xc2\x9d" "52;c;SGVsbG8=\x07z"), "a\x1b]0;t\x1b\\z");
+    // A title with UTF-8 text passes.
+    EXPECT_EQ(run("\x1b]0;caf\xc3\xa9 \xe2\x82\xac\x07"), "\x1b]0;caf\xc3\xa9 \xe2\x82\xac\x07");
+}
+
+TEST(TtyFilter, C1FormsAreSplitInvariant) {
+    for (const std::string& s :
+         {std::string("a\xc2\x9d" "52;c;SGVsbG8=\xc2\x9cz"), std::string("a\xc2\x9b" "31mz\xc3\xa9"),
+          std::string("\x1b]0;t\xc2\x9c\xc2\x9d" "52;c;x\x07z"), std::string("a\x1b(\x9d" "52;z"),
+          std::string("\xc2\x9d" "8;;https://example.com\xc2\x9cx")})
+        expect_split_invariant(s);
 }
