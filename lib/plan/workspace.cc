@@ -32,10 +32,6 @@ using workspace::EntryType;
 using base::Pattern;
 using workspace::Scan;
 
-Error invalid(const std::string& why, const std::string& message, int code = EINVAL) {
-    return Error(ErrorKind::invalid_input, code, with_origin(why, message));
-}
-
 // Git refuses to work with an empty one of these (an empty `.git` file, `commondir`
 // or `gitdir` is a fatal error), so a missing one cannot get a placeholder.
 bool no_placeholder(const std::string& name) {
