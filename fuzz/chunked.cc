@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A chunked body as the proxy relays it: the input is the byte stream, cut into
-// CRLF lines and chunk data the way lib/net/exchange.cc reads it. Invariants: a
+// CRLF lines and chunk data the way lib/net/exchange_body.cc reads it. Invariants: a
 // chunk's size text reads back as its size, nothing follows `end` or `bad`, and a
 // stream that ends cleanly carried exactly the data its size lines announced.
 #include "fuzz.hpp"

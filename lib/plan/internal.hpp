@@ -5,6 +5,7 @@
 
 #include "plan/plan.hpp"
 
+#include <cerrno>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ std::optional<std::string> canonical(const std::string& path);
 // "origin: message", or just the message when the origin says nothing.
 std::string with_origin(const std::string& why, const std::string& message);
 std::string describe(const policy::Origin& origin);
+// An invalid_input error whose message starts with `why` (the mount and workspace rules).
+inline Error invalid(const std::string& why, const std::string& message, int code = EINVAL) {
+    return Error(ErrorKind::invalid_input, code, with_origin(why, message));
+}
 
 // Number of components: "/" is 0, "/usr" 1, "/usr/lib" 2.
 int depth(const std::string& path);

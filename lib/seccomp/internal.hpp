@@ -58,7 +58,7 @@ struct Group {
 const std::vector<Group>& groups();
 const Group* find_group(std::string_view name);
 
-// ---- rules.cc ----
+// ---- rules.cc, conditions.cc ----
 
 enum class CmpOp { eq, ne, lt, le, gt, ge, masked_eq };
 

@@ -3,3 +3,4 @@
 // the shared library: the C API tests then call the same aj_* code that
 // libagentjail.so exports (the packaging tier tests the shared library itself).
 #include "capi/capi.cc"
+#include "capi/spawn.cc"
