@@ -58,7 +58,8 @@ std::string action_text(const seccomp::Action& a) {
 
 }  // namespace
 
-Supervisor::Supervisor(Config c, boost::asio::io_context& io) : c_(std::move(c)), poll_(io) {
+Supervisor::Supervisor(Config c, boost::asio::io_context& io)
+    : c_(std::move(c)), poll_(std::make_unique<sys::AsyncPoll>(io)) {
     commands_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (c_.timeout_s > 0) {
         wall_timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
@@ -77,6 +78,7 @@ Supervisor::~Supervisor() { join(); }
 void Supervisor::join() {
     std::unique_lock<std::mutex> lock(m_);
     cv_.wait(lock, [&] { return ended_; });
+    poll_.reset();
 }
 
 // One wait on the run's loop: the init's pidfd, the seccomp listener, the wall
@@ -90,7 +92,7 @@ void Supervisor::wait_next() {
                                {commands_.get(), POLLIN, 0},
                                {c_.freeze_notes.get(), POLLIN, 0},
                                {kill_timer_.get(), POLLIN, 0}};
-    poll_.wait(std::move(fds), -1, [this](std::vector<pollfd>& ready) { on_ready(ready); });
+    poll_->wait(std::move(fds), -1, [this](std::vector<pollfd>& ready) { on_ready(ready); });
 }
 
 // A sandbox left without its supervisor would wait forever on a notified call, or

@@ -100,7 +100,9 @@ private:
     std::atomic<std::uint64_t> denials_{0};
     std::atomic<bool> stop_killed_{false};
     sys::UniqueFd commands_;  // an eventfd: the caller's requests are waiting
-    sys::AsyncPoll poll_;  // the supervisor's waits on the run's loop
+    // The supervisor's waits on the run's loop; released by join(), while the loop is
+    // still there.
+    std::unique_ptr<sys::AsyncPoll> poll_;
     // The loop's alone (the caller never touches them):
     sys::UniqueFd wall_timer_;  // the wall clock, then its grace
     bool term_sent_ = false;

@@ -330,6 +330,9 @@ void Relay::finish() {
         std::unique_lock<std::mutex> lock(end_mu_);
         end_cv_.wait(lock, [&] { return ended_; });
     }
+    // Nothing of the relay waits on the loop any more: its registration goes now,
+    // while the loop is still there (a Relay may outlive the run's loop).
+    poll_.reset();
     restore();
     for (auto& ch : channels_) {
         if (!ch->positional || !ch->caller.fd) continue;
