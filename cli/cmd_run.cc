@@ -111,6 +111,7 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused) {
     // Checked against the one plan the run builds (not a second one built here).
     so.check_plan = [&rec](const plan::Plan& p) { return check_result_file(rec, p); };
     so.tty_raw = inv->tty_raw;
+    so.filter_pipes = inv->filter_pipes;
     if (inv->no_tty) so.terminal = SpawnOptions::Terminal::pipes;
     so.on_warning = [](const std::string& w) {
         std::fprintf(stderr, "agentjail: warning: %s\n", util::printable(w).c_str());

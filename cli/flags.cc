@@ -240,10 +240,14 @@ std::vector<Flag> make_table() {
         {"json", 0, nullptr, false, FlagVerbs::explain, O, "print the plan as JSON", nullptr, nullptr,
          &Invocation::json},
         // Only for run: how the command's terminal and stdio are relayed.
+        {"tty-filter", 0, "WHEN", false, run, T,
+         "where the output filter drops the escape sequences that act on your machine (OSC 52 "
+         "clipboard, file:// links, title and colour reports, DCS/APC passthrough, and their C1 "
+         "forms): terminal (the default: what the command writes to its terminal), always (its "
+         "output pipes too, for `agentjail ... | tee log` on a terminal; a pipe's binary data "
+         "would be changed) or never (as --tty-raw)"},
         {"tty-raw", 0, nullptr, false, run, T,
-         "pass every escape sequence the command writes to your terminal; by default those "
-         "that act on your machine (OSC 52 clipboard, file:// links, title and colour "
-         "reports, DCS/APC passthrough) are dropped",
+         "pass every escape sequence the command writes to your terminal (--tty-filter never)",
          nullptr, nullptr, &Invocation::tty_raw},
         {"no-tty", 0, nullptr, false, run, T,
          "give the command pipes even when run from a terminal (it then sees no tty)", nullptr, nullptr,

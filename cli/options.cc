@@ -116,6 +116,17 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     }
     for (const auto& f : flags())
         if (f.sets != nullptr && find_flag(f.name, verb) == &f && vm.count(f.name)) inv.*f.sets = true;
+    if (vm.count("tty-filter")) {
+        const std::string& when = vm["tty-filter"].as<std::string>();
+        if (when == "always")
+            inv.filter_pipes = true;
+        else if (when == "never")
+            inv.tty_raw = true;
+        else if (when != "terminal")
+            return invalid("--tty-filter " + when + ": expected terminal, always or never");
+        if (when != "never" && vm.count("tty-raw"))
+            return invalid("--tty-filter " + when + " and --tty-raw disagree: give one of them");
+    }
     if (vm.count("json-fd")) {
         const std::string& v = vm["json-fd"].as<std::string>();
         char* end = nullptr;

@@ -36,6 +36,7 @@ struct Invocation {
     int json_fd = -1;         // run: --json-fd N, the record alone on N
     std::string result_file;  // run: write the result record here (also when agentjail fails)
     bool tty_raw = false;     // run: no output filter on the pty relay
+    bool filter_pipes = false;  // run: --tty-filter always (the output pipes filtered too)
     bool no_tty = false;      // run: pipes even from a terminal
     bool apply = false;       // run: overlay mode, apply the change set at exit
 };

@@ -38,18 +38,26 @@ std::string redact_head(std::string head, const std::vector<SecretUse>& uses);
 
 // Replaces the real values in a stream that arrives in pieces (a body read by
 // reads and chunks of any size): a value split across two pieces is still found,
-// because a tail that is the start of a value (at most longest value - 1 bytes) is
-// held back until the next piece or finish(); other bytes go on at once. The output
-// is exactly as long as the input (body_mask()).
+// because the last (longest value - 1) bytes are held back until the next piece,
+// flush() or finish(); the bytes before them go on at once. What is held back and
+// when it goes never depends on the content (issue 26: holding back only a tail that
+// could begin a value told the sandbox, by the timing of an echo, whether its guess
+// was the start of the secret). The output is exactly as long as the input
+// (body_mask()), and its pieces are as long whatever the secret is.
 class Redactor {
 public:
     explicit Redactor(const std::vector<SecretUse>& uses);
     // True when there is nothing to replace (no secret bound): feed() passes through.
     bool idle() const { return values_.empty(); }
-    // The bytes that can be passed on now (possibly fewer than given: some held back).
+    // The bytes that can be passed on now: all but the last (longest value - 1).
     std::string feed(std::string_view in);
+    // What is held back, redacted where a whole value is in it: the caller's stream
+    // has nothing more to read right now (the origin paused), so nothing waits for
+    // bytes that may never come. A value the origin cuts with a pause goes out in
+    // two halves unmasked (docs/network.md says so).
+    std::string flush() { return drain(true); }
     // The bytes still held back, redacted: call at the end of the body.
-    std::string finish();
+    std::string finish() { return drain(true); }
     std::size_t held() const { return pending_.size(); }
 
 private:

@@ -32,6 +32,10 @@ struct SpawnOptions {
     // that act on the user's machine (OSC 52 clipboard, file:// links, title and
     // colour reports, DCS/APC passthrough).
     bool tty_raw = false;
+    // Filter what the command writes to pipes too (stdout and stderr when they are
+    // not a terminal), for a caller whose pipe ends on a terminal (`| tee log`). Off
+    // by default: a pipe carries data, which the filter would change (a raw 0x9b).
+    bool filter_pipes = false;
     // Called during spawn(), before the sandbox starts and before the terminal is
     // touched, with each thing the caller's user must be told although the run goes
     // on (a secret's token that has expired, with what to do); one line each.

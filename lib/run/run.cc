@@ -230,6 +230,7 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
     ro.fds = {options.stdin_fd, options.stdout_fd, options.stderr_fd};
     ro.mode = options.terminal == SpawnOptions::Terminal::pipes ? tty::Mode::pipes : tty::Mode::automatic;
     ro.raw_output = options.tty_raw;
+    ro.filter_pipes = options.filter_pipes;
     ro.have_devpts = false;
     for (const auto& m : plan->mounts)
         if (m.kind == plan::MountKind::devpts && m.dst == "/dev/pts") ro.have_devpts = true;

@@ -216,7 +216,9 @@ Result<std::unique_ptr<Relay>> Relay::prepare(const Options& o) {
         ch->ours.reset(p[0]);
         ::fcntl(p[0], F_SETFL, O_NONBLOCK);
         ch->caller = caller_endpoint(valid_fd(fds[i]) ? fds[i] : -1, true);
-        ch->splice = ch->caller.io == Io::plain || ch->caller.io == Io::file;
+        // Filtered output is read and written by the relay; unfiltered moves in the kernel.
+        ch->filter = o.filter_pipes && !o.raw_output;
+        ch->splice = !ch->filter && (ch->caller.io == Io::plain || ch->caller.io == Io::file);
         r->channels_.push_back(std::move(ch));
     }
     for (const auto& ch : r->channels_) {

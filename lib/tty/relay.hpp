@@ -35,7 +35,8 @@ struct Options {
     std::array<int, 3> fds{-1, -1,
                            -1};  // the caller's descriptors for 0, 1, 2 (-1: its own 0, 1, 2)
     Mode mode = Mode::automatic;
-    bool raw_output = false;  // pass every escape sequence to the terminal (no filter)
+    bool raw_output = false;    // pass every escape sequence to the terminal (no filter)
+    bool filter_pipes = false;  // filter the output pipes too (unless raw_output)
     bool have_devpts = true;  // the plan mounts a devpts of the sandbox's own
 };
 

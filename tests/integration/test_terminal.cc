@@ -206,6 +206,36 @@ TEST_F(Terminal, OutputFilterDropsTheC1FormsToo) {
     (void)sh->run("printf '\\033c'; true");  // reset whatever the raw run set
 }
 
+// Issue 26: pipes carry data and are not filtered by default (control: OSC 52 and a
+// raw C1 byte reach the pipe unchanged); --tty-filter always filters them too, for
+// `agentjail ... | tee log` on a terminal, stdout and stderr alike.
+TEST_F(Sandbox, TtyFilterAlwaysFiltersThePipesToo) {
+    const std::string printf_arg =
+        "A\\033]52;c;SGVsbG8=\\007B\\302\\23552;c;SGVsbG8=\\007C\\033]8;;file:///etc/passwd\\033\\\\D"
+        "\\033[31mred\\033[0m\\n";
+    auto cmd = [&](const std::string& flags) {
+        return aj(jail) + " " + flags + " -- sh -c " + q("printf '" + printf_arg + "'; printf '" + printf_arg + "' >&2");
+    };
+    auto plain = ajtest::run({"/bin/sh", "-c", cmd("")}, {"HOME=" + jail.home()});
+    EXPECT_EQ(plain.status, 0) << describe(plain);
+    EXPECT_TRUE(ajtest::contains(plain.out, "\x1b]52;c;SGVsbG8=")) << "control: the pipe was changed\n" << describe(plain);
+    EXPECT_TRUE(ajtest::contains(plain.err, "\xc2\x9d" "52;c;")) << describe(plain);
+
+    auto filtered = ajtest::run({"/bin/sh", "-c", cmd("--tty-filter always")}, {"HOME=" + jail.home()});
+    EXPECT_EQ(filtered.status, 0) << describe(filtered);
+    for (const std::string* s : {&filtered.out, &filtered.err}) {
+        EXPECT_FALSE(ajtest::contains(*s, "52;c;")) << describe(filtered);
+        EXPECT_FALSE(ajtest::contains(*s, "file:///")) << describe(filtered);
+        EXPECT_TRUE(ajtest::contains(*s, "ABCD\x1b[31mred\x1b[0m\n")) << describe(filtered);
+    }
+
+    auto bad = ajtest::run({"/bin/sh", "-c", cmd("--tty-filter sometimes")}, {"HOME=" + jail.home()});
+    EXPECT_EQ(bad.status, 125) << describe(bad);
+    EXPECT_TRUE(ajtest::contains(bad.err, "--tty-filter sometimes: expected terminal, always or never")) << describe(bad);
+    auto both = ajtest::run({"/bin/sh", "-c", cmd("--tty-filter always --tty-raw")}, {"HOME=" + jail.home()});
+    EXPECT_EQ(both.status, 125) << describe(both);
+}
+
 // Without a terminal: stdout and stderr sent to one place keep their order exactly,
 // and the exit status is the command's.
 TEST_F(Sandbox, PipesKeepOrderAndStatus) {
