@@ -2,6 +2,7 @@
 // Integration: exit statuses, signal forwarding, and the lifetime of everything the
 // command starts (background jobs, daemons, a killed supervisor), plus a pty.
 #include "common.hpp"
+#include "pty_shell.hpp"
 #include "record.hpp"
 
 #include <poll.h>
@@ -223,6 +224,22 @@ bool beating(const Beating& b) {
     return false;
 }
 }  // namespace
+
+// Under memory pressure the OOM killer takes the sandbox's processes before
+// agentjail, which must outlive them to kill what is left and write the record (a
+// Slurm step or a run without limits shares one cgroup): 500 above agentjail's own
+// score, raised only. The shell's own score, set first, is the control: agentjail
+// keeps it.
+TEST_F(Sandbox, TheOomKillerTakesTheSandboxBeforeAgentjail) {
+    auto r = ajtest::run({"/bin/sh", "-c",
+                          "echo 100 > /proc/self/oom_score_adj && " + ajtest::shell_quote(ajtest::agentjail_bin()) +
+                              " -C " + ajtest::shell_quote(jail.ws()) +
+                              " -- sh -c 'echo inside=$(cat /proc/self/oom_score_adj)'; "
+                              "echo outside=$(cat /proc/self/oom_score_adj)"},
+                         {"HOME=" + jail.home()});
+    EXPECT_TRUE(ajtest::contains(r.out, "inside=600\n")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "outside=100\n")) << describe(r);
+}
 
 // SIGTERM to agentjail with a command (and a daemon) that ignore it: passed on, and
 // once the kill grace has passed everything inside is killed; agentjail exits 143
