@@ -10,6 +10,7 @@
 
 #include "workspace/audit.hpp"
 #include "workspace/clone_internal.hpp"
+#include "sys/dir.hpp"
 
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
@@ -62,19 +63,12 @@ void walk_git(int dirfd, const std::string& rel, int depth, std::vector<Flag>& f
         refused = ".git is nested deeper than git would make it (" + util::printable(rel) + ")";
         return;
     }
-    int dfd = ::dup(dirfd);
-    DIR* d = dfd < 0 ? nullptr : ::fdopendir(dfd);
-    if (!d) {
-        if (dfd >= 0) ::close(dfd);
+    auto listed = sys::dir_names(dirfd);
+    if (!listed) {
         refused = "cannot read .git/" + util::printable(rel);
         return;
     }
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") names.push_back(n);
-    }
-    ::closedir(d);
+    std::vector<std::string> names = std::move(*listed);
     std::sort(names.begin(), names.end());
     for (const auto& n : names) {
         std::string path = rel.empty() ? n : rel + "/" + n;
@@ -139,19 +133,9 @@ void walk_git(int dirfd, const std::string& rel, int depth, std::vector<Flag>& f
 // hang it, a link would lead out) and special files (git stores none) are removed.
 void sanitize_tree(int dirfd, const std::string& rel, int depth, std::vector<Flag>& flags) {
     if (depth > 256) return;
-    int dfd = ::dup(dirfd);
-    DIR* d = dfd < 0 ? nullptr : ::fdopendir(dfd);
-    if (!d) {
-        if (dfd >= 0) ::close(dfd);
-        return;
-    }
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") names.push_back(n);
-    }
-    ::closedir(d);
-    for (const auto& n : names) {
+    auto names = sys::dir_names(dirfd);
+    if (!names) return;
+    for (const auto& n : *names) {
         std::string path = rel.empty() ? n : rel + "/" + n;
         if (rel.empty() && n == ".git") continue;
         struct stat st {};
