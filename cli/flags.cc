@@ -40,15 +40,11 @@ bool is_env_name(const std::string& s) {
     return true;
 }
 
-Result<void> apply_ro(Policy& p, const std::string& v, const Context& ctx, const Origin& o) {
+// --ro and --rw: SRC[:DST], each a path from the caller's directory or home.
+template <void (*Add)(Policy&, std::string, std::string, Origin)>
+Result<void> bind(Policy& p, const std::string& v, const Context& ctx, const Origin& o) {
     auto [src, dst] = split_mount(v);
-    policy::add_ro(p, resolve_path(src, ctx), dst.empty() ? "" : resolve_path(dst, ctx), o);
-    return {};
-}
-
-Result<void> apply_rw(Policy& p, const std::string& v, const Context& ctx, const Origin& o) {
-    auto [src, dst] = split_mount(v);
-    policy::add_rw(p, resolve_path(src, ctx), dst.empty() ? "" : resolve_path(dst, ctx), o);
+    Add(p, resolve_path(src, ctx), dst.empty() ? "" : resolve_path(dst, ctx), o);
     return {};
 }
 
@@ -101,6 +97,24 @@ Result<void> apply_secret(Policy& p, const std::string& v, const Context& ctx, c
     return policy::add_secret(p, spec, o);
 }
 
+// A setter of the policy as a flag's apply: one that checks its value (and says
+// why not), one that cannot fail, and one whose value is a path from the caller's
+// directory or home.
+template <Result<void> (*Set)(Policy&, const std::string&, Origin)>
+Result<void> checked(Policy& p, const std::string& v, const Context&, const Origin& o) {
+    return Set(p, v, o);
+}
+template <void (*Set)(Policy&, std::string, Origin)>
+Result<void> plain(Policy& p, const std::string& v, const Context&, const Origin& o) {
+    Set(p, v, o);
+    return {};
+}
+template <void (*Set)(Policy&, std::string, Origin)>
+Result<void> path(Policy& p, const std::string& v, const Context& ctx, const Origin& o) {
+    Set(p, resolve_path(v, ctx), o);
+    return {};
+}
+
 constexpr auto O = FlagGroup::options;
 constexpr auto T = FlagGroup::terminal;
 constexpr auto R = FlagGroup::record;
@@ -120,17 +134,14 @@ std::vector<Flag> make_table() {
         {"workspace", 'C', "DIR", false, both, O,
          "the workspace (default: the current directory), bound read-write at the same path; "
          "naming it here also allows / or the home directory (hidden paths stay hidden)",
-         nullptr, [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
-             policy::set_workspace(p, resolve_path(v, ctx), o);
-             return {};
-         }},
+         nullptr, path<policy::set_workspace>},
         {"workspace-mode", 0, "MODE", false, both, O,
          "direct (default): the agent writes the workspace itself, what runs on the host "
          "later (.git/hooks, .git/config, editor and agent settings) read-only; clone: it "
          "works in a private git clone whose commits come back as the branch "
          "agentjail/RUN; overlay: its writes go to a layer kept aside, shown at exit and "
          "applied with 'agentjail apply RUN' (docs/workspace.md)",
-         nullptr, [](Policy& p, const std::string& v, C, Or o) { return policy::set_workspace_mode(p, v, o); }},
+         nullptr, checked<policy::set_workspace_mode>},
         {"no-commit-uncommitted", 0, nullptr, false, both, O,
          "clone mode: bring back only the agent's own commits; its uncommitted work stays "
          "in the run's clone (default: one extra commit by agentjail holds it)",
@@ -141,20 +152,17 @@ std::vector<Flag> make_table() {
         {"protect", 0, "PATH", true, both, O,
          "also make PATH (relative to the workspace, ** allowed) read-only inside, and "
          "uncreatable if missing; repeatable",
-         nullptr, [](Policy& p, const std::string& v, C, Or o) { return policy::add_protect(p, v, o); }},
+         nullptr, checked<policy::add_protect>},
         {"unprotect", 0, "PATH", true, both, O,
          "let the agent write PATH, one of the policy's protected paths as 'explain' lists "
          "them (e.g. .vscode); repeatable",
-         nullptr, [](Policy& p, const std::string& v, C, Or o) { return policy::remove_protect(p, v, o); }},
+         nullptr, checked<policy::remove_protect>},
         {"ro", 0, "SRC[:DST]", true, both, O,
-         "bind SRC read-only at the absolute path DST (default: the same path); repeatable", nullptr, apply_ro},
+         "bind SRC read-only at the absolute path DST (default: the same path); repeatable", nullptr, bind<policy::add_ro>},
         {"rw", 0, "SRC[:DST]", true, both, O,
-         "bind SRC read-write at the absolute path DST (default: the same path); repeatable", nullptr, apply_rw},
+         "bind SRC read-write at the absolute path DST (default: the same path); repeatable", nullptr, bind<policy::add_rw>},
         {"hide", 0, "PATH", true, both, O, "hide PATH (globs * ? allowed) whatever else binds it; repeatable",
-         nullptr, [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
-             policy::add_hide(p, resolve_path(v, ctx), o);
-             return {};
-         }},
+         nullptr, path<policy::add_hide>},
         {"tmpfs", 0, "PATH[:SIZE]", true, both, O, "a fresh tmpfs at PATH, SIZE like 256M; repeatable", nullptr,
          apply_tmpfs},
         {"env", 'e', "NAME[=VALUE]", true, both, O,
@@ -164,15 +172,9 @@ std::vector<Flag> make_table() {
         {"env-file", 0, "FILE", true, both, O, "set the NAME=VALUE lines of FILE; repeatable", nullptr,
          [](Policy& p, const std::string& v, C ctx, Or) { return policy::load_env_file(p, resolve_path(v, ctx)); }},
         {"hostname", 0, "NAME", false, both, O, "the hostname inside (default: agentjail)", nullptr,
-         [](Policy& p, const std::string& v, C, Or o) -> Result<void> {
-             policy::set_hostname(p, v, o);
-             return {};
-         }},
+         plain<policy::set_hostname>},
         {"cwd", 0, "DIR", false, both, O, "the command's working directory inside (default: the workspace)",
-         nullptr, [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
-             policy::set_cwd(p, resolve_path(v, ctx), o);
-             return {};
-         }},
+         nullptr, path<policy::set_cwd>},
         {"memory", 'm', "SIZE", false, both, O,
          "memory limit (cgroup), e.g. 512M or 2G; no swap unless --swap; max: none", "memory"},
         {"swap", 0, "SIZE", false, both, O, "swap allowed on top of --memory (default 0)", "swap"},
@@ -196,25 +198,22 @@ std::vector<Flag> make_table() {
          [](Policy& p, const std::string&, C, Or o) { return policy::set_limit(p, "allow_degraded", "true", o); }},
         {"seccomp-log", 0, "FILE", false, both, O,
          "write one JSON line per refused system call (time, pid, syscall, arch, args, rule, action)", nullptr,
-         [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
-             policy::set_seccomp_log(p, resolve_path(v, ctx), o);
-             return {};
-         }},
+         path<policy::set_seccomp_log>},
         {"net", 0, "none|proxy|host", false, both, O,
          "the network: none (loopback only, the default), proxy (only the hosts allowed, through "
          "agentjail's proxy), host (the host's network, unfiltered)",
-         nullptr, [](Policy& p, const std::string& v, C, Or o) { return policy::set_net_mode(p, v, o); }},
+         nullptr, checked<policy::set_net_mode>},
         {"allow-host", 0, "PATTERN", true, both, O,
          "allow NAME, *.DOMAIN or * through the proxy, on ports 80 and 443 or NAME:PORT "
          "(NAME:* any port); implies --net proxy; repeatable",
-         nullptr, [](Policy& p, const std::string& v, C, Or o) { return policy::add_allow_host(p, v, o); }},
+         nullptr, checked<policy::add_allow_host>},
         {"deny-host", 0, "PATTERN", true, both, O,
          "deny a host pattern (every port unless :PORT); deny wins over allow; repeatable", nullptr,
-         [](Policy& p, const std::string& v, C, Or o) { return policy::add_deny_host(p, v, o); }},
+         checked<policy::add_deny_host>},
         {"net-preset", 0, "NAME", true, both, O,
          "add a network preset on top of the policy: balanced (package registries, GitHub, "
          "model APIs), open (any public host), locked (nothing); repeatable",
-         nullptr, [](Policy& p, const std::string& v, C, Or o) { return policy::apply_net_preset(p, v, o); }},
+         nullptr, checked<policy::apply_net_preset>},
         {"secret", 0, "NAME=SOURCE[@HOSTS]", true, both, O,
          "$NAME holds a placeholder (stable across runs); the proxy puts the real value in "
          "requests to HOSTS (comma-separated) and sends them on over TLS. SOURCE: env:VAR, "
@@ -227,14 +226,11 @@ std::vector<Flag> make_table() {
          "127.0.0.1:HOSTPORT (default: the same port), e.g. --publish 3000 for a dev server, "
          "--publish 8080:18080 to use another port on the host; only the host's loopback "
          "listens, while the command runs; any network mode but host; repeatable",
-         nullptr, [](Policy& p, const std::string& v, C, Or o) { return policy::add_publish(p, v, o); }},
+         nullptr, checked<policy::add_publish>},
         {"net-log", 0, "FILE", false, both, O,
          "write one JSON line per connection attempt (time, host, port, method, decision, "
          "rule, bytes)",
-         nullptr, [](Policy& p, const std::string& v, C ctx, Or o) -> Result<void> {
-             policy::set_net_log(p, resolve_path(v, ctx), o);
-             return {};
-         }},
+         nullptr, path<policy::set_net_log>},
         {"verbose", 'v', nullptr, false, both, O, "print the plan's summary and notes to stderr before running",
          nullptr, nullptr, &Invocation::verbose},
         {"json", 0, nullptr, false, FlagVerbs::explain, O, "print the plan as JSON", nullptr, nullptr,

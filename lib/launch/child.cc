@@ -355,36 +355,6 @@ void child_main(ChildSpec& s) {
         if (int r = sys::setresuid(s.uid); r < 0) fail(s, Stage::set_ids, -r);
     }
 
-    // The sandbox is what the OOM killer takes first, agentjail last: a launcher killed
-    // in a cgroup it shares with its command (a run with no limits of its own, a
-    // Slurm step) could neither kill what is left nor write the record. 500 above
-    // the launcher's score, at most 1000: raised only, which needs no privilege.
-    // Best effort (no /proc: the scores stay equal). Before PR_SET_DUMPABLE, which
-    // gives the file to root.
-    if (int fd = ::open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC); fd >= 0) {
-        char text[16] = {};
-        ssize_t got = ::read(fd, text, sizeof text - 1);
-        int cur = 0;
-        bool neg = got > 0 && text[0] == '-';
-        for (ssize_t i = neg ? 1 : 0; i < got && text[i] >= '0' && text[i] <= '9'; ++i) cur = cur * 10 + (text[i] - '0');
-        if (neg) cur = -cur;
-        int want = cur + 500 > 1000 ? 1000 : cur + 500;
-        char out[16];
-        size_t len = 0;
-        bool minus = want < 0;
-        unsigned v = static_cast<unsigned>(minus ? -want : want);
-        char rev[12];
-        size_t k = 0;
-        do {
-            rev[k++] = static_cast<char>('0' + v % 10);
-            v /= 10;
-        } while (v != 0 && k < sizeof rev);
-        if (minus) out[len++] = '-';
-        while (k > 0) out[len++] = rev[--k];
-        if (got > 0 && want > cur) (void)::pwrite(fd, out, len, 0);
-        ::close(fd);
-    }
-
     // The init is a copy of the launcher's memory (its environment, its secrets):
     // non-dumpable, so the command can neither ptrace it nor read /proc/1/mem or
     // /proc/1/environ (PROC-03). Only now: the parent needed /proc/PID to write maps.

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -36,6 +37,14 @@ int read_cap_last() {
     int v = 0;
     if (f >> v && v > 0 && v < 64) return v;
     return 63;  // PR_CAPBSET_DROP answers EINVAL past the last one; that is tolerated
+}
+
+// This process's /proc/self/oom_score_adj (0 when it cannot be read).
+int own_oom_score_adj() {
+    char text[16] = {};
+    sys::UniqueFd fd(::open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC));
+    if (!fd || ::read(fd.get(), text, sizeof text - 1) <= 0) return 0;
+    return std::atoi(text);
 }
 
 Result<void> write_file(const std::string& path, const std::string& text) {
@@ -394,6 +403,12 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     if (!plan.set_ids)
         if (auto r = write_file(proc + "/setgroups", "deny"); !r) return abort_child(std::move(r).error());
     if (auto r = write_file(proc + "/gid_map", plan.gid_map); !r) return abort_child(std::move(r).error());
+    // The sandbox is what the OOM killer takes first, agentjail last: a launcher killed
+    // in a cgroup it shares with its command (a run with no limits of its own, a Slurm
+    // step) could neither kill what is left nor write the record. 500 above our own
+    // score, at most 1000: raised only, which needs no privilege; every process
+    // inside inherits it. Best effort: without it the scores are only equal.
+    (void)write_file(proc + "/oom_score_adj", std::to_string(std::min(own_oom_score_adj() + 500, 1000)));
 
     if (hooks.before_release)
         if (auto r = hooks.before_release(static_cast<pid_t>(pid)); !r) return abort_child(std::move(r).error());

@@ -76,8 +76,8 @@ Supervisor::Supervisor(Config c, boost::asio::io_context& io)
 Supervisor::~Supervisor() { join(); }
 
 void Supervisor::join() {
-    std::unique_lock<std::mutex> lock(m_);
-    cv_.wait(lock, [&] { return ended_; });
+    if (!poll_) return;
+    poll_->wait_idle();
     poll_.reset();
 }
 
@@ -122,11 +122,11 @@ void Supervisor::give_up() noexcept {
     end();
 }
 
+// The supervisor waits no more (join() returns once this round is over), and
+// nobody acknowledges a freeze any more.
 void Supervisor::end() noexcept {
-    // Nobody acknowledges a freeze any more, and join() returns.
     std::lock_guard<std::mutex> lock(m_);
     done_ = true;
-    ended_ = true;
     cv_.notify_all();
 }
 

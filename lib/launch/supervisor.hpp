@@ -116,8 +116,7 @@ private:
     unsigned stops_asked_ = 0;
     unsigned stops_done_ = 0;    // the loop's
     std::uint64_t acks_ = 0;
-    bool done_ = false;   // the init exited
-    bool ended_ = false;  // no wait of the supervisor's is left on the loop
+    bool done_ = false;  // the supervisor ended (the init exited, or it failed)
     util::LogLimiter limiter_;  // the loop's
     std::string failure_;       // written on the loop, read after join()
 };

@@ -65,7 +65,7 @@ bool Exchange::readable_now(Side from) {
 // whether the bytes could begin the secret (redact.hpp).
 asio::awaitable<bool> Exchange::settle(Side from, Side to, Redactor* red, bool framed) {
     if (red == nullptr || red->held() == 0 || readable_now(from)) co_return true;
-    const std::string held = red->flush();
+    const std::string held = red->finish();
     co_return co_await send_piece(to, held, framed);
 }
 

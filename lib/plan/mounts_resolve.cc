@@ -239,18 +239,29 @@ void Builder::workspace_locks() {
     }
 }
 
-void Builder::protect_guard(const Protected& p, const MountOp& op) {
+namespace {
+
+// A guard of what the scan found at a protected or hidden name (the fields both have).
+template <class Found>
+Guard guard_of(Guard::Kind kind, const Found& f, const std::string& inside) {
     Guard g;
-    g.kind = Guard::Kind::protected_ro;
-    g.host = p.path;
-    g.inside = op.dst;
-    g.is_dir = p.is_dir;
-    g.dev = p.dev;
-    g.ino = p.ino;
+    g.kind = kind;
+    g.host = f.path;
+    g.inside = inside;
+    g.is_dir = f.is_dir;
+    g.dev = f.dev;
+    g.ino = f.ino;
+    g.pattern = f.pattern;
+    g.why = f.why;
+    g.link_of = f.link_of;
+    return g;
+}
+
+}  // namespace
+
+void Builder::protect_guard(const Protected& p, const MountOp& op) {
+    Guard g = guard_of(Guard::Kind::protected_ro, p, op.dst);
     g.placeholder = p.placeholder;
-    g.pattern = p.pattern;
-    g.why = p.why;
-    g.link_of = p.link_of;
     plan_.guards.push_back(std::move(g));
 }
 
@@ -310,17 +321,7 @@ std::vector<MountOp> Builder::make_masks() {
 }
 
 void Builder::hidden_guard(const Hidden& h, const MountOp& mask) {
-    Guard g;
-    g.kind = Guard::Kind::hidden;
-    g.host = h.path;
-    g.inside = mask.dst;
-    g.is_dir = h.is_dir;
-    g.dev = h.dev;
-    g.ino = h.ino;
-    g.pattern = h.pattern;
-    g.why = h.why;
-    g.link_of = h.link_of;
-    plan_.guards.push_back(std::move(g));
+    plan_.guards.push_back(guard_of(Guard::Kind::hidden, h, mask.dst));
 }
 
 // Nothing is mounted under a mask: deny wins over an op aimed inside a hidden path.

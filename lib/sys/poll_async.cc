@@ -15,6 +15,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <system_error>
 
@@ -35,6 +37,10 @@ struct AsyncPoll::Impl : std::enable_shared_from_this<AsyncPoll::Impl> {
     std::vector<int> added;
     int pending = 0;
     bool fired = false;
+    // No wait under way: set by the round whose done() started no other.
+    std::mutex idle_mu;
+    std::condition_variable idle_cv;
+    bool idle = true;
 
     // What poll(2) says now, without waiting: the number of descriptors ready.
     int poll_now() {
@@ -65,6 +71,10 @@ struct AsyncPoll::Impl : std::enable_shared_from_this<AsyncPoll::Impl> {
         done = nullptr;
         fds.clear();
         d(f);
+        if (done) return;  // the next round is under way
+        std::lock_guard lock(idle_mu);
+        idle = true;
+        idle_cv.notify_all();
     }
 
     void fire() {
@@ -140,11 +150,20 @@ AsyncPoll::AsyncPoll(boost::asio::io_context& io) : impl_(std::make_shared<Impl>
 AsyncPoll::~AsyncPoll() = default;
 
 void AsyncPoll::wait(std::vector<pollfd> fds, int timeout_ms, std::function<void(std::vector<pollfd>&)> done) {
+    {
+        std::lock_guard lock(impl_->idle_mu);
+        impl_->idle = false;
+    }
     impl_->fds = std::move(fds);
     impl_->done = std::move(done);
     // Armed on the loop's own thread: a first wait started by the caller's thread
     // never races its completion.
     asio::post(impl_->io, [self = impl_, timeout_ms] { self->arm(timeout_ms); });
+}
+
+void AsyncPoll::wait_idle() {
+    std::unique_lock lock(impl_->idle_mu);
+    impl_->idle_cv.wait(lock, [this] { return impl_->idle; });
 }
 
 }  // namespace agentjail::sys

@@ -35,6 +35,10 @@ public:
     // keeps the descriptors open and itself alive until done() ran, and destroys this
     // object only when no wait is left.
     void wait(std::vector<pollfd> fds, int timeout_ms, std::function<void(std::vector<pollfd>&)> done);
+    // The caller's: blocks until no wait is under way and the last done() returned
+    // without starting another: the component has ended on the loop (the owner then
+    // destroys this object while the loop is still there).
+    void wait_idle();
 
     struct Impl;
 

@@ -317,7 +317,6 @@ Result<void> Relay::start(sys::UniqueFd master, int sandbox_pidfd, boost::asio::
     }
     buf_.reset(new char[kBuf]);
     poll_ = std::make_unique<sys::AsyncPoll>(loop);
-    started_ = true;
     wait_next();
     return {};
 }
@@ -325,16 +324,15 @@ Result<void> Relay::start(sys::UniqueFd master, int sandbox_pidfd, boost::asio::
 void Relay::finish() {
     if (finished_) return;
     finished_ = true;
-    if (started_) {
+    if (poll_) {
         finish_requested_ = true;
         std::uint64_t one = 1;
         (void)!::write(wake_.get(), &one, sizeof one);
-        std::unique_lock<std::mutex> lock(end_mu_);
-        end_cv_.wait(lock, [&] { return ended_; });
+        // Drained, or its time is up: nothing of the relay waits on the loop any
+        // more. Its registration goes now, while the loop is still there.
+        poll_->wait_idle();
+        poll_.reset();
     }
-    // Nothing of the relay waits on the loop any more: its registration goes now,
-    // while the loop is still there (a Relay may outlive the run's loop).
-    poll_.reset();
     restore();
     for (auto& ch : channels_) {
         if (!ch->positional || !ch->caller.fd) continue;
@@ -350,36 +348,24 @@ void Relay::finish() {
     master_.reset();
 }
 
-void Relay::end() {
-    std::lock_guard<std::mutex> lock(end_mu_);
-    ended_ = true;
-    end_cv_.notify_all();
-}
-
 // A failure here stops the sandbox (nobody would read its output) and is said in
 // the result (util/thread_guard.hpp).
 void Relay::wait_next() {
     const char* fault_point = first_round_ ? "relay.throw" : nullptr;
     first_round_ = false;
-    bool more = false;
-    if (!util::run_or_stop("the terminal and stdio relay", fault_point, sandbox_pidfd_, failure_,
-                           [&] { more = arm(); }) ||
-        !more)
-        end();
+    // Not armed (done, or failed): the relay has ended; finish() sees it.
+    (void)util::run_or_stop("the terminal and stdio relay", fault_point, sandbox_pidfd_, failure_,
+                            [this] { arm(); });
 }
 
 void Relay::on_ready(std::vector<pollfd>& fds) {
-    if (!util::run_or_stop("the terminal and stdio relay", nullptr, sandbox_pidfd_, failure_, [&] { copy(fds); })) {
-        end();
-        return;
-    }
-    wait_next();
+    if (util::run_or_stop("the terminal and stdio relay", nullptr, sandbox_pidfd_, failure_, [&] { copy(fds); }))
+        wait_next();
 }
 
-
-// The next wait: which side of each channel is waited for. False: the relay is done
-// (finish() asked, and every output was copied or its time is up).
-bool Relay::arm() {
+// The next wait: which side of each channel is waited for. None once the relay is
+// done (finish() asked, and every output was copied or its time is up).
+void Relay::arm() {
     auto sandbox_fd = [this](const Channel& ch) { return ch.pty ? master_.get() : ch.ours.get(); };
     std::vector<pollfd> fds;
     who_.clear();
@@ -426,16 +412,15 @@ bool Relay::arm() {
         }
         add(ch.input ? ch.caller.fd.get() : sandbox_fd(ch), POLLIN, &ch);
     }
-    if (draining_ && !outputs_left) return false;
+    if (draining_ && !outputs_left) return;
     int timeout = immediate ? 0 : background_input ? 250 : -1;
     if (draining_) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now())
                         .count();
-        if (left <= 0) return false;  // what a wedged reader did not take is dropped
+        if (left <= 0) return;  // what a wedged reader did not take is dropped
         if (timeout < 0 || timeout > left) timeout = static_cast<int>(left);
     }
     poll_->wait(std::move(fds), timeout, [this](std::vector<pollfd>& ready) { on_ready(ready); });
-    return true;
 }
 
 // What the wait found ready: one step of each channel (a write of what is pending,

@@ -89,10 +89,9 @@ public:
 private:
     Relay() = default;
     void wait_next();
-    bool arm();
+    void arm();
     void on_ready(std::vector<pollfd>& fds);
     void copy(std::vector<pollfd>& fds);
-    void end();
     void set_raw();
     void restore();
 
@@ -109,7 +108,6 @@ private:
     std::atomic<std::int64_t> user_suspend_ns_{0};  // steady clock, 0: none pending
     std::atomic<bool> finish_requested_{false};
     std::unique_ptr<sys::AsyncPoll> poll_;  // the relay's waits on the run's loop
-    bool started_ = false;
     bool finished_ = false;  // the caller's
     int sandbox_pidfd_ = -1;
     // The loop's alone, from start() on:
@@ -125,10 +123,6 @@ private:
     bool recheck_foreground_ = true;
     bool first_round_ = true;
     std::string failure_;  // written on the loop, read after finish()
-    // Once no wait of the relay's is left on the loop: finish() may return.
-    std::mutex end_mu_;
-    std::condition_variable end_cv_;
-    bool ended_ = false;
 };
 
 }  // namespace agentjail::tty

@@ -103,7 +103,7 @@ TEST(NetRedact, AValueSplitAcrossPiecesIsStillMasked) {
     EXPECT_EQ(out, want);
 }
 
-TEST(NetRedact, TheHeldTailGoesOnAtFinishOrFlush) {
+TEST(NetRedact, TheHeldTailGoesOnAtFinishAndTheStreamGoesOn) {
     const size_t window = kValue.size() - 1;
     Redactor r(uses());
     std::string part = kValue.substr(0, 10);
@@ -111,10 +111,10 @@ TEST(NetRedact, TheHeldTailGoesOnAtFinishOrFlush) {
     EXPECT_EQ(out, std::string(40 + part.size() - window, 't'));
     EXPECT_EQ(r.held(), window);
     EXPECT_EQ(r.finish(), std::string(window - part.size(), 't') + part);
-    // flush(): the origin paused; the stream goes on afterwards as before.
+    // finish() when the origin paused: the stream goes on afterwards as before.
     Redactor f(uses());
     EXPECT_EQ(f.feed("event: ping\n\n"), "");
-    EXPECT_EQ(f.flush(), "event: ping\n\n");
+    EXPECT_EQ(f.finish(), "event: ping\n\n");
     EXPECT_EQ(f.held(), 0u);
     const std::string mask = body_mask(uses()[0]);
     std::string got = f.feed("x" + kValue + "y");
