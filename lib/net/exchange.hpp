@@ -51,12 +51,6 @@ private:
                                       bool framed = false);
     boost::asio::awaitable<bool> send_piece(Side to, const std::string& part, bool framed);
     boost::asio::awaitable<bool> line(Side from, std::string& out);
-    // Whether a read of `from` would return at once (bytes buffered here, in TLS or
-    // in the socket): the origin has not paused.
-    bool readable_now(Side from);
-    // Before a read that may wait: what the redactor holds goes to `to` when `from`
-    // has nothing more for now, so nothing waits on bytes that may never come.
-    boost::asio::awaitable<bool> settle(Side from, Side to, Redactor* red, bool framed);
     boost::asio::awaitable<bool> body(Side from, Side to, Body b);
     boost::asio::awaitable<void> websocket_relay(std::string method, std::string path, std::string rule,
                                                  std::uint64_t up0, std::uint64_t down0);

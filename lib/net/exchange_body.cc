@@ -48,27 +48,6 @@ asio::awaitable<bool> Exchange::fill(Side s) {
     co_return n > 0;
 }
 
-bool Exchange::readable_now(Side from) {
-    if (!buf(from).empty()) return true;
-    auto& tls = from == Side::client ? ctls_ : utls_;
-    if (tls) {
-        SSL* ssl = tls->native_handle();
-        if (SSL_pending(ssl) > 0 || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0) return true;
-    }
-    error_code ec;
-    const size_t n = (from == Side::client ? client_ : upstream_).available(ec);
-    return !ec && n > 0;
-}
-
-// The redactor holds back the same number of bytes whatever they are, and lets them
-// go when the origin pauses: when, depends on the stream's timing only, never on
-// whether the bytes could begin the secret (redact.hpp).
-asio::awaitable<bool> Exchange::settle(Side from, Side to, Redactor* red, bool framed) {
-    if (red == nullptr || red->held() == 0 || readable_now(from)) co_return true;
-    const std::string held = red->finish();
-    co_return co_await send_piece(to, held, framed);
-}
-
 asio::awaitable<bool> Exchange::write(Side s, std::string_view data) {
     error_code ec;
     auto token = asio::redirect_error(asio::use_awaitable, ec);
@@ -95,10 +74,7 @@ asio::awaitable<bool> Exchange::copy(Side from, Side to, std::uint64_t n, Redact
                                      bool framed) {
     while (n > 0) {
         std::string& b = buf(from);
-        if (b.empty()) {
-            if (!co_await settle(from, to, red, framed)) co_return false;
-            if (!co_await fill(from)) co_return false;
-        }
+        if (b.empty() && !co_await fill(from)) co_return false;
         size_t take = static_cast<size_t>(std::min<std::uint64_t>(n, b.size()));
         std::string part = b.substr(0, take);
         b.erase(0, take);
@@ -159,7 +135,6 @@ asio::awaitable<bool> Exchange::body(Side from, Side to, Body b) {
                 if (r != nullptr) part = r->feed(part);
                 if (!co_await send_piece(to, part, false)) co_return false;
             }
-            if (!co_await settle(from, to, r, false)) co_return false;
             if (!co_await fill(from)) {
                 if (r != nullptr) {
                     std::string rest = r->finish();
@@ -173,9 +148,6 @@ asio::awaitable<bool> Exchange::body(Side from, Side to, Body b) {
     ChunkedFraming chunked;
     for (;;) {
         std::string l;
-        // Between chunks (an event stream's pause), what the redactor holds goes on.
-        if (buf(from).find("\r\n") == std::string::npos)
-            if (!co_await settle(from, to, r, r != nullptr)) co_return false;
         if (!co_await line(from, l)) co_return false;
         // The size lines are written anew, without extensions, and trailers are
         // dropped: nothing of the sender's own spelling of the framing goes on.
@@ -228,7 +200,6 @@ asio::awaitable<void> Exchange::websocket_relay(std::string method, std::string 
             if (!red.idle()) part = red.feed(part);
             if (!co_await send_piece(Side::client, part, false)) break;
         }
-        if (!co_await settle(Side::upstream, Side::client, red.idle() ? nullptr : &red, false)) break;
         if (!co_await fill(Side::upstream)) {
             if (!red.idle()) (void)co_await send_piece(Side::client, red.finish(), false);
             break;

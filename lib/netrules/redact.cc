@@ -65,11 +65,21 @@ std::string Redactor::feed(std::string_view in) {
     return drain(false);
 }
 
+std::string Redactor::finish() { return drain(true); }
+
 std::string Redactor::drain(bool all) {
     std::string out;
-    // The last (longest value - 1) bytes wait for the next piece, whatever they are:
-    // a value that starts before them ends inside what is here, so it is found whole.
-    const size_t keep = all ? 0 : std::min(pending_.size(), longest_ - 1);
+    // Only what may be the start of a value waits for the next piece: the longest
+    // tail of the bytes that is a proper prefix of some value. Anything else goes
+    // on at once, so a streamed response (server-sent events) is not held up.
+    size_t keep = 0;
+    if (!all) {
+        for (size_t k = std::min(pending_.size(), longest_ - 1); k > 0 && keep == 0; --k) {
+            std::string_view tail = std::string_view(pending_).substr(pending_.size() - k);
+            for (const auto& v : values_)
+                if (v.size() > k && std::string_view(v).substr(0, k) == tail) keep = k;
+        }
+    }
     // Matches are taken only before the kept tail, so that a short value inside a
     // longer one that is still arriving is never replaced on its own (which would
     // let the rest of the longer one through).

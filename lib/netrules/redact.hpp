@@ -38,24 +38,18 @@ std::string redact_head(std::string head, const std::vector<SecretUse>& uses);
 
 // Replaces the real values in a stream that arrives in pieces (a body read by
 // reads and chunks of any size): a value split across two pieces is still found,
-// because the last (longest value - 1) bytes are held back until the next piece
-// or finish(); the bytes before them go on at once. What is held back and
-// when it goes never depends on the content (issue 26: holding back only a tail that
-// could begin a value told the sandbox, by the timing of an echo, whether its guess
-// was the start of the secret). The output is exactly as long as the input
-// (body_mask()), and its pieces are as long whatever the secret is.
+// because a tail that is the start of a value (at most longest value - 1 bytes) is
+// held back until the next piece or finish(); other bytes go on at once. The output
+// is exactly as long as the input (body_mask()).
 class Redactor {
 public:
     explicit Redactor(const std::vector<SecretUse>& uses);
     // True when there is nothing to replace (no secret bound): feed() passes through.
     bool idle() const { return values_.empty(); }
-    // The bytes that can be passed on now: all but the last (longest value - 1).
+    // The bytes that can be passed on now (possibly fewer than given: some held back).
     std::string feed(std::string_view in);
-    // The bytes held back, redacted: at the end of the body, or when the stream has
-    // nothing more to read right now (the origin paused), so that nothing waits for
-    // bytes that may never come; feed() goes on afterwards as before. A value the
-    // origin cuts with a pause goes out in two halves unmasked (docs/network.md).
-    std::string finish() { return drain(true); }
+    // The bytes still held back, redacted: call at the end of the body.
+    std::string finish();
     std::size_t held() const { return pending_.size(); }
 
 private:

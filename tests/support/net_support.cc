@@ -21,12 +21,10 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 #include <stdexcept>
 
 namespace ajnet {
@@ -387,28 +385,6 @@ void TestServer::handle(int fd, SSL* ssl) {
                 if (!c.write_all(piece)) break;
             }
             if (chunked) c.write_all("0\r\n\r\n");
-        }
-    } else if (path == "/echo-pause") {
-        // An origin that echoes X-Marker in a chunk of an event stream, pauses two
-        // seconds, then ends: what reaches the client before the pause must not
-        // depend on whether the marker begins a secret (issue 26).
-        std::string marker;
-        {
-            std::istringstream hs(req.head);
-            std::string l;
-            while (std::getline(hs, l)) {
-                if (!l.empty() && l.back() == '\r') l.pop_back();
-                if (lower(l.substr(0, 9)) == "x-marker:") marker = ajtest::trim(l.substr(9));
-            }
-        }
-        std::string first = "marker=" + marker;
-        char size[16];
-        std::snprintf(size, sizeof size, "%zx\r\n", first.size());
-        if (c.write_all("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
-                        "Connection: close\r\n\r\n") &&
-            c.write_all(size + first + "\r\n")) {
-            std::this_thread::sleep_for(std::chrono::seconds(2));
-            c.write_all("5\r\n;end\n\r\n0\r\n\r\n");
         }
     } else if (req.method == "POST" || req.method == "PUT") {
         body = "got " + std::to_string(req.body_bytes) + " bytes\n";
