@@ -34,8 +34,9 @@ int cmd_explain(const std::vector<std::string>& args) {
     }
     auto host = plan::HostFacts::current();
     if (!host) return report(host.error());
-    host->dry_run = true;  // explain changes nothing on the host
     const policy::Policy& p = inv->policy->raw();
+    // The plan a run would carry out; what it makes on the host it only lists
+    // (plan.host_actions), so explain changes nothing there.
     auto plan = plan::build(p, inv->command, *host);
     if (!plan) return report(plan.error());
 

@@ -2,9 +2,10 @@
 // [agent] in the plan (docs/agents.md): the agent's persistent state directory,
 // the mount points of what is bound into it, the git identity and the agent's own
 // arguments. The state directory is agentjail's, under $XDG_STATE_HOME/agentjail/,
-// and the sandbox writes it: everything in it is treated as planted, so every
-// name agentjail makes or writes there is opened relative to its parent without
-// following a link, and a link or a wrong kind of file found there is replaced.
+// and the sandbox writes it: everything in it is treated as planted. The plan only
+// lists what a run makes there (HostAction); lib/run makes it, every name opened
+// relative to its parent without following a link, a link or a wrong kind of file
+// found there replaced.
 #include "plan/internal.hpp"
 
 #include "util/strings.hpp"
@@ -23,55 +24,6 @@
 namespace agentjail::plan::detail {
 
 namespace {
-
-Error setup_error(int err, const std::string& what) {
-    return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err));
-}
-
-// Makes `name` under dirfd the kind wanted (an empty directory or an empty file)
-// when it is missing, a link, or another kind of file the sandbox left there:
-// whatever is in the way goes (sys::remove_at: never through a link).
-Result<void> ensure_entry(int dirfd, const std::string& name, bool want_dir, const std::string& path) {
-    struct stat st {};
-    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) return {};
-        if (auto r = sys::remove_at(dirfd, name, "agent state " + path); !r) return r;
-    } else if (errno != ENOENT) {
-        return setup_error(errno, "agent state " + path);
-    }
-    if (want_dir) {
-        if (::mkdirat(dirfd, name.c_str(), 0700) != 0 && errno != EEXIST)
-            return setup_error(errno, "agent state " + path);
-        return {};
-    }
-    int fd = ::openat(dirfd, name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EEXIST) return setup_error(errno, "agent state " + path);
-    if (fd >= 0) ::close(fd);
-    return {};
-}
-
-// The mount point `rel` (a path below the state directory) of a bind aimed there.
-Result<void> ensure_mount_point(int state_fd, const std::string& state_dir, const std::string& rel, bool is_dir) {
-    sys::UniqueFd dir(::fcntl(state_fd, F_DUPFD_CLOEXEC, 0));
-    if (!dir) return setup_error(errno, "agent state " + state_dir);
-    std::string path = state_dir;
-    size_t at = 0;
-    while (at < rel.size()) {
-        size_t slash = rel.find('/', at);
-        if (slash == std::string::npos) slash = rel.size();
-        std::string comp = rel.substr(at, slash - at);
-        at = slash + 1;
-        if (comp.empty() || comp == ".") continue;
-        path += "/" + comp;
-        const bool last = at > rel.size();
-        if (auto r = ensure_entry(dir.get(), comp, last ? is_dir : true, path); !r) return r;
-        if (last) break;
-        int next = ::openat(dir.get(), comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (next < 0) return setup_error(errno, "agent state " + path);
-        dir.reset(next);
-    }
-    return {};
-}
 
 // The part of a rule's path below "{state}/", or nullopt when it is not there.
 std::optional<std::string> below_state(const std::string& raw) {
@@ -154,7 +106,7 @@ constexpr const char* kGitConfigName = "agentjail-gitconfig";
 // helpers, url rewrites with tokens, aliases that run programs, signing keys) stays
 // outside. Written as the sandbox's global config file, in the state directory,
 // rather than as GIT_AUTHOR_* variables, so a repository's own identity still wins.
-Result<void> write_git_identity(int state_fd, const HostFacts& host, Plan& plan) {
+void git_identity(const HostFacts& host, Plan& plan) {
     std::string name, email;
     std::string xdg = env_lookup(host.environ, "XDG_CONFIG_HOME").value_or("");
     if (xdg.empty() || xdg[0] != '/') xdg = host.home + "/.config";
@@ -166,25 +118,19 @@ Result<void> write_git_identity(int state_fd, const HostFacts& host, Plan& plan)
         plan.notes.push_back(
             "git identity: no user.name or user.email in ~/.gitconfig or ~/.config/git/config; commits "
             "inside need them (git config --global user.name ..., or -e GIT_AUTHOR_NAME=...)");
-        return {};
+        return;
     }
     std::string text = "# Written by agentjail for each run: only the caller's git identity.\n[user]\n";
     if (!name.empty()) text += "\tname = " + git_quote(name) + "\n";
     if (!email.empty()) text += "\temail = " + git_quote(email) + "\n";
-    const std::string path = plan.state_dir + "/" + kGitConfigName;
-    if (state_fd < 0) {  // explain: said, not written
-        plan.git_identity = name + (email.empty() ? "" : " <" + email + ">");
-        plan.notes.push_back("git identity: a run writes it to " + path);
-        return {};
-    }
-    // A directory the sandbox put at the name would make the rename fail: it goes.
-    struct stat st {};
-    if (::fstatat(state_fd, kGitConfigName, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-        if (auto r = sys::remove_at(state_fd, kGitConfigName, "agent state " + path); !r) return r;
-    if (auto r = sys::replace_file_at(state_fd, kGitConfigName, text, 0600, "agent state " + path); !r)
-        return r;
     plan.git_identity = name + (email.empty() ? "" : " <" + email + ">");
-    return {};
+    HostAction a;
+    a.kind = HostAction::Kind::file;
+    a.path = plan.state_dir + "/" + kGitConfigName;
+    a.text = std::move(text);
+    a.why = "the git identity given to the agent (" + plan.git_identity + ")";
+    plan.host_actions.push_back(std::move(a));
+    plan.notes.push_back("git identity: a run writes it to " + plan.state_dir + "/" + kGitConfigName);
 }
 
 }  // namespace
@@ -218,18 +164,21 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
                                  "the agent's state directory " + plan.state_dir + " and the workspace " +
                                      plan.workspace + " overlap; set XDG_STATE_HOME to a directory outside it"));
     ctx.state = plan.state_dir;
-    if (host.dry_run) {
-        // explain: the same plan, but nothing on the host is made or written. The
-        // directory, its mount points and the identity file are a run's to make.
+    {
         struct stat st {};
         if (::lstat(plan.state_dir.c_str(), &st) != 0)
             plan.notes.push_back("agent state: a run creates " + plan.state_dir +
                                  " and binds it read-write at the same path");
-        if (policy.agent.git_identity.value) return write_git_identity(-1, host, plan);
-        return {};
     }
-    auto dir = sys::open_own_state_dir(base, {"agentjail", name});
-    if (!dir) return std::move(dir).error();
+    HostAction dir;
+    dir.kind = HostAction::Kind::state_dir;
+    dir.path = plan.state_dir;
+    dir.base = base;
+    dir.is_dir = true;
+    dir.why = "the agent's state, kept between runs";
+    plan.host_actions.push_back(std::move(dir));
+    ctx.view->will_make(base + "/agentjail", true);
+    ctx.view->will_make(plan.state_dir, true);
 
     // Binds aimed into the state directory (the user's own settings, read-only
     // inside) need their mount points there; a hidden name there (a credentials
@@ -244,19 +193,34 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
             auto src = expand(raw_src, ctx, origin);
             if (!src) return std::move(src).error();
             struct stat st {};
-            if (::stat(src->c_str(), &st) != 0) return {};  // missing: build_mounts skips or refuses it
+            if (ctx.view->stat(*src, st) != 0) return {};  // missing: build_mounts skips or refuses it
             is_dir = S_ISDIR(st.st_mode);
         } else if (rel->find_first_of("*?[") != std::string::npos) {
             return {};
         }
-        return ensure_mount_point(dir->get(), plan.state_dir, *rel, is_dir);
+        // Each directory on the way, then the mount point itself.
+        std::string path = plan.state_dir;
+        for (size_t at = 0; at < rel->size();) {
+            size_t slash = rel->find('/', at);
+            if (slash == std::string::npos) slash = rel->size();
+            path += "/" + rel->substr(at, slash - at);
+            at = slash + 1;
+            ctx.view->will_make(path, at > rel->size() ? is_dir : true);
+        }
+        HostAction mp;
+        mp.kind = HostAction::Kind::mount_point;
+        mp.path = path;
+        mp.is_dir = is_dir;
+        mp.why = describe(origin);
+        plan.host_actions.push_back(std::move(mp));
+        return {};
     };
     for (const auto* rules : {&policy.ro, &policy.rw})
         for (const auto& m : *rules)
             if (auto r = prepare(m.dst.empty() ? m.src : m.dst, m.src, m.origin, false); !r) return r;
     for (const auto& h : policy.hide)
         if (auto r = prepare(h.pattern, h.pattern, h.origin, true); !r) return r;
-    if (policy.agent.git_identity.value) return write_git_identity(dir->get(), host, plan);
+    if (policy.agent.git_identity.value) git_identity(host, plan);
     return {};
 }
 

@@ -45,6 +45,29 @@ std::string shown_value(const Plan& plan, const std::string& kv) {
     return is_secret(plan, name) ? std::string("<set>") : value;
 }
 
+const char* action_name(const HostAction& a) {
+    switch (a.kind) {
+    case HostAction::Kind::state_dir: return "state_dir";
+    case HostAction::Kind::mount_point: return "mount_point";
+    case HostAction::Kind::file: return "file";
+    case HostAction::Kind::placeholder_key: return "placeholder_key";
+    }
+    return "?";
+}
+
+// One line of what a run makes on the host first; a file's text (and the key's
+// bytes) are never shown.
+std::string action_line(const HostAction& a) {
+    std::string what;
+    switch (a.kind) {
+    case HostAction::Kind::state_dir: what = "dir   "; break;
+    case HostAction::Kind::mount_point: what = a.is_dir ? "dir   " : "empty "; break;
+    case HostAction::Kind::file: what = "file  "; break;
+    case HostAction::Kind::placeholder_key: what = "key   "; break;
+    }
+    return "  " + what + a.path + (a.why.empty() ? "" : "  (" + a.why + ")");
+}
+
 std::vector<std::string> namespace_names(std::uint64_t flags) {
     std::vector<std::string> out;
     const std::pair<std::uint64_t, const char*> all[] = {
@@ -200,6 +223,11 @@ std::string to_text(const Plan& plan) {
     row("lifetime", plan.die_with_parent ? "dies with agentjail" : "may outlive agentjail");
     row("limits", detail::limits_summary(plan));
 
+    if (!plan.host_actions.empty()) {
+        out += "\nmade on the host before the sandbox:\n";
+        for (const auto& a : plan.host_actions) out += action_line(a) + "\n";
+    }
+
     out += "\nmounts (in order):\n";
     for (const auto& op : plan.mounts) out += mount_line(op) + "\n";
 
@@ -236,6 +264,16 @@ std::string to_json(const Plan& plan) {
     if (!plan.policy_chosen_by.empty()) j["policy_chosen_by"] = plan.policy_chosen_by;
     if (!plan.agent.empty() || !plan.state_dir.empty())
         j["agent"] = {{"name", plan.agent}, {"state_dir", plan.state_dir}, {"git_identity", plan.git_identity}};
+    if (!plan.host_actions.empty()) {
+        json actions = json::array();
+        for (const auto& a : plan.host_actions) {
+            json o = {{"kind", action_name(a)}, {"path", a.path}};
+            if (a.kind == HostAction::Kind::mount_point) o["is_dir"] = a.is_dir;
+            o["why"] = a.why;
+            actions.push_back(std::move(o));
+        }
+        j["host_actions"] = std::move(actions);
+    }
     j["argv"] = plan.argv;
     j["exec_candidates"] = plan.exec_candidates;
     json env = json::object();

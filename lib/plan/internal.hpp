@@ -3,6 +3,7 @@
 // inside-path resolver); private to lib/plan.
 #pragma once
 
+#include "plan/host_view.hpp"
 #include "plan/plan.hpp"
 
 #include <cerrno>
@@ -19,6 +20,9 @@ struct ExpandContext {
     std::string workspace;
     std::string tmp;
     std::string state;  // the agent's state directory ([agent] state), "" when none
+    // The host as the planner reads it where the run's host actions make names
+    // (the agent's state): never null inside build().
+    HostView* view = nullptr;
 };
 
 // "~", "~/x", "{workspace}", "{workspace}/x", "{tmp}", "{tmp}/x" expanded, then
@@ -117,12 +121,12 @@ bool uses_globstar(const std::string& raw);
 // Builds the mount list (everything in plan.mounts; notes appended). `ctx` has
 // the workspace already decided; plan.workspace and plan.home are set.
 Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan);
-// [agent] (agent.cc): the state directory made and opened safely (once), the mount
-// points of the binds aimed into it and the git identity file made there, ctx.state
-// set; before build_mounts.
+// [agent] (agent.cc): the state directory, the mount points of the binds aimed into
+// it and the git identity file, listed as host actions (and so seen by ctx.view as
+// made); ctx.state set; before build_mounts.
 Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& host, ExpandContext& ctx, Plan& plan);
-// [agent] after build_env: GIT_CONFIG_GLOBAL for the identity plan_agent_state
-// wrote, the preset's notes, and the agent's own arguments after the command's name.
+// [agent] after build_env: GIT_CONFIG_GLOBAL for the identity file plan_agent_state
+// listed, the preset's notes, and the agent's own arguments after the command's name.
 Result<void> plan_agent_exec(const policy::Policy& policy, Plan& plan, std::vector<std::string>& argv);
 
 // [workspace] mode = "overlay": the workspace's bind becomes an overlay with the
@@ -163,8 +167,9 @@ struct PlaceholderKey {
 };
 // <state home>/agentjail/placeholder.key, or "" (pure).
 std::string placeholder_key_path(const HostFacts& host);
-// Reads the key, making it (and its directory) on first use; never an error.
-PlaceholderKey load_placeholder_key(const HostFacts& host);
+// Reads the key; on first use (none yet) a fresh one, with the host action that
+// makes it listed in the plan. Never an error: why_not says why there is none.
+PlaceholderKey placeholder_key(const HostFacts& host, Plan& plan);
 // "agentjail-secret-placeholder-NAME-<32 hex>": HMAC-SHA256 under key over the
 // scope (the agent's state directory, "" for none), the name and the sources.
 std::string stable_placeholder(const std::string& key, const std::string& scope, const std::string& name,

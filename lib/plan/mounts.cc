@@ -312,8 +312,8 @@ Result<void> Builder::mount_rule(const policy::MountRule& rule, bool read_only) 
         dst = *d;
     }
     struct stat lst {};
-    if (::lstat(src->c_str(), &lst) != 0) return missing(rule, *src, errno);
-    auto canon = canonical(*src);
+    if (ctx_.view->lstat(*src, lst) != 0) return missing(rule, *src, errno);
+    auto canon = ctx_.view->canonical(*src);
     if (!canon) return missing(rule, *src, errno);  // a dangling link
 
     if (*canon != *src) {
@@ -326,7 +326,7 @@ Result<void> Builder::mount_rule(const policy::MountRule& rule, bool read_only) 
         }
     }
     struct stat st {};
-    if (::stat(canon->c_str(), &st) != 0) return missing(rule, *src, errno);
+    if (ctx_.view->stat(*canon, st) != 0) return missing(rule, *src, errno);
     const bool is_dir = S_ISDIR(st.st_mode);
 
     if (dst == *src && S_ISLNK(lst.st_mode)) {

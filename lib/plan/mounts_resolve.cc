@@ -124,30 +124,35 @@ Result<void> Builder::find_hidden() {
         if (uses_globstar(rule.pattern)) continue;  // workspace.cc: one scan for all of them
         auto pattern = expand_glob(rule.pattern, ctx_, rule.origin);
         if (!pattern) return std::move(pattern).error();
+        std::vector<std::string> matches;
         glob_t g{};
-        int rc = ::glob(pattern->c_str(), 0, nullptr, &g);
-        if (rc == 0) {
-            for (size_t i = 0; i < g.gl_pathc; ++i) {
-                // The canonical path is what a bind shows: hiding a symlink's
-                // name alone would leave its target readable (THREATS FS-04).
-                auto canon = canonical(g.gl_pathv[i]);
-                struct stat st {};
-                if (!canon || ::stat(canon->c_str(), &st) != 0) continue;
-                Hidden h;
-                h.path = *canon;
-                h.is_dir = S_ISDIR(st.st_mode);
-                h.pattern = rule.pattern;
-                h.why = describe(rule.origin);
-                h.dev = st.st_dev;
-                h.ino = st.st_ino;
-                h.nlink = st.st_nlink;
-                h.regular = S_ISREG(st.st_mode);
-                if (std::none_of(hidden_.begin(), hidden_.end(),
-                                 [&](const Hidden& o) { return o.path == h.path; }))
-                    hidden_.push_back(std::move(h));
-            }
-        }
+        if (::glob(pattern->c_str(), 0, nullptr, &g) == 0)
+            for (size_t i = 0; i < g.gl_pathc; ++i) matches.emplace_back(g.gl_pathv[i]);
         ::globfree(&g);
+        // A name without wildcards that a host action makes (an empty credentials
+        // file in the agent's state) is hidden though the host has none yet.
+        if (matches.empty() && rule.pattern.find_first_of("*?[") == std::string::npos) {
+            auto plain = expand(rule.pattern, ctx_, rule.origin);
+            if (plain && ctx_.view->makes(*plain)) matches.push_back(*plain);
+        }
+        for (const auto& match : matches) {
+            // The canonical path is what a bind shows: hiding a symlink's
+            // name alone would leave its target readable (THREATS FS-04).
+            auto canon = ctx_.view->canonical(match);
+            struct stat st {};
+            if (!canon || ctx_.view->stat(*canon, st) != 0) continue;
+            Hidden h;
+            h.path = *canon;
+            h.is_dir = S_ISDIR(st.st_mode);
+            h.pattern = rule.pattern;
+            h.why = describe(rule.origin);
+            h.dev = st.st_dev;
+            h.ino = st.st_ino;
+            h.nlink = st.st_nlink;
+            h.regular = S_ISREG(st.st_mode);
+            if (std::none_of(hidden_.begin(), hidden_.end(), [&](const Hidden& o) { return o.path == h.path; }))
+                hidden_.push_back(std::move(h));
+        }
     }
     auto found = plan_workspace(policy_, ctx_, hidden_, plan_);
     if (!found) return std::move(found).error();
@@ -408,7 +413,7 @@ Result<Builder::InBind> Builder::check_in_bind(const MountOp& op, const MountOp&
         host = join(host, part);
         inside = join(inside, part);
         struct stat st {};
-        if (::lstat(host.c_str(), &st) != 0) {
+        if (ctx_.view->lstat(host, st) != 0) {
             // A placeholder is made by the launcher, in a directory checked here.
             if (last && op.placeholder && errno == ENOENT) return InBind::mount;
             if (last && errno == ENOENT &&

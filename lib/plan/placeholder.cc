@@ -3,8 +3,9 @@
 // state directory, the secret's name and its sources (never its value, which is
 // not read before the sandbox exists). An agent that remembers an approved key by
 // its last characters (Claude Code) then asks once, not on every run. The key lives
-// in $XDG_STATE_HOME/agentjail/placeholder.key, made on first use, read and made
-// without following links, and hidden inside every sandbox (plan.cc).
+// in $XDG_STATE_HOME/agentjail/placeholder.key, read without following links,
+// made on first use by the run (a host action: lib/run/host_actions.cc), and hidden
+// inside every sandbox (plan.cc).
 #include "plan/internal.hpp"
 
 #include "util/strings.hpp"
@@ -67,40 +68,6 @@ std::string read_key(int dirfd, std::string& key) {
     return {};
 }
 
-// Makes the key: written under a fresh name (O_EXCL, O_NOFOLLOW), then linked to
-// its name, which fails if another agentjail made it first (that one wins).
-std::string make_key(int dirfd) {
-    unsigned char buf[kKeySize];
-    unsigned char rnd[8];
-    if (!fill_random(buf, sizeof buf) || !fill_random(rnd, sizeof rnd)) return "no random bytes";
-    std::string tmp = std::string(kKeyName) + ".new-";
-    static const char hex[] = "0123456789abcdef";
-    for (unsigned char c : rnd) {
-        tmp += hex[c >> 4];
-        tmp += hex[c & 15];
-    }
-    sys::UniqueFd fd(
-        ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) return util::errno_text(errno);
-    std::size_t put = 0;
-    std::string why;
-    while (put < kKeySize) {
-        ssize_t n = ::write(fd.get(), buf + put, kKeySize - put);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            why = n < 0 ? util::errno_text(errno) : "short write";
-            break;
-        }
-        put += static_cast<std::size_t>(n);
-    }
-    OPENSSL_cleanse(buf, sizeof buf);
-    if (why.empty() && ::fsync(fd.get()) != 0) why = util::errno_text(errno);
-    if (why.empty() && ::linkat(dirfd, tmp.c_str(), dirfd, kKeyName, 0) != 0 && errno != EEXIST)
-        why = util::errno_text(errno);
-    (void)::unlinkat(dirfd, tmp.c_str(), 0);
-    return why;
-}
-
 }  // namespace
 
 std::string placeholder_key_path(const HostFacts& host) {
@@ -110,7 +77,7 @@ std::string placeholder_key_path(const HostFacts& host) {
     return util::normalize_path(base + "/agentjail/" + kKeyName);
 }
 
-PlaceholderKey load_placeholder_key(const HostFacts& host) {
+PlaceholderKey placeholder_key(const HostFacts& host, Plan& plan) {
     PlaceholderKey k;
     k.path = placeholder_key_path(host);
     if (k.path.empty()) {
@@ -132,19 +99,29 @@ PlaceholderKey load_placeholder_key(const HostFacts& host) {
             return k;
         }
     }
-    auto d = sys::open_own_state_dir(base, {"agentjail"});
-    if (!d) {
-        k.why_not = d.error().message();
-        return k;
-    }
-    std::string why = read_key(d->get(), k.key);
+    auto d = sys::open_own_state_dir(base, {"agentjail"}, sys::StateDir::existing);
+    std::string why = d ? read_key(d->get(), k.key) : d.error().code() == ENOENT ? "ENOENT" : d.error().message();
     if (why == "ENOENT") {
-        why = make_key(d->get());
-        if (why.empty()) why = read_key(d->get(), k.key);
+        // First use: a key of this plan's own, which the run makes (explain shows
+        // that it would); until then no name is taken on the host.
+        k.key.resize(kKeySize);
+        if (!fill_random(reinterpret_cast<unsigned char*>(k.key.data()), kKeySize)) {
+            k.key.clear();
+            k.why_not = "no random bytes";
+            return k;
+        }
+        HostAction a;
+        a.kind = HostAction::Kind::placeholder_key;
+        a.path = k.path;
+        a.base = base;
+        a.text = k.key;
+        a.why = "the key of stable secret placeholders, made on first use";
+        plan.host_actions.push_back(std::move(a));
+        return k;
     }
     if (!why.empty()) {
         k.key.clear();
-        k.why_not = k.path + ": " + why;
+        k.why_not = (d ? k.path : dir) + ": " + why;
     }
     return k;
 }

@@ -9,7 +9,6 @@
 
 #include <pwd.h>
 #include <sched.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -243,36 +242,32 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     plan.home = host.home;
     plan.workspace_mode = policy.workspace_mode.value;
 
+    // What the run's host actions make, seen as made: the planner itself makes nothing.
+    HostView view;
+    ctx.view = &view;
     if (auto r = detail::plan_agent_state(policy, host, ctx, plan); !r) return std::move(r).error();
-    // The placeholder key (placeholder.cc) is made, when a secret needs it, before the
-    // mounts are planned, and hidden whatever binds its directory (`--rw ~/.local`):
-    // it is made only where no sandbox can write, but a later run may show it.
+    // The placeholder key (placeholder.cc), when a secret needs it, before the mounts
+    // are planned: hidden whatever binds its directory (`--rw ~/.local`), since it
+    // lives only where no sandbox can write, but a later run may show it.
     detail::PlaceholderKey key;
     key.path = detail::placeholder_key_path(host);
-    struct stat key_st {};
-    const bool key_exists = !key.path.empty() && ::lstat(key.path.c_str(), &key_st) == 0;
-    // explain reads a key that exists and makes none (a run would: it says so).
     if (policy.network.mode.value == policy::NetMode::proxy && !policy.network.secrets.empty()) {
-        if (!host.dry_run || key_exists) key = detail::load_placeholder_key(host);
-        else if (!key.path.empty()) {
-            // A key of explain's own, in memory only: the plan reads as a run's would
-            // (stable placeholders), and the first run makes the real one.
-            key.key.resize(32);
-            if (::getrandom(key.key.data(), key.key.size(), 0) != static_cast<ssize_t>(key.key.size()))
-                key.key.clear();
+        key = detail::placeholder_key(host, plan);
+        if (!plan.host_actions.empty() && plan.host_actions.back().kind == HostAction::Kind::placeholder_key) {
+            view.will_make(util::normalize_path(plan.host_actions.back().base + "/agentjail"), true);
+            view.will_make(key.path, false);
             plan.notes.push_back("secret placeholders: a run creates the key " + key.path);
         }
     }
-    const bool hide_key = !key.path.empty() && ::lstat(key.path.c_str(), &key_st) == 0;
+    struct stat key_st {};
+    const bool hide_key = !key.path.empty() && view.lstat(key.path, key_st) == 0;
     if (!plan.state_dir.empty() || hide_key) {
         policy::Policy adjusted = policy;
         // The agent's state is read-write inside at its own path; what the preset
         // binds into it (the user's settings, read-only) lies deeper and so on top.
         if (!plan.state_dir.empty())
             adjusted.rw.insert(adjusted.rw.begin(),
-                               // explain before the first run: the directory is not there
-                               // yet, and explain makes nothing (the notes say a run will).
-                               policy::MountRule{"{state}", "", host.dry_run, policy.agent.state.origin});
+                               policy::MountRule{"{state}", "", false, policy.agent.state.origin});
         if (hide_key)
             adjusted.hide.push_back(
                 policy::HideRule{key.path, policy::Origin{"built-in", 0, 0, "the secret placeholders' key"}});

@@ -33,10 +33,6 @@ struct HostFacts {
     // embedder naming the job's identity): the sandbox switches to them before it
     // builds its root, with no supplementary group (run_as()).
     bool run_as = false;
-    // explain: build() makes and writes nothing on the host (the agent's state
-    // directory, its mount points, the git identity file); the plan's notes say
-    // what a run would make. Everything else is the plan a run carries out.
-    bool dry_run = false;
     // The run id a clone or overlay run takes: the plan names the run's state
     // directory with it. Empty (as current() leaves it): build() draws one
     // (sys::new_run_id()) for a clone or overlay plan only.
@@ -107,6 +103,36 @@ struct Guard {
     std::string link_of;  // a hard link: the hidden or protected name it shares an inode with
 };
 
+// Something a run makes on the host before the sandbox is built. The planner only
+// reads the host (through plan::HostView, which answers for these as if made) and
+// lists them; lib/run carries them out in order (run/host_actions.cc) and
+// `explain` shows them, so the plan explain prints is the one a run carries out.
+struct HostAction {
+    enum class Kind {
+        // The agent's state directory `path`, <state home>/agentjail/NAME: what is
+        // missing of the state home is made, the last two names without following a
+        // link, the caller's own and closed to others (sys::open_own_state_dir).
+        state_dir,
+        // An empty directory (is_dir) or file at `path` below the state directory
+        // (made by the state_dir action before it), every name below it opened
+        // without following a link; whatever of another kind is in the way goes.
+        mount_point,
+        // `path`, directly in the state directory, replaced by `text` (mode 0600).
+        file,
+        // The per-user key of stable secret placeholders at `path`, made from the
+        // 32 bytes in `text` unless another run made it meanwhile (its key then
+        // serves the next runs; this run keeps the placeholders its plan has).
+        // The bytes are never shown, and are wiped once the key is written.
+        placeholder_key,
+    };
+    Kind kind = Kind::state_dir;
+    std::string path;
+    std::string base;  // state_dir, placeholder_key: the state home `path` lies under
+    bool is_dir = false;
+    std::string text;
+    std::string why;  // what it is for, as explain shows it
+};
+
 // A resource limit applied to the command with prlimit before execve.
 struct Rlimit {
     int resource = 0;  // RLIMIT_*
@@ -129,6 +155,8 @@ struct Plan {
     std::string agent;
     std::string state_dir;
     std::string git_identity;
+    // What the run makes on the host before the launch, in order (see HostAction).
+    std::vector<HostAction> host_actions;
 
     std::vector<std::string> argv;
     // Absolute paths to try for argv[0], in order (a PATH search done here, with the

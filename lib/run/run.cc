@@ -6,6 +6,7 @@
 #include "run/run.hpp"
 
 #include "run/enforce.hpp"
+#include "run/host_actions.hpp"
 #include "policy/policy.hpp"
 #include "run/loop.hpp"
 #include "run/record.hpp"
@@ -199,6 +200,9 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
     if (options.check_plan)
         if (auto r = options.check_plan(*plan); !r) return staged(std::move(r).error(), ErrorStage::plan);
     if (options.on_plan) options.on_plan(plan::to_text(*plan), plan->notes);
+    // What the plan lists to make on the host (the agent's state, the placeholder
+    // key): the planner made none of it, so explain and this run share one plan.
+    if (auto r = carry_out(*plan, plan->warnings); !r) return staged(std::move(r).error(), ErrorStage::prepare);
     if (options.on_warning)
         for (const auto& w : plan->warnings) options.on_warning(w);
     // Overlay mode: the run's directory and layers exist before clone; a launch that

@@ -36,8 +36,8 @@ Error bad(const std::string& what, int err = EINVAL) {
 // what lies below it.
 }  // namespace
 
-Result<UniqueFd> own_dir_at(int parent, const std::string& name, const std::string& path) {
-    if (::mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST)
+Result<UniqueFd> own_dir_at(int parent, const std::string& name, const std::string& path, StateDir how) {
+    if (how == StateDir::create && ::mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST)
         return sys_error(errno, "state directory " + path);
     int fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
@@ -62,7 +62,7 @@ namespace {
 // Opens the state home (root without its "agentjail/runs" tail): the part that
 // exists is the user's own layout and is followed as they set it up; what is
 // missing is created 0700, one component at a time, never through a link.
-Result<UniqueFd> open_base(const std::string& base) {
+Result<UniqueFd> open_base(const std::string& base, StateDir how) {
     std::string path = util::normalize_path(base);
     if (path.empty()) return bad("state directory " + base + " is not an absolute path");
     std::vector<std::string> missing;
@@ -71,7 +71,8 @@ Result<UniqueFd> open_base(const std::string& base) {
     for (;;) {
         fd = ::open(cur.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0) break;
-        if (errno != ENOENT || cur == "/") return sys_error(errno, "state directory " + cur);
+        if (errno != ENOENT || cur == "/" || how == StateDir::existing)
+            return sys_error(errno, "state directory " + cur);
         auto slash = cur.rfind('/');
         missing.push_back(cur.substr(slash + 1));
         cur = slash == 0 ? "/" : cur.substr(0, slash);
@@ -105,13 +106,14 @@ std::string state_home(const std::vector<std::string>& environ, const std::strin
     return util::normalize_path(state);
 }
 
-Result<UniqueFd> open_own_state_dir(const std::string& base, const std::vector<std::string>& names) {
-    auto d = open_base(base);
+Result<UniqueFd> open_own_state_dir(const std::string& base, const std::vector<std::string>& names,
+                                    StateDir how) {
+    auto d = open_base(base, how);
     if (!d) return d;
     std::string cur = util::normalize_path(base);
     for (const auto& name : names) {
         cur += "/" + name;
-        auto next = own_dir_at(d->get(), name, cur);
+        auto next = own_dir_at(d->get(), name, cur, how);
         if (!next) return next;
         *d = std::move(*next);
     }

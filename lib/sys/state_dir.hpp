@@ -16,16 +16,22 @@ namespace agentjail::sys {
 // <home>/.local/state (the XDG base directory spec). Pure.
 std::string state_home(const std::vector<std::string>& environ, const std::string& home);
 
+// Whether opening agentjail's state makes what is missing (a run), or only opens
+// what is there and fails with ENOENT otherwise (the planner, which makes nothing).
+enum class StateDir { create, existing };
+
 // Opens <state_home>/<names...>, creating what is missing (0700): the part of
 // state_home that exists is followed as the user set it up, what is missing of it
 // is made one component at a time without following links, and each of `names`
 // must be a directory of the caller's, closed to others (a link or a foreign
 // directory planted there is refused).
-Result<UniqueFd> open_own_state_dir(const std::string& state_home, const std::vector<std::string>& names);
+Result<UniqueFd> open_own_state_dir(const std::string& state_home, const std::vector<std::string>& names,
+                                    StateDir how = StateDir::create);
 
 // Opens (creating, 0700) the directory `name` under `parent` without following a
 // link; it must be the caller's own and closed to others. `path` names it in errors.
-Result<UniqueFd> own_dir_at(int parent, const std::string& name, const std::string& path);
+Result<UniqueFd> own_dir_at(int parent, const std::string& name, const std::string& path,
+                            StateDir how = StateDir::create);
 
 // Removes everything inside the directory `dirfd` (not the directory), never
 // following a link; for run directories and clones.

@@ -92,8 +92,9 @@ TEST_F(AgentPresets, ExplainChangesNothingOnTheHostAndVerboseShowsTheRunsOwnPlan
     EXPECT_EQ(::lstat(state.c_str(), &st), 0) << "the run did not create " << state;
     EXPECT_EQ(ajtest::read_file(state + "/agentjail-gitconfig").find("Dry Run") != std::string::npos, true);
     // -v's plan is the one spawn built: printed once, and its rows are explain's
-    // (the mounts, the environment, the command), except what only differs because
-    // the directory exists now and each run's CA directory name is its own.
+    // (the mounts, the environment, the command), both ways: explain planned with
+    // what the run was going to make as if made (plan::HostView). Only each run's
+    // CA directory name is its own.
     size_t n = 0;
     for (size_t at = run.err.find("policy     claude"); at != std::string::npos;
          at = run.err.find("policy     claude", at + 1))
@@ -110,6 +111,10 @@ TEST_F(AgentPresets, ExplainChangesNothingOnTheHostAndVerboseShowsTheRunsOwnPlan
     auto explained = rows(explain.out);
     ASSERT_FALSE(explained.empty()) << explain.out;
     for (const auto& r : explained) EXPECT_TRUE(ajtest::contains(run.err, r)) << "-v lacks: " << r << "\n" << run.err;
+    for (const auto& r : rows(run.err))
+        EXPECT_TRUE(ajtest::contains(explain.out, r)) << "explain lacks: " << r << "\n" << explain.out;
+    EXPECT_TRUE(ajtest::contains(explain.out, "made on the host before the sandbox:")) << explain.out;
+    EXPECT_TRUE(ajtest::contains(explain.out, "  file  " + state + "/agentjail-gitconfig")) << explain.out;
 }
 
 TEST_F(AgentPresets, TheUsersClaudeFilesAreReadOnlyAndItsTokensStayOutside) {

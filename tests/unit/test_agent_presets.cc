@@ -4,6 +4,7 @@
 // directory, the binds into it, the git identity, the agent's own arguments).
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
+#include "run/host_actions.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -131,6 +132,12 @@ TEST(AgentPlan, ClaudeGetsItsStateTheUsersSettingsReadOnlyAndNoTokens) {
     ASSERT_TRUE(plan) << plan.error().message();
     const std::string state = h.home() + "/.local/state/agentjail/claude";
     EXPECT_EQ(plan->state_dir, state);
+    // The plan made nothing on the host: it lists what the run makes.
+    struct stat none {};
+    EXPECT_NE(::lstat((h.home() + "/.local/state").c_str(), &none), 0) << "the planner wrote to the host";
+    std::vector<std::string> warnings;
+    ASSERT_TRUE(run::carry_out(*plan, warnings));
+    EXPECT_TRUE(warnings.empty());
     EXPECT_EQ(plan->agent, "Claude Code");
     EXPECT_EQ(env_of(*plan, "CLAUDE_CONFIG_DIR"), state);
     EXPECT_EQ(env_of(*plan, "IS_SANDBOX"), "1");
@@ -183,6 +190,8 @@ TEST(AgentPlan, LinksTheSandboxLeftInTheStateAreReplacedNotFollowed) {
     ASSERT_TRUE(pol);
     auto plan = plan::build(*pol, {"claude"}, h.host());
     ASSERT_TRUE(plan) << plan.error().message();
+    std::vector<std::string> warnings;
+    ASSERT_TRUE(run::carry_out(*plan, warnings));
     EXPECT_EQ(ajtest::read_file(h.home() + "/victim"), "keep\n");
     struct stat st {};
     ASSERT_EQ(::lstat((state + "/settings.json").c_str(), &st), 0);
@@ -202,9 +211,14 @@ TEST(AgentPlan, AStateDirectoryThatIsALinkOrForeignIsRefused) {
     auto pol = policy::load("claude");
     ASSERT_TRUE(pol);
     auto plan = plan::build(*pol, {"claude"}, h.host());
-    ASSERT_FALSE(plan);
-    EXPECT_NE(plan.error().message().find("is not a directory (a link or a file): refused"), std::string::npos)
-        << plan.error().message();
+    ASSERT_TRUE(plan) << plan.error().message();
+    std::vector<std::string> warnings;
+    auto made = run::carry_out(*plan, warnings);
+    ASSERT_FALSE(made);
+    EXPECT_NE(made.error().message().find("is not a directory (a link or a file): refused"), std::string::npos)
+        << made.error().message();
+    struct stat st {};
+    EXPECT_NE(::lstat((h.tmp.path() + "/elsewhere/settings.json").c_str(), &st), 0) << "made through the link";
 }
 
 TEST(AgentPlan, XdgStateHomeMovesTheStateAndOverlapWithTheWorkspaceIsRefused) {

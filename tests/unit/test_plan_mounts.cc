@@ -3,6 +3,7 @@
 // missing paths, the workspace rules, hide rules (deny wins) and mount points.
 #include "test_plan_fixture.hpp"
 
+#include "plan/host_view.hpp"
 #include "util/strings.hpp"
 
 #include <sys/stat.h>
@@ -434,4 +435,40 @@ TEST(PlanWorkspace, ReadOnly) {
     ASSERT_TRUE(r) << r.error().message();
     ASSERT_NE(find_op(*r, t.proj()), nullptr);
     EXPECT_TRUE(find_op(*r, t.proj())->read_only);
+}
+
+// The planner's view of the host: a name a host action makes answers as what it
+// will be (never a link, even where the host has one now), through the user's own
+// links above it; everything else is the host's answer.
+TEST(HostView, NamesAHostActionMakesAnswerAsTheyWillBe) {
+    ajtest::TempDir t;
+    t.mkdir("real");
+    ASSERT_EQ(::symlink((t.path() + "/real").c_str(), (t.path() + "/state").c_str()), 0);
+    t.write("real/other", "x");
+    plan::HostView view;
+    const std::string dir = t.path() + "/state/agentjail";
+    view.will_make(dir, true);
+    view.will_make(dir + "/settings.json", false);
+    struct stat st {};
+    ASSERT_EQ(view.lstat(dir, st), 0);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+    ASSERT_EQ(view.stat(dir + "/settings.json", st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(view.canonical(dir + "/settings.json"), t.path() + "/real/agentjail/settings.json");
+    EXPECT_TRUE(view.makes(t.path() + "/real/agentjail"));  // by its canonical name too
+    // Below it, a name no action makes is not there (the host has none).
+    EXPECT_NE(view.lstat(dir + "/other", st), 0);
+    EXPECT_EQ(errno, ENOENT);
+    EXPECT_FALSE(view.canonical(dir + "/other"));
+    // Elsewhere: the host's own answers, links included.
+    ASSERT_EQ(view.lstat(t.path() + "/state", st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode));
+    EXPECT_EQ(view.canonical(t.path() + "/state/other"), t.path() + "/real/other");
+    // Nothing was made on the host.
+    EXPECT_NE(::lstat((t.path() + "/real/agentjail").c_str(), &st), 0);
+    // A link planted where an action makes a name is not followed by the view.
+    t.mkdir("real/agentjail2");
+    ASSERT_EQ(::symlink("/etc", (t.path() + "/real/agentjail2/cfg").c_str()), 0);
+    view.will_make(t.path() + "/state/agentjail2/cfg", true);
+    EXPECT_EQ(view.canonical(t.path() + "/state/agentjail2/cfg"), t.path() + "/real/agentjail2/cfg");
 }

@@ -7,6 +7,7 @@
 
 #include "net/secret_source.hpp"
 #include "plan/internal.hpp"
+#include "run/host_actions.hpp"
 #include "policy/policy.hpp"
 
 #include <sys/stat.h>
@@ -18,6 +19,7 @@ using namespace ajplantest;
 namespace plan = agentjail::plan;
 namespace policy = agentjail::policy;
 namespace net = agentjail::net;
+namespace run = agentjail::run;
 
 namespace {
 
@@ -46,10 +48,17 @@ HostFacts with_state(const PlanTree& t) {
     return h;
 }
 
+// The placeholder a run gets: the plan built, then what it makes on the host made
+// (the placeholder key on first use), as lib/run does.
 std::string placeholder_of(const Policy& p, const HostFacts& h, const std::string& name) {
     auto r = plan::build(p, {"/x"}, h);
     EXPECT_TRUE(r) << r.error().message();
-    return r ? env_of(*r, name) : std::string();
+    if (!r) return {};
+    std::vector<std::string> warnings;
+    auto made = run::carry_out(*r, warnings);
+    EXPECT_TRUE(made) << made.error().message();
+    EXPECT_TRUE(warnings.empty());
+    return env_of(*r, name);
 }
 
 }  // namespace
