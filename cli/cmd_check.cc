@@ -47,7 +47,7 @@ int cmd_check(const std::vector<std::string>& args) {
         // The [seccomp] rules are resolved and compiled too: unknown syscalls, bad
         // actions and conditions are errors here, not only when a sandbox starts.
         Result<std::shared_ptr<const seccomp::Program>> filter{std::shared_ptr<const seccomp::Program>()};
-        if (p) filter = seccomp::compile(*p);
+        if (p) filter = seccomp::compile(p->seccomp);
         if (p && filter) {
             std::printf("%s: ok\n", util::printable(f).c_str());
             continue;

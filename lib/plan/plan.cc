@@ -289,21 +289,21 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
 
     // The system-call filter, compiled here so that a bad [seccomp] rule fails before
     // anything is cloned; the child only loads the finished program.
-    auto filter = seccomp::compile(policy);
+    auto filter = seccomp::compile(policy.seccomp);
     if (!filter) return std::move(filter).error();
     plan.seccomp = std::move(*filter);
     // The second lock on nested user namespaces goes with the filter's: a policy
     // without [seccomp] (minimal) or one that opts into nested sandboxes keeps them.
-    plan.allow_nested_userns = !policy.has_seccomp || policy.seccomp_nested.value;
-    if (plan.seccomp && !policy.seccomp_log.value.empty()) {
-        std::string raw = policy.seccomp_log.value;
+    plan.allow_nested_userns = !policy.seccomp.present || policy.seccomp.nested.value;
+    if (plan.seccomp && !policy.seccomp.log.value.empty()) {
+        std::string raw = policy.seccomp.log.value;
         // A relative --seccomp-log FILE means what it means in the caller's shell.
         if (raw[0] != '/' && raw[0] != '~' && raw[0] != '{') raw = host.cwd + "/" + raw;
-        auto log = detail::expand(raw, ctx, policy.seccomp_log.origin);
+        auto log = detail::expand(raw, ctx, policy.seccomp.log.origin);
         if (!log) return std::move(log).error();
         plan.seccomp_log = *log;
-    } else if (!policy.seccomp_log.value.empty()) {
-        plan.notes.push_back("seccomp log " + policy.seccomp_log.value +
+    } else if (!policy.seccomp.log.value.empty()) {
+        plan.notes.push_back("seccomp log " + policy.seccomp.log.value +
                              ": the policy has no [seccomp] section, so no call is filtered or logged");
     }
 

@@ -36,9 +36,9 @@ Policy default_policy() {
     p.ns_ipc.origin = def("namespaces.ipc");
     p.ns_uts.origin = def("namespaces.uts");
     p.ns_cgroup.origin = def("namespaces.cgroup");
-    p.seccomp_default.origin = def("seccomp.default");
-    p.seccomp_nested.origin = def("seccomp.nested_sandboxes");
-    p.seccomp_log.origin = def("seccomp.log");
+    p.seccomp.default_action.origin = def("seccomp.default");
+    p.seccomp.nested.origin = def("seccomp.nested_sandboxes");
+    p.seccomp.log.origin = def("seccomp.log");
     p.log_in_sandbox.origin = def("log.allow_in_sandbox");
     p.limits.memory.origin = def("limits.memory");
     p.limits.swap.origin = def("limits.swap");
@@ -95,10 +95,10 @@ void apply_layer(Policy& p, const Layer& l) {
     // Checked by the parser already; a later layer's key wins.
     for (const auto& s : l.limits) (void)set_limit(p, s.key, s.value, s.origin);
 
-    p.has_seccomp = p.has_seccomp || l.has_seccomp;
-    override_with(p.seccomp_default, l.seccomp_default);
-    override_with(p.seccomp_nested, l.seccomp_nested);
-    override_with(p.seccomp_log, l.seccomp_log);
+    p.seccomp.present = p.seccomp.present || l.has_seccomp;
+    override_with(p.seccomp.default_action, l.seccomp_default);
+    override_with(p.seccomp.nested, l.seccomp_nested);
+    override_with(p.seccomp.log, l.seccomp_log);
     override_with(p.log_in_sandbox, l.log_in_sandbox);
     apply_network(p, l);
 
@@ -109,8 +109,8 @@ void apply_layer(Policy& p, const Layer& l) {
     if (l.agent_args) p.agent.args = *l.agent_args;
     append(p.agent.notes, l.agent_notes);
     for (auto rule : l.seccomp_rules) {
-        rule.declared_default = p.seccomp_default;  // this layer's default already applied
-        p.seccomp_rules.push_back(std::move(rule));
+        rule.declared_default = p.seccomp.default_action;  // this layer's default already applied
+        p.seccomp.rules.push_back(std::move(rule));
     }
 }
 

@@ -40,7 +40,7 @@ void set_net_log(Policy& p, std::string path, Origin origin) {
 }
 
 void set_seccomp_log(Policy& p, std::string path, Origin origin) {
-    p.seccomp_log = Located<std::string>{std::move(path), std::move(origin)};
+    p.seccomp.log = Located<std::string>{std::move(path), std::move(origin)};
 }
 
 Result<void> set_workspace_mode(Policy& p, const std::string& mode, Origin origin) {

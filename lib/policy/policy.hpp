@@ -78,6 +78,16 @@ struct SeccompRule {
     Located<std::string> declared_default;
 };
 
+// [seccomp] as merged: all lib/seccomp is given (seccomp::compile). Rules
+// accumulate base first; default, nested_sandboxes and log are scalars.
+struct Seccomp {
+    bool present = false;  // some layer has a [seccomp] section, so a filter is built
+    Located<std::string> default_action{"allow", {}};
+    Located<bool> nested{false, {}};
+    Located<std::string> log{"", {}};  // "": refused calls are counted only
+    std::vector<SeccompRule> rules;
+};
+
 // [limits] as merged: an empty optional is "no limit" (also what "max" writes, so a
 // layer can lift its base's limit). The values are checked when set (set_limit).
 struct LimitsPolicy {
@@ -234,13 +244,8 @@ struct Policy {
     Located<bool> ns_uts{true, {}};
     Located<bool> ns_cgroup{true, {}};
 
-    // [seccomp]  Rules accumulate base first; default, nested_sandboxes and log are
-    // scalars. has_seccomp: some layer has a [seccomp] section, so a filter is built.
-    bool has_seccomp = false;
-    Located<std::string> seccomp_default{"allow", {}};
-    Located<bool> seccomp_nested{false, {}};
-    Located<std::string> seccomp_log{"", {}};  // "": refused calls are counted only
-    std::vector<SeccompRule> seccomp_rules;
+    // [seccomp], what lib/seccomp compiles (see Seccomp).
+    Seccomp seccomp;
 
     // [log]  true: the logs and the result file may lie inside a path the sandbox
     // can write (refused by default: the sandbox could plant a link there).

@@ -398,12 +398,12 @@ std::string CompiledProgram::to_text() const {
 
 }  // namespace
 
-Result<std::shared_ptr<const Program>> compile(const policy::Policy& policy) {
-    if (!policy.has_seccomp) return std::shared_ptr<const Program>();
+Result<std::shared_ptr<const Program>> compile(const policy::Seccomp& spec) {
+    if (!spec.present) return std::shared_ptr<const Program>();
     if (seccomp_arch_native() != SCMP_ARCH_X86_64)
         return Error{ErrorKind::unsupported, 0,
                      "seccomp: the [seccomp] section is compiled for x86_64 only"};
-    auto resolved = detail::resolve(policy);
+    auto resolved = detail::resolve(spec);
     if (!resolved) return std::move(resolved).error();
     auto program = std::make_shared<CompiledProgram>(std::move(*resolved));
     if (auto ok = program->build(); !ok) return std::move(ok).error();

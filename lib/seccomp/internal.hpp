@@ -128,7 +128,7 @@ struct Resolved {
     std::vector<std::string> left_out;  // rules dropped by nested_sandboxes = true
     std::vector<SyscallTable> table;    // sorted by nr
 };
-Result<Resolved> resolve(const policy::Policy& policy);
+Result<Resolved> resolve(const policy::Seccomp& spec);
 
 // ---- prebuilt.cc, prebuilt_none.cc and the generated prebuilt_filters.cc ----
 

@@ -98,7 +98,7 @@ const std::vector<std::string_view>& forced_allow() {
     return names;
 }
 
-Result<Resolved> resolve(const policy::Policy& p) {
+Result<Resolved> resolve(const policy::Seccomp& p) {
     Resolved r;
     auto bad_action = [](const Located<std::string>& a) {
         std::string msg = action_choices() + ", got \"" + a.value + "\"";
@@ -106,19 +106,19 @@ Result<Resolved> resolve(const policy::Policy& p) {
             msg = "unknown errno name '" + a.value.substr(6) + "' (expected e.g. errno:EPERM)";
         return base::error_at(a.origin, msg);
     };
-    auto def = parse_action(p.seccomp_default.value);
-    if (!def) return bad_action(p.seccomp_default);
+    auto def = parse_action(p.default_action.value);
+    if (!def) return bad_action(p.default_action);
     if (def->kind == ActionKind::notify)
-        return base::error_at(p.seccomp_default.origin,
+        return base::error_at(p.default_action.origin,
                         "notify is for rules whose syscall has a built-in decider, not a default");
     r.default_action = *def;
-    r.default_where = where_of(p.seccomp_default.origin);
-    r.nested = p.seccomp_nested.value;
+    r.default_where = where_of(p.default_action.origin);
+    r.nested = p.nested.value;
 
     std::map<int, SyscallTable> table;
     std::set<std::string_view> forced(forced_allow().begin(), forced_allow().end());
 
-    for (const auto& rule : p.seccomp_rules) {
+    for (const auto& rule : p.rules) {
         std::string key = rule.origin.key;
         auto action = parse_action(rule.action.value);
         if (!action) return bad_action(rule.action);

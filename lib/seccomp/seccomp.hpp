@@ -74,9 +74,10 @@ public:
     virtual std::string to_text() const = 0;
 };
 
-// Compiles the policy's [seccomp] section; nullptr when the policy has none.
+// Compiles a policy's [seccomp] section (and only that: the filter depends on
+// nothing else of the policy); nullptr when the policy has none (spec.present).
 // Errors carry the rule's file:line:column.
-Result<std::shared_ptr<const Program>> compile(const policy::Policy& policy);
+Result<std::shared_ptr<const Program>> compile(const policy::Seccomp& spec);
 
 // The SECCOMP_RET_* value an action compiles to: allow -> ALLOW, kill -> KILL_PROCESS,
 // errno_ret, log and notify -> USER_NOTIF (the supervisor answers them).

@@ -45,7 +45,7 @@ std::shared_ptr<const Program> compiled(const std::string& name) {
     auto pol = policy::load(name);
     EXPECT_TRUE(pol.has_value()) << (pol ? "" : pol.error().message());
     if (!pol) return nullptr;
-    auto prog = compile(*pol);
+    auto prog = compile(pol->seccomp);
     EXPECT_TRUE(prog.has_value()) << (prog ? "" : prog.error().message());
     if (!prog) return nullptr;
     return *prog;
@@ -55,7 +55,7 @@ std::shared_ptr<const Program> compiled_text(const std::string& text) {
     auto pol = policy::load_text(text, "t.toml");
     EXPECT_TRUE(pol.has_value()) << (pol ? "" : pol.error().message());
     if (!pol) return nullptr;
-    auto prog = compile(*pol);
+    auto prog = compile(pol->seccomp);
     EXPECT_TRUE(prog.has_value()) << (prog ? "" : prog.error().message());
     if (!prog) return nullptr;
     return *prog;
@@ -105,7 +105,7 @@ TEST(SeccompInterpreter, RunsAHandWrittenProgram) {
 TEST(SeccompBpf, MinimalHasNoFilter) {
     auto pol = policy::load("minimal");
     ASSERT_TRUE(pol.has_value());
-    auto prog = compile(*pol);
+    auto prog = compile(pol->seccomp);
     ASSERT_TRUE(prog.has_value());
     EXPECT_EQ(*prog, nullptr);
 }
@@ -549,10 +549,10 @@ size_t check_high_bits(const std::string& text_or_name, bool builtin, std::strin
     auto pol = builtin ? policy::load(text_or_name) : policy::load_text(text_or_name, "t.toml");
     EXPECT_TRUE(pol.has_value()) << (pol ? "" : pol.error().message());
     if (!pol) return 0;
-    auto prog = compile(*pol);
+    auto prog = compile(pol->seccomp);
     EXPECT_TRUE(prog.has_value()) << (prog ? "" : prog.error().message());
     if (!prog || !*prog) return 0;
-    auto res = detail::resolve(*pol);
+    auto res = detail::resolve(pol->seccomp);
     EXPECT_TRUE(res.has_value());
     if (!res) return 0;
     const Program& p = **prog;
@@ -674,7 +674,7 @@ TEST(SeccompWidths, ConditionsTheKernelCannotSeeAreErrors) {
     auto err = [](const std::string& rule) {
         auto p = policy::load_text("[seccomp]\n[[seccomp.rule]]\n" + rule, "t.toml");
         if (!p) return "policy: " + p.error().message();
-        auto c = compile(*p);
+        auto c = compile(p->seccomp);
         return c ? std::string("(no error)") : c.error().message();
     };
     auto rule = [](const std::string& call, const std::string& cond) {

@@ -23,7 +23,7 @@ namespace {
 std::string err(const std::string& text) {
     auto p = policy::load_text(text, "t.toml");
     if (!p) return "policy: " + p.error().message();
-    auto c = compile(*p);
+    auto c = compile(p->seccomp);
     if (c) return "(no error)";
     EXPECT_EQ(c.error().kind(), ErrorKind::invalid_input) << c.error().message();
     return c.error().message();
@@ -33,7 +33,7 @@ std::shared_ptr<const Program> ok(const std::string& text) {
     auto p = policy::load_text(text, "t.toml");
     EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message());
     if (!p) return nullptr;
-    auto c = compile(*p);
+    auto c = compile(p->seccomp);
     EXPECT_TRUE(c.has_value()) << (c ? "" : c.error().message());
     if (!c) return nullptr;
     return *c;
@@ -142,22 +142,22 @@ action = "allow"
 )",
                                   "t.toml");
     ASSERT_TRUE(base.has_value()) << base.error().message();
-    EXPECT_TRUE(base->has_seccomp);
-    EXPECT_EQ(base->seccomp_default.value, "errno:EPERM");
-    EXPECT_EQ(base->seccomp_default.origin.describe(), "t.toml:2:11 (seccomp.default)");
-    EXPECT_EQ(base->seccomp_log.value, "/var/log/x.jsonl");
-    ASSERT_EQ(base->seccomp_rules.size(), 1u);
-    EXPECT_EQ(base->seccomp_rules[0].syscalls[0].origin.describe(),
+    EXPECT_TRUE(base->seccomp.present);
+    EXPECT_EQ(base->seccomp.default_action.value, "errno:EPERM");
+    EXPECT_EQ(base->seccomp.default_action.origin.describe(), "t.toml:2:11 (seccomp.default)");
+    EXPECT_EQ(base->seccomp.log.value, "/var/log/x.jsonl");
+    ASSERT_EQ(base->seccomp.rules.size(), 1u);
+    EXPECT_EQ(base->seccomp.rules[0].syscalls[0].origin.describe(),
               "t.toml:5:13 (seccomp.rule[0].syscalls[0])");
-    EXPECT_EQ(base->seccomp_rules[0].declared_default.value, "errno:EPERM");
+    EXPECT_EQ(base->seccomp.rules[0].declared_default.value, "errno:EPERM");
 
     auto empty = policy::load_text("[seccomp]\n", "t.toml");
     ASSERT_TRUE(empty.has_value());
-    EXPECT_TRUE(empty->has_seccomp);
-    EXPECT_EQ(empty->seccomp_default.origin.describe(), "built-in default (seccomp.default)");
+    EXPECT_TRUE(empty->seccomp.present);
+    EXPECT_EQ(empty->seccomp.default_action.origin.describe(), "built-in default (seccomp.default)");
     auto none = policy::load_text("", "t.toml");
     ASSERT_TRUE(none.has_value());
-    EXPECT_FALSE(none->has_seccomp);
+    EXPECT_FALSE(none->seccomp.present);
 
     // Layers: default's rules first, then this file's; scalars: later wins.
     ajtest::TempDir dir("aj-seccomp");
@@ -171,14 +171,14 @@ action = "allow"
 )");
     auto layered = policy::load(file);
     ASSERT_TRUE(layered.has_value()) << layered.error().message();
-    EXPECT_EQ(layered->seccomp_default.value, "log");
-    EXPECT_TRUE(layered->seccomp_nested.value);
-    ASSERT_GT(layered->seccomp_rules.size(), 10u);
-    EXPECT_EQ(layered->seccomp_rules.front().origin.file, "default.toml");
-    EXPECT_EQ(layered->seccomp_rules.back().origin.describe(), file + ":5:1 (seccomp.rule[0])");
-    EXPECT_EQ(layered->seccomp_rules.front().declared_default.value, "allow");
-    EXPECT_EQ(layered->seccomp_rules.back().declared_default.value, "log");
-    auto p = compile(*layered);
+    EXPECT_EQ(layered->seccomp.default_action.value, "log");
+    EXPECT_TRUE(layered->seccomp.nested.value);
+    ASSERT_GT(layered->seccomp.rules.size(), 10u);
+    EXPECT_EQ(layered->seccomp.rules.front().origin.file, "default.toml");
+    EXPECT_EQ(layered->seccomp.rules.back().origin.describe(), file + ":5:1 (seccomp.rule[0])");
+    EXPECT_EQ(layered->seccomp.rules.front().declared_default.value, "allow");
+    EXPECT_EQ(layered->seccomp.rules.back().declared_default.value, "log");
+    auto p = compile(layered->seccomp);
     ASSERT_TRUE(p.has_value()) << p.error().message();
     EXPECT_EQ((*p)->default_action().kind, ActionKind::log);
     EXPECT_EQ(decide(**p, SYS_ptrace).action.kind, ActionKind::allow);
@@ -491,7 +491,7 @@ TEST(SeccompDocs, TheExamplesCompile) {
     for (const char* name : {"seccomp.md", "policy-format.md"}) {
         auto p = policy::load_text(doc_example(name), name);
         ASSERT_TRUE(p.has_value()) << name << ": " << p.error().message();
-        auto c = compile(*p);
+        auto c = compile(p->seccomp);
         ASSERT_TRUE(c.has_value()) << name << ": " << c.error().message();
         ASSERT_TRUE(*c) << name;
         EXPECT_EQ(decide(**c, SYS_mount, {0x10000000}).action.err, EPERM) << name;

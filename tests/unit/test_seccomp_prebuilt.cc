@@ -21,7 +21,7 @@ struct NoPrebuilt {
 };
 
 std::shared_ptr<const Program> compile_ok(const policy::Policy& p) {
-    auto prog = compile(p);
+    auto prog = compile(p.seccomp);
     EXPECT_TRUE(prog.has_value()) << (prog ? "" : prog.error().message());
     return prog ? *prog : nullptr;
 }
@@ -47,7 +47,7 @@ TEST(SeccompPrebuilt, EveryBuiltinPolicyIsPrebuiltAndMatchesLibseccomp) {
         SCOPED_TRACE(b.name);
         auto pol = policy::load(b.name);
         ASSERT_TRUE(pol.has_value()) << pol.error().message();
-        if (!pol->has_seccomp) continue;
+        if (!pol->seccomp.present) continue;
         ++with_filter;
         auto fast = compile_ok(*pol);
         ASSERT_TRUE(fast);
@@ -88,7 +88,7 @@ TEST(SeccompPrebuilt, AChangedRuleCompilesAtRunTime) {
 TEST(SeccompPrebuilt, TheKeyNamesWhatTheFilterIsMadeOf) {
     auto pol = policy::load("default");
     ASSERT_TRUE(pol.has_value());
-    auto r = detail::resolve(*pol);
+    auto r = detail::resolve(pol->seccomp);
     ASSERT_TRUE(r.has_value());
     const std::string key = detail::filter_key(*r);
     EXPECT_EQ(key, detail::filter_key(*r));  // a function of the table alone

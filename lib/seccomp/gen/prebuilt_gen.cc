@@ -45,12 +45,12 @@ int main(int argc, char** argv) {
     for (const auto& b : policy::builtins()) {
         auto p = policy::load(b.name);
         if (!p) return fail("built-in policy " + b.name + ": " + p.error().message());
-        if (!p->has_seccomp) continue;
-        auto resolved = seccomp::detail::resolve(*p);
+        if (!p->seccomp.present) continue;
+        auto resolved = seccomp::detail::resolve(p->seccomp);
         if (!resolved) return fail("built-in policy " + b.name + ": " + resolved.error().message());
         std::string key = seccomp::detail::filter_key(*resolved);
         if (!seen.insert(key).second) continue;  // extends another built-in's filter unchanged
-        auto program = seccomp::compile(*p);
+        auto program = seccomp::compile(p->seccomp);
         if (!program) return fail("built-in policy " + b.name + ": " + program.error().message());
         const auto& bpf = (*program)->bpf();
         body << "// " << b.name << ": " << bpf.size() << " instructions\n";
