@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where a secret's value comes from (docs/network.md, "Where a secret comes from"):
-// env:VAR, file:PATH, dotenv:FILE[#KEY], json:FILE#dotted.path. The spec's syntax,
-// the check made when the run is planned (without keeping the value), and the read
-// the proxy makes once the sandbox exists.
+// env:VAR, file:PATH, dotenv:FILE[#KEY], json:FILE#dotted.path. The check made when
+// the run is planned (without keeping the value), and the read the proxy makes once
+// the sandbox exists; the spec's syntax is pure (netrules/secret_spec.hpp).
 #pragma once
 
 #include "base/error.hpp"
+#include "netrules/secret_spec.hpp"
 
 #include <optional>
 #include <string>
@@ -13,25 +14,6 @@
 #include <vector>
 
 namespace agentjail::net {
-
-struct SourceSpec {
-    enum class Kind { env, file, dotenv, json };
-    Kind kind = Kind::env;
-    std::string where;  // env: the variable's name; otherwise the file's path
-    // dotenv: the key to read ("" means the secret's own name); json: the dotted path
-    // of a string field ("claudeAiOauth.accessToken"; a number segment indexes an array).
-    std::string key;
-};
-
-// Parses a source spec. A path may be relative (the planner resolves it); dotenv and
-// json paths end at the last '#'. nullopt, with a one-line reason in *why, for a bad
-// spec; a json path that names a refresh token is refused: that would let whoever
-// holds it mint new tokens after the run.
-std::optional<SourceSpec> parse_source(std::string_view text, std::string* why);
-std::string source_text(const SourceSpec& spec);
-
-// Whether a JSON path is well formed (segments of anything but '.', none empty).
-std::string check_json_path(std::string_view path);
 
 // What a source holds now, found without keeping the value: every buffer that held
 // the file is wiped before it is freed, so the value is not in the memory a sandbox

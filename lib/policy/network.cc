@@ -7,7 +7,7 @@
 
 #include "netrules/address.hpp"
 #include "netrules/rules.hpp"
-#include "net/secret_source.hpp"
+#include "netrules/secret_spec.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>

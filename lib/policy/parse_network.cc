@@ -3,7 +3,7 @@
 #include "policy/parser.hpp"
 
 #include "base/units.hpp"
-#include "net/secret_source.hpp"
+#include "netrules/secret_spec.hpp"
 
 namespace agentjail::policy::detail {
 
