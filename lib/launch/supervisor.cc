@@ -21,7 +21,6 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -35,15 +34,6 @@
 namespace agentjail::launch {
 
 namespace {
-
-itimerspec after(double seconds) {
-    itimerspec its{};
-    double whole = std::floor(seconds);
-    its.it_value.tv_sec = static_cast<time_t>(whole);
-    its.it_value.tv_nsec = static_cast<long>((seconds - whole) * 1e9);
-    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0) its.it_value.tv_nsec = 1;
-    return its;
-}
 
 std::string action_text(const seccomp::Action& a) {
     switch (a.kind) {
@@ -61,13 +51,7 @@ std::string action_text(const seccomp::Action& a) {
 Supervisor::Supervisor(Config c, boost::asio::io_context& io)
     : c_(std::move(c)), poll_(std::make_unique<sys::AsyncPoll>(io)) {
     commands_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    if (c_.timeout_s > 0) {
-        wall_timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
-        if (wall_timer_) {
-            itimerspec its = after(c_.timeout_s);
-            ::timerfd_settime(wall_timer_.get(), 0, &its, nullptr);
-        }
-    }
+    if (c_.timeout_s > 0) wall_deadline_ = util::monotonic_s() + c_.timeout_s;
     // The first wait, started here: a failure stops the sandbox at once.
     if (!util::run_or_stop("the supervisor", "supervisor.throw", c_.pidfd, failure_, [this] { wait_next(); }))
         give_up();
@@ -81,18 +65,25 @@ void Supervisor::join() {
     poll_.reset();
 }
 
-// One wait on the run's loop: the init's pidfd, the seccomp listener, the wall
-// clock, the guarded names, the caller's commands, the init's freeze notes and the
-// kill grace.
+// One wait on the run's loop: the init's pidfd, the seccomp listener, the guarded
+// names, the caller's commands and the init's freeze notes, until the nearer of the
+// two deadlines (the wall clock or its grace, a stop's kill grace).
 void Supervisor::wait_next() {
     std::vector<pollfd> fds = {{c_.pidfd, POLLIN, 0},
                                {c_.listener.get(), POLLIN, 0},
-                               {wall_timer_.get(), POLLIN, 0},
                                {c_.guards && !guards_failed_ ? c_.guards->fd() : -1, POLLIN, 0},
                                {commands_.get(), POLLIN, 0},
-                               {c_.freeze_notes.get(), POLLIN, 0},
-                               {kill_timer_.get(), POLLIN, 0}};
-    poll_->wait(std::move(fds), -1, [this](std::vector<pollfd>& ready) { on_ready(ready); });
+                               {c_.freeze_notes.get(), POLLIN, 0}};
+    int timeout_ms = -1;
+    double next = 0;
+    for (double d : {wall_deadline_, kill_deadline_})
+        if (d > 0 && (next == 0 || d < next)) next = d;
+    if (next > 0) {
+        // Rounded up: a round that ends before its deadline only waits again.
+        double ms = std::ceil((next - util::monotonic_s()) * 1000.0);
+        timeout_ms = ms <= 0 ? 0 : ms > 3.6e6 ? 3'600'000 : static_cast<int>(ms);
+    }
+    poll_->wait(std::move(fds), timeout_ms, [this](std::vector<pollfd>& ready) { on_ready(ready); });
 }
 
 // A sandbox left without its supervisor would wait forever on a notified call, or
@@ -295,16 +286,12 @@ void Supervisor::commands() {
     if (stops == stops_done_) return;
     if (stops_done_ == 0 && stops == 1) {
         // The command was told; whatever is still inside after the grace is killed.
-        kill_timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
-        if (kill_timer_) {
-            itimerspec its = after(c_.grace_s);
-            ::timerfd_settime(kill_timer_.get(), 0, &its, nullptr);
-        }
+        kill_deadline_ = util::monotonic_s() + c_.grace_s;
     } else {
         // A second request: at once.
         stop_killed_ = true;
         kill_all();
-        kill_timer_.reset();
+        kill_deadline_ = 0;
     }
     stops_done_ = stops;
 }
@@ -313,41 +300,39 @@ bool Supervisor::handle(std::vector<pollfd>& fds) {
     if (fds[1].revents & POLLIN) handle_notification();
     if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))
         c_.listener.reset();  // no filtered task left
-    if (fds[2].revents & POLLIN) {
-        std::uint64_t ticks = 0;
-        (void)!::read(wall_timer_.get(), &ticks, sizeof ticks);
+    const double now = util::monotonic_s();
+    if (wall_deadline_ > 0 && now >= wall_deadline_) {
         if (!term_sent_) {
             // Every process, not only the command: a daemon that double-forked or
             // called setsid is still in our pid namespace.
             timed_out_ = true;
             term_sent_ = true;
             sys::pidfd_send_signal(c_.pidfd, c_.broadcast_sig);
-            itimerspec its = after(c_.grace_s);
-            ::timerfd_settime(wall_timer_.get(), 0, &its, nullptr);
+            wall_deadline_ = now + c_.grace_s;
         } else {
             kill_all();
-            wall_timer_.reset();
+            wall_deadline_ = 0;
         }
     }
     // Guards before the freeze notes: a thaw comes after the host's changes.
-    if ((fds[3].revents & POLLIN) && !guards_failed_ && !c_.guards->handle()) {
+    if ((fds[2].revents & POLLIN) && !guards_failed_ && !c_.guards->handle()) {
         // A hidden or protected name lies open and could not be covered again:
         // the sandbox must not go on using it (the record says why).
         guards_failed_ = true;
         kill_all();
     }
-    if (fds[5].revents & POLLIN) {
+    if (fds[4].revents & POLLIN) {
         char notes[64];
         ssize_t r = ::read(c_.freeze_notes.get(), notes, sizeof notes);
         for (ssize_t i = 0; i < r; ++i) freeze_note(notes[i]);
-    } else if (fds[5].revents & (POLLHUP | POLLERR)) {
+    } else if (fds[4].revents & (POLLHUP | POLLERR)) {
         c_.freeze_notes.reset();  // the init is gone
     }
-    if (fds[4].revents & POLLIN) commands();
-    if (fds[6].revents & POLLIN) {
+    if (fds[3].revents & POLLIN) commands();
+    if (kill_deadline_ > 0 && util::monotonic_s() >= kill_deadline_) {
         stop_killed_ = true;
         kill_all();
-        kill_timer_.reset();
+        kill_deadline_ = 0;
     }
     return fds[0].revents == 0;  // the init exited: the sandbox is gone
 }

@@ -104,9 +104,11 @@ private:
     // still there.
     std::unique_ptr<sys::AsyncPoll> poll_;
     // The loop's alone (the caller never touches them):
-    sys::UniqueFd wall_timer_;  // the wall clock, then its grace
+    // The two deadlines (monotonic seconds, 0: none), waited for as the round's
+    // timeout: the wall clock, then its grace once SIGTERM went; a stop's kill grace.
+    double wall_deadline_ = 0;
     bool term_sent_ = false;
-    sys::UniqueFd kill_timer_;  // the kill grace of a stop
+    double kill_deadline_ = 0;
     bool guards_failed_ = false;
     // The caller's requests and the init's acknowledgements.
     std::mutex m_;
