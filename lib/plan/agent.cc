@@ -11,6 +11,8 @@
 #include "util/strings.hpp"
 #include "sys/state_dir.hpp"
 
+#include <openssl/evp.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -135,6 +137,30 @@ void git_identity(const HostFacts& host, Plan& plan) {
 
 }  // namespace
 
+std::string project_key(const std::string& workspace) {
+    if (workspace.empty()) return "no-workspace";
+    // The project's name, readable in a listing, then a digest of its whole path: two
+    // projects of one name are two states.
+    std::string shown;
+    for (char c : util::base_name(workspace)) {
+        if (shown.size() == 32) break;
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                           c == '-' || c == '_' || (c == '.' && !shown.empty());
+        shown += plain ? c : '_';
+    }
+    if (shown.empty()) shown = "root";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (EVP_Digest(workspace.data(), workspace.size(), md, &len, EVP_sha256(), nullptr) != 1) len = 0;
+    static const char hex[] = "0123456789abcdef";
+    shown += '-';
+    for (unsigned int i = 0; i < 6 && i < len; ++i) {
+        shown += hex[md[i] >> 4];
+        shown += hex[md[i] & 15];
+    }
+    return shown;
+}
+
 Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& host, ExpandContext& ctx, Plan& plan) {
     plan.agent = policy.agent.name.value;
     if (policy.agent.state.value.empty()) {
@@ -156,12 +182,16 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
                                  "or XDG_STATE_HOME)"));
     const std::string base = sys::state_home(host.environ, host.home);
     const std::string name = policy.agent.state.value;
-    plan.state_dir = util::normalize_path(base + "/agentjail/" + name);
+    // One state per agent and project: what a run writes there (a hook in the agent's
+    // settings, an MCP server) is seen by that project's next runs, never by another
+    // project's (issue 25).
+    const std::string agent_dir = util::normalize_path(base + "/agentjail/" + name);
+    plan.state_dir = agent_dir + "/" + project_key(plan.workspace);
     if (!plan.workspace.empty() &&
-        (util::path_within(plan.state_dir, plan.workspace) || util::path_within(plan.workspace, plan.state_dir)))
+        (util::path_within(agent_dir, plan.workspace) || util::path_within(plan.workspace, agent_dir)))
         return Error(ErrorKind::invalid_input, EINVAL,
                      with_origin(describe(policy.agent.state.origin),
-                                 "the agent's state directory " + plan.state_dir + " and the workspace " +
+                                 "the agent's state directory " + agent_dir + " and the workspace " +
                                      plan.workspace + " overlap; set XDG_STATE_HOME to a directory outside it"));
     ctx.state = plan.state_dir;
     {
@@ -177,7 +207,8 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
     dir.is_dir = true;
     dir.why = "the agent's state, kept between runs";
     plan.host_actions.push_back(std::move(dir));
-    ctx.view->will_make(base + "/agentjail", true);
+    ctx.view->will_make(util::normalize_path(base + "/agentjail"), true);
+    ctx.view->will_make(agent_dir, true);
     ctx.view->will_make(plan.state_dir, true);
 
     // Binds aimed into the state directory (the user's own settings, read-only

@@ -124,6 +124,10 @@ Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx
 // [agent] (agent.cc): the state directory, the mount points of the binds aimed into
 // it and the git identity file, listed as host actions (and so seen by ctx.view as
 // made); ctx.state set; before build_mounts.
+// The name of a project's agent state, below the agent's: the workspace's name
+// (letters, digits, - _ ., at most 32) and 12 hex digits of a SHA-256 of its path;
+// "no-workspace" without one (agent.cc).
+std::string project_key(const std::string& workspace);
 Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& host, ExpandContext& ctx, Plan& plan);
 // [agent] after build_env: GIT_CONFIG_GLOBAL for the identity file plan_agent_state
 // listed, the preset's notes, and the agent's own arguments after the command's name.

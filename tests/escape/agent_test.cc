@@ -7,8 +7,11 @@
 //   AGENT02  links planted in the state directory redirect agentjail's next writes
 //   AGENT03  the OAuth tokens read, or a /login's tokens kept, inside
 #include "common.hpp"
+#include "plan/internal.hpp"
 
 #include <sys/stat.h>
+
+#include <cstdlib>
 #include <unistd.h>
 
 using namespace ajesc;
@@ -19,7 +22,10 @@ class AgentEscape : public Escape {
 protected:
     void SetUp() override {
         jail.home_dir().write(".claude/settings.json", "{\"model\":\"mine\"}\n");
-        state = jail.home() + "/.local/state/agentjail/claude";
+        // One state per agent and project (lib/plan/agent.cc): this workspace's.
+        char* ws = ::realpath(jail.ws().c_str(), nullptr);
+        state = jail.home() + "/.local/state/agentjail/claude/" + agentjail::plan::detail::project_key(ws ? ws : "");
+        ::free(ws);
         opts.unset_env = {"XDG_STATE_HOME", "XDG_CONFIG_HOME"};
     }
     std::vector<std::string> claude() const { return {"-C", jail.ws(), "--policy", "claude", "--"}; }
@@ -108,6 +114,41 @@ TEST_F(AgentEscape, Agent03OAuthTokensInsideOrKept) {
                                 opts);
     EXPECT_TRUE(ajtest::contains(control.out, "KEPT")) << describe(control);
     ASSERT_EQ(::truncate((state + "/.credentials.json").c_str(), 0), 0);
+}
+
+// AGENT04: one project's run plants what the agent runs at its next start (a
+// SessionStart hook in its settings, an MCP server in .claude.json, a skill) in the
+// agent's state; another project's run must not start with it (issue 25: the state
+// was one directory per agent, shared by every project).
+TEST_F(AgentEscape, Agent04WhatOneProjectPlantsInTheAgentsStateRunsInAnother) {
+    const std::string plant =
+        "s=\"$CLAUDE_CONFIG_DIR\";"
+        "echo '{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch /tmp/pwned\"}]}]}}'"
+        " > \"$s/settings.local.json\";"
+        "echo '{\"mcpServers\":{\"x\":{\"command\":\"/tmp/evil\"}}}' > \"$s/.claude.json\";"
+        "mkdir -p \"$s/skills/x\" && echo planted > \"$s/skills/x/SKILL.md\" && echo PLANTED";
+    auto a = run_sh(plant);
+    ASSERT_TRUE(ajtest::contains(a.out, "PLANTED")) << describe(a);
+    const std::string look =
+        "s=\"$CLAUDE_CONFIG_DIR\"; cat \"$s/settings.local.json\" \"$s/.claude.json\" \"$s/skills/x/SKILL.md\" 2>/dev/null;"
+        "ls -a \"$s\" \"$s/..\" 2>&1; true";
+    // Another project (a directory beside, and one of the same name elsewhere).
+    const std::string ws_name = jail.ws().substr(jail.ws().rfind('/') + 1);
+    for (const std::string& other : {jail.home() + "/project-b", jail.home() + "/elsewhere/" + ws_name}) {
+        ASSERT_EQ(jail.host_sh("mkdir -p '" + other + "'").status, 0);
+        auto b = jail.run({"-C", other, "--policy", "claude", "--", "/bin/sh", "-c", look}, opts);
+        ASSERT_EQ(b.status, 0) << describe(b);
+        EXPECT_FALSE(ajtest::contains(b.out, "SessionStart")) << other << ": " << b.out;
+        EXPECT_FALSE(ajtest::contains(b.out, "mcpServers")) << other << ": " << b.out;
+        EXPECT_FALSE(ajtest::contains(b.out, "planted")) << other << ": " << b.out;
+        // Nor does it see the other project's state beside its own.
+        EXPECT_FALSE(ajtest::contains(b.out, state.substr(state.rfind('/') + 1))) << other << ": " << b.out;
+    }
+    // Positive control: the plant worked, and the same project's next run starts with it.
+    auto again = run_sh(look);
+    EXPECT_TRUE(ajtest::contains(again.out, "SessionStart")) << describe(again);
+    EXPECT_TRUE(ajtest::contains(again.out, "mcpServers")) << describe(again);
+    EXPECT_TRUE(ajtest::contains(again.out, "planted")) << describe(again);
 }
 
 }  // namespace

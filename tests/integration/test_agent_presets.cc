@@ -6,8 +6,11 @@
 // installer does (~/.local/bin/claude, a link into ~/.local/share/claude); the
 // real clients are tests/integration/test_agents.cc.
 #include "common.hpp"
+#include "plan/internal.hpp"
 
 #include <sys/stat.h>
+
+#include <cstdlib>
 
 namespace ajit {
 namespace {
@@ -29,7 +32,10 @@ protected:
         jail.home_dir().mkdir(".local/bin");
         ASSERT_EQ(::symlink("../share/claude/versions/1/claude", (bin + "/claude").c_str()), 0);
         opts.unset_env = {"XDG_STATE_HOME", "XDG_CONFIG_HOME"};
-        state = jail.home() + "/.local/state/agentjail/claude";
+        // One state per agent and project (lib/plan/agent.cc): this workspace's.
+        char* ws = ::realpath(jail.ws().c_str(), nullptr);
+        state = jail.home() + "/.local/state/agentjail/claude/" + agentjail::plan::detail::project_key(ws ? ws : "");
+        ::free(ws);
     }
     ajtest::RunOutput claude(const std::vector<std::string>& args, const std::vector<std::string>& flags = {}) {
         std::vector<std::string> a = {"-C", jail.ws()};

@@ -2,9 +2,11 @@
 // Unit tests of [agent] and the agent presets: parsing and its errors, the preset
 // chosen by the command's name, and what the plan makes of a preset (the state
 // directory, the binds into it, the git identity, the agent's own arguments).
+#include "plan/internal.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 #include "run/host_actions.hpp"
+#include "util/strings.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -130,8 +132,9 @@ TEST(AgentPlan, ClaudeGetsItsStateTheUsersSettingsReadOnlyAndNoTokens) {
     ASSERT_TRUE(pol);
     auto plan = plan::build(*pol, {"claude", "-p", "hi"}, h.host());
     ASSERT_TRUE(plan) << plan.error().message();
-    const std::string state = h.home() + "/.local/state/agentjail/claude";
+    const std::string state = h.home() + "/.local/state/agentjail/claude/" + plan::detail::project_key(plan->workspace);
     EXPECT_EQ(plan->state_dir, state);
+    EXPECT_EQ(plan::detail::project_key(plan->workspace).rfind("proj-", 0), 0u);
     // The plan made nothing on the host: it lists what the run makes.
     struct stat none {};
     EXPECT_NE(::lstat((h.home() + "/.local/state").c_str(), &none), 0) << "the planner wrote to the host";
@@ -177,8 +180,10 @@ TEST(AgentPlan, ClaudeGetsItsStateTheUsersSettingsReadOnlyAndNoTokens) {
 
 TEST(AgentPlan, LinksTheSandboxLeftInTheStateAreReplacedNotFollowed) {
     Home h;
-    const std::string state = h.home() + "/.local/state/agentjail/claude";
-    h.tmp.mkdir("home/.local/state/agentjail/claude", 0700);
+    const std::string key = plan::detail::project_key(h.home() + "/proj");
+    const std::string state = h.home() + "/.local/state/agentjail/claude/" + key;
+    h.tmp.mkdir("home/.local/state/agentjail/claude/" + key, 0700);
+    ::chmod((h.home() + "/.local/state/agentjail/claude").c_str(), 0700);
     ::chmod((h.home() + "/.local/state/agentjail").c_str(), 0700);
     ::chmod((h.home() + "/.local/state").c_str(), 0700);
     h.tmp.write("home/victim", "keep\n");
@@ -229,7 +234,7 @@ TEST(AgentPlan, XdgStateHomeMovesTheStateAndOverlapWithTheWorkspaceIsRefused) {
     host.environ.push_back("XDG_STATE_HOME=" + h.tmp.path() + "/xdg");
     auto plan = plan::build(*pol, {"codex", "exec", "hi"}, host);
     ASSERT_TRUE(plan) << plan.error().message();
-    EXPECT_EQ(plan->state_dir, h.tmp.path() + "/xdg/agentjail/codex");
+    EXPECT_EQ(plan->state_dir, h.tmp.path() + "/xdg/agentjail/codex/" + plan::detail::project_key(plan->workspace));
     EXPECT_EQ(env_of(*plan, "CODEX_HOME"), plan->state_dir);
     // Codex's own sandbox is turned off with the flags it documents, before its subcommand.
     ASSERT_GE(plan->argv.size(), 4u);
@@ -248,6 +253,34 @@ TEST(AgentPlan, XdgStateHomeMovesTheStateAndOverlapWithTheWorkspaceIsRefused) {
     ASSERT_FALSE(bad);
     EXPECT_NE(bad.error().message().find("overlap; set XDG_STATE_HOME to a directory outside it"), std::string::npos)
         << bad.error().message();
+}
+
+// One state per agent and project (issue 25): what one project's run writes into
+// the agent's state (a hook, an MCP server) is not there in another project's run.
+TEST(AgentPlan, EachProjectHasAStateOfItsOwn) {
+    Home h;
+    h.tmp.mkdir("home/other/proj");
+    auto pol = policy::load("claude");
+    ASSERT_TRUE(pol);
+    auto a = plan::build(*pol, {"claude"}, h.host());
+    auto again = plan::build(*pol, {"claude"}, h.host());
+    auto host = h.host();
+    host.cwd = h.home() + "/other/proj";  // the same name, another project
+    auto b = plan::build(*pol, {"claude"}, host);
+    ASSERT_TRUE(a && again && b);
+    EXPECT_EQ(a->state_dir, again->state_dir);
+    EXPECT_NE(a->state_dir, b->state_dir);
+    EXPECT_EQ(util::base_name(a->state_dir).substr(0, 5), "proj-");
+    EXPECT_EQ(util::base_name(b->state_dir).substr(0, 5), "proj-");
+    EXPECT_EQ(env_of(*b, "CLAUDE_CONFIG_DIR"), b->state_dir);
+    // Only the project's own state is bound: the agent's directory of all projects is not.
+    EXPECT_EQ(mount_at(*b, h.home() + "/.local/state/agentjail/claude"), nullptr);
+    ASSERT_NE(mount_at(*b, b->state_dir), nullptr);
+    // Names that are no file name, and no workspace at all.
+    EXPECT_EQ(plan::detail::project_key("/"), "root-" + plan::detail::project_key("/").substr(5));
+    EXPECT_EQ(plan::detail::project_key("/x/.hidden dir").substr(0, 12), "_hidden_dir-");
+    EXPECT_EQ(plan::detail::project_key(""), "no-workspace");
+    EXPECT_EQ(plan::detail::project_key("/a/" + std::string(60, 'n')).size(), 32u + 1 + 12);
 }
 
 TEST(AgentPlan, NoGitIdentityIsANoteNotAnError) {
