@@ -51,40 +51,31 @@ std::string redact_head(std::string head, const std::vector<SecretUse>& uses) {
 }
 
 Redactor::Redactor(const std::vector<SecretUse>& uses) {
+    size_t longest = 0;
     for (const auto& u : uses) {
         if (u.value.empty()) continue;
         values_.push_back(u.value);
         masks_.push_back(body_mask(u));
-        longest_ = std::max(longest_, u.value.size());
+        longest = std::max(longest, u.value.size());
     }
+    if (longest > 0) window_ = longest - 1;
 }
 
 std::string Redactor::feed(std::string_view in) {
     if (values_.empty()) return std::string(in);
     pending_.append(in);
-    return drain(false);
+    // The same count whatever the bytes are: all but the last window_.
+    return release(pending_.size() > window_ ? pending_.size() - window_ : 0);
 }
 
-std::string Redactor::finish() { return drain(true); }
+std::string Redactor::finish() { return release(pending_.size()); }
 
-std::string Redactor::drain(bool all) {
-    std::string out;
-    // Only what may be the start of a value waits for the next piece: the longest
-    // tail of the bytes that is a proper prefix of some value. Anything else goes
-    // on at once, so a streamed response (server-sent events) is not held up.
-    size_t keep = 0;
-    if (!all) {
-        for (size_t k = std::min(pending_.size(), longest_ - 1); k > 0 && keep == 0; --k) {
-            std::string_view tail = std::string_view(pending_).substr(pending_.size() - k);
-            for (const auto& v : values_)
-                if (v.size() > k && std::string_view(v).substr(0, k) == tail) keep = k;
-        }
-    }
-    // Matches are taken only before the kept tail, so that a short value inside a
-    // longer one that is still arriving is never replaced on its own (which would
-    // let the rest of the longer one through).
-    size_t limit = pending_.size() - keep;
-    size_t pos = 0;
+std::string Redactor::release(size_t limit) {
+    // A value that starts before `limit` ends within pending_ (limit + window_ <=
+    // size), so it is there whole. One that starts in the held tail may still be
+    // growing: a short value inside a longer one that is still arriving is never
+    // replaced on its own (which would let the rest of the longer one through).
+    size_t pos = scanned_;
     for (;;) {
         // The leftmost complete match of any value (the longest one at a tie).
         size_t best = std::string::npos, which = 0;
@@ -98,13 +89,14 @@ std::string Redactor::drain(bool all) {
             }
         }
         if (best == std::string::npos) break;
-        out.append(pending_, pos, best - pos);
-        out += masks_[which];
+        // In place: the mask is as long as the value, so what goes out now is still
+        // exactly `limit` bytes, and a mask that reaches into the held tail goes later.
+        pending_.replace(best, values_[which].size(), masks_[which]);
         pos = best + values_[which].size();
     }
-    size_t end = std::max(pos, limit);
-    out.append(pending_, pos, end - pos);
-    pending_.erase(0, end);
+    scanned_ = std::max(pos, limit) - limit;
+    std::string out = pending_.substr(0, limit);
+    pending_.erase(0, limit);
     return out;
 }
 

@@ -103,24 +103,85 @@ TEST(NetRedact, AValueSplitAcrossPiecesIsStillMasked) {
     EXPECT_EQ(out, want);
 }
 
-TEST(NetRedact, APrefixAtTheEndIsPassedOnAtFinish) {
+TEST(NetRedact, TheHeldTailGoesOnAtFinishAndTheStreamGoesOn) {
+    const size_t window = kValue.size() - 1;
     Redactor r(uses());
+    EXPECT_EQ(r.window(), window);
     std::string part = kValue.substr(0, 10);
     std::string out = r.feed(std::string(40, 't') + part);
-    // Only the tail that may be the start of the value waits.
-    EXPECT_EQ(out, std::string(40, 't'));
-    EXPECT_EQ(r.held(), part.size());
-    EXPECT_EQ(r.finish(), part);
+    EXPECT_EQ(out, std::string(40 + part.size() - window, 't'));
+    EXPECT_EQ(r.held(), window);
+    EXPECT_EQ(r.finish(), std::string(window - part.size(), 't') + part);
+    // finish() when the origin was quiet: the stream goes on afterwards as before.
+    Redactor f(uses());
+    EXPECT_EQ(f.feed("event: ping\n\n"), "");
+    EXPECT_EQ(f.finish(), "event: ping\n\n");
+    EXPECT_EQ(f.held(), 0u);
+    const std::string mask = body_mask(uses()[0]);
+    std::string got = f.feed("x" + kValue + "y");
+    got += f.finish();
+    EXPECT_EQ(got, "x" + mask + "y");
 }
 
-// A stream whose tail cannot begin a value is passed on whole (server-sent events
-// are not held up by the redactor).
-TEST(NetRedact, BytesThatCannotStartAValueAreNotHeld) {
+// The lengths of what feed() lets go, call after call, for `in` cut at a and b.
+std::vector<size_t> release_lengths(const std::string& in, size_t a, size_t b, std::string* out) {
     Redactor r(uses());
-    EXPECT_EQ(r.feed("data: {\"token\": \"hi\"}\n\n"), "data: {\"token\": \"hi\"}\n\n");
-    EXPECT_EQ(r.held(), 0u);
-    EXPECT_EQ(r.feed("ends with s"), "ends with ");  // "s" may begin "sk-live-..."
-    EXPECT_EQ(r.feed("k-live-4f9c2b7e1d3a5c6b8e0f!"), body_mask(uses()[0]) + "!");
+    std::vector<size_t> n;
+    for (auto piece : {in.substr(0, a), in.substr(a, b - a), in.substr(b)}) {
+        std::string got = r.feed(piece);
+        n.push_back(got.size());
+        n.push_back(r.held());
+        *out += got;
+    }
+    std::string rest = r.finish();
+    n.push_back(rest.size());
+    *out += rest;
+    return n;
+}
+
+// Issue 26: what the redactor lets go, and when, never depends on the bytes. Before,
+// a tail that was a prefix of the value was held back and every other tail went on
+// at once, so an echoing origin told the sandbox, by the timing of its own guess
+// coming back, how much of the secret it had right. Every prefix of the value (and
+// the value whole), after some filler, cut into three pieces in every way, comes out
+// in pieces as long as those of the same number of bytes that begin nothing: the
+// right guess, a guess wrong in its last byte and plain filler are alike.
+TEST(NetRedact, WhatGoesOnWhenNeverDependsOnTheBytes) {
+    const std::string filler = "{\"echo\":\"";
+    for (size_t k = 1; k <= kValue.size(); ++k) {
+        const std::string right = filler + kValue.substr(0, k);
+        std::string wrong = right;
+        wrong.back() = wrong.back() == 'Z' ? 'Y' : 'Z';
+        const std::string plain(right.size(), 'q');
+        for (size_t a = 0; a <= right.size(); ++a) {
+            for (size_t b = a; b <= right.size(); ++b) {
+                std::string out_r, out_w, out_p;
+                auto n_r = release_lengths(right, a, b, &out_r);
+                auto n_w = release_lengths(wrong, a, b, &out_w);
+                auto n_p = release_lengths(plain, a, b, &out_p);
+                ASSERT_EQ(n_r, n_p) << "prefix of " << k << " bytes cut at " << a << ", " << b;
+                ASSERT_EQ(n_w, n_p) << "prefix of " << k << " bytes cut at " << a << ", " << b;
+                // Exactly as long as the input; a whole value masked, a prefix not.
+                ASSERT_EQ(out_r.size(), right.size());
+                ASSERT_EQ(out_w, wrong);
+                ASSERT_EQ(out_r, k < kValue.size() ? right : filler + body_mask(uses()[0]));
+            }
+        }
+    }
+}
+
+// A mask that reaches into the held tail goes with it, later: the count let go
+// stays all but the window even when a value was found.
+TEST(NetRedact, AMaskReachingIntoTheHeldTailGoesLater) {
+    Redactor r(uses());
+    const std::string mask = body_mask(uses()[0]);
+    std::string out = r.feed("ab" + kValue);
+    EXPECT_EQ(out, "ab" + mask.substr(0, 1));
+    EXPECT_EQ(r.held(), kValue.size() - 1);
+    out += r.feed("cd");
+    EXPECT_EQ(out.size(), 5u);
+    out += r.finish();
+    EXPECT_EQ(out, "ab" + mask + "cd");
 }
 
 // A short secret inside a longer one that is still arriving does not unmask the rest.
