@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace agentjail::net {
 
@@ -15,6 +16,77 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
     if (from.empty()) return;
     for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
         s.replace(at, from.size(), to);
+}
+
+// The placeholder repeated and cut to n characters.
+std::string mask_of(const std::string& placeholder, size_t n) {
+    std::string m;
+    const std::string& p = placeholder.empty() ? std::string("x") : placeholder;
+    while (m.size() < n) m += p;
+    m.resize(n);
+    return m;
+}
+
+std::string base64(std::string_view in, bool url) {
+    const char* abc = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                          : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (size_t i = 0; i < in.size(); i += 3) {
+        unsigned v = static_cast<unsigned char>(in[i]) << 16;
+        if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+        if (i + 2 < in.size()) v |= static_cast<unsigned char>(in[i + 2]);
+        for (int k = 0; k < 4; ++k) out += abc[(v >> (18 - 6 * k)) & 63];
+    }
+    return out;
+}
+
+// The characters of base64(a bytes + value + ...) that depend on the value alone:
+// character j holds bits [6j, 6j + 6), the value bits [8a, 8a + 8n).
+std::string base64_middle(std::string_view value, size_t a, bool url) {
+    std::string padded(a, '\0');
+    padded.append(value);
+    const std::string all = base64(padded, url);
+    const size_t first = (8 * a + 5) / 6, end = (8 * (a + value.size())) / 6;
+    return end > first ? all.substr(first, end - first) : std::string();
+}
+
+std::string percent_encoded(std::string_view value, const char* hex) {
+    std::string out;
+    for (unsigned char c : value) {
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+std::string json_escaped(std::string_view value, bool slash) {
+    std::string out;
+    for (unsigned char c : value) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '/': out += slash ? "\\/" : "/"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20) {
+                char u[8];
+                std::snprintf(u, sizeof u, "\\u%04x", c);
+                out += u;
+            } else {
+                out += static_cast<char>(c);
+            }
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -37,16 +109,31 @@ std::string put_secrets(std::string_view name, std::string value,
     return value;
 }
 
-std::string body_mask(const SecretUse& use) {
-    std::string m;
-    const std::string& p = use.placeholder.empty() ? std::string("x") : use.placeholder;
-    while (m.size() < use.value.size()) m += p;
-    m.resize(use.value.size());
-    return m;
+std::string body_mask(const SecretUse& use) { return mask_of(use.placeholder, use.value.size()); }
+
+std::vector<std::string> echo_forms(std::string_view value) {
+    std::vector<std::string> forms;
+    auto add = [&](std::string f) {
+        // Shorter ones would match ordinary text (a 3-byte value's base64 middle is
+        // two characters) and mangle it.
+        if (f.size() < 8 || f == value) return;
+        if (std::find(forms.begin(), forms.end(), f) == forms.end()) forms.push_back(std::move(f));
+    };
+    for (size_t a = 0; a < 3; ++a)
+        for (bool url : {false, true}) add(base64_middle(value, a, url));
+    add(percent_encoded(value, "0123456789ABCDEF"));
+    add(percent_encoded(value, "0123456789abcdef"));
+    add(json_escaped(value, false));
+    add(json_escaped(value, true));
+    return forms;
 }
 
 std::string redact_head(std::string head, const std::vector<SecretUse>& uses) {
-    for (const auto& u : uses) replace_all(head, u.value, u.placeholder);
+    for (const auto& u : uses) {
+        if (u.value.empty()) continue;
+        replace_all(head, u.value, u.placeholder);
+        for (const auto& f : echo_forms(u.value)) replace_all(head, f, mask_of(u.placeholder, f.size()));
+    }
     return head;
 }
 
@@ -56,8 +143,12 @@ Redactor::Redactor(const std::vector<SecretUse>& uses) {
         if (u.value.empty()) continue;
         values_.push_back(u.value);
         masks_.push_back(body_mask(u));
-        longest = std::max(longest, u.value.size());
+        for (auto& f : echo_forms(u.value)) {
+            masks_.push_back(mask_of(u.placeholder, f.size()));
+            values_.push_back(std::move(f));
+        }
     }
+    for (const auto& v : values_) longest = std::max(longest, v.size());
     if (longest > 0) window_ = longest - 1;
 }
 

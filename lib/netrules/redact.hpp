@@ -33,10 +33,22 @@ std::string put_secrets(std::string_view name, std::string value,
 // exactly as long as the value (so Content-Length and chunk sizes stay true), made
 // of the placeholder repeated and cut to that length.
 std::string body_mask(const SecretUse& use);
-// A response head with every real value replaced by its placeholder.
+// A response head with every real value replaced by its placeholder (and each of
+// its echo_forms() by a mask as long).
 std::string redact_head(std::string head, const std::vector<SecretUse>& uses);
 
-// Replaces the real values in a stream that arrives in pieces (a body read by
+// The forms besides the value itself in which an origin commonly echoes what it was
+// sent, each as a fixed string that the masking looks for like the value: base64
+// (standard and URL-safe alphabets) at each of the three alignments, only the
+// characters that depend on the value alone (the one or two at either end that mix
+// in the neighbouring bytes are not there, so a few bits of the first and last
+// byte can come back); percent-encoding of every byte outside ALPHA DIGIT "-._~"
+// (upper- and lower-case hex); and a JSON string's escaping (with and without "\/").
+// Forms equal to the value, or shorter than 8 characters (a short value's base64
+// would mask ordinary text), are left out.
+std::vector<std::string> echo_forms(std::string_view value);
+
+// Replaces the real values (and their echo_forms()) in a stream that arrives in pieces (a body read by
 // reads and chunks of any size): a value split across two pieces is still found,
 // because the last window() bytes (longest value - 1) are always held back until
 // the next piece or finish(), whatever they are; a value that starts before them
@@ -64,6 +76,7 @@ public:
 private:
     // Masks in place the values that start before `limit`, then lets those bytes go.
     std::string release(std::size_t limit);
+    // What it looks for, each value and its echo_forms(), and a mask as long for each.
     std::vector<std::string> values_, masks_;
     std::size_t window_ = 0;
     std::string pending_;
