@@ -40,9 +40,9 @@ std::string redact_head(std::string head, const std::vector<SecretUse>& uses);
 // The forms besides the value itself in which an origin commonly echoes what it was
 // sent, each as a fixed string that the masking looks for like the value: base64
 // (standard and URL-safe alphabets) at each of the three alignments, only the
-// characters that depend on the value alone (the one or two at either end that mix
-// in the neighbouring bytes are not there, so a few bits of the first and last
-// byte can come back); percent-encoding of every byte outside ALPHA DIGIT "-._~"
+// characters that depend on the value alone (the one at either end that mixes in
+// the neighbouring bytes is not there, so up to 4 bits of the first and of the
+// last byte can come back); percent-encoding of every byte outside ALPHA DIGIT "-._~"
 // (upper- and lower-case hex); and a JSON string's escaping (with and without "\/").
 // Forms equal to the value, or shorter than 8 characters (a short value's base64
 // would mask ordinary text), are left out.

@@ -222,8 +222,8 @@ std::string redacted(const std::string& value, const std::string& in) {
 
 // An origin that echoes the value in base64 (a Basic credential, a JWT-style field, a
 // debug dump), at any of the three alignments, in either alphabet: every character
-// that depends on the value alone is masked; at most the first and last one or two,
-// which mix in the neighbouring bytes, are left.
+// that depends on the value alone is masked; only the one at either end, which mixes
+// in the neighbouring bytes, is left.
 TEST(NetRedact, AValueEchoedInBase64IsMasked) {
     for (const std::string& value : {kValue, kOdd}) {
         for (size_t a = 0; a < 3; ++a) {
