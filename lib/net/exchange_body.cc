@@ -261,7 +261,8 @@ asio::awaitable<void> Exchange::websocket_relay(std::string method, std::string 
             if (!red.idle()) part = red.feed(part);
             if (!co_await send_piece(Side::client, part, false)) break;
         }
-        if (!co_await settle(Side::upstream, Side::client, red.idle() ? nullptr : &red, false)) break;
+        if (!co_await settle(Side::upstream, Side::client, red.idle() ? nullptr : &red, false))
+            break;
         if (!co_await fill(Side::upstream)) {
             if (!red.idle()) (void)co_await send_piece(Side::client, red.finish(), false);
             break;

@@ -53,7 +53,8 @@ std::string base64_middle(std::string_view value, size_t a, bool url) {
 std::string percent_encoded(std::string_view value, const char* hex) {
     std::string out;
     for (unsigned char c : value) {
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~') {
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
             out += static_cast<char>(c);
         } else {
             out += '%';
@@ -132,7 +133,8 @@ std::string redact_head(std::string head, const std::vector<SecretUse>& uses) {
     for (const auto& u : uses) {
         if (u.value.empty()) continue;
         replace_all(head, u.value, u.placeholder);
-        for (const auto& f : echo_forms(u.value)) replace_all(head, f, mask_of(u.placeholder, f.size()));
+        for (const auto& f : echo_forms(u.value))
+            replace_all(head, f, mask_of(u.placeholder, f.size()));
     }
     return head;
 }

@@ -48,15 +48,15 @@ std::string redact_head(std::string head, const std::vector<SecretUse>& uses);
 // would mask ordinary text), are left out.
 std::vector<std::string> echo_forms(std::string_view value);
 
-// Replaces the real values (and their echo_forms()) in a stream that arrives in pieces (a body read by
-// reads and chunks of any size): a value split across two pieces is still found,
-// because the last window() bytes (longest value - 1) are always held back until
-// the next piece or finish(), whatever they are; a value that starts before them
-// ends inside what has come, so it is found whole. The output is exactly as long
-// as the input (body_mask()), and how much of it goes out at each call depends on
-// the lengths fed only, never on the bytes: holding back only a tail that could
-// begin a value told the sandbox, by the timing of an origin's echo, whether its
-// guess began the secret (issue 26).
+// Replaces the real values and their echo_forms() in a stream that arrives in
+// pieces (a body read by reads and chunks of any size): a value split across two
+// pieces is still found, because the last window() bytes (the longest string looked
+// for, less one) are always held back until the next piece or finish(), whatever
+// they are; a value that starts before them ends inside what has come, so it is
+// found whole. The output is exactly as long as the input (body_mask()), and how
+// much of it goes out at each call depends on the lengths fed only, never on the
+// bytes: holding back only a tail that could begin a value told the sandbox, by the
+// timing of an origin's echo, whether its guess began the secret (issue 26).
 class Redactor {
 public:
     explicit Redactor(const std::vector<SecretUse>& uses);

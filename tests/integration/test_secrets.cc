@@ -273,11 +273,13 @@ std::string show(const std::vector<size_t>& v) {
 // The probe inside: POSTs BODY to PATH with the secret in Authorization, and prints
 // each byte of the echo with the time it was read (bash reads a pipe a byte at a time).
 std::string probe_script(const std::string& port) {
+    const std::string url = "https://api.test:" + port + "$2";
     return "export LC_ALL=C; echo \"R placeholder $API_KEY\"; "
            "probe() { printf %s \"$3\" > g.out; "
-           "curl -sSN --max-time 10 --data-binary @g.out -H \"Authorization: Bearer $API_KEY\" "
-           "https://api.test:" + port + "$2 | "
-           "while IFS= read -r -N 1 c; do printf 'A %s %s %d\\n' \"$1\" \"$EPOCHREALTIME\" \"'$c\"; done; "
+           "curl -sSN --max-time 10 --data-binary @g.out -H \"Authorization: Bearer $API_KEY\" " +
+           url +
+           " | while IFS= read -r -N 1 c; do "
+           "printf 'A %s %s %d\\n' \"$1\" \"$EPOCHREALTIME\" \"'$c\"; done; "
            "rm -f g.out; }; ";
 }
 
@@ -305,15 +307,18 @@ TEST_F(Secrets, AnEchoedGuessComesBackTheSameWhetherItBeginsTheSecretOrNot) {
     // value's base64 at one of its three alignments (its other encoded forms are the
     // value itself), whatever the bytes that come.
     size_t longest = value.size();
-    for (size_t a = 0; a < 3; ++a) longest = std::max(longest, 8 * (a + value.size()) / 6 - (8 * a + 5) / 6);
+    for (size_t a = 0; a < 3; ++a)
+        longest = std::max(longest, 8 * (a + value.size()) / 6 - (8 * a + 5) / 6);
     const size_t window = longest - 1;
     std::string script = probe_script(port);
     for (std::string path : {"/echo-paced", "/echo-paced-chunked"})
-        script += "probe right" + path + " " + path + " " + filler + right + "; probe wrong" + path + " " +
-                  path + " " + filler + wrong + "; ";
-    auto r = run(script, {"-p", policy("API_KEY = { source = \"env:AJ_TEST_PROBE_SECRET\", hosts = [\"api.test:" +
-                                      port + "\"] }\n")},
-                 {"AJ_TEST_PROBE_SECRET=" + value});
+        script += "probe right" + path + " " + path + " " + filler + right + "; probe wrong" +
+                  path + " " + path + " " + filler + wrong + "; ";
+    auto r = run(
+        script,
+        {"-p", policy("API_KEY = { source = \"env:AJ_TEST_PROBE_SECRET\", hosts = [\"api.test:" +
+                      port + "\"] }\n")},
+        {"AJ_TEST_PROBE_SECRET=" + value});
     ASSERT_EQ(r.status, 0) << describe(r);
     const std::string placeholder = line(r, "placeholder");
     ASSERT_EQ(placeholder.rfind("agentjail-secret-placeholder-API_KEY-", 0), 0u) << describe(r);
@@ -323,7 +328,8 @@ TEST_F(Secrets, AnEchoedGuessComesBackTheSameWhetherItBeginsTheSecretOrNot) {
     ASSERT_EQ(api.requests().size(), 4u) << describe(r);
     for (const auto& q : api.requests())
         EXPECT_TRUE(ajtest::contains(q.head, "Authorization: Bearer " + value))
-            << "the value never went to the origin: the probe proves nothing\n" << q.head;
+            << "the value never went to the origin: the probe proves nothing\n"
+            << q.head;
     auto got = arrivals(r.out);
     const std::string head = "auth=Bearer " + mask + "\n" + filler;
     const size_t total = head.size() + right.size();
@@ -340,7 +346,8 @@ TEST_F(Secrets, AnEchoedGuessComesBackTheSameWhetherItBeginsTheSecretOrNot) {
         // At the same times: a tail that began the secret, held until the quiet period
         // while a wrong one went at once, would come 200 ms later in the same bursts.
         for (size_t i = 0; i < a.starts.size() && i < b.starts.size(); ++i)
-            EXPECT_NEAR(a.starts[i], b.starts[i], 0.1) << path << " burst " << i << "\n" << describe(r);
+            EXPECT_NEAR(a.starts[i], b.starts[i], 0.1) << path << " burst " << i << "\n"
+                                                       << describe(r);
     }
     EXPECT_FALSE(ajtest::contains(r.out + r.err, value)) << describe(r);
 
@@ -348,7 +355,8 @@ TEST_F(Secrets, AnEchoedGuessComesBackTheSameWhetherItBeginsTheSecretOrNot) {
     NetPolicy p;
     p.hosts = {{"api.test", "127.0.0.1"}};
     p.allow_toml = {"{ host = \"api.test:" + port + "\", methods = [\"POST\"] }"};
-    auto u = run("API_KEY=" + value + "; " + probe_script(port) + "probe control /echo-paced " + filler + right,
+    auto u = run("API_KEY=" + value + "; " + probe_script(port) + "probe control /echo-paced " +
+                     filler + right,
                  {"-p", scratch.write("open.toml", ajnet::toml(p))});
     ASSERT_EQ(u.status, 0) << describe(u);
     const Arrival ctl = arrivals(u.out)["control"];

@@ -301,7 +301,8 @@ void TestServer::handle(int fd, SSL* ssl) {
     while (have < content_length) {
         ssize_t r = c.read(buf, sizeof buf);
         if (r <= 0) break;
-        if (body_in.size() < 65536) body_in.append(buf, std::min<size_t>(static_cast<size_t>(r), 65536 - body_in.size()));
+        if (body_in.size() < 65536)
+            body_in.append(buf, std::min<size_t>(static_cast<size_t>(r), 65536 - body_in.size()));
         have += static_cast<size_t>(r);
     }
     req.body_bytes = have;
@@ -400,10 +401,11 @@ void TestServer::handle(int fd, SSL* ssl) {
         bool chunked = path == "/echo-paced-chunked";
         body = "auth=" + head_header(req.head, "authorization") + "\n" + body_in;
         const std::string tail = "|end\n";
-        std::string h = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" +
-                        (chunked ? std::string("Transfer-Encoding: chunked\r\n")
-                                 : "Content-Length: " + std::to_string(body.size() + tail.size()) + "\r\n") +
-                        "Connection: close\r\n\r\n";
+        std::string h =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" +
+            (chunked ? std::string("Transfer-Encoding: chunked\r\n")
+                     : "Content-Length: " + std::to_string(body.size() + tail.size()) + "\r\n") +
+            "Connection: close\r\n\r\n";
         auto piece = [&](const std::string& p) {
             if (!chunked) return c.write_all(p);
             char size[16];

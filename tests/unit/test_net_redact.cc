@@ -129,7 +129,7 @@ TEST(NetRedact, TheHeldTailGoesOnAtFinishAndTheStreamGoesOn) {
 std::vector<size_t> release_lengths(const std::string& in, size_t a, size_t b, std::string* out) {
     Redactor r(uses());
     std::vector<size_t> n;
-    for (auto piece : {in.substr(0, a), in.substr(a, b - a), in.substr(b)}) {
+    for (const auto& piece : {in.substr(0, a), in.substr(a, b - a), in.substr(b)}) {
         std::string got = r.feed(piece);
         n.push_back(got.size());
         n.push_back(r.held());
@@ -198,7 +198,8 @@ std::string b64(const std::string& in, bool url) {
     size_t i = 0;
     for (; i + 2 < in.size(); i += 3) {
         unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
-                     (static_cast<unsigned char>(in[i + 1]) << 8) | static_cast<unsigned char>(in[i + 2]);
+                     (static_cast<unsigned char>(in[i + 1]) << 8) |
+                     static_cast<unsigned char>(in[i + 2]);
         for (int k = 0; k < 4; ++k) out += abc[(v >> (18 - 6 * k)) & 63];
     }
     if (i < in.size()) {
@@ -228,16 +229,20 @@ TEST(NetRedact, AValueEchoedInBase64IsMasked) {
     for (const std::string& value : {kValue, kOdd}) {
         for (size_t a = 0; a < 3; ++a) {
             for (bool url : {false, true}) {
-                const std::string enc = b64(std::string("\x01\x02\x03").substr(0, a) + value + "!?", url);
+                const std::string enc =
+                    b64(std::string("\x01\x02\x03").substr(0, a) + value + "!?", url);
                 const std::string in = "{\"b\":\"" + enc + "\"}";
                 const std::string out = redacted(value, in);
                 ASSERT_EQ(out.size(), in.size());
                 const size_t at = 6, first = (8 * a + 5) / 6, end = (8 * (a + value.size())) / 6;
                 ASSERT_EQ(out.substr(0, at + first), in.substr(0, at + first)) << a << url;
                 ASSERT_EQ(out.substr(at + end), in.substr(at + end)) << a << url;
-                for (size_t j = first; j < end; ++j)
-                    ASSERT_EQ(out[at + j], body_mask({kPh, std::string(end - first, 'v'), {}})[j - first])
-                        << "alignment " << a << (url ? " url" : " std") << ", character " << j << ": " << out;
+                for (size_t j = first; j < end; ++j) {
+                    ASSERT_EQ(out[at + j],
+                              body_mask({kPh, std::string(end - first, 'v'), {}})[j - first])
+                        << "alignment " << a << (url ? " url" : " std") << ", character " << j
+                        << ": " << out;
+                }
                 ASSERT_LE(first, 3u);
             }
         }
@@ -257,9 +262,11 @@ TEST(NetRedact, AValueEchoedPercentEncodedOrJsonEscapedIsMasked) {
     }
     // The value as it is, too, and in a head by the placeholder or a mask.
     EXPECT_EQ(redacted(kOdd, "<" + kOdd + ">"), "<" + mask + ">");
-    const std::string head = "HTTP/1.1 200 OK\r\nX-Echo: " + upper + "\r\nX-Raw: " + kOdd + "\r\n\r\n";
+    const std::string head =
+        "HTTP/1.1 200 OK\r\nX-Echo: " + upper + "\r\nX-Raw: " + kOdd + "\r\n\r\n";
     const std::string h = redact_head(head, {{kPh, kOdd, {}}});
-    EXPECT_EQ(h, "HTTP/1.1 200 OK\r\nX-Echo: " + body_mask({kPh, upper, {}}) + "\r\nX-Raw: " + kPh + "\r\n\r\n");
+    EXPECT_EQ(h, "HTTP/1.1 200 OK\r\nX-Echo: " + body_mask({kPh, upper, {}}) + "\r\nX-Raw: " + kPh +
+                     "\r\n\r\n");
 }
 
 // The forms are whole strings of their own: none is the value, none is short.
