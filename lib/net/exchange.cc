@@ -44,7 +44,8 @@ Exchange::Exchange(Proxy::Impl& px, ExchangeStart&& x)
       x_(std::move(x)),
       client_(std::move(x_.client)),
       upstream_(std::move(x_.upstream)),
-      timer_(*px.io) {
+      timer_(*px.io),
+      quiet_timer_(*px.io) {
     px_.sessions.insert(this);
     cbuf_ = std::move(x_.client_bytes);
 }
@@ -63,6 +64,7 @@ void Exchange::start() {
 void Exchange::abort() {
     error_code ec;
     timer_.cancel();
+    quiet_timer_.cancel();
     client_.close(ec);
     upstream_.close(ec);
 }

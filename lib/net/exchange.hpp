@@ -50,7 +50,15 @@ private:
     boost::asio::awaitable<bool> copy(Side from, Side to, std::uint64_t n, Redactor* red = nullptr,
                                       bool framed = false);
     boost::asio::awaitable<bool> send_piece(Side to, const std::string& part, bool framed);
-    boost::asio::awaitable<bool> line(Side from, std::string& out);
+    boost::asio::awaitable<bool> line(Side from, std::string& out, Redactor* red = nullptr);
+    // Whether a read of `from` would return at once (bytes buffered here, in TLS or
+    // in the socket).
+    bool readable_now(Side from);
+    // Waits until `from` has bytes to read or quiet_period passes; true: it passed.
+    boost::asio::awaitable<bool> quiet(Side from);
+    // Before a read of `from` that may wait: when the redactor holds bytes and the
+    // origin stays quiet, they go to `to`, so nothing waits for bytes that may never come.
+    boost::asio::awaitable<bool> settle(Side from, Side to, Redactor* red, bool framed);
     boost::asio::awaitable<bool> body(Side from, Side to, Body b);
     boost::asio::awaitable<void> websocket_relay(std::string method, std::string path, std::string rule,
                                                  std::uint64_t up0, std::uint64_t down0);
@@ -61,6 +69,10 @@ private:
     boost::asio::ip::tcp::socket client_;
     boost::asio::ip::tcp::socket upstream_;
     boost::asio::steady_timer timer_;
+    // The quiet period's timer (quiet()), and which wait is the current one: a wait on
+    // the socket left from an earlier one must not end a later one's timer.
+    boost::asio::steady_timer quiet_timer_;
+    std::uint64_t quiet_wait_ = 0;
     std::optional<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> ctls_, utls_;
     std::string cbuf_, ubuf_;
     std::vector<SecretUse> replace_;

@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <optional>
 
 namespace agentjail::net {
@@ -27,6 +29,17 @@ namespace {
 
 // One read of an intercepted stream (the coroutine frame holding it is per connection).
 constexpr size_t chunk = 16 * 1024;
+
+// How long the origin must send nothing before the bytes the redactor holds back
+// (its fixed window, redact.hpp) go on to the sandbox. Long against the gaps inside
+// a response that an origin writes in pieces (its own small writes, TCP segments,
+// TLS records: microseconds, a few milliseconds on a busy host), since a value cut
+// by such a pause would go out in two unmasked halves; short enough that the end of
+// a streamed response (server-sent events, a model's tokens) is not held up much.
+// When the window goes depends on the origin's timing only, never on the bytes, so
+// it tells the sandbox nothing about the secret (issue 26). Not "nothing readable at
+// this instant": an origin writing 7 bytes at a time leaves that between any two.
+constexpr std::chrono::milliseconds quiet_period{200};
 
 }  // namespace
 
@@ -46,6 +59,46 @@ asio::awaitable<bool> Exchange::fill(Side s) {
         n = co_await upstream_.async_read_some(asio::buffer(tmp), token);
     if (n > 0) buf(s).append(tmp.data(), n);
     co_return n > 0;
+}
+
+bool Exchange::readable_now(Side from) {
+    if (!buf(from).empty()) return true;
+    auto& tls = from == Side::client ? ctls_ : utls_;
+    if (tls) {
+        SSL* ssl = tls->native_handle();
+        if (SSL_pending(ssl) > 0 || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0) return true;
+    }
+    error_code ec;
+    const size_t n = (from == Side::client ? client_ : upstream_).available(ec);
+    return !ec && n > 0;
+}
+
+// A wait on the socket raced with a timer (Boost 1.74 has no awaitable operators):
+// the coroutine waits on the timer, and the socket's readiness ends that wait early.
+// Never socket.cancel() here: it would cancel every operation on the socket, the
+// WebSocket relay's writes to the origin included, which run beside this wait. A
+// wait left on the socket when the timer wins ends at the next byte or at close;
+// it then finds quiet_wait_ moved on and does nothing.
+asio::awaitable<bool> Exchange::quiet(Side from) {
+    const std::uint64_t mine = ++quiet_wait_;
+    quiet_timer_.expires_after(quiet_period);
+    std::weak_ptr<Exchange> weak = shared_from_this();
+    (from == Side::client ? client_ : upstream_)
+        .async_wait(tcp::socket::wait_read, [weak, mine](const error_code&) {
+            auto self = weak.lock();
+            if (self && self->quiet_wait_ == mine) self->quiet_timer_.cancel();
+        });
+    error_code ec;
+    co_await quiet_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    ++quiet_wait_;
+    co_return !ec;
+}
+
+asio::awaitable<bool> Exchange::settle(Side from, Side to, Redactor* red, bool framed) {
+    if (red == nullptr || red->held() == 0 || readable_now(from)) co_return true;
+    if (!co_await quiet(from)) co_return true;  // bytes came (or the socket closed): read them
+    const std::string held = red->finish();
+    co_return co_await send_piece(to, held, framed);
 }
 
 asio::awaitable<bool> Exchange::write(Side s, std::string_view data) {
@@ -74,7 +127,10 @@ asio::awaitable<bool> Exchange::copy(Side from, Side to, std::uint64_t n, Redact
                                      bool framed) {
     while (n > 0) {
         std::string& b = buf(from);
-        if (b.empty() && !co_await fill(from)) co_return false;
+        if (b.empty()) {
+            if (!co_await settle(from, to, red, framed)) co_return false;
+            if (!co_await fill(from)) co_return false;
+        }
         size_t take = static_cast<size_t>(std::min<std::uint64_t>(n, b.size()));
         std::string part = b.substr(0, take);
         b.erase(0, take);
@@ -94,8 +150,10 @@ asio::awaitable<bool> Exchange::send_piece(Side to, const std::string& part, boo
 }
 
 // One CRLF-terminated line of a chunked body (kept with its CRLF; chunked.hpp
-// checks what it holds). false when the stream ends or the line is too long.
-asio::awaitable<bool> Exchange::line(Side from, std::string& out) {
+// checks what it holds). false when the stream ends or the line is too long. With
+// `red`, what it holds goes to the client as a chunk when the origin is quiet
+// between chunks (an event stream's pause).
+asio::awaitable<bool> Exchange::line(Side from, std::string& out, Redactor* red) {
     for (;;) {
         std::string& b = buf(from);
         size_t eol = b.find("\r\n");
@@ -104,7 +162,9 @@ asio::awaitable<bool> Exchange::line(Side from, std::string& out) {
             b.erase(0, eol + 2);
             co_return true;
         }
-        if (b.size() > max_chunk_line || !co_await fill(from)) co_return false;
+        if (b.size() > max_chunk_line) co_return false;
+        if (!co_await settle(from, Side::client, red, true)) co_return false;
+        if (!co_await fill(from)) co_return false;
     }
 }
 
@@ -135,6 +195,7 @@ asio::awaitable<bool> Exchange::body(Side from, Side to, Body b) {
                 if (r != nullptr) part = r->feed(part);
                 if (!co_await send_piece(to, part, false)) co_return false;
             }
+            if (!co_await settle(from, to, r, false)) co_return false;
             if (!co_await fill(from)) {
                 if (r != nullptr) {
                     std::string rest = r->finish();
@@ -148,7 +209,7 @@ asio::awaitable<bool> Exchange::body(Side from, Side to, Body b) {
     ChunkedFraming chunked;
     for (;;) {
         std::string l;
-        if (!co_await line(from, l)) co_return false;
+        if (!co_await line(from, l, r)) co_return false;
         // The size lines are written anew, without extensions, and trailers are
         // dropped: nothing of the sender's own spelling of the framing goes on.
         // (Redacted bodies get their own chunk sizes, see copy().)
@@ -200,6 +261,8 @@ asio::awaitable<void> Exchange::websocket_relay(std::string method, std::string 
             if (!red.idle()) part = red.feed(part);
             if (!co_await send_piece(Side::client, part, false)) break;
         }
+        if (!co_await settle(Side::upstream, Side::client, red.idle() ? nullptr : &red, false))
+            break;
         if (!co_await fill(Side::upstream)) {
             if (!red.idle()) (void)co_await send_piece(Side::client, red.finish(), false);
             break;

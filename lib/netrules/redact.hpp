@@ -33,30 +33,55 @@ std::string put_secrets(std::string_view name, std::string value,
 // exactly as long as the value (so Content-Length and chunk sizes stay true), made
 // of the placeholder repeated and cut to that length.
 std::string body_mask(const SecretUse& use);
-// A response head with every real value replaced by its placeholder.
+// A response head with every real value replaced by its placeholder (and each of
+// its echo_forms() by a mask as long).
 std::string redact_head(std::string head, const std::vector<SecretUse>& uses);
 
-// Replaces the real values in a stream that arrives in pieces (a body read by
-// reads and chunks of any size): a value split across two pieces is still found,
-// because a tail that is the start of a value (at most longest value - 1 bytes) is
-// held back until the next piece or finish(); other bytes go on at once. The output
-// is exactly as long as the input (body_mask()).
+// The forms besides the value itself in which an origin commonly echoes what it was
+// sent, each as a fixed string that the masking looks for like the value: base64
+// (standard and URL-safe alphabets) at each of the three alignments, only the
+// characters that depend on the value alone (the one at either end that mixes in
+// the neighbouring bytes is not there, so up to 4 bits of the first and of the
+// last byte can come back); percent-encoding of every byte outside ALPHA DIGIT "-._~"
+// (upper- and lower-case hex); and a JSON string's escaping (with and without "\/").
+// Forms equal to the value, or shorter than 8 characters (a short value's base64
+// would mask ordinary text), are left out.
+std::vector<std::string> echo_forms(std::string_view value);
+
+// Replaces the real values and their echo_forms() in a stream that arrives in
+// pieces (a body read by reads and chunks of any size): a value split across two
+// pieces is still found, because the last window() bytes (the longest string looked
+// for, less one) are always held back until the next piece or finish(), whatever
+// they are; a value that starts before them ends inside what has come, so it is
+// found whole. The output is exactly as long as the input (body_mask()), and how
+// much of it goes out at each call depends on the lengths fed only, never on the
+// bytes: holding back only a tail that could begin a value told the sandbox, by the
+// timing of an origin's echo, whether its guess began the secret (issue 26).
 class Redactor {
 public:
     explicit Redactor(const std::vector<SecretUse>& uses);
     // True when there is nothing to replace (no secret bound): feed() passes through.
     bool idle() const { return values_.empty(); }
-    // The bytes that can be passed on now (possibly fewer than given: some held back).
+    // All the bytes that have come so far but the last window(), masked.
     std::string feed(std::string_view in);
-    // The bytes still held back, redacted: call at the end of the body.
+    // Every byte held back, masked: at the end of the body, or when the origin has
+    // been quiet for a while (the proxy's quiet period, exchange_body.cc), so that
+    // nothing waits for bytes that may never come; feed() goes on afterwards. A
+    // value the origin itself cuts with such a pause goes out in two unmasked
+    // halves (docs/network.md).
     std::string finish();
     std::size_t held() const { return pending_.size(); }
+    std::size_t window() const { return window_; }
 
 private:
-    std::string drain(bool all);
+    // Masks in place the values that start before `limit`, then lets those bytes go.
+    std::string release(std::size_t limit);
+    // What it looks for, each value and its echo_forms(), and a mask as long for each.
     std::vector<std::string> values_, masks_;
-    std::size_t longest_ = 0;
+    std::size_t window_ = 0;
     std::string pending_;
+    // pending_[0, scanned_) is decided: masked already, or no value starts there.
+    std::size_t scanned_ = 0;
 };
 
 }  // namespace agentjail::net

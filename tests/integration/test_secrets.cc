@@ -10,7 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -226,4 +227,140 @@ TEST_F(Secrets, PlaceholderIsStableAcrossRunsAndPerStateDirectory) {
     EXPECT_EQ(a, b);
     EXPECT_NE(a, other);
     EXPECT_TRUE(ajtest::exists(state() + "/agentjail/placeholder.key"));
+}
+
+namespace {
+
+// What one probe's echo looked like from inside: its bytes, how many came in each
+// burst (a new burst after 100 ms without a byte: the origin writes 10 ms apart, the
+// proxy's quiet period is 200 ms, the origin's last pause a second), and when each
+// burst began, in seconds after the first byte.
+struct Arrival {
+    std::string bytes;
+    std::vector<size_t> bursts;
+    std::vector<double> starts;
+};
+
+// Lines "A LABEL SECONDS.MICROS CODE", one per byte as the shell inside read it.
+std::map<std::string, Arrival> arrivals(const std::string& out) {
+    std::map<std::string, Arrival> all;
+    std::map<std::string, double> first, last;
+    for (const auto& l : ajtest::lines(out)) {
+        std::istringstream in(l);
+        std::string tag, label;
+        double t = 0;
+        int code = 0;
+        if (!(in >> tag >> label >> t >> code) || tag != "A") continue;
+        Arrival& a = all[label];
+        if (a.bursts.empty()) first[label] = t;
+        if (a.bursts.empty() || t - last[label] >= 0.1) {
+            a.bursts.push_back(0);
+            a.starts.push_back(t - first[label]);
+        }
+        ++a.bursts.back();
+        a.bytes += static_cast<char>(code);
+        last[label] = t;
+    }
+    return all;
+}
+
+std::string show(const std::vector<size_t>& v) {
+    std::string s;
+    for (size_t n : v) s += (s.empty() ? "" : ",") + std::to_string(n);
+    return "[" + s + "]";
+}
+
+// The probe inside: POSTs BODY to PATH with the secret in Authorization, and prints
+// each byte of the echo with the time it was read (bash reads a pipe a byte at a time).
+std::string probe_script(const std::string& port) {
+    const std::string url = "https://api.test:" + port + "$2";
+    return "export LC_ALL=C; echo \"R placeholder $API_KEY\"; "
+           "probe() { printf %s \"$3\" > g.out; "
+           "curl -sSN --max-time 10 --data-binary @g.out -H \"Authorization: Bearer $API_KEY\" " +
+           url +
+           " | while IFS= read -r -N 1 c; do "
+           "printf 'A %s %s %d\\n' \"$1\" \"$EPOCHREALTIME\" \"'$c\"; done; "
+           "rm -f g.out; }; ";
+}
+
+}  // namespace
+
+// Issue 26, the secret masker as a prefix oracle. An allowed origin echoes the
+// sandbox's request (its Authorization header, where the proxy put the real value,
+// and its body, the sandbox's guess) 3 bytes every 10 ms, pauses a second, and ends.
+// Before, a tail that began the secret was held back until the origin went on and any
+// other went at once, so the time the echo came told the sandbox whether its guess
+// began the secret, byte by byte. Now the proxy holds back the same window whatever
+// the bytes (the longest string it looks for, less one) and lets it go after 200 ms
+// without a byte from the origin: a right guess and a wrong one come back as the same
+// bursts at the same times, and the value never. Positive control: with the secret
+// not bound (the sandbox sends the value itself, the connection still intercepted by
+// a method rule), the same measurement sees no window held and the value comes back
+// as it was sent.
+TEST_F(Secrets, AnEchoedGuessComesBackTheSameWhetherItBeginsTheSecretOrNot) {
+    const std::string value = ajit::unique_name("sk-probe-") + "-4f9c2b7e";
+    const std::string right = value.substr(0, value.size() - 2);
+    std::string wrong = right;
+    wrong.back() = wrong.back() == 'Z' ? 'Y' : 'Z';
+    const std::string filler(20, 'q');
+    // The proxy holds back the longest string it looks for, less one: here the
+    // value's base64 at one of its three alignments (its other encoded forms are the
+    // value itself), whatever the bytes that come.
+    size_t longest = value.size();
+    for (size_t a = 0; a < 3; ++a)
+        longest = std::max(longest, 8 * (a + value.size()) / 6 - (8 * a + 5) / 6);
+    const size_t window = longest - 1;
+    std::string script = probe_script(port);
+    for (std::string path : {"/echo-paced", "/echo-paced-chunked"})
+        script += "probe right" + path + " " + path + " " + filler + right + "; probe wrong" +
+                  path + " " + path + " " + filler + wrong + "; ";
+    auto r = run(
+        script,
+        {"-p", policy("API_KEY = { source = \"env:AJ_TEST_PROBE_SECRET\", hosts = [\"api.test:" +
+                      port + "\"] }\n")},
+        {"AJ_TEST_PROBE_SECRET=" + value});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    const std::string placeholder = line(r, "placeholder");
+    ASSERT_EQ(placeholder.rfind("agentjail-secret-placeholder-API_KEY-", 0), 0u) << describe(r);
+    std::string mask;
+    while (mask.size() < value.size()) mask += placeholder;
+    mask.resize(value.size());
+    ASSERT_EQ(api.requests().size(), 4u) << describe(r);
+    for (const auto& q : api.requests())
+        EXPECT_TRUE(ajtest::contains(q.head, "Authorization: Bearer " + value))
+            << "the value never went to the origin: the probe proves nothing\n"
+            << q.head;
+    auto got = arrivals(r.out);
+    const std::string head = "auth=Bearer " + mask + "\n" + filler;
+    const size_t total = head.size() + right.size();
+    for (std::string path : {"/echo-paced", "/echo-paced-chunked"}) {
+        const Arrival& a = got["right" + path];
+        const Arrival& b = got["wrong" + path];
+        EXPECT_EQ(a.bytes, head + right + "|end\n") << path << "\n" << describe(r);
+        EXPECT_EQ(b.bytes, head + wrong + "|end\n") << path << "\n" << describe(r);
+        EXPECT_FALSE(ajtest::contains(a.bytes + b.bytes, value));
+        // The same bursts for both: all but the window as the origin writes, the
+        // window after the quiet period, the end after the origin's pause.
+        EXPECT_EQ(show(a.bursts), show(b.bursts)) << path << "\n" << describe(r);
+        EXPECT_EQ(show(a.bursts), show({total - window, window, 5})) << path << "\n" << describe(r);
+        // At the same times: a tail that began the secret, held until the quiet period
+        // while a wrong one went at once, would come 200 ms later in the same bursts.
+        for (size_t i = 0; i < a.starts.size() && i < b.starts.size(); ++i)
+            EXPECT_NEAR(a.starts[i], b.starts[i], 0.1) << path << " burst " << i << "\n"
+                                                       << describe(r);
+    }
+    EXPECT_FALSE(ajtest::contains(r.out + r.err, value)) << describe(r);
+
+    // Positive control: no secret bound, the value sent by the sandbox itself.
+    NetPolicy p;
+    p.hosts = {{"api.test", "127.0.0.1"}};
+    p.allow_toml = {"{ host = \"api.test:" + port + "\", methods = [\"POST\"] }"};
+    auto u = run("API_KEY=" + value + "; " + probe_script(port) + "probe control /echo-paced " +
+                     filler + right,
+                 {"-p", scratch.write("open.toml", ajnet::toml(p))});
+    ASSERT_EQ(u.status, 0) << describe(u);
+    const Arrival ctl = arrivals(u.out)["control"];
+    const std::string clear = "auth=Bearer " + value + "\n" + filler + right;
+    EXPECT_EQ(ctl.bytes, clear + "|end\n") << describe(u);
+    EXPECT_EQ(show(ctl.bursts), show({clear.size(), 5})) << describe(u);
 }

@@ -19,13 +19,16 @@
 #include <csignal>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace ajnet {
 
@@ -293,9 +296,13 @@ void TestServer::handle(int fd, SSL* ssl) {
         if (name == "content-length") content_length = std::strtoull(value.c_str(), nullptr, 10);
     }
     std::size_t have = in.size() - end - 4;
+    // The body's first bytes, for the routes that echo it.
+    std::string body_in = in.substr(end + 4, 65536);
     while (have < content_length) {
         ssize_t r = c.read(buf, sizeof buf);
         if (r <= 0) break;
+        if (body_in.size() < 65536)
+            body_in.append(buf, std::min<size_t>(static_cast<size_t>(r), 65536 - body_in.size()));
         have += static_cast<size_t>(r);
     }
     req.body_bytes = have;
@@ -386,6 +393,32 @@ void TestServer::handle(int fd, SSL* ssl) {
             }
             if (chunked) c.write_all("0\r\n\r\n");
         }
+    } else if (path == "/echo-paced" || path == "/echo-paced-chunked") {
+        // An origin that echoes what it is sent, the way a prober wants: its
+        // Authorization header and its body, written 3 bytes at a time 10 ms apart,
+        // then a pause of a second, then "|end\n". What reaches the client, and
+        // when, must not depend on whether the body begins a secret (issue 26).
+        bool chunked = path == "/echo-paced-chunked";
+        body = "auth=" + head_header(req.head, "authorization") + "\n" + body_in;
+        const std::string tail = "|end\n";
+        std::string h =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" +
+            (chunked ? std::string("Transfer-Encoding: chunked\r\n")
+                     : "Content-Length: " + std::to_string(body.size() + tail.size()) + "\r\n") +
+            "Connection: close\r\n\r\n";
+        auto piece = [&](const std::string& p) {
+            if (!chunked) return c.write_all(p);
+            char size[16];
+            std::snprintf(size, sizeof size, "%zx\r\n", p.size());
+            return c.write_all(size + p + "\r\n");
+        };
+        bool ok = c.write_all(h);
+        for (size_t at = 0; ok && at < body.size(); at += 3) {
+            ok = piece(body.substr(at, 3));
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (ok) std::this_thread::sleep_for(std::chrono::seconds(1));
+        if (ok && piece(tail) && chunked) c.write_all("0\r\n\r\n");
     } else if (req.method == "POST" || req.method == "PUT") {
         body = "got " + std::to_string(req.body_bytes) + " bytes\n";
         respond(200, "OK", body, body.size());

@@ -52,6 +52,9 @@ struct Request {
 //                       X-Echo-Api-Key and X-Echo-Marker = those request headers, the body =
 //                       the request head, written 7 bytes at a time (Content-Length)
 //   GET /echo-chunked   the same with a chunked body of 7-byte chunks
+//   POST /echo-paced[-chunked]  "auth=" + the Authorization header + "\n" + the body,
+//                       3 bytes every 10 ms (Content-Length, or one chunk each), then
+//                       a second's pause, then "|end\n"
 //   GET /ws             with Upgrade: websocket, a WebSocket echo (101, then each message
 //                       back; the message "head" is answered with the handshake's head)
 //   GET /ws-wrong-accept, /switch   a 101 with a wrong Sec-WebSocket-Accept, then bytes
