@@ -1,35 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The public C++ API (agentjail::Policy, agentjail::Sandbox) over the core:
-// policy::load and its overrides, plan::build, launch::spawn.
+// policy::load and its overrides, and run::Run.
 #include "api/api.hpp"
 
 #include "run/run.hpp"
 
-#include "run/enforce.hpp"
-#include "run/record.hpp"
-#include "sys/host_file.hpp"
-#include "launch/launch.hpp"
-#include "net/proxy.hpp"
-#include "net/publish.hpp"
-#include "fs/leftovers.hpp"
-#include "plan/plan.hpp"
 #include "policy/policy.hpp"
-#include "tty/relay.hpp"
-#include "util/fault.hpp"
-#include "workspace/overlay_run.hpp"
-#include "workspace/clone.hpp"
-#include "workspace/runs.hpp"
-#include "workspace/audit.hpp"
-#include "util/strings.hpp"
 
-#include <time.h>
-
-#include <fcntl.h>
-#include <stdlib.h>
-
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <optional>
 #include <string_view>
 

@@ -47,12 +47,13 @@ struct JobChange {
     int sig = 0;
 };
 
-// Extension points for other layers (cgroups): all optional.
+// Extension points for the layers above (lib/run builds them in one place from its
+// list of the run's components): all optional.
 struct Hooks {
     // cgroup v2: clone the init straight into this cgroup (CLONE_INTO_CGROUP).
     int cgroup_fd = -1;
     // Called with the init's pid after clone, before the child is released (it has
-    // run nothing yet): cgroup v1 attaches it here. An error aborts the launch.
+    // run nothing yet): the proxy makes its CA here. An error aborts the launch.
     std::function<Result<void>(pid_t)> before_release;
     // Called with the init's pid once it was released to build the root, and before it
     // forks the command (it waits for us): cgroup v1 attaches here, so the kernel's

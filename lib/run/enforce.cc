@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Enforcer: cgroup creation or the degraded fallback, the launch hooks, and the
-// statistics that go into RunResult (getrusage of the reaped children when there
+// The Enforcer: cgroup creation or the degraded fallback, its part in the launch, and
+// the statistics that go into RunResult (getrusage of the reaped children when there
 // is no cgroup to ask).
 #include "run/enforce.hpp"
 
@@ -27,46 +27,58 @@ RunLimits run_limits(const limits::Settings& s) {
     return l;
 }
 
-Result<Enforcer> Enforcer::prepare(const plan::Plan& plan) {
-    Enforcer e;
-    e.limits_ = run_limits(plan.limits);
+Result<void> Enforcer::prepare(const plan::Plan& plan, Spawn& spawn) {
+    limits_ = run_limits(plan.limits);
     static const std::pair<std::uint64_t, const char*> ns[] = {
         {CLONE_NEWUSER, "user-ns"}, {CLONE_NEWNS, "mount-ns"}, {CLONE_NEWPID, "pid-ns"},
         {CLONE_NEWNET, "net-ns"},   {CLONE_NEWIPC, "ipc-ns"},  {CLONE_NEWUTS, "uts-ns"},
         {CLONE_NEWCGROUP, "cgroup-ns"}};
     for (const auto& [flag, name] : ns)
-        if (plan.clone_flags & flag) e.layers_.emplace_back(name);
-    if (!plan.rlimits.empty()) e.layers_.emplace_back("rlimits");
-    if (plan.seccomp) e.layers_.emplace_back("seccomp");
-    if (plan.timeout_s > 0) e.layers_.emplace_back("wall-clock");
+        if (plan.clone_flags & flag) layers_.emplace_back(name);
+    if (!plan.rlimits.empty()) layers_.emplace_back("rlimits");
+    if (plan.seccomp) layers_.emplace_back("seccomp");
+    if (plan.timeout_s > 0) layers_.emplace_back("wall-clock");
 
     if (plan.limits.needs_cgroup()) {
         auto g = cgroup::create(plan.limits);
         if (g) {
-            e.group_ = std::move(*g);
-            e.layers_.emplace_back(std::string("cgroup-") + cgroup::kind_name(e.group_->kind()));
-            for (auto& n : e.group_->notes()) e.degraded_.push_back(n);
+            group_ = std::move(*g);
+            layers_.emplace_back(std::string("cgroup-") + cgroup::kind_name(group_->kind()));
+            for (auto& n : group_->notes()) degraded_.push_back(n);
         } else if (plan.limits.allow_degraded) {
             // The policy chose to run anyway: say so in the result, loudly.
-            e.degraded_.push_back("cgroup: " + g.error().message());
+            degraded_.push_back("cgroup: " + g.error().message());
         } else {
             return std::move(g).error();
         }
     }
-    ::getrusage(RUSAGE_CHILDREN, &e.before_);
-    return e;
+    // The layer that is not there: said beside the others that are missing.
+    if (plan.net_mode == policy::NetMode::host)
+        degraded_.push_back(
+            "net-ns: the sandbox shares the host's network ([network] mode = \"host\")");
+    if (group_) {
+        spawn.cgroup_fd = group_->clone_fd();
+        if (spawn.cgroup_fd < 0) spawn.before_fork = true;
+        // While a guarded name's protection is put back (launch/guard_watch.cc).
+        spawn.freeze_fd = group_->freezer_fd();
+    }
+    return {};
 }
 
-launch::Hooks Enforcer::hooks() const {
-    launch::Hooks h;
-    if (!group_) return h;
-    cgroup::Group* g = group_.get();
-    h.cgroup_fd = g->clone_fd();
-    if (h.cgroup_fd < 0) h.before_fork = [g](pid_t pid) { return g->attach(pid); };
-    h.on_kill = [g] { g->kill_all(); };
-    // While a guarded name's protection is put back (launch/guard_watch.cc).
-    h.freeze_fd = g->freezer_fd();
-    return h;
+Result<void> Enforcer::after_clone(pid_t) {
+    // Once the init exists: children reaped before it (clone mode's git) are not the
+    // sandbox's.
+    ::getrusage(RUSAGE_CHILDREN, &before_);
+    return {};
+}
+
+Result<void> Enforcer::before_fork(pid_t init) {
+    if (!group_ || group_->clone_fd() >= 0) return {};
+    return group_->attach(init);
+}
+
+void Enforcer::kill() noexcept {
+    if (group_) group_->kill_all();
 }
 
 namespace {
@@ -95,7 +107,7 @@ void Enforcer::finish(RunResult& r) {
         group_.reset();
         return;
     }
-    // No cgroup: the children we reaped since prepare() (the init, and through it
+    // No cgroup: the children we reaped since the clone (the init, and through it
     // everything it reaped). In a host with other children this over-counts; the
     // cgroup numbers are the exact ones.
     rusage after{};

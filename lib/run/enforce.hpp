@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Enforcer: the run-time side of a plan's limits around one launch: makes the
-// cgroup before clone (or degrades when the policy allows it), hands launch the
-// hooks that enter and kill it, and after the wait fills the RunResult with the
-// statistics, the limits and layers in force, and removes the cgroup.
+// Enforcer: the run's component for a plan's limits around one launch: makes the
+// cgroup before clone (or degrades when the policy allows it), has the init cloned
+// into it (or attaches it), kills what is in it beside the init, and after the wait
+// fills the RunResult with the statistics, the limits and layers in force, and
+// removes the cgroup.
 #pragma once
 
 #include "cgroup/cgroup.hpp"
-#include "launch/launch.hpp"
 #include "plan/plan.hpp"
+#include "run/component.hpp"
 
 #include <sys/resource.h>
 
@@ -20,26 +21,27 @@ namespace agentjail::run {
 // The limits of a plan in the public form the result record reports.
 RunLimits run_limits(const limits::Settings& s);
 
-class Enforcer {
+class Enforcer : public Component {
 public:
-    // Fails closed: a limit that needs a cgroup, no cgroup possible, and no
-    // allow_degraded is an error (unsupported) saying what is missing.
-    static Result<Enforcer> prepare(const plan::Plan& plan);
-
-    Enforcer(Enforcer&&) noexcept = default;
-    Enforcer& operator=(Enforcer&&) noexcept = default;
-    ~Enforcer() = default;  // the group, if any, removes itself
-
-    // For launch::spawn. The hooks point at the group, which lives on the heap and
-    // must outlive the launched Process (declare the Enforcer before it).
-    launch::Hooks hooks() const;
-    // After the init was reaped: statistics, cleanup, the record's fields.
-    void finish(RunResult& r);
-
-    const cgroup::Group* group() const { return group_.get(); }
+    // The cgroup exists before clone, so the init is inside it from its first
+    // instruction. Fails closed: a limit that needs a cgroup, no cgroup possible, and
+    // no allow_degraded is an error (unsupported) saying what is missing.
+    Result<void> prepare(const plan::Plan& plan, Spawn& spawn) override;
+    // The baseline of the statistics without a cgroup.
+    Result<void> after_clone(pid_t init) override;
+    // cgroup v1, which cannot clone into a group: the init moves in here.
+    Result<void> before_fork(pid_t init) override;
+    // cgroup.kill reaches processes that escaped the pid namespace's reach.
+    void kill() noexcept override;
+    // After the init was reaped: statistics, cleanup, the record's fields. The
+    // first to write the record's degraded list (it sets it; the others add).
+    void finish(RunResult& r) override;
+    // The group goes now (the sandbox, if any, was killed and reaped).
+    void abandon() override { group_.reset(); }
 
 private:
-    Enforcer() = default;
+    // On the heap: the launch's hooks and the supervisor reach it until the Process
+    // is gone (the run declares its components before the Process).
     std::unique_ptr<cgroup::Group> group_;
     RunLimits limits_;
     std::vector<std::string> layers_;

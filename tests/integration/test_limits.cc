@@ -172,6 +172,27 @@ TEST_F(Limits, MemoryUnderTheLimitIsFine) {
     EXPECT_GE(j["memory_peak_bytes"].get<std::uint64_t>(), 32ull << 20);
 }
 
+// The run's components are prepared in one order, the cgroup first: a later one that
+// fails (clone mode in a directory that is no repository) undoes the cgroup made
+// before it, and leaves no run state (TearDown: no cgroup of the run is left).
+TEST_F(Limits, AComponentThatFailsLaterUndoesTheCgroupMadeBeforeIt) {
+    NEED_CGROUP();
+    ajtest::TempDir state("aj-state");
+    ASSERT_FALSE(ajtest::exists(jail.ws() + "/.git"));
+    std::vector<std::string> args{ajtest::agentjail_bin()};
+    for (const auto& a : jail.base()) args.push_back(a);
+    for (const char* a : {"-m", "256M", "--workspace-mode", "clone", "--", "/bin/true"}) args.push_back(a);
+    ajtest::RunOptions opts;
+    opts.env = {"HOME=" + jail.home(), "XDG_STATE_HOME=" + state.path()};
+    ajtest::Child c(args, opts);
+    last_pid_ = c.pid();
+    auto r = c.wait(60000);
+    jail.record(r);
+    EXPECT_EQ(r.status, 125) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "is not a git repository")) << describe(r);
+    EXPECT_FALSE(ajtest::exists(state.path() + "/agentjail/runs")) << "run state kept for a refused run";
+}
+
 // ---- RES-01: processes ----
 
 TEST_F(Limits, ForkBombStopsAtPidsMaxAndIsReportedPl) {

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: Apache-2.0
+// The adapters that make each facility one of the run's components, and the list of
+// them a plan asks for (parts.hpp).
+#include "run/parts.hpp"
+
+#include "launch/launch.hpp"
+#include "net/proxy.hpp"
+#include "net/publish.hpp"
+#include "plan/plan.hpp"
+#include "policy/policy.hpp"
+#include "run/enforce.hpp"
+#include "run/loop.hpp"
+#include "workspace/audit.hpp"
+#include "workspace/clone.hpp"
+#include "workspace/overlay_run.hpp"
+
+#include <time.h>
+
+namespace agentjail::run {
+
+Result<void> StdioRelay::prepare(const plan::Plan& plan, Spawn& spawn) {
+    options_.have_devpts = false;
+    for (const auto& m : plan.mounts)
+        if (m.kind == plan::MountKind::devpts && m.dst == "/dev/pts") options_.have_devpts = true;
+    auto relay = tty::Relay::prepare(options_);
+    if (!relay) return std::move(relay).error();
+    relay_ = std::move(*relay);
+    const tty::ChildSide& side = relay_->child();
+    launch::Stdio& stdio = spawn.stdio;
+    stdio.in = side.fd[0];
+    stdio.out = side.fd[1];
+    stdio.err = side.fd[2];
+    stdio.pty = side.pty;
+    if (side.have_termios) stdio.pty_termios = &side.tio;
+    if (side.have_winsize) stdio.pty_winsize = &side.ws;
+    stdio.close_in_child = side.relay_fds;
+    return {};
+}
+
+Result<void> StdioRelay::attach(launch::Process& proc, Loop& loop) {
+    return relay_->start(proc.take_pty_master(), proc.pidfd(), loop.io());
+}
+
+void StdioRelay::finish(RunResult& r) {
+    if (!relay_->failure().empty() && r.internal_error.empty())
+        r.internal_error = relay_->failure();
+}
+
+namespace {
+
+// The network proxy serving the sandbox (proxy mode).
+class NetProxy : public Component {
+public:
+    // The proxy's log opens before clone, so a bad --net-log fails before anything runs.
+    Result<void> prepare(const plan::Plan& plan, Spawn&) override {
+        auto p = net::Proxy::create(*plan.net);
+        if (!p) return std::move(p).error();
+        proxy_ = std::move(*p);
+        return {};
+    }
+    // The interception CA is made after clone and before the child runs: its key is
+    // then in no memory the sandbox was copied from.
+    Result<void> after_clone(pid_t) override { return proxy_->prepare_ca(); }
+    // Set up on the loop's thread: nothing of the proxy's runs before it is ready.
+    // Without the proxy the sandbox would run with no way out and no word why: a
+    // failure here ends the launch.
+    Result<void> attach(launch::Process& proc, Loop& loop) override {
+        return loop.run_here([&] {
+            return proxy_->serve(loop.io(), proc.take_proxy_socket(), proc.take_gateway_sockets());
+        });
+    }
+    // The command is gone: its connections end (each is logged) and are counted.
+    void end() override { counters_ = proxy_->stop(); }
+    void finish(RunResult& r) override {
+        r.network_denials = counters_.denied;
+        r.network_allowed = counters_.allowed;
+        // The proxy failed during the run (the sandbox lost its way out): the record
+        // says so rather than only showing fewer connections.
+        if (!counters_.failure.empty()) r.degraded.push_back(counters_.failure);
+    }
+
+private:
+    std::unique_ptr<net::Proxy> proxy_;
+    net::Counters counters_;
+};
+
+// Published ports' listeners on the host.
+class PublishedPorts : public Component {
+public:
+    // They listen before anything is cloned: a port in use is an error before the
+    // command starts.
+    Result<void> prepare(const plan::Plan& plan, Spawn&) override {
+        auto pub = net::Publisher::bind(plan.publish);
+        if (!pub) return std::move(pub).error();
+        publisher_ = std::move(*pub);
+        return {};
+    }
+    // On the loop's thread, like the proxy.
+    Result<void> attach(launch::Process& proc, Loop& loop) override {
+        return loop.run_here(
+            [&] { return publisher_->serve(loop.io(), proc.take_publish_socket()); });
+    }
+    void end() override { publisher_->stop(); }  // the host port is free again
+
+private:
+    std::unique_ptr<net::Publisher> publisher_;
+};
+
+// Overlay mode: the run's directory and layers exist before clone; a start that fails
+// removes them again, one that succeeds keeps them (also when the Run is dropped
+// without wait()).
+class OverlayState : public Component {
+public:
+    explicit OverlayState(std::vector<std::string> protect) : protect_(std::move(protect)) {}
+    Result<void> prepare(const plan::Plan& plan, Spawn&) override {
+        auto ov = workspace::OverlayRun::start(plan, protect_);
+        if (!ov) return std::move(ov).error();
+        overlay_ = std::move(*ov);
+        return {};
+    }
+    // Nothing of the sandbox is left: its upper layer is what it wrote.
+    void finish(RunResult& r) override { overlay_->finish(r.workspace); }
+    void abandon() override { overlay_->abandon(); }
+
+private:
+    std::vector<std::string> protect_;
+    std::unique_ptr<workspace::OverlayRun> overlay_;
+};
+
+// Clone mode: the clone is made here, on the host, where the plan binds the workspace
+// from; `explain` prints the same plan but never comes here.
+class CloneState : public Component {
+public:
+    explicit CloneState(const workspace::CloneOptions& o) : options_(o) {}
+    // Started and dropped without wait(): the run's state is kept, and run.json says
+    // so (no git runs).
+    ~CloneState() override {
+        if (clone_) clone_->launched();
+    }
+    Result<void> prepare(const plan::Plan& plan, Spawn&) override {
+        auto c = workspace::CloneRun::prepare(plan, options_);
+        if (!c) return std::move(c).error();
+        clone_ = std::move(*c);
+        return {};
+    }
+    // Nothing of the sandbox is left (its pid namespace died with its init): only now
+    // is the clone looked at and its work brought back.
+    void finish(RunResult& r) override {
+        clone_->launched();
+        // What the guard watch recorded for the hidden names stays beside the clone's.
+        WorkspaceOutcome w = clone_->finish();
+        w.reapplied = std::move(r.workspace.reapplied);
+        w.reapplied_count = r.workspace.reapplied_count;
+        w.stopped = std::move(r.workspace.stopped);
+        r.workspace = std::move(w);
+    }
+    // Nothing ran: the clone and its state go.
+    void abandon() override { clone_.reset(); }
+
+private:
+    workspace::CloneOptions options_;
+    std::unique_ptr<workspace::CloneRun> clone_;
+};
+
+// Direct mode with a writable workspace: what the run left there that would run on
+// the host is looked for after it (lib/workspace/audit.hpp).
+class DirectAudit : public Component {
+public:
+    // Taken before the clone (this component is prepared last): whatever the run
+    // writes has a later ctime. The coarse clock the kernel stamps files with lags
+    // this one by up to a tick.
+    Result<void> prepare(const plan::Plan& plan, Spawn&) override {
+        audit_.workspace = plan.workspace;
+        ::clock_gettime(CLOCK_REALTIME, &audit_.since);
+        // 50 ms: several ticks at any HZ.
+        if (audit_.since.tv_nsec >= 50'000'000) {
+            audit_.since.tv_nsec -= 50'000'000;
+        } else {
+            audit_.since.tv_sec -= 1;
+            audit_.since.tv_nsec += 950'000'000;
+        }
+        // Neither a protected name (read-only) nor a hidden one (masked) can be
+        // written from inside: a newer one is the host's (another run's placeholder).
+        for (const auto& g : plan.guards) audit_.protected_paths.push_back(g.host);
+        return {};
+    }
+    // Every process of the sandbox is gone: nothing can change the workspace under
+    // the audit but the user.
+    void finish(RunResult& r) override { r.workspace.audit = workspace::audit_direct(audit_); }
+
+private:
+    workspace::AuditOptions audit_;
+};
+
+}  // namespace
+
+// The order is every stage's (abandon and destruction go in reverse):
+// - the cgroup first: it exists before anything else of the run, its finish() starts
+//   the record's degraded list that the others add to, and it reads the statistics
+//   before the workspace's end runs programs of its own (clone mode's git);
+// - the relay, then the proxy and the published ports: what the sandbox wrote
+//   reaches the caller and the terminal is given back, then their connections drain
+//   on the loop (the loop itself ends after them, in run.cc);
+// - the workspace's run state, finished once nothing of the sandbox is left;
+// - direct mode's check last, so that its clock is read as late before clone as can be.
+Components components_for(const plan::Plan& plan, const policy::Policy& policy,
+                          const SpawnOptions& options, StdioRelay*& relay) {
+    Components list;
+    list.add(std::make_unique<Enforcer>());
+    tty::Options ro;
+    ro.fds = {options.stdin_fd, options.stdout_fd, options.stderr_fd};
+    ro.mode =
+        options.terminal == SpawnOptions::Terminal::pipes ? tty::Mode::pipes : tty::Mode::automatic;
+    ro.raw_output = options.tty_raw;
+    ro.filter_pipes = options.filter_pipes;
+    auto stdio = std::make_unique<StdioRelay>(ro);
+    relay = stdio.get();
+    list.add(std::move(stdio));
+    if (plan.net) list.add(std::make_unique<NetProxy>());
+    if (!plan.publish.empty()) list.add(std::make_unique<PublishedPorts>());
+    if (plan.workspace_mode == policy::WorkspaceMode::overlay)
+        list.add(std::make_unique<OverlayState>(workspace::protect_patterns(policy)));
+    if (plan.workspace_mode == policy::WorkspaceMode::clone) {
+        workspace::CloneOptions co;
+        co.commit_uncommitted = policy.workspace_commit_uncommitted.value;
+        list.add(std::make_unique<CloneState>(co));
+    }
+    if (plan.workspace_mode == policy::WorkspaceMode::direct && !plan.workspace.empty() &&
+        policy.workspace.value == policy::WorkspaceAccess::rw)
+        list.add(std::make_unique<DirectAudit>());
+    return list;
+}
+
+}  // namespace agentjail::run
