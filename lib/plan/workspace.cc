@@ -19,9 +19,9 @@ namespace agentjail::plan::detail {
 
 namespace {
 
-using workspace::EntryType;
+using sys::EntryType;
 using base::Pattern;
-using workspace::Scan;
+using sys::Scan;
 
 // A rule split into the literal directory it starts at and the pattern below it.
 struct Split {
@@ -92,7 +92,7 @@ Result<WorkspaceFindings> WorkspaceRules::run() {
 Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
     auto it = scans_.find(root);
     if (it != scans_.end()) return &it->second;
-    auto s = workspace::scan(root);
+    auto s = sys::scan(root);
     if (!s) return std::move(s).error();
     auto [pos, ok] = scans_.emplace(root, std::move(*s));
     (void)ok;
@@ -103,8 +103,8 @@ Result<const Scan*> WorkspaceRules::ws_scan() { return scan_of(ctx_.workspace); 
 
 // Matches pattern (relative to scan's root) against every entry; the last
 // segment is compared first, which rules out nearly every entry cheaply.
-std::vector<const workspace::ScanEntry*> WorkspaceRules::matches(const Scan& s, const Pattern& p) {
-    std::vector<const workspace::ScanEntry*> out;
+std::vector<const sys::ScanEntry*> WorkspaceRules::matches(const Scan& s, const Pattern& p) {
+    std::vector<const sys::ScanEntry*> out;
     if (p.empty()) return out;
     const std::string& last = p.last();
     const bool last_any = last == "**";
@@ -183,8 +183,8 @@ Result<std::vector<std::string>> WorkspaceRules::other_names(dev_t dev, ino_t in
         for (const auto& e : scan.entries) {
             if (e.type == EntryType::dir || e.type == EntryType::symlink) continue;
             if (!all && e.ino != ino) continue;
-            workspace::ScanEntry copy = e;
-            if (!workspace::stat_entry(scan, copy)) continue;
+            sys::ScanEntry copy = e;
+            if (!sys::stat_entry(scan, copy)) continue;
             if (copy.dev != dev || copy.ino != ino) continue;
             std::string path = join(ctx_.workspace, e.rel);
             if (path != self) out.push_back(path);

@@ -22,9 +22,9 @@ namespace agentjail::plan::detail {
 
 namespace {
 
-using workspace::EntryType;
+using sys::EntryType;
 using base::Pattern;
-using workspace::Scan;
+using sys::Scan;
 
 // Git refuses to work with an empty one of these (an empty `.git` file, `commondir`
 // or `gitdir` is a fatal error), so a missing one cannot get a placeholder.

@@ -7,7 +7,7 @@
 #include "plan/internal.hpp"
 
 #include "base/pattern.hpp"
-#include "workspace/scan.hpp"
+#include "sys/scan.hpp"
 
 #include <sys/stat.h>
 
@@ -33,9 +33,9 @@ public:
 
 private:
     // The workspace scans, `**` hides, hard links and ancestors (workspace.cc).
-    Result<const workspace::Scan*> scan_of(const std::string& root);
-    Result<const workspace::Scan*> ws_scan();
-    std::vector<const workspace::ScanEntry*> matches(const workspace::Scan& s, const base::Pattern& p);
+    Result<const sys::Scan*> scan_of(const std::string& root);
+    Result<const sys::Scan*> ws_scan();
+    std::vector<const sys::ScanEntry*> matches(const sys::Scan& s, const base::Pattern& p);
     Result<void> add_hidden(const std::string& path, const std::string& pattern, const std::string& why,
                             const std::string& link_of = {});
     Result<void> globstar_hides();
@@ -67,7 +67,7 @@ private:
     Plan& plan_;
     const bool direct_;
     std::vector<ProtectRule> rules_;
-    std::map<std::string, workspace::Scan> scans_;
+    std::map<std::string, sys::Scan> scans_;
     std::vector<size_t> linked_protect_;
     WorkspaceFindings out_;
 };

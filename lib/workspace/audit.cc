@@ -4,7 +4,7 @@
 // the run created or changed.
 #include "workspace/audit.hpp"
 
-#include "workspace/scan.hpp"
+#include "sys/scan.hpp"
 
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
@@ -78,11 +78,11 @@ public:
     explicit Auditor(const AuditOptions& o) : o_(o) {}
 
     std::vector<WorkspaceFinding> run() {
-        // The plan's walk (workspace/scan.hpp): directory entries only, git's object
+        // The plan's walk (sys/scan.hpp): directory entries only, git's object
         // store, refs and logs left out, no link followed.
-        ScanOptions so;
+        sys::ScanOptions so;
         so.max_entries = o_.max_entries;
-        auto sc = scan(o_.workspace, so);
+        auto sc = sys::scan(o_.workspace, so);
         if (!sc) {
             add("", "the post-run check could not walk the workspace: " + sc.error().message(),
                 "none: check it by hand, or use clone or overlay mode");
@@ -101,16 +101,16 @@ public:
         std::set<std::string> heads, configs, objects;
         for (const auto& e : sc->entries) {
             const auto [dir, name] = split(e.rel);
-            if (e.type == EntryType::file && name == "HEAD") heads.insert(dir);
-            if (e.type == EntryType::file && name == "config") configs.insert(dir);
-            if (e.type == EntryType::dir && name == "objects") objects.insert(dir);
+            if (e.type == sys::EntryType::file && name == "HEAD") heads.insert(dir);
+            if (e.type == sys::EntryType::file && name == "config") configs.insert(dir);
+            if (e.type == sys::EntryType::dir && name == "objects") objects.insert(dir);
         }
         if (heads.count("") && (configs.count("") || objects.count(""))) with_dir("", [&](int fd) { check_git_dir(fd, ""); });
         for (const auto& e : sc->entries) {
             const auto [dir, name] = split(e.rel);
-            if (e.type == EntryType::dir && heads.count(e.rel) && (configs.count(e.rel) || objects.count(e.rel)))
+            if (e.type == sys::EntryType::dir && heads.count(e.rel) && (configs.count(e.rel) || objects.count(e.rel)))
                 with_dir(e.rel, [&](int fd) { check_git_dir(fd, e.rel); });
-            if (e.type == EntryType::file && is_setting(dir, name))
+            if (e.type == sys::EntryType::file && is_setting(dir, name))
                 with_dir(dir, [&, d = dir, n = name](int fd) { check_setting(fd, d, n); });
         }
         ::close(root_);

@@ -7,7 +7,7 @@
 #include "policy/policy.hpp"
 #include "util/strings.hpp"
 #include "base/pattern.hpp"
-#include "workspace/scan.hpp"
+#include "sys/scan.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 
 using namespace ajplantest;
 namespace plan = agentjail::plan;
-namespace ws = agentjail::workspace;
+namespace ws = agentjail::sys;  // the walk (sys/scan.hpp)
 using agentjail::plan::Guard;
 using agentjail::policy::ProtectRule;
 using agentjail::policy::WorkspaceMode;

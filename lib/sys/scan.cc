@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The workspace walk: getdents64 over descriptors opened relative to their parent
 // with O_NOFOLLOW, d_type for the entry type, lstat only when asked.
-#include "workspace/scan.hpp"
+#include "sys/scan.hpp"
 
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
@@ -17,7 +17,7 @@
 #include <cstring>
 #include <memory>
 
-namespace agentjail::workspace {
+namespace agentjail::sys {
 
 namespace {
 
@@ -194,4 +194,4 @@ Result<void> stat_entry(const Scan& scan, ScanEntry& entry) {
     return {};
 }
 
-}  // namespace agentjail::workspace
+}  // namespace agentjail::sys

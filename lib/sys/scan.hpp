@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace agentjail::workspace {
+namespace agentjail::sys {
 
 enum class EntryType : std::uint8_t { file, dir, symlink, other };
 
@@ -57,4 +57,4 @@ Result<Scan> scan(const std::string& root, const ScanOptions& options = {});
 // (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS); fills mode, dev, ino, nlink.
 Result<void> stat_entry(const Scan& scan, ScanEntry& entry);
 
-}  // namespace agentjail::workspace
+}  // namespace agentjail::sys
