@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,6 +110,16 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
                                             : std::string());
     if (stage == Stage::clone_tree && err == ELOOP)
         hint = "; a path component became a symlink after planning, refusing to follow it";
+    if (stage == Stage::clone_tree && err == EMFILE) {
+        size_t binds = 0;
+        for (const auto& m : plan.mounts) binds += m.kind == plan::MountKind::bind ? 1 : 0;
+        struct rlimit nofile {};
+        (void)::getrlimit(RLIMIT_NOFILE, &nofile);
+        hint = "; the sandbox's root needs a descriptor for each of its " + std::to_string(binds) +
+               " binds at once (the hidden and protected names of every repository in the workspace "
+               "count), above the hard limit of " + std::to_string(nofile.rlim_max) +
+               " (ulimit -Hn); raise it, or remove what planted the repositories";
+    }
     return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err) + hint)
         .at(ErrorStage::sandbox, stage_name(stage));
 }
@@ -161,6 +172,13 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
         l.value.rlim_cur = r.soft;
         l.value.rlim_max = r.hard;
         s.rlimits.push_back(l);
+    }
+    // The sandbox raises its descriptor limit to build the root (rootfs.cc): the
+    // command gets this process's own back, unless the plan sets one.
+    if (std::none_of(s.rlimits.begin(), s.rlimits.end(), [](const ChildSpec::Limit& l) { return l.resource == RLIMIT_NOFILE; })) {
+        ChildSpec::Limit l{};
+        l.resource = RLIMIT_NOFILE;
+        if (::getrlimit64(RLIMIT_NOFILE, &l.value) == 0) s.rlimits.push_back(l);
     }
     if (plan.seccomp) {
         const auto& bpf = plan.seccomp->bpf();

@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -234,6 +236,15 @@ int build_root(RootPlan& rp, Failure* fail) {
     // Clone every bind source (and make the workspace's overlay) before the staging
     // tmpfs covers its path (a workspace under /tmp must still be reachable).
     const int n = static_cast<int>(rp.mounts.size());
+    // That holds a descriptor per bind at once: a workspace with many repositories
+    // (each with its protected names) needs more than a caller's usual soft limit of
+    // 1024. Raised to the hard limit in the sandbox's own processes only; the command
+    // gets the caller's limit back before execve (launch.cc lists it in its rlimits).
+    struct rlimit nofile {};
+    if (::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        (void)::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &nofile, nullptr);
+    }
     bool need_mask_file = false;
     for (int i = 0; i < n; ++i) {
         ChildMount& m = rp.mounts[static_cast<size_t>(i)];

@@ -160,3 +160,28 @@ TEST_F(Sandbox, HomeIsThePrivateEmptyCallersHomePath) {
     EXPECT_EQ(field(r.out, "write"), "ok");
     EXPECT_FALSE(ajtest::exists(jail.home() + "/f"));
 }
+
+// A workspace holding many repositories (an earlier run may plant them: issue 25)
+// needs a bind for each of their hidden and protected names, and the sandbox holds a
+// descriptor for each while it builds its root: 150 repositories are over a thousand,
+// more than a caller's usual soft limit. The sandbox raises its own limit to the hard
+// one for that, and the command still gets the caller's limit.
+TEST_F(Sandbox, ManyRepositoriesInTheWorkspaceNeedNoMoreThanTheHardDescriptorLimit) {
+    std::string plant = "cd '" + jail.ws() + "' && git init -q . && for i in $(seq 1 150); do "
+                        "mkdir -p r$i/.git/refs r$i/.git/objects && echo 'ref: refs/heads/main' > r$i/.git/HEAD && "
+                        "printf '[core]\\n' > r$i/.git/config; done && echo PLANTED";
+    auto planted = jail.host_sh(plant);
+    ASSERT_TRUE(ajtest::contains(planted.out, "PLANTED")) << describe(planted);
+    const std::string run = "'" + ajtest::agentjail_bin() + "' -C '" + jail.ws() + "' -- sh -c 'ulimit -Sn; ulimit -Hn'";
+    auto r = jail.host_sh("ulimit -Sn 256 && " + run);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    const auto lines = ajtest::lines(r.out);
+    ASSERT_EQ(lines.size(), 2u) << r.out;
+    EXPECT_EQ(lines[0], "256") << "the command did not get the caller's soft limit back";
+    // Positive control: with the hard limit at 256 as well, the root cannot be built,
+    // and the refusal says why and what to do.
+    auto control = jail.host_sh("ulimit -n 256 && " + run);
+    EXPECT_EQ(control.status, 125) << describe(control);
+    EXPECT_TRUE(ajtest::contains(control.err, "EMFILE")) << describe(control);
+    EXPECT_TRUE(ajtest::contains(control.err, "ulimit -Hn")) << describe(control);
+}
