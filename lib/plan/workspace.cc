@@ -94,6 +94,11 @@ Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
     if (it != scans_.end()) return &it->second;
     auto s = sys::scan(root);
     if (!s) return std::move(s).error();
+    // The sandbox sees what lies deeper; the patterns with ** only do not look there
+    // (the check after the run names each such directory for the user).
+    for (const auto& rel : s->too_deep)
+        plan_.notes.push_back("the ** patterns do not look below " + join(root, rel) + " (deeper than " +
+                              std::to_string(sys::ScanOptions{}.max_depth) + " levels)");
     auto [pos, ok] = scans_.emplace(root, std::move(*s));
     (void)ok;
     return &pos->second;
@@ -110,8 +115,8 @@ std::vector<const sys::ScanEntry*> WorkspaceRules::matches(const Scan& s, const 
     const bool last_any = last == "**";
     for (const auto& e : s.entries) {
         const bool is_dir = e.type == EntryType::dir;
-        if (!last_any && !base::match_segment(last, base_name(e.rel))) continue;
-        if (p.match(e.rel, is_dir)) out.push_back(&e);
+        if (!last_any && !base::match_segment(last, e.name)) continue;
+        if (p.match(s.rel(e), is_dir)) out.push_back(&e);
     }
     return out;
 }
@@ -160,7 +165,7 @@ Result<void> WorkspaceRules::globstar_hides() {
         Pattern p(rest);
         auto found = matches(**s, p);
         for (const auto* e : found)
-            if (auto r = add_hidden(join(root, e->rel), rule.pattern, describe(rule.origin)); !r) return r;
+            if (auto r = add_hidden(join(root, (*s)->rel(*e)), rule.pattern, describe(rule.origin)); !r) return r;
         plan_.notes.push_back("hide " + rule.pattern + " matched " + std::to_string(found.size()) +
                               (found.size() == 1 ? " path" : " paths"));
     }
@@ -186,7 +191,7 @@ Result<std::vector<std::string>> WorkspaceRules::other_names(dev_t dev, ino_t in
             sys::ScanEntry copy = e;
             if (!sys::stat_entry(scan, copy)) continue;
             if (copy.dev != dev || copy.ino != ino) continue;
-            std::string path = join(ctx_.workspace, e.rel);
+            std::string path = join(ctx_.workspace, scan.rel(e));
             if (path != self) out.push_back(path);
         }
         return {};

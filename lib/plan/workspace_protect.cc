@@ -242,10 +242,9 @@ Result<void> WorkspaceRules::protect() {
     std::vector<std::string> repo_roots{""};
     if (s != nullptr) {
         for (const auto& e : s->entries) {
-            if (base_name(e.rel) != ".git" || e.rel == ".git") continue;
+            if (e.name != ".git" || e.parent == sys::ScanEntry::kTop) continue;
             if (e.type != EntryType::dir && e.type != EntryType::file) continue;
-            auto slash = e.rel.rfind('/');
-            repo_roots.push_back(e.rel.substr(0, slash));
+            repo_roots.push_back(s->dir_of(e));
         }
     }
     for (const auto& rule : rules_) {
@@ -256,11 +255,11 @@ Result<void> WorkspaceRules::protect() {
         for (const auto* e : matches(*s, rule.pattern)) {
             // A .git directory is where commits go: a pattern naming `.git` protects a
             // .git file (a gitdir redirect) only.
-            if (e->type == EntryType::dir && base_name(e->rel) == ".git") continue;
+            if (e->type == EntryType::dir && e->name == ".git") continue;
             // Another run's placeholder under its staged name, a moment before it is
             // renamed into place (fs/placeholder.hpp): no name anything reads.
-            if (fs::is_staged_name(base_name(e->rel))) continue;
-            const std::string path = join(ws, e->rel);
+            if (fs::is_staged_name(e->name)) continue;
+            const std::string path = join(ws, s->rel(*e));
             if (e->type == EntryType::symlink)
                 return invalid(rule.why, "cannot protect " + path +
                                              ": it is a symlink (a link planted by an earlier run "

@@ -48,7 +48,9 @@ class Walker {
 public:
     Walker(Scan& scan, const ScanOptions& opt) : scan_(scan), opt_(opt) {}
 
-    Result<void> walk(int dirfd, const std::string& rel, bool in_git) {
+    // Walks the directory dirfd, whose entry is entries[self] (kTop: the root), at
+    // `depth` levels below the root.
+    Result<void> walk(int dirfd, std::uint32_t self, bool in_git, std::size_t depth) {
         struct Child {
             std::string name;
             EntryType type;
@@ -60,8 +62,7 @@ public:
             long n = ::syscall(SYS_getdents64, dirfd, buf_, sizeof buf_);
             if (n < 0) {
                 int e = errno;
-                return Error(ErrorKind::setup, e,
-                             "reading " + where(rel) + ": " + util::errno_text(e));
+                return Error(ErrorKind::setup, e, "reading " + where(self) + ": " + util::errno_text(e));
             }
             if (n == 0) break;
             for (long off = 0; off < n;) {
@@ -95,7 +96,8 @@ public:
         const size_t first = scan_.entries.size();
         for (auto& c : children) {
             ScanEntry e;
-            e.rel = rel.empty() ? c.name : rel + "/" + c.name;
+            e.name = c.name;
+            e.parent = self;
             e.type = c.type;
             e.ino = c.ino;
             if (opt_.stat) {
@@ -113,9 +115,13 @@ public:
         for (size_t i = 0; i < children.size(); ++i) {
             const Child& c = children[i];
             if (c.type != EntryType::dir) continue;
-            const std::string& child_rel = scan_.entries[first + i].rel;
+            const auto index = static_cast<std::uint32_t>(first + i);
             const bool child_git = in_git || c.name == ".git";
             if (opt_.skip_git_internals && in_git && has_head && git_bulk(c.name.c_str())) continue;
+            if (depth + 1 > opt_.max_depth) {
+                scan_.too_deep.push_back(scan_.rel(scan_.entries[index]));
+                continue;
+            }
             sys::UniqueFd fd(::openat(dirfd, c.name.c_str(),
                                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
             if (!fd) {
@@ -126,20 +132,19 @@ public:
                 // nothing left to look at there.
                 if (e == ENOENT) continue;
                 if (e == EACCES || e == ENOTDIR || e == ELOOP || e == EPERM) {
-                    scan_.skipped.push_back(child_rel);
+                    scan_.skipped.push_back(scan_.rel(scan_.entries[index]));
                     continue;
                 }
-                return Error(ErrorKind::setup, e, "opening " + where(child_rel) + ": " + util::errno_text(e));
+                return Error(ErrorKind::setup, e, "opening " + where(index) + ": " + util::errno_text(e));
             }
-            std::string copy = child_rel;  // entries may reallocate during the walk
-            if (auto r = walk(fd.get(), copy, child_git); !r) return r;
+            if (auto r = walk(fd.get(), index, child_git, depth + 1); !r) return r;
         }
         return {};
     }
 
 private:
-    std::string where(const std::string& rel) const {
-        return rel.empty() ? scan_.root : scan_.root + "/" + rel;
+    std::string where(std::uint32_t index) const {
+        return index == ScanEntry::kTop ? scan_.root : scan_.root + "/" + scan_.rel(scan_.entries[index]);
     }
 
     Scan& scan_;
@@ -165,8 +170,28 @@ Result<Scan> scan(const std::string& root, const ScanOptions& options) {
     s.root_dev = st.st_dev;
     s.root_ino = st.st_ino;
     auto walker = std::make_unique<Walker>(s, options);
-    if (auto r = walker->walk(fd.get(), "", false); !r) return std::move(r).error();
+    if (auto r = walker->walk(fd.get(), ScanEntry::kTop, false, 0); !r) return std::move(r).error();
     return s;
+}
+
+std::string Scan::rel(const ScanEntry& e) const {
+    std::vector<const std::string*> names{&e.name};
+    std::size_t size = e.name.size();
+    for (std::uint32_t p = e.parent; p != ScanEntry::kTop; p = entries[p].parent) {
+        names.push_back(&entries[p].name);
+        size += entries[p].name.size() + 1;
+    }
+    std::string out;
+    out.reserve(size);
+    for (auto it = names.rbegin(); it != names.rend(); ++it) {
+        if (!out.empty()) out += '/';
+        out += **it;
+    }
+    return out;
+}
+
+std::string Scan::dir_of(const ScanEntry& e) const {
+    return e.parent == ScanEntry::kTop ? std::string() : rel(entries[e.parent]);
 }
 
 Result<void> stat_entry(const Scan& scan, ScanEntry& entry) {
@@ -175,16 +200,17 @@ Result<void> stat_entry(const Scan& scan, ScanEntry& entry) {
         int e = errno;
         return Error(ErrorKind::setup, e, "cannot open " + scan.root + ": " + util::errno_text(e));
     }
-    sys::UniqueFd fd(sys::openat2(root.get(), entry.rel.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC,
+    const std::string rel = scan.rel(entry);
+    sys::UniqueFd fd(sys::openat2(root.get(), rel.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC,
                                   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
     if (!fd) {
         int e = -fd.release();
-        return Error(ErrorKind::setup, e, "cannot open " + scan.root + "/" + entry.rel + ": " + util::errno_text(e));
+        return Error(ErrorKind::setup, e, "cannot open " + scan.root + "/" + rel + ": " + util::errno_text(e));
     }
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) {
         int e = errno;
-        return Error(ErrorKind::setup, e, "cannot stat " + scan.root + "/" + entry.rel + ": " + util::errno_text(e));
+        return Error(ErrorKind::setup, e, "cannot stat " + scan.root + "/" + rel + ": " + util::errno_text(e));
     }
     entry.type = type_of(st.st_mode);
     entry.mode = st.st_mode;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,13 @@ namespace agentjail::sys {
 
 enum class EntryType : std::uint8_t { file, dir, symlink, other };
 
+// An entry holds its own name and its directory's index, not its whole path: a tree
+// of deep paths costs the bytes of its names, not of every path spelled out (a
+// workspace a run filled with deep hard links made the paths alone a gigabyte).
 struct ScanEntry {
-    std::string rel;  // relative to the scanned root: "packages/api/.env"
+    static constexpr std::uint32_t kTop = UINT32_MAX;  // parent of the root's entries
+    std::string name;                                  // ".env"
+    std::uint32_t parent = kTop;                       // its directory's index in Scan::entries
     EntryType type = EntryType::other;
     ino_t ino = 0;  // from the directory entry; see Scan::with_stat
     // Filled by a stat of the entry when the scan was asked for it (ScanOptions::stat)
@@ -37,6 +43,10 @@ struct ScanOptions {
     // A bound on the walk; more entries is an error (fail closed: a partial walk would
     // miss hidden files).
     std::size_t max_entries = 2'000'000;
+    // Directories deeper than this are listed in Scan::too_deep, not descended into:
+    // the walk holds a descriptor per level, which must stay well inside a process's
+    // usual limit of 1024.
+    std::size_t max_depth = 256;
 };
 
 struct Scan {
@@ -45,6 +55,13 @@ struct Scan {
     ino_t root_ino = 0;
     std::vector<ScanEntry> entries;  // depth first, parents before children
     std::vector<std::string> skipped;  // directories not descended into (rel), for explain
+    std::vector<std::string> too_deep;  // directories below ScanOptions::max_depth (rel)
+
+    // The entry's path relative to the root, "packages/api/.env" (built from its
+    // directories: O(depth)).
+    std::string rel(const ScanEntry& e) const;
+    // Its directory's, "packages/api" ("" at the root).
+    std::string dir_of(const ScanEntry& e) const;
 };
 
 // Walks root (a directory, not a symlink). Every directory is opened relative to

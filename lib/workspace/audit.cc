@@ -96,22 +96,32 @@ public:
         }
         for (const auto& rel : sc->skipped)
             add(rel, "could not be read by the post-run check", "none: check it by hand");
+        for (const auto& rel : sc->too_deep)
+            add(rel, "lies deeper than the post-run check looks (" + std::to_string(so.max_depth) + " levels)",
+                "none: check it by hand");
         // A git directory: one holding a HEAD file and a config file or an objects
         // directory (.git, .git/modules/*, .git/worktrees/*, a bare repository).
-        std::set<std::string> heads, configs, objects;
+        // Directories by their entry's index (kTop: the workspace itself), so that no
+        // path is spelled out but those of what is checked.
+        constexpr std::uint32_t top = sys::ScanEntry::kTop;
+        std::set<std::uint32_t> heads, configs, objects;
         for (const auto& e : sc->entries) {
-            const auto [dir, name] = split(e.rel);
-            if (e.type == sys::EntryType::file && name == "HEAD") heads.insert(dir);
-            if (e.type == sys::EntryType::file && name == "config") configs.insert(dir);
-            if (e.type == sys::EntryType::dir && name == "objects") objects.insert(dir);
+            if (e.type == sys::EntryType::file && e.name == "HEAD") heads.insert(e.parent);
+            if (e.type == sys::EntryType::file && e.name == "config") configs.insert(e.parent);
+            if (e.type == sys::EntryType::dir && e.name == "objects") objects.insert(e.parent);
         }
-        if (heads.count("") && (configs.count("") || objects.count(""))) with_dir("", [&](int fd) { check_git_dir(fd, ""); });
-        for (const auto& e : sc->entries) {
-            const auto [dir, name] = split(e.rel);
-            if (e.type == sys::EntryType::dir && heads.count(e.rel) && (configs.count(e.rel) || objects.count(e.rel)))
-                with_dir(e.rel, [&](int fd) { check_git_dir(fd, e.rel); });
-            if (e.type == sys::EntryType::file && is_setting(dir, name))
-                with_dir(dir, [&, d = dir, n = name](int fd) { check_setting(fd, d, n); });
+        if (heads.count(top) && (configs.count(top) || objects.count(top))) with_dir("", [&](int fd) { check_git_dir(fd, ""); });
+        for (std::uint32_t i = 0; i < sc->entries.size(); ++i) {
+            const auto& e = sc->entries[i];
+            if (e.type == sys::EntryType::dir && heads.count(i) && (configs.count(i) || objects.count(i))) {
+                const std::string rel = sc->rel(e);
+                with_dir(rel, [&](int fd) { check_git_dir(fd, rel); });
+            }
+            const std::string& parent_name = e.parent == top ? std::string() : sc->entries[e.parent].name;
+            if (e.type == sys::EntryType::file && is_setting(parent_name, e.name)) {
+                const std::string dir = sc->dir_of(e);
+                with_dir(dir, [&, d = dir, n = e.name](int fd) { check_setting(fd, d, n); });
+            }
         }
         ::close(root_);
         return std::move(out_);
@@ -257,16 +267,16 @@ private:
 
     // Settings that run code when the user opens this folder with the tool, made
     // below the workspace's top level (the top level's are protected by the plan).
-    static bool is_setting(const std::string& dir, const std::string& name) {
+    // `dir_name`: the name of the file's directory ("" at the workspace's top).
+    static bool is_setting(const std::string& dir_name, const std::string& name) {
         static const std::pair<const char*, const char*> in_dir[] = {
             {".claude", "settings.json"}, {".claude", "settings.local.json"},
             {".vscode", "tasks.json"},    {".vscode", "settings.json"},
             {".gemini", "settings.json"}, {".codex", "config.toml"},
         };
         static const char* const here[] = {".mcp.json", ".envrc", ".mise.toml", "mise.toml"};
-        const std::string base = split(dir).second;
         for (const auto& [d, n] : in_dir)
-            if (base == d && name == n) return true;
+            if (dir_name == d && name == n) return true;
         for (const char* n : here)
             if (name == n) return true;
         return false;

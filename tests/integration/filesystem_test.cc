@@ -3,11 +3,14 @@
 // and the --ro/--rw/--tmpfs/--cwd flags, checked from inside and on the host.
 #include "common.hpp"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 using ajit::describe;
 using ajit::field;
@@ -184,4 +187,67 @@ TEST_F(Sandbox, ManyRepositoriesInTheWorkspaceNeedNoMoreThanTheHardDescriptorLim
     EXPECT_EQ(control.status, 125) << describe(control);
     EXPECT_TRUE(ajtest::contains(control.err, "EMFILE")) << describe(control);
     EXPECT_TRUE(ajtest::contains(control.err, "ulimit -Hn")) << describe(control);
+}
+
+namespace {
+
+// A chain of `depth` directories of 15-character names below dir; returns the
+// deepest one's descriptor (the caller closes it). Made with *at calls: the path
+// grows past PATH_MAX.
+int deep_chain(const std::string& dir, int depth) {
+    int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    for (int i = 0; i < depth && fd >= 0; ++i) {
+        const std::string name = "deep-" + std::to_string(1000000000 + i);
+        if (::mkdirat(fd, name.c_str(), 0755) != 0 && errno != EEXIST) {
+            ::close(fd);
+            return -1;
+        }
+        int next = ::openat(fd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        ::close(fd);
+        fd = next;
+    }
+    return fd;
+}
+
+}  // namespace
+
+// Work outside the limits (issue 25): a run fills its workspace with hard links deep
+// down a long path, which the next run's walk at start and the check after it read.
+// agentjail holds each entry's name, not its path spelled out: its own memory stays
+// small (was about 3 KiB per link here, a gigabyte for 2.3 MB of links).
+TEST_F(Sandbox, DeepHardLinksInTheWorkspaceCostAgentjailOnlyTheirNames) {
+    int deep = deep_chain(jail.ws(), 200);
+    ASSERT_GE(deep, 0) << std::strerror(errno);
+    int f = ::openat(deep, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(f, 0);
+    ::close(f);
+    for (int i = 0; i < 20000; ++i)
+        ASSERT_EQ(::linkat(deep, "f", deep, ("l" + std::to_string(i)).c_str(), 0), 0) << std::strerror(errno);
+    ::close(deep);
+    auto r = jail.run({"-C", jail.ws(), "--", "/bin/true"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    struct rusage ru {};
+    ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &ru), 0);
+    // ru_maxrss is in KiB: the paths spelled out would be 20,000 x 3 KiB, twice.
+    EXPECT_LT(ru.ru_maxrss, 40 * 1024) << "agentjail's largest resident set, KiB";
+}
+
+// Deeper than the walk goes (it holds a descriptor per level): the run works, the plan
+// says where its ** patterns stop, and the check after the run names the directory.
+TEST_F(Sandbox, ATreeDeeperThanTheWalkIsNamedNotFatal) {
+    int deep = deep_chain(jail.ws(), 1100);
+    ASSERT_GE(deep, 0) << std::strerror(errno);
+    ::close(deep);
+    auto r = jail.run({"-v", "-C", jail.ws(), "--", "/bin/true"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "the ** patterns do not look below")) << r.err;
+    EXPECT_TRUE(ajtest::contains(r.err, "deeper than the post-run check looks")) << r.err;
+    // Positive control: at the depth the walk goes, neither is said.
+    ASSERT_EQ(jail.host_sh("rm -rf '" + jail.ws() + "/deep-1000000000'").status, 0);
+    deep = deep_chain(jail.ws(), 100);
+    ASSERT_GE(deep, 0);
+    ::close(deep);
+    auto shallow = jail.run({"-v", "-C", jail.ws(), "--", "/bin/true"});
+    ASSERT_EQ(shallow.status, 0) << describe(shallow);
+    EXPECT_FALSE(ajtest::contains(shallow.err, "do not look below")) << shallow.err;
 }
