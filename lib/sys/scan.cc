@@ -60,6 +60,9 @@ public:
         bool has_head = false;
         for (;;) {
             long n = ::syscall(SYS_getdents64, dirfd, buf_, sizeof buf_);
+            // Removed since it was opened (another run's staged placeholder directory,
+            // renamed into place or taken away): nothing is left to list.
+            if (n < 0 && errno == ENOENT) break;
             if (n < 0) {
                 int e = errno;
                 return Error(ErrorKind::setup, e, "reading " + where(self) + ": " + util::errno_text(e));
