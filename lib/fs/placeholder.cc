@@ -211,15 +211,30 @@ Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& pla
             want = ::lstat(g.host.c_str(), &st) != 0 && errno == ENOENT;
         }
         if (!want) continue;
-        WantedPlaceholder w;
-        w.root = guard_root(plan, g.host);
-        if (w.root.empty())
-            return placeholder_error(EINVAL, g.host, "it lies in no directory the sandbox binds");
-        w.host = g.host;
-        w.is_dir = g.is_dir;
-        w.staged = g.host.substr(0, g.host.rfind('/')) + "/.agentjail-" + tag + "-" +
-                   std::to_string(out.size());
-        out.push_back(std::move(w));
+        const std::string root = guard_root(plan, g.host);
+        if (root.empty()) return placeholder_error(EINVAL, g.host, "it lies in no directory the sandbox binds");
+        auto want_at = [&](const std::string& host, bool is_dir) {
+            if (std::any_of(out.begin(), out.end(), [&](const WantedPlaceholder& o) { return o.host == host; }))
+                return;
+            WantedPlaceholder w;
+            w.root = root;
+            w.host = host;
+            w.is_dir = is_dir;
+            w.staged = host.substr(0, host.rfind('/')) + "/.agentjail-" + tag + "-" + std::to_string(out.size());
+            out.push_back(std::move(w));
+        };
+        // Its directory was there when the plan looked and is gone now (another run's
+        // placeholder directory, removed at that run's end): made again as a
+        // placeholder directory of this run, shallowest first, so the name has one.
+        std::vector<std::string> missing;
+        for (std::string dir = g.host.substr(0, g.host.rfind('/'));
+             dir.size() > root.size() && util::path_within(dir, root); dir = dir.substr(0, dir.rfind('/'))) {
+            struct stat st {};
+            if (::lstat(dir.c_str(), &st) == 0 || errno != ENOENT) break;
+            missing.push_back(dir);
+        }
+        for (auto it = missing.rbegin(); it != missing.rend(); ++it) want_at(*it, true);
+        want_at(g.host, g.is_dir);
     }
     return out;
 }
@@ -254,15 +269,57 @@ std::vector<std::string> guard_roots(const plan::Plan& plan) {
     return out;
 }
 
+Result<void> Placeholders::make(const WantedPlaceholder& w) {
+    auto p = make_at(w.root, w.host, w.staged, w.is_dir);
+    if (!p) return std::move(p).error();  // the destructor removes those made so far
+    p->staged = w.staged;
+    adopt(std::move(*p), w.root);
+    return {};
+}
+
 Result<Placeholders> Placeholders::stage(const std::vector<WantedPlaceholder>& wanted) {
     Placeholders out;
     for (const auto& w : wanted) {
-        auto p = make_at(w.root, w.host, w.staged, w.is_dir);
-        if (!p) return std::move(p).error();  // `out` removes those made so far
-        p->staged = w.staged;
-        out.adopt(std::move(*p), w.root);
+        const std::string dir = w.host.substr(0, w.host.rfind('/'));
+        struct stat st {};
+        const bool dir_waits = ::lstat(dir.c_str(), &st) != 0 && errno == ENOENT &&
+                               std::any_of(wanted.begin(), wanted.end(), [&](const WantedPlaceholder& o) {
+                                   return o.is_dir && o.host == dir;
+                               });
+        if (dir_waits) {
+            out.waiting_.push_back(w);
+            continue;
+        }
+        if (auto r = out.make(w); !r) return std::move(r).error();
     }
     return out;
+}
+
+Result<std::size_t> Placeholders::stage_next() {
+    std::vector<WantedPlaceholder> still;
+    std::size_t made = 0;
+    for (const auto& w : waiting_) {
+        const std::string dir = w.host.substr(0, w.host.rfind('/'));
+        const bool placed = std::any_of(items_.begin(), items_.end(), [&](const Placeholder& p) {
+            return p.is_dir && p.host == dir && p.staged.empty();
+        });
+        if (!placed) {
+            still.push_back(w);
+            continue;
+        }
+        if (auto r = make(w); !r) return std::move(r).error();
+        ++made;
+    }
+    // A directory that never came (another run's in its place, ours removed): what
+    // waited for it is made in that one, whose name now exists.
+    if (made == 0 && !still.empty()) {
+        for (const auto& w : still)
+            if (auto r = make(w); !r) return std::move(r).error();
+        made = still.size();
+        still.clear();
+    }
+    waiting_ = std::move(still);
+    return made;
 }
 
 Result<bool> Placeholders::commit() {
@@ -321,8 +378,10 @@ Placeholders& Placeholders::operator=(Placeholders&& o) noexcept {
         finish(a, b, c);
         items_ = std::move(o.items_);
         roots_ = std::move(o.roots_);
+        waiting_ = std::move(o.waiting_);
         o.items_.clear();
         o.roots_.clear();
+        o.waiting_.clear();
     }
     return *this;
 }

@@ -72,8 +72,14 @@ std::string guard_root(const plan::Plan& plan, const std::string& host);
 class Placeholders {
 public:
     // Makes each under its staged name. Fails closed: a placeholder that cannot be
-    // made is a launch error (those made before it are removed again).
+    // made is a launch error (those made before it are removed again). One whose
+    // directory is itself a placeholder of this run that does not exist yet (another
+    // run's, which this run's plan saw, was removed since) waits for it: stage_next()
+    // makes it once commit() has put its directory in place.
     static Result<Placeholders> stage(const std::vector<WantedPlaceholder>& wanted);
+    // Makes, under their staged names, those that waited for a directory commit()
+    // has put in place; the number made (0: none waits any more).
+    Result<std::size_t> stage_next();
     // Renames each staged one to its name, never over anything there (as O_EXCL). true
     // when an identity changed (a file system without RENAME_NOREPLACE, where a
     // directory is made anew at its name): the journal must be written again.
@@ -104,8 +110,10 @@ public:
                 std::vector<std::string>& kept);
 
 private:
+    Result<void> make(const WantedPlaceholder& w);
     std::vector<Placeholder> items_;
     std::vector<std::string> roots_;
+    std::vector<WantedPlaceholder> waiting_;  // for a directory of this run's, still staged
 };
 
 }  // namespace agentjail::fs

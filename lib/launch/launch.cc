@@ -280,9 +280,17 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     if (fault::hit("launch.placeholder-made"))
         return Error(ErrorKind::setup, EIO, "an injected fault after the placeholders were made");
     journal.record(*placeholders);
-    auto committed = placeholders->commit();
-    if (!committed) return std::move(committed).error();
-    if (*committed) journal.record(*placeholders);
+    // In rounds: a placeholder inside a placeholder directory of this run is made once
+    // that directory is in place (it was another run's when this run's plan saw it).
+    for (;;) {
+        auto committed = placeholders->commit();
+        if (!committed) return std::move(committed).error();
+        if (*committed) journal.record(*placeholders);
+        auto more = placeholders->stage_next();
+        if (!more) return std::move(more).error();
+        if (*more == 0) break;
+        journal.record(*placeholders);
+    }
     auto guards = GuardWatch::create(plan);
     if (!guards) return std::move(guards).error();
 

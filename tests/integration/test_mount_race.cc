@@ -32,9 +32,10 @@ protected:
     // `meanwhile` runs on the host while it waits. Returns the run's result, or the
     // spawn's error message (prefixed "spawn: ").
     static std::string run_held(Policy& p, const std::vector<std::string>& argv,
-                                const std::function<void()>& meanwhile, agentjail::RunResult* out) {
+                                const std::function<void()>& meanwhile, agentjail::RunResult* out,
+                                const char* point = "child.before-root") {
         Pipe report, release;
-        fault::arm("child.before-root", fault::Action::hold, report.w, release.r);
+        fault::arm(point, fault::Action::hold, report.w, release.r);
         std::optional<agentjail::Result<Sandbox>> spawned;
         std::thread t([&] { spawned.emplace(Sandbox::spawn(p, argv)); });
         const std::string line = report.line(10000);
@@ -43,7 +44,7 @@ protected:
         EXPECT_EQ(::write(release.w, "g", 1), 1);
         t.join();
         fault::disarm();
-        if (!ajtest::contains(line, "child.before-root")) return "no report from the held child: " + line;
+        if (!ajtest::contains(line, point)) return "no report from the held point: " + line;
         if (!*spawned) return "spawn: " + spawned->error().message();
         auto r = (*spawned)->wait();
         if (!r) return "wait: " + r.error().message();
@@ -152,6 +153,33 @@ TEST_F(MountRace, ADirectoryAboveAHiddenNameGoneBeforeTheRootIsSkipped) {
     EXPECT_TRUE(r.exited && r.exit_code == 0) << r.exit_code << " " << r.term_signal;
     EXPECT_EQ(ajtest::trim(ajtest::read_file(ws.path() + "/seen")), "absent");
     EXPECT_FALSE(ajtest::exists(ws.path() + "/sub")) << "the launcher made the directory anew on the host";
+}
+
+// Another run's placeholder directory (.claude/, made for its protected
+// .claude/settings.json) is what this run's plan saw; that run ends and takes it
+// before this one sets up (issue 25: 3 of 60 runs at once failed "opening its parent
+// directory: ENOENT"). This run makes the directory again as a placeholder of its
+// own, then the name in it: the sandbox still cannot create the protected name, and
+// nothing is left after the run.
+TEST_F(MountRace, AnotherRunsPlaceholderDirectoryGoneBeforeTheSetupIsMadeAgain) {
+    ajtest::TempDir ws;
+    auto p = Policy::load("default");
+    ASSERT_TRUE(p) << p.error().message();
+    ASSERT_TRUE(p->set_workspace(ws.path()));
+    ws.mkdir(".claude");  // what another run's placeholder directory looks like
+    const std::vector<std::string> probe = {
+        "/bin/sh", "-c", "if (: > .claude/settings.json) 2>/dev/null; then echo WROTE > seen; else echo REFUSED > seen; fi"};
+    agentjail::RunResult r;
+    ASSERT_EQ(run_held(*p, probe, [&] { ASSERT_EQ(::rmdir((ws.path() + "/.claude").c_str()), 0); }, &r,
+                       "launch.before-shared"),
+              "");
+    EXPECT_TRUE(r.exited && r.exit_code == 0);
+    EXPECT_EQ(ajtest::read_file(ws.path() + "/seen"), "REFUSED\n");
+    EXPECT_FALSE(ajtest::exists(ws.path() + "/.claude")) << "the placeholders were left";
+    // Positive control: the probe writes the name where nothing protects it.
+    auto host = ajtest::run({"/bin/sh", "-c", "mkdir .claude && : > .claude/settings.json && echo WROTE"}, {}, nullptr,
+                            ws.path());
+    EXPECT_EQ(ajtest::trim(host.out), "WROTE");
 }
 
 }  // namespace
