@@ -5,6 +5,7 @@
 // following a link, and a link or a wrong kind of file found there is replaced.
 #include "run/host_actions.hpp"
 
+#include "base/pattern.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
 #include "sys/state_dir.hpp"
@@ -34,16 +35,10 @@ Error setup_error(int err, const std::string& what) {
 std::optional<std::vector<std::string>> names_below(const std::string& path, const std::string& base) {
     if (!util::path_within(path, base) || path == base) return std::nullopt;
     std::vector<std::string> out;
-    std::string rel = path.substr(base.size());
-    size_t at = 0;
-    while (at < rel.size()) {
-        size_t slash = rel.find('/', at);
-        if (slash == std::string::npos) slash = rel.size();
-        if (slash > at) out.push_back(rel.substr(at, slash - at));
-        at = slash + 1;
-    }
-    for (const auto& n : out)
+    for (std::string_view n : base::split_path(std::string_view(path).substr(base.size()))) {
         if (n == "." || n == "..") return std::nullopt;
+        out.emplace_back(n);
+    }
     return out;
 }
 
