@@ -156,6 +156,10 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused) {
                 if (c->stopped && c->by_user) suspend(*sb, false);
             }
         }
+        // The init closed its end as it exits (its namespaces' teardown can take
+        // milliseconds before the pidfd says so): polled on, the hang-up would wake
+        // this loop again at once, a thousand times a run.
+        if ((fds[2].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0 && (fds[2].revents & POLLIN) == 0) fds[2].fd = -1;
         if (fds[1].revents & POLLIN) {
             signalfd_siginfo si;
             ssize_t r = read(sfd, &si, sizeof si);

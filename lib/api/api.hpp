@@ -122,7 +122,9 @@ public:
     Result<RunResult> wait();
 
     // Job control, for a caller that runs the sandbox from a terminal (the CLI):
-    // job_fd() is readable when next_job_change() has news (-1: none to poll).
+    // job_fd() is readable when next_job_change() has news (-1: none to poll). It
+    // hangs up (POLLHUP) when the sandbox's init exits, a moment before pidfd() says
+    // so: stop polling it then.
     int job_fd() const noexcept;
     std::optional<JobChange> next_job_change();
     // Whether the command runs on a pty of the sandbox's own.
