@@ -165,7 +165,7 @@ AJ_API void aj_policy_free(aj_policy *policy);
  * AJ_RUN_OPTIONS_INIT macro). New fields are only ever added at the end, with a new
  * AJ_RUN_OPTIONS_VERSION; a library older than the caller's header refuses a version
  * it does not know, so a field is never silently ignored. */
-#define AJ_RUN_OPTIONS_VERSION 3
+#define AJ_RUN_OPTIONS_VERSION 4
 /* aj_run_options.terminal */
 #define AJ_TERMINAL_AUTO 0  /* a pty of the sandbox's own when one of the fds is a terminal */
 #define AJ_TERMINAL_PIPES 1 /* pipes only: the command sees no terminal */
@@ -228,10 +228,15 @@ typedef struct aj_run_options {
      * call only. NULL: nothing is reported. */
     void (*log)(void *payload, int level, const char *message);
     void *log_payload;
+    /* Since version 4 (library 0.4). Nonzero: filter what the command writes to stdout and stderr
+     * when they are pipes too, as the terminal is (OSC 52, file:// links, reports: see
+     * docs/terminal.md), for a caller whose pipe ends on a terminal. 0 (default): a
+     * pipe carries data, unchanged. Cannot be combined with tty_raw. */
+    int filter_pipes;
 } aj_run_options;
 #define AJ_RUN_OPTIONS_INIT \
     { AJ_RUN_OPTIONS_VERSION, -1, -1, -1, AJ_TERMINAL_AUTO, 0, -1, -1, NULL, NULL, NULL, NULL, 0, \
-      AJ_CGROUP_CALLER, NULL, NULL, NULL, NULL }
+      AJ_CGROUP_CALLER, NULL, NULL, NULL, NULL, 0 }
 /* Fills opts with the defaults of `version` (pass AJ_RUN_OPTIONS_VERSION): the same
  * as AJ_RUN_OPTIONS_INIT, for callers that cannot use a macro (ctypes, cffi, other
  * languages). AJ_EINVAL for NULL or a version this library does not know. */

@@ -37,7 +37,8 @@ size_t run_options_size(unsigned version) {
     switch (version) {
     case 1: return offsetof(aj_run_options, terminal);
     case 2: return offsetof(aj_run_options, uid);
-    case 3: return sizeof(aj_run_options);
+    case 3: return offsetof(aj_run_options, filter_pipes);
+    case 4: return sizeof(aj_run_options);
     default: return 0;
     }
 }
@@ -123,6 +124,10 @@ int spawn_options(agentjail::SpawnOptions& so, const aj_run_options& o, aj_error
             log(payload, AJ_LOG_PLAN, plan.c_str());
         };
     }
+    if (o.version < 4) return AJ_OK;
+    if (o.filter_pipes != 0 && so.tty_raw)
+        return fail(err, AJ_EINVAL, "aj_spawn: aj_run_options.filter_pipes and tty_raw contradict each other", EINVAL);
+    so.filter_pipes = o.filter_pipes != 0;
     return AJ_OK;
 }
 

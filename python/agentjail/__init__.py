@@ -23,7 +23,7 @@ import os
 __all__ = ["Error", "Policy", "Sandbox", "Result", "spawn", "version", "version_info"]
 
 # aj_run_options.version this module fills in (see agentjail.h).
-_RUN_OPTIONS_VERSION = 3
+_RUN_OPTIONS_VERSION = 4
 
 _CGROUP = {"caller": 0, "under": 1, "auto": 2}
 _TERMINAL = {"auto": 0, "pipes": 1}
@@ -84,6 +84,7 @@ class _RunOptions(ctypes.Structure):
         ("result_path", ctypes.c_char_p),
         ("log", ctypes.c_void_p),
         ("log_payload", ctypes.c_void_p),
+        ("filter_pipes", ctypes.c_int),
     ]
 
 
@@ -321,7 +322,7 @@ def _fd(f):
 
 def spawn(policy, argv, *, stdin=None, stdout=None, stderr=None, terminal="pipes", uid=None, gid=None,
           env=None, home=None, cwd=None, pass_fds=(), cgroup="caller", cgroup_parent=None, result_path=None,
-          log=None):
+          log=None, filter_pipes=False):
     """Starts argv in a sandbox built from policy and returns the Sandbox.
 
     stdin/stdout/stderr: a descriptor or a file object (None: this process's own);
@@ -331,7 +332,9 @@ def spawn(policy, argv, *, stdin=None, stdout=None, stderr=None, terminal="pipes
     home, cwd: the home and the caller's directory; pass_fds: descriptors the command
     gets at the same numbers; cgroup: "caller" (default), "under" (cgroup_parent) or
     "auto"; result_path: where the result record is written; log: a callable(level,
-    message) told the warnings, notes and plan during spawn.
+    message) told the warnings, notes and plan during spawn; filter_pipes: filter the
+    command's output pipes as a terminal's (escape sequences that act on the user's
+    machine dropped), for output shown on a terminal.
     """
     if terminal not in _TERMINAL:
         raise ValueError("terminal must be one of %s" % ", ".join(_TERMINAL))
@@ -344,6 +347,7 @@ def spawn(policy, argv, *, stdin=None, stdout=None, stderr=None, terminal="pipes
         raise Error("the library does not know aj_run_options version %d" % _RUN_OPTIONS_VERSION, -1, 0, "none", "")
     o.stdin_fd, o.stdout_fd, o.stderr_fd = _fd(stdin), _fd(stdout), _fd(stderr)
     o.terminal = _TERMINAL[terminal]
+    o.filter_pipes = 1 if filter_pipes else 0
     o.uid = -1 if uid is None else uid
     o.gid = -1 if gid is None else gid
     keep = []

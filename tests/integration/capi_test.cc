@@ -220,6 +220,25 @@ TEST_F(CApiRun, PassedDescriptorsReachTheCommandOthersDoNot) {
     EXPECT_NE(err.message().find("below 3"), std::string::npos) << err.message();
 }
 
+// Version 4's filter_pipes (issue 26): the command's output pipe filtered as a
+// terminal is, for an embedder whose pipe ends on one; a version 3 caller's struct
+// (without the field) still runs, unfiltered.
+TEST_F(CApiRun, FilterPipesDropsWhatActsOnTheUsersTerminal) {
+    const char* script = "printf 'A\\033]52;c;SGVsbG8=\\007B\\033[31mred\\033[0m\\n'";
+    // Control: by default a pipe carries the bytes as they are.
+    EXPECT_EQ(run_out(pol.p, {"/bin/sh", "-c", script}, o), "A\x1b]52;c;SGVsbG8=\x07" "B\x1b[31mred\x1b[0m\n");
+    o.filter_pipes = 1;
+    EXPECT_EQ(run_out(pol.p, {"/bin/sh", "-c", script}, o), "AB\x1b[31mred\x1b[0m\n");
+    o.tty_raw = 1;
+    EXPECT_EQ(spawn(sb, pol.p, {"/bin/true"}, &o, err), AJ_EINVAL);
+    EXPECT_NE(err.message().find("filter_pipes and tty_raw"), std::string::npos) << err.message();
+    // A caller built against version 3: its struct ends before filter_pipes.
+    aj_run_options v3 = own_identity();
+    v3.version = 3;
+    v3.filter_pipes = 1;  // past the caller's bytes: never read
+    EXPECT_EQ(run_out(pol.p, {"/bin/sh", "-c", script}, v3), "A\x1b]52;c;SGVsbG8=\x07" "B\x1b[31mred\x1b[0m\n");
+}
+
 TEST_F(CApiRun, TheCallersEnvironmentIsTheOneGiven) {
     ASSERT_EQ(aj_policy_pass_env(pol.p, "AJ_JOB_VAR", err.out()), AJ_OK);
     ASSERT_EQ(aj_policy_pass_env(pol.p, "AJ_PROCESS_VAR", err.out()), AJ_OK);

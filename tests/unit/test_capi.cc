@@ -42,6 +42,8 @@ TEST(CApi, RunOptionsInitMatchesTheMacro) {
     EXPECT_EQ(fn.stderr_fd, macro.stderr_fd);
     EXPECT_EQ(fn.terminal, macro.terminal);
     EXPECT_EQ(fn.tty_raw, macro.tty_raw);
+    EXPECT_EQ(fn.filter_pipes, 0);
+    EXPECT_EQ(fn.filter_pipes, macro.filter_pipes);
     EXPECT_EQ(aj_run_options_init(nullptr, AJ_RUN_OPTIONS_VERSION), AJ_EINVAL);
     EXPECT_EQ(aj_run_options_init(&fn, 0), AJ_EINVAL);
     EXPECT_EQ(aj_run_options_init(&fn, AJ_RUN_OPTIONS_VERSION + 1), AJ_EINVAL);
@@ -57,6 +59,11 @@ TEST(CApi, RunOptionsInitWritesOnlyTheGivenVersionsFields) {
     EXPECT_EQ(o.stderr_fd, -1);
     const unsigned char* tail = reinterpret_cast<const unsigned char*>(&o.terminal);
     EXPECT_EQ(tail[0], 0x5a);
+    // Version 3 ends before filter_pipes (version 4).
+    std::memset(&o, 0x5a, sizeof o);
+    ASSERT_EQ(aj_run_options_init(&o, 3), AJ_OK);
+    EXPECT_EQ(o.log_payload, nullptr);
+    EXPECT_EQ(reinterpret_cast<const unsigned char*>(&o.filter_pipes)[0], 0x5a);
 }
 
 TEST(CApi, ErrorsCarryErrnoAndStage) {
