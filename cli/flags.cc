@@ -114,6 +114,16 @@ Result<void> path(Policy& p, const std::string& v, const Context& ctx, const Ori
     Set(p, resolve_path(v, ctx), o);
     return {};
 }
+// The workspace: a relative -C DIR from the directory as the shell names it. In a
+// directory reached through a link (`cd build`, build -> ~ planted by an earlier run
+// in the project), `-C .` then names the link, which the plan refuses as a spelling
+// of the home, instead of naming the home as itself (issue 26, advisory 5).
+Result<void> workspace_path(Policy& p, const std::string& v, const Context& ctx, const Origin& o) {
+    Context logical = ctx;
+    if (!ctx.pwd.empty()) logical.cwd = ctx.pwd;
+    policy::set_workspace(p, resolve_path(v, logical), o);
+    return {};
+}
 
 constexpr auto O = FlagGroup::options;
 constexpr auto T = FlagGroup::terminal;
@@ -134,7 +144,7 @@ std::vector<Flag> make_table() {
         {"workspace", 'C', "DIR", false, both, O,
          "the workspace (default: the current directory), bound read-write at the same path; "
          "naming it here also allows / or the home directory (hidden paths stay hidden)",
-         nullptr, path<policy::set_workspace>},
+         nullptr, workspace_path},
         {"workspace-mode", 0, "MODE", false, both, O,
          "direct (default): the agent writes the workspace itself, what runs on the host "
          "later (.git/hooks, .git/config, editor and agent settings) read-only; clone: it "

@@ -40,6 +40,7 @@ Result<Context> current_context() {
     auto cwd = sys::caller_cwd();
     if (!cwd) return std::move(cwd).error();
     c.cwd = *cwd;
+    c.pwd = sys::caller_pwd(c.cwd);
     c.home = sys::caller_home();
     if (c.home.empty()) c.home = "/";
     return c;

@@ -20,6 +20,7 @@ inline constexpr int exit_agentjail_error = 125;
 struct Context {
     std::string cwd;   // the caller's working directory
     std::string home;  // $HOME (or the passwd entry)
+    std::string pwd;   // cwd as the caller's shell names it (sys::caller_pwd); "": cwd
 };
 Result<Context> current_context();
 

@@ -200,11 +200,12 @@ void Session::decide(const std::string& raw_host, std::uint16_t port) {
     host_ = normalize_host(raw_host);
     if (host_.empty() || host_.size() > 253)
         return deny("the host name is empty or too long", "default");
-    // A name is letters, digits, '-', '_' and dots (or an address, normalised
-    // above): anything else (',', '/', spaces from a SOCKS5 name) is no host
-    // and must never reach a resolver or a certificate's alt-name text.
-    if (!parse_numeric_host(host_).has_value() &&
-        host_.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.") != std::string::npos)
+    // A name is labels of letters, digits, '-' and '_' between single dots (or an
+    // address, normalised above): anything else (',', '/', spaces or a NUL from a
+    // SOCKS5 name) is no host and must never reach a resolver or a certificate's
+    // alt-name text; nor may an empty label: "denied.test.." is "denied.test." once
+    // normalised, which no rule names and every resolver reads as denied.test.
+    if (!parse_numeric_host(host_).has_value() && !check_name_syntax(host_).empty())
         return deny("'" + host_ + "' is not a host name", "default");
     NameDecision d = check_name(px_.settings.rules, host_, port);
     rule_ = d.rule;

@@ -15,6 +15,8 @@ bool valid_label_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
 }
 
+}  // namespace
+
 // DNS-ish names: dot-separated labels of letters, digits, '-' and '_', 1-63 each,
 // 253 in all. Underscores occur in real service names, so they are accepted.
 std::string check_name_syntax(std::string_view s) {
@@ -36,8 +38,6 @@ std::string check_name_syntax(std::string_view s) {
     }
     return {};
 }
-
-}  // namespace
 
 std::optional<HostPattern> parse_host_pattern(std::string_view text, std::string* why) {
     auto fail = [&](std::string msg) -> std::optional<HostPattern> {

@@ -29,6 +29,13 @@ struct HostPattern {
 // Grammar: "*" | "*." DOMAIN | NAME | IPV4 | "[" IPV6 "]", then optionally ":" PORT or ":*".
 std::optional<HostPattern> parse_host_pattern(std::string_view text, std::string* why);
 
+// Why `name` (a host name, not an address) is no DNS name, or "" when it is one:
+// dot-separated labels of letters, digits, '-' and '_', 1 to 63 each, 253 in all.
+// The proxy checks every name it is asked for with it after normalize_host(), so a
+// name with an empty label ("a..", which a resolver reads as "a.", ".a", "a..b")
+// never meets the rules or a resolver under a spelling the rules do not know.
+std::string check_name_syntax(std::string_view name);
+
 // True when `host` (already normalize_host()d) and port match the pattern.
 bool matches(const HostPattern& p, std::string_view host, std::uint16_t port, bool deny_rule);
 

@@ -49,7 +49,13 @@ Result<void> run_state(const HostFacts& host, Plan& plan) {
     plan.run_id = host.run_id.empty() ? sys::new_run_id() : host.run_id;
     if (!sys::valid_run_id(plan.run_id))
         return Error(ErrorKind::internal, EINVAL, "'" + util::printable(plan.run_id) + "' is not a run id");
-    plan.run_dir = sys::resolve_existing(sys::runs_root(host.environ, host.home)) + "/" + plan.run_id;
+    // The state home is the user's layout and is followed as they set it up; the
+    // "agentjail/runs" below it is agentjail's own and never a link: resolved here, a
+    // link planted there by an earlier run (direct mode with -C ~) would carry the
+    // run's layers and clone wherever it points, and the launch, which opens those
+    // names without following links, would find the plan's name to be the real one.
+    plan.run_dir = sys::resolve_existing(sys::state_home(host.environ, host.home)) +
+                   "/agentjail/runs/" + plan.run_id;
     plan.notes.push_back("the run's state: " + plan.run_dir + " (each run takes a fresh id; `agentjail runs` lists them)");
     if (plan.workspace_mode == policy::WorkspaceMode::overlay) {
         // The upper layer inside the lower one would show the sandbox its own layer

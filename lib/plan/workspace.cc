@@ -202,20 +202,57 @@ Result<std::vector<std::string>> WorkspaceRules::other_names(dev_t dev, ino_t in
     return out;
 }
 
+// The files with other hard links in the hidden directories on the workspace's
+// filesystem: the mask over the directory hides them there, but another name of one
+// in the workspace (a key linked into the project as deploy_key) would show it.
+Result<std::vector<Hidden>> WorkspaceRules::linked_in_hidden_dirs(dev_t ws_dev) {
+    std::vector<Hidden> out;
+    const size_t n = hidden_.size();
+    for (size_t i = 0; i < n; ++i) {
+        const Hidden& h = hidden_[i];
+        if (!h.is_dir || h.dev != ws_dev) continue;
+        workspace::ScanOptions opt;
+        opt.stat = true;
+        opt.skip_git_internals = false;
+        auto inner = workspace::scan(h.path, opt);
+        if (!inner) continue;  // unreadable to the caller: so are its files, by any name
+        for (const auto& e : inner->entries) {
+            if (e.type != EntryType::file || e.nlink < 2 || e.dev != ws_dev) continue;
+            Hidden f = h;
+            f.path = join(h.path, e.rel);
+            f.is_dir = false;
+            f.regular = true;
+            f.dev = e.dev;
+            f.ino = e.ino;
+            f.nlink = e.nlink;
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
+
 Result<void> WorkspaceRules::hard_links() {
     const std::string& ws = ctx_.workspace;
     if (ws.empty()) return {};
-    const size_t n = hidden_.size();
-    for (size_t i = 0; i < n; ++i) {
-        Hidden h = hidden_[i];  // copied: hidden_ grows below
+    auto s = ws_scan();
+    if (!s) return std::move(s).error();
+    // Copied: hidden_ grows below.
+    std::vector<Hidden> files(hidden_.begin(), hidden_.end());
+    const size_t own = files.size();
+    auto in_dirs = linked_in_hidden_dirs((*s)->root_dev);
+    if (!in_dirs) return std::move(in_dirs).error();
+    files.insert(files.end(), in_dirs->begin(), in_dirs->end());
+    for (size_t i = 0; i < files.size(); ++i) {
+        const Hidden& h = files[i];
         if (!h.regular || h.nlink < 2) continue;
         const bool inside = util::path_within(h.path, ws);
-        auto s = ws_scan();
-        if (!s) return std::move(s).error();
         if (!inside && h.dev != (*s)->root_dev) continue;
         auto names = other_names(h.dev, h.ino, h.nlink, h.path);
         if (!names) return std::move(names).error();
-        if (inside && names->size() + 1 < h.nlink)
+        // A file inside a hidden directory with another name outside the workspace is
+        // not refused: the directory's mask hides it here, and nothing shows the
+        // other name.
+        if (inside && i < own && names->size() + 1 < h.nlink)
             return invalid(h.why, "hidden file " + h.path + " has " + std::to_string(h.nlink) +
                                       " hard links, and only " + std::to_string(names->size() + 1) +
                                       " of them are in the workspace: another name of it outside "

@@ -41,6 +41,7 @@ private:
     Result<void> globstar_hides();
     Result<std::vector<std::string>> other_names(dev_t dev, ino_t ino, nlink_t nlink, const std::string& self);
     Result<void> hard_links();
+    Result<std::vector<Hidden>> linked_in_hidden_dirs(dev_t ws_dev);
     void ancestors();
 
     // The protected paths of direct mode (workspace_protect.cc).

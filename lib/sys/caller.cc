@@ -62,4 +62,14 @@ Result<std::string> caller_cwd() {
     return canonical_or_lexical(buf.data());
 }
 
+std::string caller_pwd(const std::string& cwd) {
+    const char* pwd = ::getenv("PWD");
+    if (pwd == nullptr || pwd[0] != '/' || util::normalize_path(pwd) != pwd) return cwd;
+    struct stat here {}, named {};
+    if (::stat(".", &here) != 0 || ::stat(pwd, &named) != 0 || here.st_dev != named.st_dev ||
+        here.st_ino != named.st_ino)
+        return cwd;
+    return pwd;
+}
+
 }  // namespace agentjail::sys

@@ -23,4 +23,9 @@ std::string caller_home();
 // The working directory, canonical.
 Result<std::string> caller_cwd();
 
+// The working directory as the caller's shell names it ($PWD, what `pwd -L` prints)
+// when $PWD is an absolute, normalised path to this very directory; else cwd (the
+// canonical one). Through a link it is not canonical: what a relative -C DIR means.
+std::string caller_pwd(const std::string& cwd);
+
 }  // namespace agentjail::sys

@@ -237,12 +237,14 @@ Result<void> replace_host_file(const std::string& path, const std::string& text,
     auto& name = parent->second;
     // A name nobody can guess, made exclusively: a link or file planted at a
     // predictable temporary name (the old "FILE.tmp.PID") is never written through.
+    // Mode 0600, like the logs: the record holds the command line, paths and refused
+    // hosts, which are the caller's alone (CVE-2026-46406 was a world-readable one).
     std::string tmp;
     UniqueFd fd;
     for (int attempt = 0; attempt < 8 && !fd; ++attempt) {
         tmp = random_name(name);
         fd.reset(::openat(dirfd.get(), tmp.c_str(),
-                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644));
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600));
         if (!fd && errno != EEXIST) break;
     }
     if (!fd) return failed(what, path, errno);

@@ -543,6 +543,45 @@ static struct report p_open_by_handle_at(void) {
 }
 static struct report p_open_by_handle_at_badfd(void) { return open_handle(-1); }
 
+// Issue 26, advisory 6 (CVE-2026-43391): file handles of namespace files (nsfs),
+// which name a namespace by id and could open one the sandbox holds no path to. The
+// handle of the sandbox's own network namespace first; then an open of an nsfs
+// handle (that one, or a made-up one when the kernel gives none) on an nsfs fd.
+struct nsfs_handle {
+    unsigned int handle_bytes;
+    int handle_type;
+    unsigned char f_handle[64];
+};
+static long nsfs_handle_of(const char* path, struct nsfs_handle* fh) {
+    int mount_id = 0;
+    fh->handle_bytes = sizeof fh->f_handle;
+    return syscall(SYS_name_to_handle_at, AT_FDCWD, path, fh, &mount_id, 0);
+}
+static struct report p_name_to_handle_at_nsfs(void) {
+    struct nsfs_handle fh;
+    return R(nsfs_handle_of("/proc/self/ns/net", &fh));
+}
+static struct report p_open_by_handle_at_nsfs(void) {
+    struct nsfs_handle fh;
+    int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (ns < 0) return setup_failed();
+    if (nsfs_handle_of("/proc/self/ns/net", &fh) != 0) {
+        // FILEID_NSFS: { u64 ns_id; u32 ns_type; u32 ns_inum }, here the initial
+        // network namespace's well-known inode number.
+        uint64_t id = 1;
+        uint32_t type = CLONE_NEWNET, inum = 0xF0000098u;
+        memset(&fh, 0, sizeof fh);
+        fh.handle_bytes = 16;
+        fh.handle_type = 0xf1;
+        memcpy(fh.f_handle, &id, 8);
+        memcpy(fh.f_handle + 8, &type, 4);
+        memcpy(fh.f_handle + 12, &inum, 4);
+    }
+    struct report r = R_fd(syscall(SYS_open_by_handle_at, ns, &fh, O_RDONLY));
+    close(ns);
+    return r;
+}
+
 // NET-08: socket families.
 static struct report sock(int family, int type, int proto) {
     return R_fd(syscall(SYS_socket, family, type, proto));
@@ -702,6 +741,8 @@ static const struct named probes[] = {
     P(name_to_handle_at),
     P(open_by_handle_at),
     P(open_by_handle_at_badfd),
+    P(name_to_handle_at_nsfs),
+    P(open_by_handle_at_nsfs),
     P(socket_VSOCK),
     P(socket_ALG),
     P(socket_BLUETOOTH),

@@ -57,6 +57,23 @@ TEST(NetRules, PatternErrors) {
     EXPECT_NE(pat_err(":443").find("no host"), std::string::npos);
 }
 
+// What the proxy asks of every name before the rules see it (issue 26, advisory 4):
+// one trailing dot and case are normalize_host()'s; any empty label left ("a.." is
+// "a." then, which a resolver reads as "a") and bytes no DNS name has are refused.
+TEST(NetRules, RequestNamesWithEmptyLabelsOrStrayBytesAreNoNames) {
+    EXPECT_EQ(check_name_syntax(normalize_host("Denied.Test.")), "");
+    EXPECT_EQ(check_name_syntax("xn--bcher-kva.test"), "");
+    EXPECT_EQ(check_name_syntax("_srv.example.test"), "");
+    for (const std::string bad :
+         {"denied.test..", "denied.test...", ".denied.test", "denied..test", "."})
+        EXPECT_NE(check_name_syntax(normalize_host(bad)), "") << bad;
+    for (const std::string& bad :
+         {std::string("a\0b.test", 8), std::string("a.test\r\n"), std::string("a b.test"),
+          std::string("a/b.test"), std::string("b\xc3\xbc" "cher.test"),
+          std::string("a\xe3\x80\x82test"), std::string(64, 'a') + ".test"})
+        EXPECT_NE(check_name_syntax(normalize_host(bad)), "") << bad;
+}
+
 TEST(NetRules, MatchingExactAndSubdomains) {
     auto exact = pat("example.com");
     EXPECT_TRUE(matches(exact, "example.com", 443, false));
