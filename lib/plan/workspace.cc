@@ -211,15 +211,15 @@ Result<std::vector<Hidden>> WorkspaceRules::linked_in_hidden_dirs(dev_t ws_dev) 
     for (size_t i = 0; i < n; ++i) {
         const Hidden& h = hidden_[i];
         if (!h.is_dir || h.dev != ws_dev) continue;
-        workspace::ScanOptions opt;
+        sys::ScanOptions opt;
         opt.stat = true;
         opt.skip_git_internals = false;
-        auto inner = workspace::scan(h.path, opt);
+        auto inner = sys::scan(h.path, opt);
         if (!inner) continue;  // unreadable to the caller: so are its files, by any name
         for (const auto& e : inner->entries) {
             if (e.type != EntryType::file || e.nlink < 2 || e.dev != ws_dev) continue;
             Hidden f = h;
-            f.path = join(h.path, e.rel);
+            f.path = join(h.path, inner->rel(e));
             f.is_dir = false;
             f.regular = true;
             f.dev = e.dev;
@@ -234,19 +234,21 @@ Result<std::vector<Hidden>> WorkspaceRules::linked_in_hidden_dirs(dev_t ws_dev) 
 Result<void> WorkspaceRules::hard_links() {
     const std::string& ws = ctx_.workspace;
     if (ws.empty()) return {};
-    auto s = ws_scan();
-    if (!s) return std::move(s).error();
+    // The workspace's filesystem from a stat, not a walk: the walk is made only
+    // when some hidden file has another name to look for.
+    struct stat ws_st {};
+    if (::stat(ws.c_str(), &ws_st) != 0) return {};
     // Copied: hidden_ grows below.
     std::vector<Hidden> files(hidden_.begin(), hidden_.end());
     const size_t own = files.size();
-    auto in_dirs = linked_in_hidden_dirs((*s)->root_dev);
+    auto in_dirs = linked_in_hidden_dirs(ws_st.st_dev);
     if (!in_dirs) return std::move(in_dirs).error();
     files.insert(files.end(), in_dirs->begin(), in_dirs->end());
     for (size_t i = 0; i < files.size(); ++i) {
         const Hidden& h = files[i];
         if (!h.regular || h.nlink < 2) continue;
         const bool inside = util::path_within(h.path, ws);
-        if (!inside && h.dev != (*s)->root_dev) continue;
+        if (!inside && h.dev != ws_st.st_dev) continue;
         auto names = other_names(h.dev, h.ino, h.nlink, h.path);
         if (!names) return std::move(names).error();
         // A file inside a hidden directory with another name outside the workspace is

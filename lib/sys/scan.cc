@@ -63,6 +63,11 @@ public:
             // Removed since it was opened (another run's staged placeholder directory,
             // renamed into place or taken away): nothing is left to list.
             if (n < 0 && errno == ENOENT) break;
+            // Opened but not listable (/proc/1/map_files): unreadable, as for open.
+            if (n < 0 && (errno == EACCES || errno == EPERM) && self != ScanEntry::kTop) {
+                scan_.skipped.push_back(scan_.rel(scan_.entries[self]));
+                break;
+            }
             if (n < 0) {
                 int e = errno;
                 return Error(ErrorKind::setup, e, "reading " + where(self) + ": " + util::errno_text(e));

@@ -121,7 +121,13 @@ TEST(PolicyBuiltins, Minimal) {
     ASSERT_GE(p.hide.size(), 4u);
     EXPECT_EQ(p.hide[0].pattern, "/etc/shadow*");
     EXPECT_EQ(p.hide[1].pattern, "/etc/gshadow*");
-    for (const auto& h : p.hide) EXPECT_EQ(h.pattern.rfind("/etc/", 0), 0u) << h.pattern;
+    // And the host session's control sockets, for a policy that binds /tmp or /run.
+    for (const auto& h : p.hide)
+        EXPECT_TRUE(h.pattern.rfind("/etc/", 0) == 0 || h.pattern.rfind("/tmp/", 0) == 0 ||
+                    h.pattern.rfind("/run/", 0) == 0)
+            << h.pattern;
+    EXPECT_TRUE(std::any_of(p.hide.begin(), p.hide.end(), [](const auto& h) { return h.pattern == "/tmp/tmux-*"; }));
+    EXPECT_TRUE(std::any_of(p.hide.begin(), p.hide.end(), [](const auto& h) { return h.pattern == "/run/user/*/bus"; }));
     EXPECT_EQ(p.workspace.value, WorkspaceAccess::none);
     EXPECT_EQ(p.workspace.origin.file, "minimal.toml");
     EXPECT_FALSE(p.private_home.value);
@@ -171,7 +177,13 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
                                           "/etc/wireguard",
                                           "/etc/NetworkManager/system-connections",
                                           "/etc/credstore*"};
-    std::vector<std::string> hides = etc;
+    // minimal's hides in its own order: the /etc ones above, then the session's sockets.
+    auto minimal = load("minimal");
+    ASSERT_TRUE(minimal);
+    std::vector<std::string> hides = patterns(minimal->hide);
+    ASSERT_GT(hides.size(), etc.size());
+    EXPECT_EQ(std::vector<std::string>(hides.begin(), hides.begin() + static_cast<std::ptrdiff_t>(etc.size())), etc);
+    const size_t base = hides.size();
     for (const char* h :
          {"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker",
           "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.config/gh",
@@ -183,8 +195,8 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
         hides.emplace_back(h);
     EXPECT_EQ(patterns(p.hide), hides);
     EXPECT_EQ(p.hide[0].origin.file, "minimal.toml");
-    EXPECT_EQ(p.hide[etc.size()].origin.file, "default.toml");
-    EXPECT_EQ(p.hide[etc.size()].origin.key, "filesystem.hide[0]");
+    EXPECT_EQ(p.hide[base].origin.file, "default.toml");
+    EXPECT_EQ(p.hide[base].origin.key, "filesystem.hide[0]");
     EXPECT_EQ(p.hostname.value, "agentjail");
     EXPECT_EQ(p.hostname.origin.file, "default.toml");
     EXPECT_TRUE(p.die_with_parent.value);
