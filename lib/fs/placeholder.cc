@@ -281,11 +281,13 @@ Result<Placeholders> Placeholders::stage(const std::vector<WantedPlaceholder>& w
     Placeholders out;
     for (const auto& w : wanted) {
         const std::string dir = w.host.substr(0, w.host.rfind('/'));
+        // Only a directory this run also wants can be missing for a reason of ours:
+        // the list first, the host only then (the launch path stays one lstat lighter
+        // per placeholder).
         struct stat st {};
-        const bool dir_waits = ::lstat(dir.c_str(), &st) != 0 && errno == ENOENT &&
-                               std::any_of(wanted.begin(), wanted.end(), [&](const WantedPlaceholder& o) {
-                                   return o.is_dir && o.host == dir;
-                               });
+        const bool dir_waits = std::any_of(wanted.begin(), wanted.end(),
+                                           [&](const WantedPlaceholder& o) { return o.is_dir && o.host == dir; }) &&
+                               ::lstat(dir.c_str(), &st) != 0 && errno == ENOENT;
         if (dir_waits) {
             out.waiting_.push_back(w);
             continue;

@@ -34,10 +34,11 @@ void fake_stat(bool is_dir, struct stat& st) {
 }  // namespace
 
 void HostView::will_make(const std::string& path, bool is_dir) {
-    if (const Made* m = find(path)) {
-        const_cast<Made*>(m)->is_dir = is_dir;
-        return;
-    }
+    for (auto& m : made_)
+        if (m.path == path || m.canonical == path) {
+            m.is_dir = is_dir;
+            return;
+        }
     // The parent as it will be (made by an earlier action, or the host's own, its
     // existing part followed as the user set it up), then this name: the action
     // makes it without following a link.

@@ -168,6 +168,7 @@ struct PlaceholderKey {
     std::string path;
     std::string key;
     std::string why_not;
+    bool made_by_run = false;  // none yet: the plan lists the host action that makes it
 };
 // <state home>/agentjail/placeholder.key, or "" (pure).
 std::string placeholder_key_path(const HostFacts& host);

@@ -117,6 +117,7 @@ PlaceholderKey placeholder_key(const HostFacts& host, Plan& plan) {
         a.text = k.key;
         a.why = "the key of stable secret placeholders, made on first use";
         plan.host_actions.push_back(std::move(a));
+        k.made_by_run = true;
         return k;
     }
     if (!why.empty()) {

@@ -253,8 +253,8 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     key.path = detail::placeholder_key_path(host);
     if (policy.network.mode.value == policy::NetMode::proxy && !policy.network.secrets.empty()) {
         key = detail::placeholder_key(host, plan);
-        if (!plan.host_actions.empty() && plan.host_actions.back().kind == HostAction::Kind::placeholder_key) {
-            view.will_make(util::normalize_path(plan.host_actions.back().base + "/agentjail"), true);
+        if (key.made_by_run) {
+            view.will_make(key.path.substr(0, key.path.rfind('/')), true);
             view.will_make(key.path, false);
             plan.notes.push_back("secret placeholders: a run creates the key " + key.path);
         }

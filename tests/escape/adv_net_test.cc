@@ -29,16 +29,6 @@ const char* kClients =
     "printf \"$2\" >&3; r=$(timeout 5 head -c 12 <&3 | od -An -tx1 | tr -d ' \\n'); exec 3<&-; "
     "echo \"S $1 ${r:-none}\"; }; ";
 
-std::string hex_escaped(const std::string& bytes) {
-    std::string out;
-    char buf[8];
-    for (unsigned char c : bytes) {
-        std::snprintf(buf, sizeof buf, "\\x%02x", c);
-        out += buf;
-    }
-    return out;
-}
-
 std::string port_bytes(int port) {
     return std::string(1, static_cast<char>(port >> 8)) + static_cast<char>(port & 0xff);
 }

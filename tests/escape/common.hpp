@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <string>
 
 namespace ajesc {
@@ -37,6 +38,17 @@ inline char process_state(pid_t pid) {
 inline bool alive_and_running(pid_t pid) {
     char s = process_state(pid);
     return kill(pid, 0) == 0 && s != '\0' && s != 'T' && s != 't' && s != 'Z' && s != 'X';
+}
+
+// Every byte as \xHH, for a shell's printf (a SOCKS5 exchange sent by a script).
+inline std::string hex_escaped(const std::string& bytes) {
+    std::string out;
+    char buf[8];
+    for (unsigned char c : bytes) {
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        out += buf;
+    }
+    return out;
 }
 
 inline std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {

@@ -204,15 +204,8 @@ TEST_F(Escape, OUT06_RefusedHostNameIsInertInTheLog) {
     const std::string esc_name = "a\x1b]0;pwned\x07\nb";
     // One SOCKS5 exchange (greeting + CONNECT by name), every byte as \xHH for printf.
     auto socks = [](const std::string& name) {
-        std::string bytes = std::string("\x05\x01\x00\x05\x01\x00\x03", 7) +
-                            static_cast<char>(name.size()) + name + std::string("\x01\xbb", 2);
-        std::string out;
-        char buf[8];
-        for (unsigned char c : bytes) {
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        }
-        return out;
+        return hex_escaped(std::string("\x05\x01\x00\x05\x01\x00\x03", 7) + static_cast<char>(name.size()) +
+                           name + std::string("\x01\xbb", 2));
     };
     std::string script =
         "s() { exec 3<>/dev/tcp/127.0.0.1/3128 && printf \"$1\" >&3 && timeout 5 cat <&3 "
