@@ -16,6 +16,9 @@
 # breaks the rule fails, and so does an allowance that no longer matches any line
 # (remove it: the list only shrinks).
 #
+# And the pure plan: no file of lib/plan but host_view.cc makes a file-system call
+# (plan::HostView is the one way it reads the host).
+#
 # Usage: scripts/check_layers.sh [SOURCE_ROOT]   (default: this script's repository)
 set -euo pipefail
 root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
@@ -80,6 +83,23 @@ if [[ "$got" != "$want" ]]; then
 fi
 echo "ok   control: an upward and a sideways include found, the allowed ones passed"
 
+# The pure plan: lib/plan reads the host only through plan::HostView (host_view.cc);
+# no other file of it makes a file-system call of its own.
+host_calls() {
+    local dir=$1
+    grep -nE '::(open|openat|openat2|read|readlink|lstat|stat|fstat|fstatat|statx|opendir|readdir|access|realpath|glob|getenv|getcwd|getrlimit)\(|sys::(scan|stat_entry|resolve_existing|open_own_state_dir|passwd_of|caller_[a-z]+|openat2|read_small_file)\(|std::[io]?fstream|fopen\(' \
+        $(find "$dir" -maxdepth 1 -type f \( -name '*.cc' -o -name '*.hpp' \) ! -name 'host_view.*' | sort) /dev/null |
+        sed "s|^$dir/|lib/plan/|" || true
+}
+printf 'int x() { struct stat st; return ::lstat("/", &st); }\n' >"$ctl/lib/plan/pure.cc"
+printf 'int y() { return ::lstat("/", nullptr); }\n' >"$ctl/lib/plan/host_view.cc"
+if [[ "$(host_calls "$ctl/lib/plan" | cut -d: -f1)" != "lib/plan/pure.cc" ]]; then
+    echo "check_layers.sh: the control plan's host call was not found (or host_view.cc's was)" >&2
+    exit 2
+fi
+echo "ok   control: a host call in the plan found, host_view.cc's passed"
+plan_calls=$(host_calls "$root/lib/plan")
+
 found=$(violations | sort)
 allowed=$({ grep -v '^\s*#' "$allow_file" || true; } | sed '/^\s*$/d' | sort)
 status=0
@@ -93,6 +113,11 @@ fi
 if [[ -n "$stale" ]]; then
     echo "FAIL allowances in scripts/layers.allow that no longer match an include (remove them):" >&2
     echo "$stale" | sed 's/^/    /' >&2
+    status=1
+fi
+if [[ -n "$plan_calls" ]]; then
+    echo "FAIL lib/plan reads the host outside plan::HostView (lib/plan/host_view.hpp): ask it there" >&2
+    echo "$plan_calls" | sed 's/^/    /' >&2
     status=1
 fi
 if ((status == 0)); then

@@ -21,7 +21,7 @@
 #include <cerrno>
 #include <optional>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 
 namespace agentjail::plan::detail {
 
@@ -54,9 +54,10 @@ std::string trim(std::string s) {
 
 // user.name and user.email from one git config file's [user] section: the common
 // layout only (no include, no continuation lines); a later file's value wins.
-void read_identity(const std::string& file, std::string& name, std::string& email) {
-    std::ifstream in(file);
-    if (!in) return;
+void read_identity(const HostView& view, const std::string& file, std::string& name, std::string& email) {
+    auto text = view.read_text(file);
+    if (!text) return;
+    std::istringstream in(*text);
     std::string line;
     bool in_user = false;
     while (std::getline(in, line)) {
@@ -108,12 +109,12 @@ constexpr const char* kGitConfigName = "agentjail-gitconfig";
 // helpers, url rewrites with tokens, aliases that run programs, signing keys) stays
 // outside. Written as the sandbox's global config file, in the state directory,
 // rather than as GIT_AUTHOR_* variables, so a repository's own identity still wins.
-void git_identity(const HostFacts& host, Plan& plan) {
+void git_identity(const HostFacts& host, const HostView& view, Plan& plan) {
     std::string name, email;
     std::string xdg = env_lookup(host.environ, "XDG_CONFIG_HOME").value_or("");
     if (xdg.empty() || xdg[0] != '/') xdg = host.home + "/.config";
-    read_identity(xdg + "/git/config", name, email);
-    read_identity(host.home + "/.gitconfig", name, email);
+    read_identity(view, xdg + "/git/config", name, email);
+    read_identity(view, host.home + "/.gitconfig", name, email);
     if (!printable(name)) name.clear();
     if (!printable(email)) email.clear();
     if (name.empty() && email.empty()) {
@@ -196,7 +197,7 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
     ctx.state = plan.state_dir;
     {
         struct stat st {};
-        if (::lstat(plan.state_dir.c_str(), &st) != 0)
+        if (ctx.view->lstat(plan.state_dir, st) != 0)
             plan.notes.push_back("agent state: a run creates " + plan.state_dir +
                                  " and binds it read-write at the same path");
     }
@@ -251,7 +252,7 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
             if (auto r = prepare(m.dst.empty() ? m.src : m.dst, m.src, m.origin, false); !r) return r;
     for (const auto& h : policy.hide)
         if (auto r = prepare(h.pattern, h.pattern, h.origin, true); !r) return r;
-    if (policy.agent.git_identity.value) git_identity(host, plan);
+    if (policy.agent.git_identity.value) git_identity(host, *ctx.view, plan);
     return {};
 }
 

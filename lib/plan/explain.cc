@@ -106,14 +106,12 @@ std::string human_size(std::uint64_t n) {
 // up on the host through the bind that shows it.
 std::optional<std::string> resolved_command(const Plan& plan) {
     for (const auto& c : plan.exec_candidates) {
-        auto inside = detail::resolve_inside(plan.mounts, c);
+        const HostView host_view;
+        auto inside = detail::resolve_inside(plan.mounts, c, host_view);
         if (!inside) continue;
         auto host = detail::host_path(plan.mounts, *inside);
         if (!host) continue;
-        struct stat st {};
-        if (::stat(host->c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-            ::access(host->c_str(), X_OK) == 0)
-            return c;
+        if (host_view.executable_file(*host)) return c;
     }
     return std::nullopt;
 }

@@ -3,14 +3,29 @@
 // answered as they will be.
 #include "plan/host_view.hpp"
 
+#include "plan/plan.hpp"
+#include "sys/caller.hpp"
+
+#include "sys/fd.hpp"
+#include "sys/host_file.hpp"
 #include "sys/state_dir.hpp"
+#include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 
+#include <dirent.h>
+#include <sys/resource.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <linux/openat2.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+
+extern char** environ;
 
 namespace agentjail::plan {
 
@@ -108,6 +123,182 @@ std::optional<std::string> HostView::canonical(const std::string& path) const {
     char buf[PATH_MAX];
     if (::realpath(path.c_str(), buf) == nullptr) return std::nullopt;
     return std::string(buf);
+}
+
+std::optional<std::string> HostView::readlink(const std::string& path) const {
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+    if (n < 0) return std::nullopt;
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+bool HostView::is_dir(const std::string& path) const {
+    struct stat st {};
+    return stat(path, st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool HostView::executable_file(const std::string& path) const {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<std::string> HostView::list(const std::string& dir) const {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (const dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name != "." && name != "..") out.push_back(std::move(name));
+    }
+    ::closedir(d);
+    return out;
+}
+
+std::vector<std::string> HostView::glob(const std::string& pattern) const {
+    std::vector<std::string> out;
+    glob_t g{};
+    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
+    return out;
+}
+
+std::optional<std::string> HostView::read_beneath(const std::string& root, const std::string& rel,
+                                                  std::size_t max) const {
+    sys::UniqueFd dir(::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir) return std::nullopt;
+    sys::UniqueFd fd(sys::openat2(dir.get(), rel.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+                                  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+    if (!fd) {
+        fd.release();
+        return std::nullopt;
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > max)
+        return std::nullopt;
+    std::string out(static_cast<size_t>(st.st_size), '\0');
+    size_t got = 0;
+    while (got < out.size()) {
+        ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+    }
+    out.resize(got);
+    return out;
+}
+
+std::optional<std::string> HostView::read_text(const std::string& path, std::size_t max) const {
+    base::wstring text;
+    if (!sys::read_small_file(path, text, max).empty()) return std::nullopt;
+    return std::string(text.data(), text.size());
+}
+
+Result<sys::Scan> HostView::scan(const std::string& root, const sys::ScanOptions& options) const {
+    return sys::scan(root, options);
+}
+
+Result<void> HostView::stat_entry(const sys::Scan& scan, sys::ScanEntry& entry) const {
+    return sys::stat_entry(scan, entry);
+}
+
+std::string HostView::resolve_existing(const std::string& path) const { return sys::resolve_existing(path); }
+
+std::string HostView::read_state_file(const std::string& base, const char* name, std::size_t size,
+                                      std::string& out) const {
+    auto d = sys::open_own_state_dir(base, {"agentjail"}, sys::StateDir::existing);
+    if (!d) return d.error().code() == ENOENT ? "ENOENT" : base + "/agentjail: " + d.error().message();
+    sys::UniqueFd fd(::openat(d->get(), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd) return errno == ENOENT ? "ENOENT" : util::errno_text(errno);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return util::errno_text(errno);
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    if (st.st_uid != ::geteuid()) return "belongs to uid " + std::to_string(st.st_uid) + ", not to you";
+    if ((st.st_mode & 077) != 0) return "readable or writable by others (it must be mode 0600)";
+    // A hard link planted elsewhere would be another name for it.
+    if (st.st_nlink != 1) return "has other hard links";
+    if (st.st_size != static_cast<off_t>(size)) return "not " + std::to_string(size) + " bytes";
+    base::wstring buf;
+    buf.resize(size);
+    std::size_t got = 0;
+    while (got < size) {
+        ssize_t n = ::read(fd.get(), buf.data() + got, size - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return "short read";
+        got += static_cast<std::size_t>(n);
+    }
+    out.assign(buf.data(), size);
+    base::wipe(buf.data(), buf.size());
+    return {};
+}
+
+net::SourceProbe HostView::probe_secret(const net::SourceSpec& spec, const std::string& secret_name,
+                                        const std::vector<std::string>& environ,
+                                        const std::string& expires) const {
+    auto read = [](const std::string& path, base::wstring& out) { return sys::read_small_file(path, out); };
+    return net::find_source(spec, secret_name, net::environ_lines(environ), read, expires);
+}
+
+// The host's facts: who calls, from where, with what (plan.hpp, HostFacts).
+
+namespace {
+
+// A home directory: canonical where it exists, else as named (normalised).
+std::string canonical_home(const std::string& home) {
+    if (home.empty()) return home;
+    auto canon = HostView().canonical(home);
+    return canon ? *canon : util::normalize_path(home);
+}
+
+}  // namespace
+
+Result<void> HostFacts::run_as_identity(uid_t new_uid, gid_t new_gid, const std::string& new_home) {
+    if (new_uid == uid && new_gid == gid && new_home.empty()) return {};
+    // Mapping another uid or gid into the sandbox's user namespace, and dropping the
+    // supplementary groups there, is the privilege of root in the caller's namespace.
+    if (::getuid() != 0 && (new_uid != ::getuid() || new_gid != ::getgid()))
+        return Error(ErrorKind::invalid_input, EPERM,
+                     "run as uid " + std::to_string(new_uid) + " gid " + std::to_string(new_gid) +
+                         ": only root may run the command as another identity (this process is uid " +
+                         std::to_string(::getuid()) + ")");
+    if (new_uid == static_cast<uid_t>(-1) || new_gid == static_cast<gid_t>(-1))
+        return Error(ErrorKind::invalid_input, EINVAL, "run as: uid and gid must both be given");
+    auto [name, dir] = sys::passwd_of(new_uid);
+    if (new_uid != uid) {
+        user = name.empty() ? std::to_string(new_uid) : name;
+        home = canonical_home(dir);
+    }
+    if (!new_home.empty()) {
+        if (new_home[0] != '/')
+            return Error(ErrorKind::invalid_input, EINVAL, "home '" + new_home + "' is not an absolute path");
+        home = canonical_home(new_home);
+    }
+    run_as = new_uid != ::getuid() || new_gid != ::getgid();
+    uid = new_uid;
+    gid = new_gid;
+    return {};
+}
+
+Result<HostFacts> HostFacts::current() {
+    HostFacts h;
+    h.uid = ::getuid();
+    h.gid = ::getgid();
+
+    const std::string pw_name = sys::passwd_of(h.uid).first;
+    const char* env_user = ::getenv("USER");
+    h.user = !pw_name.empty() ? pw_name : (env_user != nullptr ? env_user : "");
+    // One rule for the caller's home and directory, the CLI's flags and the plan alike.
+    h.home = sys::caller_home();
+    auto cwd = sys::caller_cwd();
+    if (!cwd) return std::move(cwd).error();
+    h.cwd = *cwd;
+
+    for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) h.environ.emplace_back(*e);
+    for (int res : {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU}) {
+        struct rlimit rl {};
+        if (::getrlimit(res, &rl) == 0) h.rlimit_hard.emplace_back(res, static_cast<std::uint64_t>(rl.rlim_max));
+    }
+    return h;
 }
 
 }  // namespace agentjail::plan

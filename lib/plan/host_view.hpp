@@ -2,8 +2,14 @@
 // The host as the planner sees it: the host's own answers, and what the run's host
 // actions (plan.hpp, HostAction) will have made by the time the sandbox is built.
 // The planner makes and writes nothing: lib/run carries the actions out before the
-// launch and `explain` only shows them, so both see one plan.
+// launch and `explain` only shows them, so both see one plan. Nothing else in
+// lib/plan reads the host: every question it asks of it is a method here
+// (scripts/check_layers.sh holds lib/plan's other files to that).
 #pragma once
+
+#include "base/error.hpp"
+#include "netrules/secret_value.hpp"
+#include "sys/scan.hpp"
 
 #include <sys/stat.h>
 
@@ -29,6 +35,41 @@ public:
     // realpath(3), with the names an action makes resolved as they will be (no link
     // below them); nullopt with errno set when the path cannot be resolved.
     std::optional<std::string> canonical(const std::string& path) const;
+
+    // The host's own answers (a name an action makes is not among them: these are
+    // asked of what the host already holds).
+    // readlink(2); nullopt when `path` is not a link.
+    std::optional<std::string> readlink(const std::string& path) const;
+    // A directory (stat(2), links followed).
+    bool is_dir(const std::string& path) const;
+    // A regular file this process may execute (stat(2) and access(2)).
+    bool executable_file(const std::string& path) const;
+    // The names in a directory (not . or ..); empty when it cannot be read.
+    std::vector<std::string> list(const std::string& dir) const;
+    // glob(3), sorted; no match or an error: empty.
+    std::vector<std::string> glob(const std::string& pattern) const;
+    // A regular file of at most `max` bytes, read without following a link at any
+    // component below `root` and never blocking on a FIFO (THREATS FS-04).
+    std::optional<std::string> read_beneath(const std::string& root, const std::string& rel,
+                                            std::size_t max = 1 << 20) const;
+    // A small text file (links followed, as the user set them up): the user's own
+    // configuration, never the workspace's.
+    std::optional<std::string> read_text(const std::string& path, std::size_t max = 1 << 20) const;
+    // The workspace walk (sys/scan.hpp) and an entry's stat.
+    Result<sys::Scan> scan(const std::string& root, const sys::ScanOptions& options = {}) const;
+    Result<void> stat_entry(const sys::Scan& scan, sys::ScanEntry& entry) const;
+    // sys::resolve_existing: the existing part of `path` resolved, the rest appended.
+    std::string resolve_existing(const std::string& path) const;
+    // A file of `size` bytes named `name` in `base`/agentjail, opened without following
+    // a link: the caller's own, closed to others, one link. "" with `out` set, "ENOENT"
+    // when there is none, else why it cannot be used (starting with the directory's
+    // name when that is what cannot be used).
+    std::string read_state_file(const std::string& base, const char* name, std::size_t size,
+                                std::string& out) const;
+    // Whether a secret's source holds a value now, the value not kept (the buffers
+    // that held it wiped). `environ`: NAME=VALUE lines of the caller.
+    net::SourceProbe probe_secret(const net::SourceSpec& spec, const std::string& secret_name,
+                                  const std::vector<std::string>& environ, const std::string& expires) const;
 
 private:
     struct Made {

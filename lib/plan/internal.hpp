@@ -44,9 +44,6 @@ bool uses_workspace(const std::string& raw);
 // The value of NAME in a NAME=VALUE list, or nullopt.
 std::optional<std::string> env_lookup(const std::vector<std::string>& env, const std::string& name);
 
-// realpath(3); nullopt (and errno set) when the path cannot be resolved.
-std::optional<std::string> canonical(const std::string& path);
-
 // "origin: message", or just the message when the origin says nothing.
 std::string with_origin(const std::string& why, const std::string& message);
 std::string describe(const policy::Origin& origin);
@@ -73,8 +70,8 @@ std::optional<std::string> host_path(const std::vector<MountOp>& mounts, const s
 
 // Resolves symlinks of an inside path as the sandbox would see them: symlink ops
 // and symlinks met on the host below a bind. nullopt on a loop (more than 40 links).
-std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts,
-                                          const std::string& path);
+std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts, const std::string& path,
+                                          const HostView& view);
 
 // A host path a hide rule found (mounts.cc, workspace.cc).
 struct Hidden {
@@ -139,7 +136,7 @@ Result<void> overlay_workspace(const policy::Policy& policy, Plan& plan);
 // Clone and overlay modes: the run's id and state directory, and what the sandbox
 // gets from there: the overlay's upper and work layers, or the clone bound at the
 // workspace's path (whose guards then have nothing to guard) (overlay.cc).
-Result<void> run_state(const HostFacts& host, Plan& plan);
+Result<void> run_state(const HostFacts& host, const HostView& view, Plan& plan);
 
 // Fills plan.env and plan.exec_candidates (plan.home and plan.cwd are set).
 Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan& plan);
@@ -174,7 +171,7 @@ struct PlaceholderKey {
 std::string placeholder_key_path(const HostFacts& host);
 // Reads the key; on first use (none yet) a fresh one, with the host action that
 // makes it listed in the plan. Never an error: why_not says why there is none.
-PlaceholderKey placeholder_key(const HostFacts& host, Plan& plan);
+PlaceholderKey placeholder_key(const HostFacts& host, const HostView& view, Plan& plan);
 // "agentjail-secret-placeholder-NAME-<32 hex>": HMAC-SHA256 under key over the
 // scope (the agent's state directory, "" for none), the name and the sources.
 std::string stable_placeholder(const std::string& key, const std::string& scope, const std::string& name,

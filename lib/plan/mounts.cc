@@ -50,16 +50,14 @@ bool all_digits(const char* s) {
 // Kernel files and directories under /proc (outside the per-process directories,
 // /proc/net and the read-only trees) that others cannot read: only root reads them outside,
 // so they are masked for a root run too. Two levels deep (/proc/tty/driver).
-std::vector<std::string> root_only_proc_files() {
+std::vector<std::string> root_only_proc_files(const HostView& view) {
     std::vector<std::string> out;
     std::vector<std::pair<std::string, int>> dirs{{"/proc", 0}};
     while (!dirs.empty()) {
         auto [dir, depth] = dirs.back();
         dirs.pop_back();
-        DIR* d = ::opendir(dir.c_str());
-        if (d == nullptr) continue;
-        while (const dirent* e = ::readdir(d)) {
-            const char* name = e->d_name;
+        for (const auto& entry : view.list(dir)) {
+            const char* name = entry.c_str();
             if (name[0] == '.' || (depth == 0 && all_digits(name))) continue;
             const std::string path = dir + "/" + name;
             // Per-process and per-namespace views, and the read-only trees (a mask
@@ -70,27 +68,19 @@ std::vector<std::string> root_only_proc_files() {
                              [&](const char* ro) { return path == ro; })))
                 continue;
             struct stat st {};
-            if (::lstat(path.c_str(), &st) != 0) continue;
+            if (view.lstat(path, st) != 0) continue;
             if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;
             if ((st.st_mode & S_IROTH) == 0)
                 out.push_back(path);
             else if (S_ISDIR(st.st_mode) && depth == 0)
                 dirs.emplace_back(path, depth + 1);
         }
-        ::closedir(d);
     }
     std::sort(out.begin(), out.end());
     return out;
 }
 
 }  // namespace
-
-std::optional<std::string> read_link(const std::string& path) {
-    char buf[PATH_MAX];
-    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
-    if (n < 0) return std::nullopt;
-    return std::string(buf, static_cast<size_t>(n));
-}
 
 Result<void> Builder::run() {
     writable_roots();
@@ -140,7 +130,7 @@ void Builder::writable_roots() {
     for (const auto& rule : policy_.rw) {
         auto src = expand(rule.src, ctx_, rule.origin);
         if (!src) continue;  // reported when the rule itself is planned
-        if (auto c = canonical(*src)) writable_.push_back(*c);
+        if (auto c = ctx_.view->canonical(*src)) writable_.push_back(*c);
     }
     std::erase(writable_, std::string("/"));
 }
@@ -203,7 +193,7 @@ void Builder::proc_and_dev() {
     for (const char* node :
          {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}) {
         struct stat st {};
-        if (::lstat(node, &st) != 0 || !S_ISCHR(st.st_mode)) {
+        if (ctx_.view->lstat(node, st) != 0 || !S_ISCHR(st.st_mode)) {
             plan_.notes.push_back(std::string("skipped ") + node +
                                   " (not a character device on the host)");
             continue;
@@ -259,7 +249,7 @@ void Builder::proc_and_dev() {
 void Builder::proc_hardening(const std::string& why) {
     for (const char* path : kProcReadOnly) {
         struct stat st {};
-        if (::lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) continue;
+        if (ctx_.view->lstat(path, st) != 0 || S_ISLNK(st.st_mode)) continue;
         MountOp op;
         op.kind = MountKind::readonly;
         op.dst = path;
@@ -269,7 +259,7 @@ void Builder::proc_hardening(const std::string& why) {
         add(std::move(op));
     }
     std::vector<std::string> masked(std::begin(kProcMasked), std::end(kProcMasked));
-    for (auto& p : root_only_proc_files()) masked.push_back(std::move(p));
+    for (auto& p : root_only_proc_files(*ctx_.view)) masked.push_back(std::move(p));
     for (const auto& path : masked) {
         if (std::any_of(std::begin(kProcReadOnly), std::end(kProcReadOnly),
                         [&](const char* ro) { return util::path_within(path, ro); }))
@@ -278,7 +268,7 @@ void Builder::proc_hardening(const std::string& why) {
                         [&](const MountOp& m) { return m.dst == path; }))
             continue;
         struct stat st {};
-        if (::lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+        if (ctx_.view->lstat(path, st) != 0 || S_ISLNK(st.st_mode)) continue;
         MountOp op;
         op.kind = S_ISDIR(st.st_mode) ? MountKind::mask_dir : MountKind::mask_file;
         op.dst = path;
@@ -332,7 +322,7 @@ Result<void> Builder::mount_rule(const policy::MountRule& rule, bool read_only) 
     if (dst == *src && S_ISLNK(lst.st_mode)) {
         // Merged-/usr systems: /bin -> usr/bin. Recreate the link inside and
         // show its target at the target's own path, so both spellings work.
-        auto text = read_link(*src);
+        auto text = ctx_.view->readlink(*src);
         if (!text) return missing(rule, *src, errno);
         MountOp link;
         link.kind = MountKind::symlink;

@@ -12,9 +12,6 @@
 
 namespace agentjail::plan::detail {
 
-// readlink(2) of path as a string; nullopt (errno set) when it is no link (mounts.cc).
-std::optional<std::string> read_link(const std::string& path);
-
 class Builder {
 public:
     Builder(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan)

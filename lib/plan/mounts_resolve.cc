@@ -67,7 +67,7 @@ void Builder::protected_guards(const std::vector<MountOp>& ops) {
         g.inside = op.dst;
         g.is_dir = op.is_dir;
         struct stat st {};
-        if (::lstat(g.host.c_str(), &st) == 0) {
+        if (ctx_.view->lstat(g.host, st) == 0) {
             g.dev = st.st_dev;
             g.ino = st.st_ino;
         }
@@ -124,11 +124,7 @@ Result<void> Builder::find_hidden() {
         if (uses_globstar(rule.pattern)) continue;  // workspace.cc: one scan for all of them
         auto pattern = expand_glob(rule.pattern, ctx_, rule.origin);
         if (!pattern) return std::move(pattern).error();
-        std::vector<std::string> matches;
-        glob_t g{};
-        if (::glob(pattern->c_str(), 0, nullptr, &g) == 0)
-            for (size_t i = 0; i < g.gl_pathc; ++i) matches.emplace_back(g.gl_pathv[i]);
-        ::globfree(&g);
+        std::vector<std::string> matches = ctx_.view->glob(*pattern);
         // A name without wildcards that a host action makes (an empty credentials
         // file in the agent's state) is hidden though the host has none yet.
         if (matches.empty() && rule.pattern.find_first_of("*?[") == std::string::npos) {
@@ -374,7 +370,7 @@ Result<void> Builder::check_mount_points(std::vector<MountOp>& ops) {
             if (op.kind == MountKind::readonly || op.kind == MountKind::mask_dir ||
                 op.kind == MountKind::mask_file) {
                 struct stat st {};
-                if (::lstat(op.dst.c_str(), &st) == 0 && S_ISDIR(st.st_mode) == needs_dir(op))
+                if (ctx_.view->lstat(op.dst, st) == 0 && S_ISDIR(st.st_mode) == needs_dir(op))
                     continue;
             }
             return invalid(op.why, "cannot create mount point " + op.dst + " inside " + p.dst);
@@ -426,7 +422,7 @@ Result<Builder::InBind> Builder::check_in_bind(const MountOp& op, const MountOp&
         }
         if (S_ISLNK(st.st_mode)) {
             if (last && op.kind == MountKind::symlink) {
-                auto text = read_link(host);
+                auto text = ctx_.view->readlink(host);
                 if (text && *text == op.src) return InBind::present;
                 return invalid(op.why, "cannot create the symlink " + op.dst +
                                            " inside the bind of " + bind.dst +

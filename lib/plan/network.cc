@@ -7,7 +7,7 @@
 #include "netrules/address.hpp"
 #include "netrules/http.hpp"
 #include "netrules/rules.hpp"
-#include "net/secret_source.hpp"
+#include "plan/host_view.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -222,10 +222,10 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
     }
     std::vector<std::string> misses;
     std::optional<size_t> chosen;
-    net::SourceProbe probe;
+    net::SourceProbe probe;  // netrules/secret_value.hpp
     for (size_t i = 0; i < specs.size() && !chosen; ++i) {
         bool json = specs[i].kind == net::SourceSpec::Kind::json;
-        probe = net::probe_source(specs[i], sec.name, host.environ, json ? sec.expires : std::string());
+        probe = ctx.view->probe_secret(specs[i], sec.name, host.environ, json ? sec.expires : std::string());
         if (probe.available)
             chosen = i;
         else

@@ -44,7 +44,7 @@ Result<void> overlay_workspace(const policy::Policy& policy, Plan& plan) {
                                       " to turn into an overlay"));
 }
 
-Result<void> run_state(const HostFacts& host, Plan& plan) {
+Result<void> run_state(const HostFacts& host, const HostView& view, Plan& plan) {
     if (plan.workspace_mode == policy::WorkspaceMode::direct) return {};
     plan.run_id = host.run_id.empty() ? sys::new_run_id() : host.run_id;
     if (!sys::valid_run_id(plan.run_id))
@@ -54,7 +54,7 @@ Result<void> run_state(const HostFacts& host, Plan& plan) {
     // link planted there by an earlier run (direct mode with -C ~) would carry the
     // run's layers and clone wherever it points, and the launch, which opens those
     // names without following links, would find the plan's name to be the real one.
-    plan.run_dir = sys::resolve_existing(sys::state_home(host.environ, host.home)) +
+    plan.run_dir = view.resolve_existing(sys::state_home(host.environ, host.home)) +
                    "/agentjail/runs/" + plan.run_id;
     plan.notes.push_back("the run's state: " + plan.run_dir + " (each run takes a fresh id; `agentjail runs` lists them)");
     if (plan.workspace_mode == policy::WorkspaceMode::overlay) {

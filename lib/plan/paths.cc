@@ -112,12 +112,6 @@ std::optional<std::string> env_lookup(const std::vector<std::string>& env,
     return std::nullopt;
 }
 
-std::optional<std::string> canonical(const std::string& path) {
-    char buf[PATH_MAX];
-    if (::realpath(path.c_str(), buf) == nullptr) return std::nullopt;
-    return std::string(buf);
-}
-
 int depth(const std::string& path) {
     int n = 0;
     bool in_part = false;
@@ -159,8 +153,8 @@ std::optional<std::string> host_path(const std::vector<MountOp>& mounts, const s
     return join(mounts[*i].src, relative_to(path, mounts[*i].dst));
 }
 
-std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts,
-                                          const std::string& path) {
+std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts, const std::string& path,
+                                          const HostView& view) {
     std::deque<std::string> todo;
     auto push_parts = [&todo](const std::string& p) {
         std::deque<std::string> parts;
@@ -194,12 +188,7 @@ std::optional<std::string> resolve_inside(const std::vector<MountOp>& mounts,
                 link = op.src;
             } else if (op.kind == MountKind::bind || op.kind == MountKind::overlay) {
                 std::string host = join(op.src, relative_to(next, op.dst));
-                struct stat st {};
-                if (::lstat(host.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-                    char buf[PATH_MAX];
-                    ssize_t n = ::readlink(host.c_str(), buf, sizeof buf);
-                    if (n > 0) link = std::string(buf, static_cast<size_t>(n));
-                }
+                if (auto text = view.readlink(host); text && !text->empty()) link = std::move(text);
             }
         }
         if (link) {

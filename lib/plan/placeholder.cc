@@ -40,34 +40,6 @@ bool fill_random(unsigned char* p, std::size_t n) {
     return true;
 }
 
-// Reads the key at dirfd/name: a regular file of ours, closed to others, of one
-// link (a hard link planted elsewhere would be another name for it), 32 bytes.
-std::string read_key(int dirfd, std::string& key) {
-    sys::UniqueFd fd(
-        ::openat(dirfd, kKeyName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    if (!fd) return errno == ENOENT ? "ENOENT" : util::errno_text(errno);
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return util::errno_text(errno);
-    if (!S_ISREG(st.st_mode)) return "not a regular file";
-    if (st.st_uid != ::geteuid())
-        return "belongs to uid " + std::to_string(st.st_uid) + ", not to you";
-    if ((st.st_mode & 077) != 0) return "readable or writable by others (it must be mode 0600)";
-    if (st.st_nlink != 1) return "has other hard links";
-    if (st.st_size != static_cast<off_t>(kKeySize))
-        return "not " + std::to_string(kKeySize) + " bytes";
-    unsigned char buf[kKeySize];
-    std::size_t got = 0;
-    while (got < kKeySize) {
-        ssize_t n = ::read(fd.get(), buf + got, kKeySize - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return "short read";
-        got += static_cast<std::size_t>(n);
-    }
-    key.assign(reinterpret_cast<const char*>(buf), kKeySize);
-    OPENSSL_cleanse(buf, sizeof buf);
-    return {};
-}
-
 }  // namespace
 
 std::string placeholder_key_path(const HostFacts& host) {
@@ -77,7 +49,7 @@ std::string placeholder_key_path(const HostFacts& host) {
     return util::normalize_path(base + "/agentjail/" + kKeyName);
 }
 
-PlaceholderKey placeholder_key(const HostFacts& host, Plan& plan) {
+PlaceholderKey placeholder_key(const HostFacts& host, const HostView& view, Plan& plan) {
     PlaceholderKey k;
     k.path = placeholder_key_path(host);
     if (k.path.empty()) {
@@ -91,7 +63,7 @@ PlaceholderKey placeholder_key(const HostFacts& host, Plan& plan) {
     if (::geteuid() == 0) {
         std::string cur = dir;
         struct stat st {};
-        while (::stat(cur.c_str(), &st) != 0 && errno == ENOENT && cur.size() > 1)
+        while (view.stat(cur, st) != 0 && errno == ENOENT && cur.size() > 1)
             cur = cur.substr(0, cur.rfind('/') == 0 ? 1 : cur.rfind('/'));
         if (st.st_uid != 0) {
             k.why_not = cur + " belongs to uid " + std::to_string(st.st_uid) +
@@ -99,8 +71,8 @@ PlaceholderKey placeholder_key(const HostFacts& host, Plan& plan) {
             return k;
         }
     }
-    auto d = sys::open_own_state_dir(base, {"agentjail"}, sys::StateDir::existing);
-    std::string why = d ? read_key(d->get(), k.key) : d.error().code() == ENOENT ? "ENOENT" : d.error().message();
+    // A regular file of ours, closed to others, of one link, 32 bytes.
+    std::string why = view.read_state_file(base, kKeyName, kKeySize, k.key);
     if (why == "ENOENT") {
         // First use: a key of this plan's own, which the run makes (explain shows
         // that it would); until then no name is taken on the host.
@@ -122,7 +94,7 @@ PlaceholderKey placeholder_key(const HostFacts& host, Plan& plan) {
     }
     if (!why.empty()) {
         k.key.clear();
-        k.why_not = (d ? k.path : dir) + ": " + why;
+        k.why_not = util::starts_with(why, dir + ": ") ? why : k.path + ": " + why;
     }
     return k;
 }

@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <vector>
 
-extern char** environ;
 
 namespace agentjail::plan {
 
@@ -26,11 +25,6 @@ namespace {
 
 Error invalid(const std::string& why, const std::string& message, int code = EINVAL) {
     return Error(ErrorKind::invalid_input, code, detail::with_origin(why, message));
-}
-
-bool is_dir(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 // The workspace: -C DIR (or the API's) when given, else the current directory.
@@ -59,21 +53,21 @@ Result<std::string> decide_workspace(const policy::Policy& policy, const HostFac
             if (at != expanded->size() && (*expanded)[at] != '/') continue;
             std::string prefix = expanded->substr(0, at);
             struct stat st {};
-            if (::lstat(prefix.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+            if (ctx.view->lstat(prefix, st) == 0 && S_ISLNK(st.st_mode))
                 return invalid(why, "workspace " + *expanded + ": " + prefix +
                                         " is a symbolic link inside the current directory; a link inside "
                                         "the project could have been planted by an earlier run; name the "
                                         "real path");
         }
     }
-    auto canon = detail::canonical(*expanded);
+    auto canon = ctx.view->canonical(*expanded);
     if (!canon) {
         int err = errno;
         if (err == ENOENT || err == ENOTDIR)
             return invalid(why, "workspace " + *expanded + " does not exist", ENOENT);
         return invalid(why, "workspace " + *expanded + ": " + util::errno_text(err), err);
     }
-    if (!is_dir(*canon))
+    if (!ctx.view->is_dir(*canon))
         return invalid(why, "workspace " + *canon + " is not a directory", ENOTDIR);
 
     // The workspace is bound read-write: `agentjail -- bash` typed in the home
@@ -116,7 +110,7 @@ Result<std::string> decide_cwd(const policy::Policy& policy, const detail::Expan
     // which may be a host directory; refused before anything is cloned. Resolved
     // as the sandbox will: /dev/fd links to /proc/self/fd, and a link in the
     // workspace may point anywhere.
-    auto resolved = detail::resolve_inside(plan.mounts, cwd);
+    auto resolved = detail::resolve_inside(plan.mounts, cwd, *ctx.view);
     if (!resolved) return invalid(why, "cwd " + cwd + ": too many levels of symbolic links", ELOOP);
     for (const std::string& p : {cwd, *resolved}) {
         if (util::path_within(p, "/proc"))
@@ -132,7 +126,7 @@ Result<std::string> decide_cwd(const policy::Policy& policy, const detail::Expan
         return invalid(why, "cwd " + cwd + " is hidden (" + op.why + ")", EACCES);
     if (op.kind == MountKind::bind) {
         auto host = detail::host_path(plan.mounts, *resolved);
-        if (!host || !is_dir(*host))
+        if (!host || !ctx.view->is_dir(*host))
             return invalid(why, "cwd " + cwd + " is not a directory in the sandbox", ENOENT);
     } else if (op.kind == MountKind::tmpfs && op.dst != *resolved) {
         // An empty tmpfs holds only the mount points the launcher creates in it.
@@ -152,66 +146,6 @@ Result<std::string> decide_cwd(const policy::Policy& policy, const detail::Expan
 
 }  // namespace
 
-namespace {
-
-// uid's login name and home directory from passwd ("" when it has no entry).
-std::string canonical_home(const std::string& home) {
-    if (home.empty()) return home;
-    auto canon = detail::canonical(home);
-    return canon ? *canon : util::normalize_path(home);
-}
-
-}  // namespace
-
-Result<void> HostFacts::run_as_identity(uid_t new_uid, gid_t new_gid, const std::string& new_home) {
-    if (new_uid == uid && new_gid == gid && new_home.empty()) return {};
-    // Mapping another uid or gid into the sandbox's user namespace, and dropping the
-    // supplementary groups there, is the privilege of root in the caller's namespace.
-    if (::getuid() != 0 && (new_uid != ::getuid() || new_gid != ::getgid()))
-        return Error(ErrorKind::invalid_input, EPERM,
-                     "run as uid " + std::to_string(new_uid) + " gid " + std::to_string(new_gid) +
-                         ": only root may run the command as another identity (this process is uid " +
-                         std::to_string(::getuid()) + ")");
-    if (new_uid == static_cast<uid_t>(-1) || new_gid == static_cast<gid_t>(-1))
-        return Error(ErrorKind::invalid_input, EINVAL, "run as: uid and gid must both be given");
-    auto [name, dir] = sys::passwd_of(new_uid);
-    if (new_uid != uid) {
-        user = name.empty() ? std::to_string(new_uid) : name;
-        home = canonical_home(dir);
-    }
-    if (!new_home.empty()) {
-        if (new_home[0] != '/')
-            return Error(ErrorKind::invalid_input, EINVAL, "home '" + new_home + "' is not an absolute path");
-        home = canonical_home(new_home);
-    }
-    run_as = new_uid != ::getuid() || new_gid != ::getgid();
-    uid = new_uid;
-    gid = new_gid;
-    return {};
-}
-
-Result<HostFacts> HostFacts::current() {
-    HostFacts h;
-    h.uid = ::getuid();
-    h.gid = ::getgid();
-
-    const std::string pw_name = sys::passwd_of(h.uid).first;
-    const char* env_user = ::getenv("USER");
-    h.user = !pw_name.empty() ? pw_name : (env_user != nullptr ? env_user : "");
-    // One rule for the caller's home and directory, the CLI's flags and the plan alike.
-    h.home = sys::caller_home();
-    auto cwd = sys::caller_cwd();
-    if (!cwd) return std::move(cwd).error();
-    h.cwd = *cwd;
-
-    for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) h.environ.emplace_back(*e);
-    for (int res : {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU}) {
-        struct rlimit rl {};
-        if (::getrlimit(res, &rl) == 0) h.rlimit_hard.emplace_back(res, static_cast<std::uint64_t>(rl.rlim_max));
-    }
-    return h;
-}
-
 Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>& argv,
                    const HostFacts& host) {
     Plan plan;
@@ -222,7 +156,11 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         return Error(ErrorKind::invalid_input, EINVAL,
                      "no command given (usage: agentjail [OPTIONS] -- COMMAND [ARGS...])");
 
+    // What the run's host actions make, seen as made: the planner itself makes nothing
+    // and reads the host only through this view.
+    HostView view;
     detail::ExpandContext ctx;
+    ctx.view = &view;
     ctx.home = host.home;
     ctx.tmp = "/tmp";
     if (auto t = detail::env_lookup(host.environ, "TMPDIR")) {
@@ -242,9 +180,6 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     plan.home = host.home;
     plan.workspace_mode = policy.workspace_mode.value;
 
-    // What the run's host actions make, seen as made: the planner itself makes nothing.
-    HostView view;
-    ctx.view = &view;
     if (auto r = detail::plan_agent_state(policy, host, ctx, plan); !r) return std::move(r).error();
     // The placeholder key (placeholder.cc), when a secret needs it, before the mounts
     // are planned: hidden whatever binds its directory (`--rw ~/.local`), since it
@@ -252,7 +187,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     detail::PlaceholderKey key;
     key.path = detail::placeholder_key_path(host);
     if (policy.network.mode.value == policy::NetMode::proxy && !policy.network.secrets.empty()) {
-        key = detail::placeholder_key(host, plan);
+        key = detail::placeholder_key(host, view, plan);
         if (key.made_by_run) {
             view.will_make(key.path.substr(0, key.path.rfind('/')), true);
             view.will_make(key.path, false);
@@ -328,7 +263,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         if (m.kind == MountKind::bind && !m.read_only)
             plan.host_files.sandbox_writable.push_back({m.src, m.why});
     if (auto r = detail::overlay_workspace(policy, plan); !r) return std::move(r).error();
-    if (auto r = detail::run_state(host, plan); !r) return std::move(r).error();
+    if (auto r = detail::run_state(host, view, plan); !r) return std::move(r).error();
     plan.host_files.allow_in_sandbox = policy.log_in_sandbox.value;
     plan.host_files.allow_origin = detail::describe(policy.log_in_sandbox.origin);
     if (auto r = detail::build_network(policy, host, ctx, key, plan); !r) return std::move(r).error();

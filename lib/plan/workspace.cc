@@ -92,7 +92,7 @@ Result<WorkspaceFindings> WorkspaceRules::run() {
 Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
     auto it = scans_.find(root);
     if (it != scans_.end()) return &it->second;
-    auto s = sys::scan(root);
+    auto s = ctx_.view->scan(root);
     if (!s) return std::move(s).error();
     // The sandbox sees what lies deeper; the patterns with ** only do not look there
     // (the check after the run names each such directory for the user).
@@ -123,9 +123,9 @@ std::vector<const sys::ScanEntry*> WorkspaceRules::matches(const Scan& s, const 
 
 Result<void> WorkspaceRules::add_hidden(const std::string& path, const std::string& pattern, const std::string& why,
                                         const std::string& link_of) {
-    auto canon = canonical(path);
+    auto canon = ctx_.view->canonical(path);
     struct stat st {};
-    if (!canon || ::stat(canon->c_str(), &st) != 0) return {};
+    if (!canon || ctx_.view->stat(*canon, st) != 0) return {};
     if (std::any_of(hidden_.begin(), hidden_.end(), [&](const Hidden& h) { return h.path == *canon; }))
         return {};
     Hidden h;
@@ -156,7 +156,7 @@ Result<void> WorkspaceRules::globstar_hides() {
             root = ctx_.workspace;
         }
         struct stat st {};
-        if (::lstat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (ctx_.view->lstat(root, st) != 0 || !S_ISDIR(st.st_mode)) {
             plan_.notes.push_back("hide " + rule.pattern + " matched nothing (" + root + " is not a directory)");
             continue;
         }
@@ -189,7 +189,7 @@ Result<std::vector<std::string>> WorkspaceRules::other_names(dev_t dev, ino_t in
             if (e.type == EntryType::dir || e.type == EntryType::symlink) continue;
             if (!all && e.ino != ino) continue;
             sys::ScanEntry copy = e;
-            if (!sys::stat_entry(scan, copy)) continue;
+            if (!ctx_.view->stat_entry(scan, copy)) continue;
             if (copy.dev != dev || copy.ino != ino) continue;
             std::string path = join(ctx_.workspace, scan.rel(e));
             if (path != self) out.push_back(path);
@@ -214,7 +214,7 @@ Result<std::vector<Hidden>> WorkspaceRules::linked_in_hidden_dirs(dev_t ws_dev) 
         sys::ScanOptions opt;
         opt.stat = true;
         opt.skip_git_internals = false;
-        auto inner = sys::scan(h.path, opt);
+        auto inner = ctx_.view->scan(h.path, opt);
         if (!inner) continue;  // unreadable to the caller: so are its files, by any name
         for (const auto& e : inner->entries) {
             if (e.type != EntryType::file || e.nlink < 2 || e.dev != ws_dev) continue;
@@ -237,7 +237,7 @@ Result<void> WorkspaceRules::hard_links() {
     // The workspace's filesystem from a stat, not a walk: the walk is made only
     // when some hidden file has another name to look for.
     struct stat ws_st {};
-    if (::stat(ws.c_str(), &ws_st) != 0) return {};
+    if (ctx_.view->stat(ws, ws_st) != 0) return {};
     // Copied: hidden_ grows below.
     std::vector<Hidden> files(hidden_.begin(), hidden_.end());
     const size_t own = files.size();
@@ -270,7 +270,7 @@ Result<void> WorkspaceRules::hard_links() {
     for (size_t k = 0; k < linked_protect_.size(); ++k) {
         Protected p = out_.protect[linked_protect_[k]];
         struct stat st {};
-        if (::lstat(p.path.c_str(), &st) != 0) continue;
+        if (ctx_.view->lstat(p.path, st) != 0) continue;
         auto names = other_names(st.st_dev, st.st_ino, st.st_nlink, p.path);
         if (!names) return std::move(names).error();
         if (names->size() + 1 < st.st_nlink)
@@ -282,7 +282,7 @@ Result<void> WorkspaceRules::hard_links() {
                            EMLINK);
         for (const auto& other : *names) {
             struct stat ost {};
-            if (::lstat(other.c_str(), &ost) != 0) continue;
+            if (ctx_.view->lstat(other, ost) != 0) continue;
             plan_.notes.push_back("read-only " + other + ": a hard link of the protected " + p.path + " (" +
                                   p.pattern + ")");
             Protected q;

@@ -51,32 +51,10 @@ struct Stat {
     struct stat st {};
 };
 
-Stat lstat_path(const std::string& path) {
+Stat lstat_path(const HostView& view, const std::string& path) {
     Stat s;
-    s.exists = ::lstat(path.c_str(), &s.st) == 0;
+    s.exists = view.lstat(path, s.st) == 0;
     return s;
-}
-
-// Reads a small regular file below the workspace, following no symlink and never
-// blocking on a FIFO planted by an earlier run (THREATS FS-04).
-std::optional<std::string> read_small(int ws_fd, const std::string& rel) {
-    sys::UniqueFd fd(sys::openat2(ws_fd, rel.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
-                                  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
-    if (!fd) {
-        fd.release();
-        return std::nullopt;
-    }
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20)) return std::nullopt;
-    std::string out(static_cast<size_t>(st.st_size), '\0');
-    size_t got = 0;
-    while (got < out.size()) {
-        ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
-        if (n <= 0) break;
-        got += static_cast<size_t>(n);
-    }
-    out.resize(got);
-    return out;
 }
 
 std::string lower(std::string s) {
@@ -175,7 +153,7 @@ Result<void> WorkspaceRules::protect_literal(const std::string& root, const std:
         const std::string name(segs[i]);
         path = join(path, name);
         const bool last = i + 1 == segs.size();
-        Stat s = lstat_path(path);
+        Stat s = lstat_path(*ctx_.view, path);
         if (!s.exists) {
             if (errno != ENOENT) return {};
             if (no_placeholder(name)) return {};
@@ -265,7 +243,7 @@ Result<void> WorkspaceRules::protect() {
                                              ": it is a symlink (a link planted by an earlier run "
                                              "would redirect the read-only bind); remove it, or "
                                              "unprotect " + rule.raw);
-            Stat st = lstat_path(path);
+            Stat st = lstat_path(*ctx_.view, path);
             if (!st.exists || S_ISLNK(st.st.st_mode)) continue;
             add_existing(path, st.st, rule.raw, rule.why);
         }
@@ -296,15 +274,13 @@ Result<void> WorkspaceRules::hooks_paths(const std::vector<std::string>& repo_ro
     }
     if (hooks_rule == nullptr) return {};
     const std::string& ws = ctx_.workspace;
-    sys::UniqueFd ws_fd(::open(ws.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!ws_fd) return {};
     for (const auto& root : repo_roots) {
         const std::string dotgit = join(root, ".git");
-        Stat st = lstat_path(join(ws, dotgit));
+        Stat st = lstat_path(*ctx_.view, join(ws, dotgit));
         if (!st.exists) continue;
         std::string gitdir = dotgit;  // relative to the workspace
         if (S_ISREG(st.st.st_mode)) {
-            auto text = read_small(ws_fd.get(), dotgit);
+            auto text = ctx_.view->read_beneath(ws, dotgit);
             if (!text || !util::starts_with(*text, "gitdir:")) continue;
             std::string target = trim(std::string_view(*text).substr(7));
             while (!target.empty() && target.back() == '\n') target.pop_back();
@@ -316,7 +292,7 @@ Result<void> WorkspaceRules::hooks_paths(const std::vector<std::string>& repo_ro
             continue;
         }
         std::vector<std::string> configs{join(gitdir, "config"), join(gitdir, "config.worktree")};
-        if (auto common = read_small(ws_fd.get(), join(gitdir, "commondir"))) {
+        if (auto common = ctx_.view->read_beneath(ws, join(gitdir, "commondir"))) {
             std::string c = trim(*common);
             while (!c.empty() && c.back() == '\n') c.pop_back();
             std::string abs = !c.empty() && c[0] == '/' ? util::normalize_path(c)
@@ -327,7 +303,7 @@ Result<void> WorkspaceRules::hooks_paths(const std::vector<std::string>& repo_ro
         std::string hooks;
         std::string from;
         for (const auto& cfg : configs) {
-            auto text = read_small(ws_fd.get(), cfg);
+            auto text = ctx_.view->read_beneath(ws, cfg);
             if (!text) continue;
             std::string h = hooks_path_in(*text);
             if (!h.empty()) {

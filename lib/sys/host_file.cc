@@ -266,4 +266,33 @@ Result<void> replace_host_file(const std::string& path, const std::string& text,
     return {};
 }
 
+std::string read_small_file(const std::string& path, base::wstring& out, std::size_t max) {
+    const std::string limit = max % (1 << 20) == 0 ? std::to_string(max >> 20) + " MiB" : std::to_string(max) + " bytes";
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!fd) return path + ": " + util::errno_text(errno);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return path + ": " + util::errno_text(errno);
+    if (!S_ISREG(st.st_mode)) return path + ": not a regular file";
+    if (static_cast<std::size_t>(st.st_size) > max) return path + ": larger than " + limit;
+    out.reserve(static_cast<std::size_t>(st.st_size) + 1);
+    char buf[4096];
+    std::string why;
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            why = path + ": " + util::errno_text(errno);
+            break;
+        }
+        if (n == 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+        if (out.size() > max) {
+            why = path + ": larger than " + limit;
+            break;
+        }
+    }
+    base::wipe(buf, sizeof buf);
+    return why;
+}
+
 }  // namespace agentjail::sys

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "base/error.hpp"
+#include "base/wiped.hpp"
 
 #include "sys/fd.hpp"
 
@@ -52,5 +53,10 @@ Result<void> check_host_file(const std::string& path, const HostFileRules& rules
 // it, so a reader never sees half a file and no planted link is ever written through.
 Result<void> replace_host_file(const std::string& path, const std::string& text,
                                const HostFileRules& rules, const std::string& what);
+
+// Reads a small regular file (at most `max` bytes; never a FIFO or a device:
+// O_NONBLOCK and the type check) into a buffer wiped when freed: a secret's source.
+// "" on success, else why ("PATH: no such file or directory", "PATH: larger than 1 MiB").
+std::string read_small_file(const std::string& path, base::wstring& out, std::size_t max = 1 << 20);
 
 }  // namespace agentjail::sys

@@ -472,3 +472,65 @@ TEST(HostView, NamesAHostActionMakesAnswerAsTheyWillBe) {
     view.will_make(t.path() + "/state/agentjail2/cfg", true);
     EXPECT_EQ(view.canonical(t.path() + "/state/agentjail2/cfg"), t.path() + "/real/agentjail2/cfg");
 }
+
+// What the planner reads of the workspace (a .git file's gitdir, a commondir) is read
+// without following a link below the root and without blocking on a FIFO: an earlier
+// run had the workspace read-write and may have planted either.
+TEST(HostView, ReadBeneathFollowsNoLinkAndOpensNoFifo) {
+    ajtest::TempDir t;
+    t.mkdir("ws/sub");
+    t.write("ws/sub/.git", "gitdir: ../real\n");
+    t.write("secret", "outside");
+    ASSERT_EQ(::symlink((t.path() + "/secret").c_str(), (t.path() + "/ws/link").c_str()), 0);
+    ASSERT_EQ(::symlink(t.path().c_str(), (t.path() + "/ws/up").c_str()), 0);
+    ASSERT_EQ(::mkfifo((t.path() + "/ws/fifo").c_str(), 0600), 0);
+    const plan::HostView view;
+    const std::string ws = t.path() + "/ws";
+    EXPECT_EQ(view.read_beneath(ws, "sub/.git"), "gitdir: ../real\n");  // positive control
+    EXPECT_FALSE(view.read_beneath(ws, "link"));
+    EXPECT_FALSE(view.read_beneath(ws, "up/secret"));
+    EXPECT_FALSE(view.read_beneath(ws, "../secret"));
+    EXPECT_FALSE(view.read_beneath(ws, "fifo"));  // returns at once: the test does not hang
+    EXPECT_FALSE(view.read_beneath(ws, "sub/.git", 4));  // over the bound
+}
+
+// The state file the plan reads (the placeholder key) must be the caller's own,
+// closed to others, of one link and of its size; the view says why not otherwise.
+TEST(HostView, ReadStateFileTakesOnlyTheCallersOwnClosedFile) {
+    ajtest::TempDir t;
+    t.mkdir("agentjail");
+    ASSERT_EQ(::chmod((t.path() + "/agentjail").c_str(), 0700), 0);
+    t.write("agentjail/key", "0123456789abcdef");
+    ASSERT_EQ(::chmod((t.path() + "/agentjail/key").c_str(), 0600), 0);
+    const plan::HostView view;
+    std::string out;
+    EXPECT_EQ(view.read_state_file(t.path(), "key", 16, out), "");
+    EXPECT_EQ(out, "0123456789abcdef");
+    EXPECT_EQ(view.read_state_file(t.path(), "key", 32, out), "not 32 bytes");
+    EXPECT_EQ(view.read_state_file(t.path(), "none", 16, out), "ENOENT");
+    ASSERT_EQ(::chmod((t.path() + "/agentjail/key").c_str(), 0644), 0);
+    EXPECT_EQ(view.read_state_file(t.path(), "key", 16, out), "readable or writable by others (it must be mode 0600)");
+    ASSERT_EQ(::chmod((t.path() + "/agentjail/key").c_str(), 0600), 0);
+    ASSERT_EQ(::link((t.path() + "/agentjail/key").c_str(), (t.path() + "/other").c_str()), 0);
+    EXPECT_EQ(view.read_state_file(t.path(), "key", 16, out), "has other hard links");
+}
+
+// A secret's source, probed through the view: the value found, never kept.
+TEST(HostView, ProbeSecretFindsTheValueInTheCallersFiles) {
+    ajtest::TempDir t;
+    t.write(".env", "OTHER=1\nTOKEN=abc\n");
+    const plan::HostView view;
+    std::string why;
+    auto dotenv = agentjail::net::parse_source("dotenv:" + t.path() + "/.env#TOKEN", &why);
+    ASSERT_TRUE(dotenv) << why;
+    EXPECT_TRUE(view.probe_secret(*dotenv, "TOKEN", {}, "").available);
+    auto missing = agentjail::net::parse_source("dotenv:" + t.path() + "/.env#NOPE", &why);
+    ASSERT_TRUE(missing) << why;
+    auto p = view.probe_secret(*missing, "NOPE", {}, "");
+    EXPECT_FALSE(p.available);
+    EXPECT_EQ(p.why, t.path() + "/.env: no NOPE= line");
+    auto env = agentjail::net::parse_source("env:AJ_TEST_TOKEN", &why);
+    ASSERT_TRUE(env) << why;
+    EXPECT_TRUE(view.probe_secret(*env, "T", {"AJ_TEST_TOKEN=x"}, "").available);
+    EXPECT_EQ(view.probe_secret(*env, "T", {"AJ_TEST_TOKENS=x"}, "").why, "$AJ_TEST_TOKEN is not set");
+}
