@@ -4,10 +4,11 @@
 // the run created or changed.
 #include "workspace/audit.hpp"
 
+#include "sys/fd.hpp"
 #include "sys/scan.hpp"
-
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
+#include "workspace/git.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <cerrno>
 #include <cctype>
 #include <set>
+#include <utility>
 
 namespace agentjail::workspace {
 
@@ -41,26 +43,6 @@ bool is_bool_text(const std::string& v) {
     const std::string l = lower(trim(v));
     return l.empty() || l == "true" || l == "false" || l == "yes" || l == "no" || l == "on" ||
            l == "off" || l == "1" || l == "0";
-}
-
-// A value as git reads it: quotes removed, escapes kept simple, comments cut.
-std::string config_value(const std::string& raw) {
-    std::string out;
-    bool quoted = false;
-    for (size_t i = 0; i < raw.size(); ++i) {
-        char c = raw[i];
-        if (c == '"') {
-            quoted = !quoted;
-            continue;
-        }
-        if (!quoted && (c == '#' || c == ';')) break;
-        if (c == '\\' && i + 1 < raw.size()) {
-            out += raw[++i];
-            continue;
-        }
-        out += c;
-    }
-    return trim(out);
 }
 
 struct DirEntry {
@@ -103,20 +85,25 @@ public:
         // directory (.git, .git/modules/*, .git/worktrees/*, a bare repository).
         // Directories by their entry's index (kTop: the workspace itself), so that no
         // path is spelled out but those of what is checked.
+        // As git takes them: HEAD a file or a link, the config of any type (git follows
+        // a link), a commondir in place of both (a linked worktree's git directory).
         constexpr std::uint32_t top = sys::ScanEntry::kTop;
-        std::set<std::uint32_t> heads, configs, objects;
+        std::set<std::uint32_t> heads, holds;
         for (const auto& e : sc->entries) {
-            if (e.type == sys::EntryType::file && e.name == "HEAD") heads.insert(e.parent);
-            if (e.type == sys::EntryType::file && e.name == "config") configs.insert(e.parent);
-            if (e.type == sys::EntryType::dir && e.name == "objects") objects.insert(e.parent);
+            if (e.name == "HEAD" && (e.type == sys::EntryType::file || e.type == sys::EntryType::symlink))
+                heads.insert(e.parent);
+            if (e.name == "config" || e.name == "commondir" || (e.name == "objects" && e.type == sys::EntryType::dir))
+                holds.insert(e.parent);
         }
-        if (heads.count(top) && (configs.count(top) || objects.count(top))) with_dir("", [&](int fd) { check_git_dir(fd, ""); });
+        if (heads.count(top) && holds.count(top)) check_git_dir_at("");
         for (std::uint32_t i = 0; i < sc->entries.size(); ++i) {
             const auto& e = sc->entries[i];
-            if (e.type == sys::EntryType::dir && heads.count(i) && (configs.count(i) || objects.count(i))) {
-                const std::string rel = sc->rel(e);
-                with_dir(rel, [&](int fd) { check_git_dir(fd, rel); });
-            }
+            if (e.type == sys::EntryType::dir && heads.count(i) && holds.count(i)) check_git_dir_at(sc->rel(e));
+            // A .git file names its git directory, wherever that lies (under another
+            // repository's .git/lfs, which the walk does not enter); a .git link is
+            // followed by git the same way.
+            if (e.name == ".git" && (e.type == sys::EntryType::file || e.type == sys::EntryType::symlink))
+                check_git_pointer(sc->dir_of(e), e.type == sys::EntryType::symlink);
             const std::string& parent_name = e.parent == top ? std::string() : sc->entries[e.parent].name;
             if (e.type == sys::EntryType::file && is_setting(parent_name, e.name)) {
                 const std::string dir = sc->dir_of(e);
@@ -183,6 +170,23 @@ private:
         return text;
     }
 
+    // The whole of a regular file (at most kMaxConfig bytes), never through a link.
+    std::optional<std::string> read_whole(int dir, const char* name) {
+        sys::UniqueFd fd(::openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+        if (!fd) return std::nullopt;
+        std::string text;
+        char buf[8192];
+        for (;;) {
+            ssize_t n = ::read(fd.get(), buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return std::nullopt;
+            if (n == 0) break;
+            text.append(buf, static_cast<size_t>(n));
+            if (text.size() > static_cast<size_t>(kMaxConfig)) return std::nullopt;
+        }
+        return text;
+    }
+
     // Renames dir/name aside (never over anything) and takes every permission off.
     std::string neutralize(int dir, const std::string& name) {
         if (!o_.neutralize) return "flagged";
@@ -215,16 +219,123 @@ private:
         ::close(fd);
     }
 
+    // A git directory, once (by device and inode: a .git file, a link and the walk
+    // may each lead to it).
+    void check_git_dir_at(const std::string& rel) {
+        with_dir(rel, [&](int fd) {
+            struct stat st {};
+            if (::fstat(fd, &st) != 0 || !seen_.insert({st.st_dev, st.st_ino}).second) return;
+            check_git_dir(fd, rel);
+        });
+    }
+
+    // A .git file ("gitdir: PATH") or link in `dir`, written during the run: the git
+    // directory a file names is checked like any other when it lies in the workspace
+    // and can be reached without a link; otherwise, and for a link, the pointer itself
+    // is put aside.
+    void check_git_pointer(const std::string& dir, bool is_link) {
+        const std::string rel = join(dir, ".git");
+        if (is_protected(rel)) return;
+        with_dir(dir, [&](int fd) {
+            struct stat st {};
+            if (::fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) != 0 || !newer(st, o_.since)) return;
+            // A link is put aside whatever it points at: the check follows none.
+            if (is_link) {
+                char buf[PATH_MAX];
+                ssize_t n = ::readlinkat(fd, ".git", buf, sizeof buf);
+                const std::string to = n > 0 ? util::printable(std::string(buf, static_cast<size_t>(n))) : "?";
+                add(rel, "a .git link written during the run (to " + to +
+                             "; git would use what it points at as this folder's repository)",
+                    neutralize(fd, ".git"));
+                return;
+            }
+            std::string target;
+            std::string text = read_small(fd, ".git");
+            if (util::starts_with(text, "gitdir:")) target = trim(text.substr(7));
+            std::string inside;  // the target relative to the workspace, "" when none
+            if (!target.empty()) {
+                const std::string abs = util::normalize_path(
+                    target[0] == '/' ? target : o_.workspace + "/" + (dir.empty() ? "" : dir + "/") + target);
+                if (abs == o_.workspace)
+                    inside = ".";
+                else if (util::path_within(abs, o_.workspace))
+                    inside = abs.substr(o_.workspace == "/" ? 1 : o_.workspace.size() + 1);
+            }
+            if (!inside.empty() && inside != "." && !is_protected(inside)) {
+                int probe = open_dir(inside);
+                if (probe >= 0) {
+                    ::close(probe);
+                    check_git_dir_at(inside);
+                    return;
+                }
+            } else if (!inside.empty()) {
+                return;  // the workspace or a protected git directory: the plan's
+            }
+            add(rel, std::string("a .git file written during the run points at ") +
+                         (target.empty() ? std::string("nothing the check can read")
+                                         : util::printable(target) +
+                                               (inside.empty() ? ", outside the workspace"
+                                                               : ", through a link or where the check cannot read")) +
+                         " (git would use it as this folder's repository)",
+                neutralize(fd, ".git"));
+        });
+    }
+
+    // A config file of a git directory the plan did not protect, as git would read
+    // it: git's own reading of it (git config), so that no spelling git accepts is
+    // read otherwise here. What the check cannot read with certainty goes aside: a
+    // link (git follows it), anything but a regular file, a file too large to read,
+    // text git refuses.
+    void check_config(int fd, const std::string& rel, const char* cfg) {
+        struct stat st {};
+        if (::fstatat(fd, cfg, &st, AT_SYMLINK_NOFOLLOW) != 0 || is_protected(join(rel, cfg))) return;
+        if (!S_ISREG(st.st_mode)) {
+            add(join(rel, cfg),
+                std::string(S_ISLNK(st.st_mode) ? "a git config that is a symbolic link (git follows it; the check "
+                                                  "reads none)"
+                                                : "a git config that is not a regular file"),
+                neutralize(fd, cfg));
+            return;
+        }
+        if (!newer(st, o_.since)) return;
+        std::string why;
+        std::vector<std::string> keys;
+        if (st.st_size > kMaxConfig) {
+            why = "larger than the check reads (" + std::to_string(kMaxConfig >> 20) + " MiB)";
+        } else if (auto text = read_whole(fd, cfg); !text) {
+            why = "could not be read by the check";
+        } else if (auto k = executable_config(*text); !k) {
+            why = "git cannot read it: " + k.error().message();
+        } else {
+            keys = std::move(*k);
+        }
+        if (!why.empty()) {
+            add(join(rel, cfg), "git config written during the run, " + why, neutralize(fd, cfg));
+            return;
+        }
+        if (keys.empty()) return;
+        std::string what = "git config written during the run sets ";
+        for (size_t i = 0; i < keys.size(); ++i) what += (i ? ", " : "") + keys[i];
+        add(join(rel, cfg), what, neutralize(fd, cfg));
+    }
+
     void check_git_dir(int fd, const std::string& rel) {
         struct stat st {};
-        for (const char* cfg : {"config", "config.worktree"}) {
-            if (!changed_file(fd, rel, cfg, st)) continue;
-            std::vector<std::string> keys = executable_config(read_small(fd, cfg));
-            if (keys.empty()) continue;
-            std::string what = "git config written during the run sets ";
-            for (size_t i = 0; i < keys.size(); ++i) what += (i ? ", " : "") + keys[i];
-            add(join(rel, cfg), what, neutralize(fd, cfg));
+        for (const char* cfg : {"config", "config.worktree"}) check_config(fd, rel, cfg);
+        // A linked worktree's git directory reads its config from the common one.
+        if (changed_file(fd, rel, "commondir", st)) {
+            std::string text = trim(read_small(fd, "commondir"));
+            const std::string abs = util::normalize_path(
+                !text.empty() && text[0] == '/' ? text : o_.workspace + "/" + (rel.empty() ? "" : rel + "/") + text);
+            if (util::path_within(abs, o_.workspace) && abs != o_.workspace) {
+                const std::string inside = abs.substr(o_.workspace == "/" ? 1 : o_.workspace.size() + 1);
+                if (!is_protected(inside)) check_git_dir_at(inside);
+            }
         }
+        struct stat hst {};
+        if (::fstatat(fd, "hooks", &hst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(hst.st_mode) &&
+            !is_protected(join(rel, "hooks")))
+            add(join(rel, "hooks"), "git's hooks directory is a symbolic link (git follows it)", neutralize(fd, "hooks"));
         int hooks = ::openat(fd, "hooks", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (hooks >= 0) {
             const std::string hrel = join(rel, "hooks");
@@ -290,8 +401,10 @@ private:
                 "flagged: review before opening this folder");
     }
 
+    static constexpr off_t kMaxConfig = 4 << 20;
     const AuditOptions& o_;
     int root_ = -1;
+    std::set<std::pair<dev_t, ino_t>> seen_;  // git directories checked
     std::vector<WorkspaceFinding> out_;
 };
 
@@ -354,48 +467,30 @@ std::string executable_config_entry(const std::string& dotted_key, const std::st
     return executable_config_key(section, subsection, dotted_key.substr(last + 1), value);
 }
 
-std::vector<std::string> executable_config(const std::string& text_in) {
-    // Continuation lines first: a value may end in a backslash.
-    std::string text;
-    for (size_t i = 0; i < text_in.size(); ++i) {
-        if (text_in[i] == '\\' && i + 1 < text_in.size() && text_in[i + 1] == '\n') {
-            ++i;
-            continue;
-        }
-        text += text_in[i];
+Result<std::vector<std::string>> executable_config(const std::string& text) {
+    // git's own reading, from stdin: no file of the sandbox's is named to it, no
+    // include is followed (an include is a finding of its own), and no repository is
+    // read (GIT_DIR names none).
+    Git g;
+    g.git_dir = "/nonexistent";
+    auto r = run_git(g, {"config", "--no-includes", "--file", "-", "--null", "--list"}, &text);
+    if (!r) return std::move(r).error();
+    if (r->status != 0) {
+        std::string first = r->err.substr(0, r->err.find('\n'));
+        return Error(ErrorKind::invalid_input, EINVAL, first.empty() ? "git config exited " + std::to_string(r->status) : first);
     }
+    // Entries of "key\nvalue\0", or "key\0" for a key without a value (true).
     std::vector<std::string> out;
-    std::string section, subsection;
     size_t i = 0;
-    while (i < text.size()) {
-        size_t j = text.find('\n', i);
-        if (j == std::string::npos) j = text.size();
-        std::string line = trim(text.substr(i, j - i));
-        i = j + 1;
-        // A section header may share its line with a key ("[core] fsmonitor = x").
-        while (!line.empty() && line[0] == '[') {
-            size_t close = line.find(']');
-            if (close == std::string::npos) break;
-            std::string head = trim(line.substr(1, close - 1));
-            line = trim(line.substr(close + 1));
-            subsection.clear();
-            size_t q = head.find('"');
-            if (q != std::string::npos) {
-                section = trim(head.substr(0, q));
-                size_t q2 = head.rfind('"');
-                subsection = q2 > q ? head.substr(q + 1, q2 - q - 1) : std::string();
-            } else if (size_t dot = head.find('.'); dot != std::string::npos) {
-                section = head.substr(0, dot);  // [section.sub], the old spelling
-                subsection = lower(head.substr(dot + 1));
-            } else {
-                section = head;
-            }
-        }
-        if (line.empty() || line[0] == '#' || line[0] == ';') continue;
-        size_t eq = line.find('=');
-        std::string key = trim(line.substr(0, eq));
-        std::string value = eq == std::string::npos ? "true" : config_value(line.substr(eq + 1));
-        std::string d = executable_config_key(section, subsection, key, value);
+    while (i < r->out.size()) {
+        size_t end = r->out.find('\0', i);
+        if (end == std::string::npos) end = r->out.size();
+        const std::string entry = r->out.substr(i, end - i);
+        i = end + 1;
+        const size_t nl = entry.find('\n');
+        const std::string key = entry.substr(0, nl);
+        const std::string value = nl == std::string::npos ? std::string() : entry.substr(nl + 1);
+        std::string d = executable_config_entry(key, value);
         if (!d.empty() && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
     }
     return out;

@@ -42,7 +42,9 @@ std::string executable_config_key(const std::string& section, const std::string&
 // the subsection being what lies between the first and the last dot).
 std::string executable_config_entry(const std::string& dotted_key, const std::string& value);
 
-// Every executable key of a git config file's text, as "section.key" descriptions.
-std::vector<std::string> executable_config(const std::string& text);
+// Every executable key of a git config file's text, as "section.key" descriptions,
+// the text read by git itself (`git config --file - --list`, no include followed:
+// an include is a finding of its own). An error when git refuses the text.
+Result<std::vector<std::string>> executable_config(const std::string& text);
 
 }  // namespace agentjail::workspace
