@@ -101,6 +101,11 @@ public:
                          "workspace " + scan_.root + " has more than " +
                              std::to_string(opt_.max_entries) +
                              " entries: too many to check for hidden and protected paths");
+        for (const auto& c : children) name_bytes_ += c.name.size();
+        if (name_bytes_ > opt_.max_name_bytes)
+            return Error(ErrorKind::invalid_input, E2BIG,
+                         "workspace " + scan_.root + " has more than " + std::to_string(opt_.max_name_bytes >> 20) +
+                             " MiB of file names: too many to check for hidden and protected paths");
         const size_t first = scan_.entries.size();
         for (auto& c : children) {
             ScanEntry e;
@@ -157,6 +162,7 @@ private:
 
     Scan& scan_;
     const ScanOptions& opt_;
+    std::size_t name_bytes_ = 0;  // of every name kept so far
     alignas(8) char buf_[64 * 1024];
 };
 

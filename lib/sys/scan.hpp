@@ -43,6 +43,9 @@ struct ScanOptions {
     // A bound on the walk; more entries is an error (fail closed: a partial walk would
     // miss hidden files).
     std::size_t max_entries = 2'000'000;
+    // And on the bytes of the names kept (a run can fill the workspace with names of
+    // 255 bytes: 2,000,000 of them would be half a gigabyte of agentjail's memory).
+    std::size_t max_name_bytes = 64u << 20;
     // Directories deeper than this are listed in Scan::too_deep, not descended into:
     // the walk holds a descriptor per level, which must stay well inside a process's
     // usual limit of 1024.

@@ -200,6 +200,21 @@ TEST(WorkspaceScan, TooManyEntriesIsAnError) {
     EXPECT_NE(s.error().message().find("more than 10 entries"), std::string::npos) << s.error().message();
 }
 
+// Long names are bounded by their bytes, not only by their count: a run may fill the
+// workspace with names of 255 bytes, which agentjail's walk would keep.
+TEST(WorkspaceScan, TooManyBytesOfNamesIsAnError) {
+    PlanTree t;
+    const std::string longname(200, 'n');
+    for (int i = 0; i < 20; ++i) t.tmp.write("home/u/proj/many/" + longname + std::to_string(i), "x");
+    ws::ScanOptions small;
+    small.max_name_bytes = 1024;
+    auto s = ws::scan(t.proj(), small);
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.error().message().find("MiB of file names"), std::string::npos) << s.error().message();
+    small.max_name_bytes = 64 * 1024;  // control: the same tree under a larger bound
+    EXPECT_TRUE(ws::scan(t.proj(), small));
+}
+
 // Prints the figure asked for in the issue: one scan of 10,000 files.
 TEST(WorkspaceScan, TenThousandFilesTiming) {
     PlanTree t;
