@@ -118,6 +118,14 @@ std::string hooks_path_in(const std::string& text) {
     return found;
 }
 
+// Whether segment i of rel lies below a .git directory (an earlier segment is .git).
+bool in_git_dir(const std::string& rel, size_t i) {
+    auto segs = base::split_path(rel);
+    for (size_t k = 0; k < i && k < segs.size(); ++k)
+        if (segs[k] == ".git") return true;
+    return false;
+}
+
 }  // namespace
 
 // policy.protect is what is left after every layer's unprotect (lib/policy/merge.cc).
@@ -159,7 +167,13 @@ Result<void> WorkspaceRules::protect_literal(const std::string& root, const std:
             if (no_placeholder(name)) return {};
             Protected p;
             p.path = path;
-            p.is_dir = !last || rule.pattern.dir_only();
+            // A directory, even for a file's name (.envrc, .mcp.json), outside a git
+            // directory: git lists no empty directory, so the placeholder is in no
+            // `git status` and no `git add -A`, inside or on the host; and the name is
+            // taken all the same. In a git directory git reads the name itself (an
+            // empty config.worktree, not a directory): a file there, which no `git
+            // status` lists either.
+            p.is_dir = !last || rule.pattern.dir_only() || !in_git_dir(rel, i);
             p.placeholder = true;
             p.pattern = pattern_text;
             p.why = rule.why;

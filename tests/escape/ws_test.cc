@@ -217,8 +217,9 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     const std::string name = jail.ws() + "/.mcp.json";
     auto plan = plan_with_placeholder(
         jail.ws(), ".mcp.json",
-        "echo '{\"mcpServers\":{}}' > .mcp.json; echo write-rc=$?; rm -f .mcp.json; echo rm-rc=$?; "
-        "echo '{}' > .other.json; echo control-rc=$?; wc -c < .mcp.json");
+        "echo '{\"mcpServers\":{}}' > .mcp.json; echo write-rc=$?; rm -rf .mcp.json; rmdir .mcp.json; "
+        "echo rm-rc=$?; mv .mcp.json moved; echo mv-rc=$?; touch .mcp.json/x; echo in-rc=$?; "
+        "echo '{}' > .other.json; echo control-rc=$?; ls -A .mcp.json | wc -l");
     ASSERT_TRUE(plan) << plan.error().message();
     Pipe out;
     agentjail::launch::Stdio stdio;
@@ -235,6 +236,8 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     EXPECT_EQ(res->exit_code, 0) << text;
     EXPECT_NE(field(text, "write-rc"), "0") << text;
     EXPECT_NE(field(text, "rm-rc"), "0") << text;
+    EXPECT_NE(field(text, "mv-rc"), "0") << text;
+    EXPECT_NE(field(text, "in-rc"), "0") << text;
     EXPECT_EQ(field(text, "control-rc"), "0") << text;  // the workspace itself is writable
     EXPECT_FALSE(ajtest::exists(name)) << "the placeholder was left on the host";
     // The default protect list makes more placeholders (.gitattributes, .vscode, ...):
@@ -245,13 +248,15 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     EXPECT_TRUE(res->workspace.placeholders_kept.empty());
 }
 
-// The user fills in the placeholder during the run (it is theirs now): it is kept.
-// And a name that exists at plan time is never a placeholder, so never removed.
+// The user fills in a file placeholder during the run (it is theirs now): it is kept.
+// (The planner makes file placeholders only in git directories, .git/config.worktree;
+// this one is the test's own.) And a name that exists at plan time is never a
+// placeholder, so never removed.
 TEST_F(Escape, WS05_PlaceholderTheUserFilledIsKept) {
-    const std::string name = jail.ws() + "/.mcp.json";
-    auto plan = plan_with_placeholder(jail.ws(), ".mcp.json",
+    const std::string name = jail.ws() + "/tool.json";
+    auto plan = plan_with_placeholder(jail.ws(), "tool.json",
                                       "touch ready; i=0; while [ ! -e probe ] && [ $i -lt 1000 ]; do sleep 0.01; "
-                                      "i=$((i+1)); done; cat .mcp.json; echo x >> .mcp.json; echo write-rc=$?");
+                                      "i=$((i+1)); done; cat tool.json; echo x >> tool.json; echo write-rc=$?");
     ASSERT_TRUE(plan) << plan.error().message();
     Pipe out;
     agentjail::launch::Stdio stdio;

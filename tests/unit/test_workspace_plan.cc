@@ -375,11 +375,12 @@ TEST(WorkspaceProtect, MissingPathsGetPlaceholders) {
         const char* rel;
         bool is_dir;
     };
-    // .claude is missing: the pattern continues below it, so a directory; the rest
-    // name files, or directories by their trailing slash.
-    for (Want w : {Want{"/.gitattributes", false}, Want{"/.claude", true}, Want{"/.mcp.json", false},
+    // Directories in the work tree, files' names included (git lists no empty
+    // directory: no placeholder is in a `git status` or a `git add -A`); a file in a
+    // git directory, where git reads the name itself.
+    for (Want w : {Want{"/.gitattributes", true}, Want{"/.claude", true}, Want{"/.mcp.json", true},
                    Want{"/.vscode", true}, Want{"/.git/config.worktree", false},
-                   Want{"/nested/.gitattributes", false}, Want{"/sub/.gitattributes", false}}) {
+                   Want{"/nested/.gitattributes", true}, Want{"/sub/.gitattributes", true}}) {
         const MountOp* op = find_op(*r, t.proj() + w.rel);
         ASSERT_NE(op, nullptr) << w.rel;
         EXPECT_TRUE(op->placeholder) << w.rel;
