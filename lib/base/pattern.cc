@@ -122,6 +122,21 @@ bool match_segment(std::string_view pattern, std::string_view name) {
     return seg_match(pattern, name);
 }
 
+SegmentPrefilter::SegmentPrefilter(std::string_view pattern) {
+    const size_t first = pattern.find_first_of("*?[\\");
+    if (first == std::string_view::npos) {
+        literal_ = true;
+        head_ = pattern;
+        return;
+    }
+    head_ = pattern.substr(0, first);
+    const size_t star = pattern.rfind('*');
+    if (star != std::string_view::npos && star >= first) {
+        std::string_view tail = pattern.substr(star + 1);
+        if (tail.find_first_of("*?[]\\") == std::string_view::npos) tail_ = tail;
+    }
+}
+
 Pattern::Pattern(std::string_view text) {
     dir_only_ = !text.empty() && text.back() == '/';
     for (auto s : split_path(text)) {

@@ -44,6 +44,25 @@ private:
 // One segment against one name (no '/' in either), with the leading-dot rule.
 bool match_segment(std::string_view pattern, std::string_view name);
 
+// A quick test that rules out most names before match_segment: the pattern's literal
+// head (before its first wildcard or escape) and literal tail (after its last '*',
+// when nothing else follows it). may_match() is false only where match_segment is
+// false too; the walk of a large workspace tries each `**` rule's last segment on
+// every name.
+class SegmentPrefilter {
+public:
+    explicit SegmentPrefilter(std::string_view pattern);
+    bool may_match(std::string_view name) const {
+        if (literal_) return name == head_;
+        return name.size() >= head_.size() + tail_.size() && name.substr(0, head_.size()) == head_ &&
+               name.substr(name.size() - tail_.size()) == tail_;
+    }
+
+private:
+    bool literal_ = false;  // no wildcard at all: the name is the pattern
+    std::string head_, tail_;
+};
+
 // True when s has '*', '?' or '['.
 bool has_wildcard(std::string_view s);
 

@@ -113,9 +113,10 @@ std::vector<const sys::ScanEntry*> WorkspaceRules::matches(const Scan& s, const 
     if (p.empty()) return out;
     const std::string& last = p.last();
     const bool last_any = last == "**";
+    const base::SegmentPrefilter quick(last);
     for (const auto& e : s.entries) {
         const bool is_dir = e.type == EntryType::dir;
-        if (!last_any && !base::match_segment(last, e.name)) continue;
+        if (!last_any && (!quick.may_match(e.name) || !base::match_segment(last, e.name))) continue;
         if (p.match(s.rel(e), is_dir)) out.push_back(&e);
     }
     return out;

@@ -546,3 +546,27 @@ TEST(WorkspaceProtect, ExplainListsProtectedPathsAndPlaceholders) {
     EXPECT_NE(json.find("\"guards\""), std::string::npos);
     EXPECT_NE(json.find("\"placeholder\": true"), std::string::npos);
 }
+
+// The walk's quick test rules a name out only where the full match would too: every
+// pattern against every name, the default policy's own patterns among them.
+TEST(SegmentPrefilter, NeverRulesOutAMatch) {
+    const std::vector<std::string> patterns = {
+        ".env*", "*.pem", "id_rsa*", "id_ed25519*", ".npmrc", ".netrc", "*", "?x", "a*b*c", "[ab]*", "*[.]pem",
+        "\\*x", "a\\*", "[*]x", "x[", "*.tar.gz", ".git", "settings.json", "*~", "a?c*d"};
+    const std::vector<std::string> names = {
+        ".env", ".env.local", "env", "key.pem", "a.pem.bak", "id_rsa", "id_rsa.pub", "x", "ax", "abc", "aXbYc",
+        "bq", "*x", "a*", "x[", "f.tar.gz", ".git", "settings.json", "file~", "abcd", "abXcd", ".pem", "", "."};
+    int ruled_out = 0;
+    for (const auto& p : patterns) {
+        const agentjail::base::SegmentPrefilter quick(p);
+        for (const auto& n : names) {
+            const bool full = agentjail::base::match_segment(p, n);
+            if (full) {
+                EXPECT_TRUE(quick.may_match(n)) << p << " vs " << n;
+            }
+            ruled_out += quick.may_match(n) ? 0 : 1;
+        }
+    }
+    // And it does rule names out (the control: a prefilter that passes all is useless).
+    EXPECT_GT(ruled_out, 300);
+}
