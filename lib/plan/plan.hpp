@@ -8,6 +8,7 @@
 #include "policy/policy.hpp"
 #include "seccomp/seccomp.hpp"
 #include "sys/host_file.hpp"
+#include "sys/scan.hpp"
 
 #include <sys/types.h>
 
@@ -218,6 +219,9 @@ struct Plan {
     // What a file agentjail writes on the host (the logs, the result record) must
     // stay clear of: every read-write bind's source, unless [log] allow_in_sandbox.
     sys::HostFileRules host_files;
+    // The plan's walk of the workspace (null when no rule needed one): direct mode's
+    // check after the run reads again only the directories changed since it began.
+    std::shared_ptr<const sys::Scan> workspace_scan;
     // false: the sandbox's user namespace gets user.max_user_namespaces = 0, a second
     // lock (besides the filter) on nested user namespaces (CAP-04).
     bool allow_nested_userns = false;

@@ -86,6 +86,9 @@ Result<WorkspaceFindings> WorkspaceRules::run() {
         if (auto r = protect(); !r) return std::move(r).error();
     if (auto r = hard_links(); !r) return std::move(r).error();
     if (writable_direct) ancestors();
+    // The walk is kept for the check after the run (sys::ScanOptions::before).
+    if (auto it = scans_.find(ctx_.workspace); it != scans_.end() && direct_)
+        plan_.workspace_scan = std::make_shared<const sys::Scan>(std::move(it->second));
     return std::move(out_);
 }
 

@@ -182,6 +182,7 @@ public:
         // Neither a protected name (read-only) nor a hidden one (masked) can be
         // written from inside: a newer one is the host's (another run's placeholder).
         for (const auto& g : plan.guards) audit_.protected_paths.push_back(g.host);
+        audit_.before = plan.workspace_scan;
         return {};
     }
     // Every process of the sandbox is gone: nothing can change the workspace under

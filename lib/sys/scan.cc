@@ -15,6 +15,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 #include <memory>
 
 namespace agentjail::sys {
@@ -44,21 +46,79 @@ bool git_bulk(const char* name) {
            std::strcmp(name, "rr-cache") == 0;
 }
 
+// Inodes are stamped from the coarse clock: a change made after this reading has a
+// ctime at or after it.
+struct timespec coarse_now() {
+    struct timespec t {};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &t);
+    return t;
+}
+
+bool before_time(const struct timespec& a, const struct timespec& b) {
+    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+// An earlier scan's directories: each one's entries (a contiguous run, as the walk
+// pushes them), by the directory's index (kTop: the root).
+class Earlier {
+public:
+    explicit Earlier(const Scan& s) : s_(s) {
+        for (std::uint32_t i = 0; i < s.entries.size(); ++i) {
+            auto& r = runs_[s.entries[i].parent];
+            if (r.second == 0) r.first = i;
+            ++r.second;
+        }
+    }
+    const Scan& scan() const { return s_; }
+    // The entries of directory `dir` of the earlier scan: [first, first + count).
+    std::pair<std::uint32_t, std::uint32_t> children(std::uint32_t dir) const {
+        auto it = runs_.find(dir);
+        return it == runs_.end() ? std::pair<std::uint32_t, std::uint32_t>{0, 0} : it->second;
+    }
+
+private:
+    const Scan& s_;
+    std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> runs_;
+};
+
 class Walker {
 public:
-    Walker(Scan& scan, const ScanOptions& opt) : scan_(scan), opt_(opt) {}
+    Walker(Scan& scan, const ScanOptions& opt, const Earlier* earlier)
+        : scan_(scan), opt_(opt), earlier_(earlier) {}
+
+    static constexpr std::uint32_t kNone = UINT32_MAX - 1;  // no directory of the earlier scan
 
     // Walks the directory dirfd, whose entry is entries[self] (kTop: the root), at
-    // `depth` levels below the root.
-    Result<void> walk(int dirfd, std::uint32_t self, bool in_git, std::size_t depth) {
+    // `depth` levels below the root; `old`: the same directory's index in the earlier
+    // scan (kTop for the root, kNone when it had none).
+    Result<void> walk(int dirfd, std::uint32_t self, bool in_git, std::size_t depth, std::uint32_t old) {
         struct Child {
             std::string name;
             EntryType type;
             ino_t ino;
+            std::uint32_t old = kNone;  // its index in the earlier scan
         };
         std::vector<Child> children;
         bool has_head = false;
-        for (;;) {
+        bool listed = false;
+        std::pair<std::uint32_t, std::uint32_t> old_run{0, 0};
+        if (earlier_ != nullptr && old != kNone) {
+            old_run = earlier_->children(old);
+            const Scan& e = earlier_->scan();
+            struct stat st {};
+            const ino_t want = old == ScanEntry::kTop ? e.root_ino : e.entries[old].ino;
+            if (::fstat(dirfd, &st) == 0 && st.st_ino == want && st.st_dev == scan_.root_dev &&
+                before_time(st.st_ctim, e.taken)) {
+                for (std::uint32_t i = old_run.first; i < old_run.first + old_run.second; ++i) {
+                    const ScanEntry& c = e.entries[i];
+                    if (in_git && c.type == EntryType::file && c.name == "HEAD") has_head = true;
+                    children.push_back({c.name, c.type, c.ino, i});
+                }
+                listed = true;
+                ++scan_.reused;
+            }
+        }
+        for (; !listed;) {
             long n = ::syscall(SYS_getdents64, dirfd, buf_, sizeof buf_);
             // Removed since it was opened (another run's staged placeholder directory,
             // renamed into place or taken away): nothing is left to list.
@@ -95,6 +155,17 @@ public:
                 if (in_git && t == EntryType::file && std::strcmp(name, "HEAD") == 0) has_head = true;
                 children.push_back({name, t, static_cast<ino_t>(d->d_ino)});
             }
+        }
+        if (!listed && old_run.second > 0) {
+            // Read again (it changed): its directories that the earlier scan listed
+            // are still matched to theirs, by name (and then by inode, in walk()).
+            std::unordered_map<std::string_view, std::uint32_t> by_name;
+            const Scan& e = earlier_->scan();
+            for (std::uint32_t i = old_run.first; i < old_run.first + old_run.second; ++i)
+                if (e.entries[i].type == EntryType::dir) by_name.emplace(e.entries[i].name, i);
+            for (auto& c : children)
+                if (c.type == EntryType::dir)
+                    if (auto it = by_name.find(c.name); it != by_name.end()) c.old = it->second;
         }
         if (scan_.entries.size() + children.size() > opt_.max_entries)
             return Error(ErrorKind::invalid_input, E2BIG,
@@ -150,7 +221,7 @@ public:
                 }
                 return Error(ErrorKind::setup, e, "opening " + where(index) + ": " + util::errno_text(e));
             }
-            if (auto r = walk(fd.get(), index, child_git, depth + 1); !r) return r;
+            if (auto r = walk(fd.get(), index, child_git, depth + 1, c.old); !r) return r;
         }
         return {};
     }
@@ -162,6 +233,7 @@ private:
 
     Scan& scan_;
     const ScanOptions& opt_;
+    const Earlier* earlier_;
     std::size_t name_bytes_ = 0;  // of every name kept so far
     alignas(8) char buf_[64 * 1024];
 };
@@ -183,8 +255,15 @@ Result<Scan> scan(const std::string& root, const ScanOptions& options) {
     }
     s.root_dev = st.st_dev;
     s.root_ino = st.st_ino;
-    auto walker = std::make_unique<Walker>(s, options);
-    if (auto r = walker->walk(fd.get(), ScanEntry::kTop, false, 0); !r) return std::move(r).error();
+    s.taken = coarse_now();
+    std::unique_ptr<Earlier> earlier;
+    if (options.before != nullptr && !options.stat && options.before->root == root &&
+        options.before->root_dev == s.root_dev && options.before->root_ino == s.root_ino &&
+        options.before->skipped.empty() && options.before->too_deep.empty())
+        earlier = std::make_unique<Earlier>(*options.before);
+    auto walker = std::make_unique<Walker>(s, options, earlier.get());
+    if (auto r = walker->walk(fd.get(), ScanEntry::kTop, false, 0, earlier ? ScanEntry::kTop : Walker::kNone); !r)
+        return std::move(r).error();
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 
 #include <sys/types.h>
+#include <time.h>
 
 #include <cstdint>
 #include <cstddef>
@@ -50,6 +51,12 @@ struct ScanOptions {
     // the walk holds a descriptor per level, which must stay well inside a process's
     // usual limit of 1024.
     std::size_t max_depth = 256;
+    // An earlier scan of the same root (the plan's, for the check after the run): a
+    // directory that is the same one (device and inode) and has not changed since
+    // that scan began (its ctime, which no program can set back, is before
+    // Scan::taken) is not read again; its entries are taken from the earlier scan.
+    // Its subdirectories are still visited, each the same way. Ignored with `stat`.
+    const struct Scan* before = nullptr;
 };
 
 struct Scan {
@@ -59,6 +66,10 @@ struct Scan {
     std::vector<ScanEntry> entries;  // depth first, parents before children
     std::vector<std::string> skipped;  // directories not descended into (rel), for explain
     std::vector<std::string> too_deep;  // directories below ScanOptions::max_depth (rel)
+    // When the walk began, by the clock that stamps inodes (CLOCK_REALTIME_COARSE):
+    // a directory whose ctime is before it was not changed during the walk.
+    struct timespec taken {};
+    std::size_t reused = 0;  // directories whose entries came from ScanOptions::before
 
     // The entry's path relative to the root, "packages/api/.env" (built from its
     // directories: O(depth)).

@@ -64,6 +64,7 @@ public:
         // store, refs and logs left out, no link followed.
         sys::ScanOptions so;
         so.max_entries = o_.max_entries;
+        so.before = o_.before.get();
         auto sc = sys::scan(o_.workspace, so);
         if (!sc) {
             add("", "the post-run check could not walk the workspace: " + sc.error().message(),

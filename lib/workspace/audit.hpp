@@ -14,8 +14,10 @@
 
 #include "base/error.hpp"
 #include "base/outcome.hpp"
+#include "sys/scan.hpp"
 
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,9 @@ struct AuditOptions {
     std::vector<std::string> protected_paths;  // host paths the sandbox could not write
     bool neutralize = true;              // false: report only
     std::size_t max_entries = 1000000;   // a bound on the walk; past it the audit says so
+    // The plan's walk of the workspace (null: none): only the directories changed
+    // since it began are read again (sys::ScanOptions::before).
+    std::shared_ptr<const sys::Scan> before;
 };
 
 // The findings, in walk order. Never throws; a directory it cannot read is a finding.

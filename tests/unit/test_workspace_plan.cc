@@ -200,6 +200,55 @@ TEST(WorkspaceScan, TooManyEntriesIsAnError) {
     EXPECT_NE(s.error().message().find("more than 10 entries"), std::string::npos) << s.error().message();
 }
 
+namespace {
+std::set<std::string> rels_of(const ws::Scan& s) {
+    std::set<std::string> out;
+    for (const auto& e : s.entries) out.insert(s.rel(e) + (e.type == ws::EntryType::dir ? "/" : ""));
+    return out;
+}
+}  // namespace
+
+// A scan made with an earlier one reads again only the directories changed since
+// the earlier one began, and finds exactly what a fresh scan finds: a file made in a
+// deep directory, a directory made and one replaced by another of the same name.
+TEST(WorkspaceScan, AScanWithAnEarlierOneReadsOnlyWhatChangedAndFindsWhatAFreshOneFinds) {
+    PlanTree t;
+    git_tree(t);
+    for (int i = 0; i < 20; ++i) t.tmp.write("home/u/proj/pkg/d" + std::to_string(i) + "/f.txt", "x");
+    t.tmp.write("home/u/proj/pkg/d5/deep/g.txt", "x");
+    ajtest::sleep_ms(30);  // the tree is older than the first scan, as a project is
+    auto a = ws::scan(t.proj());
+    ASSERT_TRUE(a) << a.error().message();
+    // The inode clock is coarse: what follows must be after `taken`.
+    ajtest::sleep_ms(30);
+    t.tmp.write("home/u/proj/pkg/d5/deep/.env.new", "KEY=x");         // a file deep down
+    t.tmp.write("home/u/proj/pkg/new/sub/.git/config", "[core]\n");  // a new tree
+    ASSERT_EQ(::rename((t.proj() + "/pkg/d7").c_str(), (t.proj() + "/pkg/d7-old").c_str()), 0);
+    t.tmp.write("home/u/proj/pkg/d7/other.txt", "x");                 // replaced by another
+    ws::ScanOptions again;
+    again.before = &*a;
+    auto b = ws::scan(t.proj(), again);
+    ASSERT_TRUE(b) << b.error().message();
+    auto fresh = ws::scan(t.proj());
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(rels_of(*b), rels_of(*fresh));
+    EXPECT_TRUE(rels_of(*b).count("pkg/d5/deep/.env.new"));
+    EXPECT_TRUE(rels_of(*b).count("pkg/new/sub/.git/config"));
+    EXPECT_TRUE(rels_of(*b).count("pkg/d7/other.txt"));
+    EXPECT_FALSE(rels_of(*b).count("pkg/d7/f.txt"));
+    // Most directories came from the earlier scan (the control: a fresh scan reuses none).
+    EXPECT_GT(b->reused, 15u);
+    EXPECT_EQ(fresh->reused, 0u);
+    // An earlier scan of another root is not used.
+    ws::ScanOptions other;
+    auto c = ws::scan(t.proj() + "/pkg", ws::ScanOptions{});
+    ASSERT_TRUE(c);
+    other.before = &*c;
+    auto d = ws::scan(t.proj(), other);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->reused, 0u);
+}
+
 // Long names are bounded by their bytes, not only by their count: a run may fill the
 // workspace with names of 255 bytes, which agentjail's walk would keep.
 TEST(WorkspaceScan, TooManyBytesOfNamesIsAnError) {
