@@ -28,9 +28,6 @@ struct Placeholder {
     std::string staged;
 };
 
-// ".agentjail-<pid>-<start>-<n>-<i>": the form of a staged name.
-bool is_staged_name(std::string_view name);
-
 // A placeholder a plan asks for, before it is made.
 struct WantedPlaceholder {
     std::string root;  // guard_root(): the bound directory it lies in

@@ -2,7 +2,7 @@
 // The protected paths of direct mode (workspace_rules.hpp): git metadata, the hooks
 // that core.hooksPath names, agent and editor configuration, each bound read-only,
 // with placeholders for the missing ones.
-#include "fs/placeholder.hpp"
+#include "plan/staged_name.hpp"
 #include "plan/workspace_rules.hpp"
 
 #include "sys/fd.hpp"
@@ -258,7 +258,7 @@ Result<void> WorkspaceRules::protect() {
             if (e->type == EntryType::dir && e->name == ".git") continue;
             // Another run's placeholder under its staged name, a moment before it is
             // renamed into place (fs/placeholder.hpp): no name anything reads.
-            if (fs::is_staged_name(e->name)) continue;
+            if (is_staged_name(e->name)) continue;
             const std::string path = join(ws, s->rel(*e));
             if (e->type == EntryType::symlink)
                 return invalid(rule.why, "cannot protect " + path +

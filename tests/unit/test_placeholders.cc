@@ -3,6 +3,7 @@
 // comes second guards the first one's placeholder as it stands instead of failing,
 // and anything else at the name still fails its launch.
 #include "fs/placeholder.hpp"
+#include "plan/staged_name.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -112,6 +113,20 @@ TEST(Placeholders, ALinkOrAFileWithContentAtTheNameStillFails) {
         plan_with_placeholder(ws.path(), "agentjail.toml", false));
     ASSERT_FALSE(writable);
     EXPECT_EQ(writable.error().code(), EEXIST);
+}
+
+// The one form of a staged name: what the guard makes is what the plan passes over
+// (another run's placeholder a moment before its rename), and nothing else is.
+TEST(StagedName, TheFormMadeIsTheFormRecognised) {
+    using agentjail::plan::is_staged_name;
+    using agentjail::plan::staged_name;
+    EXPECT_EQ(staged_name("12-345-0", 3), ".agentjail-12-345-0-3");
+    EXPECT_TRUE(is_staged_name(staged_name("12-345-0", 3)));
+    EXPECT_TRUE(is_staged_name(staged_name(std::to_string(::getpid()) + "-99-7", 12)));
+    for (const char* other : {".agentjail-1-2-3", ".agentjail-1-2-3-4-5", ".agentjail-1-2-3-", ".agentjail--1-2-3",
+                              ".agentjail-1-2-x-3", ".agentjail-mask", ".agentjail-quarantined", "agentjail-1-2-3-4",
+                              ".envrc"})
+        EXPECT_FALSE(is_staged_name(other)) << other;
 }
 
 }  // namespace
