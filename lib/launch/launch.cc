@@ -257,25 +257,25 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     // read-only bind has a mount point (removed after the run); and the watch on the
     // guarded names starts before the sandbox exists, so no host change is missed.
     // What the run will make on the host is written down first, in a journal for the
-    // next run to clean up after a killed launcher (fs/leftovers.hpp); then each
+    // next run to clean up after a killed launcher (guard/leftovers.hpp); then each
     // placeholder is made under a name of the run's own, written down by inode, and
     // renamed into place. No moment leaves on the host what no journal lists.
     // Other runs in the same directories (shared_roots.hpp) set up and end in turns
     // with this one, and leave their placeholders while this one uses them.
     if (fault::hit("launch.before-shared"))
         return Error(ErrorKind::setup, EIO, "an injected fault before entering the shared directories");
-    auto users = fs::RootUsers::enter(fs::guard_roots(plan), plan.setup_timeout_s);
+    auto users = guard::RootUsers::enter(guard::guard_roots(plan), plan.setup_timeout_s);
     if (!users) return std::move(users).error();
     if (fault::hit("launch.shared-entered"))
         return Error(ErrorKind::setup, EIO, "an injected fault after entering the shared directories");
-    const std::string tag = fs::Journal::next_tag();
-    auto wanted = fs::wanted_placeholders(plan, tag);
+    const std::string tag = guard::Journal::next_tag();
+    auto wanted = guard::wanted_placeholders(plan, tag);
     if (!wanted) return std::move(wanted).error();
     std::vector<std::string> made_dirs;  // the proxy's CA directory is made after the clone
     if (plan.net && !plan.net->ca_bundle_host.empty())
         made_dirs.push_back(plan.net->ca_bundle_host.substr(0, plan.net->ca_bundle_host.rfind('/')));
-    fs::Journal journal = fs::Journal::write(tag, *wanted, made_dirs);
-    auto placeholders = fs::Placeholders::stage(*wanted);
+    guard::Journal journal = guard::Journal::write(tag, *wanted, made_dirs);
+    auto placeholders = guard::Placeholders::stage(*wanted);
     if (!placeholders) return std::move(placeholders).error();
     if (fault::hit("launch.placeholder-made"))
         return Error(ErrorKind::setup, EIO, "an injected fault after the placeholders were made");
@@ -291,7 +291,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         if (*more == 0) break;
         journal.record(*placeholders);
     }
-    auto guards = GuardWatch::create(plan);
+    auto guards = guard::Watch::create(plan);
     if (!guards) return std::move(guards).error();
 
     int go[2], errp[2], status[2];

@@ -5,9 +5,9 @@
 
 #include "base/error.hpp"
 #include "base/outcome.hpp"
-#include "fs/leftovers.hpp"
-#include "fs/placeholder.hpp"
-#include "fs/shared_roots.hpp"
+#include "guard/leftovers.hpp"
+#include "guard/placeholder.hpp"
+#include "guard/shared_roots.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
 
@@ -125,12 +125,12 @@ public:
     std::optional<JobChange> next_job_change();
 
     // The placeholders made for the run: removed once the sandbox is gone (wait()).
-    void keep_placeholders(fs::Placeholders p) { placeholders_ = std::move(p); }
+    void keep_placeholders(guard::Placeholders p) { placeholders_ = std::move(p); }
     // Their journal (and the proxy's CA directory's): removed once they are.
-    void keep_journal(fs::Journal j) { journal_ = std::move(j); }
+    void keep_journal(guard::Journal j) { journal_ = std::move(j); }
     // This run's mark as a user of the directories its placeholders lie in: at the
     // end, the placeholders are removed only when no other run is left there.
-    void keep_users(fs::RootUsers u) { users_ = std::move(u); }
+    void keep_users(guard::RootUsers u) { users_ = std::move(u); }
     // The sandbox's root is built: other runs in those directories may go on.
     void setup_done() noexcept { users_.setup_done(); }
     // Once everything it lists is gone (after wait() and the proxy's stop; at the
@@ -150,9 +150,9 @@ private:
     sys::UniqueFd publish_socket_;
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
-    fs::RootUsers users_;  // destroyed last: the locks outlive the removals
-    fs::Journal journal_;  // before placeholders_: destroyed after them
-    fs::Placeholders placeholders_;
+    guard::RootUsers users_;  // destroyed last: the locks outlive the removals
+    guard::Journal journal_;  // before placeholders_: destroyed after them
+    guard::Placeholders placeholders_;
 };
 
 // Clones the sandbox and runs every setup step; returns once the command has

@@ -119,8 +119,8 @@ void Process::finish_placeholders(WorkspaceOutcome& out) {
         return;
     }
     // The last run out: what the runs before it left here goes too, with its own.
-    fs::OwnRemoval own;
-    (void)fs::sweep_journals(&users_, &placeholders_, &own);
+    guard::OwnRemoval own;
+    (void)guard::sweep_journals(&users_, &placeholders_, &own);
     for (auto& m : own.made) out.placeholders_made.push_back(std::move(m));
     for (auto& m : own.removed) out.placeholders_removed.push_back(std::move(m));
     for (auto& m : own.kept) out.placeholders_kept.push_back(std::move(m));

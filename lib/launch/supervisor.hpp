@@ -5,7 +5,7 @@
 // the workspace's guarded names guarded when the host replaces them.
 #pragma once
 
-#include "launch/guard_watch.hpp"
+#include "guard/watch.hpp"
 #include "seccomp/seccomp.hpp"
 #include "sys/fd.hpp"
 #include "sys/poll_async.hpp"
@@ -44,7 +44,7 @@ public:
         std::function<void()> on_kill;
         // The workspace's guarded names (null: none): watched for the run, their
         // protection re-applied when the host replaces them, or the run stopped.
-        std::unique_ptr<GuardWatch> guards;
+        std::unique_ptr<guard::Watch> guards;
     };
 
     // Starts waiting on io, the run's loop (which runs until join() returned).
@@ -74,9 +74,9 @@ public:
     // After join(): why the supervisor failed (it then killed the sandbox); empty if not.
     const std::string& failure() const { return failure_; }
     // After join(): what the guard watcher did. release_namespaces: the caller has
-    // placeholders to remove (see GuardWatch::finish), to which the watcher's own
+    // placeholders to remove (see guard::Watch::finish), to which the watcher's own
     // are added.
-    void finish_guards(WorkspaceOutcome& out, bool release_namespaces, fs::Placeholders& made) {
+    void finish_guards(WorkspaceOutcome& out, bool release_namespaces, guard::Placeholders& made) {
         if (c_.guards) c_.guards->finish(out, release_namespaces, made);
     }
 

@@ -8,7 +8,7 @@
 // C API are thin over this.
 #include "run/run.hpp"
 
-#include "fs/leftovers.hpp"
+#include "guard/leftovers.hpp"
 #include "launch/launch.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
@@ -139,9 +139,9 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
         return Error(ErrorKind::invalid_input, EINVAL, "spawn: no command given");
     // Overrides may have broken a cross-field rule: check before anything is planned.
     if (auto v = policy::validate(policy); !v) return staged(std::move(v).error(), ErrorStage::policy);
-    // What runs whose launcher was killed left on the host (fs/leftovers.hpp), gone
+    // What runs whose launcher was killed left on the host (guard/leftovers.hpp), gone
     // before this run looks at the host: its plan must not build on their placeholders.
-    (void)fs::sweep_journals();
+    (void)guard::sweep_journals();
     const auto start = std::chrono::system_clock::now();
     auto host = plan::HostFacts::current();
     if (!host) return staged(std::move(host).error(), ErrorStage::plan);

@@ -2,7 +2,7 @@
 // Placeholders of two runs in one workspace (Slurm arrays, srun -n N): the run that
 // comes second guards the first one's placeholder as it stands instead of failing,
 // and anything else at the name still fails its launch.
-#include "fs/placeholder.hpp"
+#include "guard/placeholder.hpp"
 #include "plan/staged_name.hpp"
 #include "test_support.hpp"
 
@@ -35,12 +35,12 @@ Plan plan_with_placeholder(const std::string& ws, const std::string& name, bool 
 
 // What a launch does with the plan's placeholders: made under staged names beside
 // them (journaled there in a real launch), then renamed into place.
-agentjail::Result<agentjail::fs::Placeholders> make_placeholders(const Plan& plan) {
+agentjail::Result<agentjail::guard::Placeholders> make_placeholders(const Plan& plan) {
     static int runs = 0;
-    auto wanted = agentjail::fs::wanted_placeholders(plan, "t" + std::to_string(::getpid()) + "-" +
+    auto wanted = agentjail::guard::wanted_placeholders(plan, "t" + std::to_string(::getpid()) + "-" +
                                                                std::to_string(runs++));
     if (!wanted) return std::move(wanted).error();
-    auto staged = agentjail::fs::Placeholders::stage(*wanted);
+    auto staged = agentjail::guard::Placeholders::stage(*wanted);
     if (!staged) return std::move(staged).error();
     auto committed = staged->commit();
     if (!committed) return std::move(committed).error();

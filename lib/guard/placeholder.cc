@@ -2,7 +2,7 @@
 // Placeholders for guarded names that do not exist: created and removed on the host
 // through fds, never through a name a sandbox of an earlier run could have turned
 // into a link (THREATS FS-04).
-#include "fs/placeholder.hpp"
+#include "guard/placeholder.hpp"
 
 #include "plan/staged_name.hpp"
 
@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 namespace {
 
@@ -403,4 +403,4 @@ void Placeholders::finish(std::vector<std::string>& made, std::vector<std::strin
     roots_.clear();
 }
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::guard

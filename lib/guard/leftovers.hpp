@@ -13,7 +13,7 @@
 // that run uses), a CA directory of agentjail's name holding only its bundle.
 #pragma once
 
-#include "fs/placeholder.hpp"
+#include "guard/placeholder.hpp"
 
 #include <sys/types.h>
 
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 // The state home (workspace::state_home) of this process, "" when it has none.
 std::string state_base();
@@ -95,4 +95,4 @@ struct OwnRemoval {
 class RootUsers;
 Sweep sweep_journals(const RootUsers* held = nullptr, Placeholders* own = nullptr, OwnRemoval* own_out = nullptr);
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::guard

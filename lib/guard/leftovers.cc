@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fs/leftovers.hpp"
+// The run's journal of what it leaves on the host, and the sweep of gone runs' (leftovers.hpp).
+#include "guard/leftovers.hpp"
 
-#include "fs/shared_roots.hpp"
+#include "guard/shared_roots.hpp"
 #include "sys/fd.hpp"
 #include "util/strings.hpp"
 #include "sys/state_dir.hpp"
@@ -25,7 +26,7 @@
 #include <memory>
 #include <sstream>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 namespace {
 
@@ -399,4 +400,4 @@ Sweep sweep_journals(const RootUsers* held, Placeholders* own, OwnRemoval* own_o
     return out;
 }
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::guard

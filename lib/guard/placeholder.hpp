@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 struct Placeholder {
     std::string host;  // canonical host path
@@ -113,4 +113,4 @@ private:
     std::vector<WantedPlaceholder> waiting_;  // for a directory of this run's, still staged
 };
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::guard
