@@ -400,4 +400,30 @@ Sweep sweep_journals(const RootUsers* held, Placeholders* own, OwnRemoval* own_o
     return out;
 }
 
+void release_placeholders(RootUsers& users, Placeholders& placeholders, Journal& journal, WorkspaceOutcome& out) {
+    if (users.empty()) {
+        placeholders.finish(out.placeholders_made, out.placeholders_removed, out.placeholders_kept);
+        return;
+    }
+    // Another run still in one of the directories binds these (or will, once its
+    // plan saw them): they stay, listed in a journal handed over to the last run.
+    if (!users.leave()) {
+        for (const auto& it : placeholders.items()) {
+            out.placeholders_made.push_back(it.host);
+            out.placeholders_kept.push_back(it.host + ": left for another run still in its directory");
+        }
+        if (!placeholders.empty()) journal.hand_over(placeholders);
+        placeholders.forget();
+        users.done();
+        return;
+    }
+    // The last run out: what the runs before it left here goes too, with its own.
+    OwnRemoval own;
+    (void)sweep_journals(&users, &placeholders, &own);
+    for (auto& m : own.made) out.placeholders_made.push_back(std::move(m));
+    for (auto& m : own.removed) out.placeholders_removed.push_back(std::move(m));
+    for (auto& m : own.kept) out.placeholders_kept.push_back(std::move(m));
+    users.done();
+}
+
 }  // namespace agentjail::guard

@@ -330,10 +330,14 @@ Watch::~Watch() {
     ::close(hold[1]);
 }
 
-void Watch::attach(sys::UniqueFd userns, sys::UniqueFd mntns, int freeze_fd) {
-    userns_ = std::move(userns);
-    mntns_ = std::move(mntns);
+Result<void> Watch::attach(pid_t init, int freeze_fd) {
+    const std::string ns = "/proc/" + std::to_string(init) + "/ns/";
+    userns_.reset(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
+    mntns_.reset(::open((ns + "mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!userns_ || !mntns_)
+        return util::errno_error(ErrorKind::setup, errno, "opening the sandbox's namespaces for the guard watch");
     freeze_fd_ = freeze_fd;
+    return {};
 }
 
 void Watch::watch(Item& it) {

@@ -14,6 +14,8 @@
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,11 +32,11 @@ public:
     Watch(const Watch&) = delete;
     Watch& operator=(const Watch&) = delete;
 
-    // The sandbox: its user and mount namespaces (opened by the launcher right after
-    // clone, while the init is still dumpable: later only a caller with
-    // CAP_SYS_PTRACE could reach them) for the helper to enter, and optionally a way
-    // to freeze it while a protection is re-applied.
-    void attach(sys::UniqueFd userns, sys::UniqueFd mntns, int freeze_fd);
+    // The sandbox, right after clone (its init waits to be released, and is still
+    // dumpable: later only a caller with CAP_SYS_PTRACE could reach its namespaces):
+    // opens its user and mount namespaces for the helper to enter. freeze_fd, when not
+    // -1, freezes it while a protection is re-applied (not owned; it outlives this).
+    Result<void> attach(pid_t init, int freeze_fd);
     // The run's journal (guard/leftovers.hpp): a placeholder made during the run is
     // written down as soon as it is made, so a launcher killed later leaves none
     // that no journal lists.
@@ -80,7 +82,7 @@ private:
     sys::UniqueFd inotify_;
     sys::UniqueFd userns_;
     sys::UniqueFd mntns_;
-    int freeze_fd_ = -1;     // Hooks::freeze_fd, not owned
+    int freeze_fd_ = -1;     // the cgroup v1 freezer.state, not owned
     guard::Journal::Appender journal_;
     guard::Placeholders made_;  // placeholders made again for protected names the host removed
     std::vector<WorkspaceReapplied> reapplied_;
