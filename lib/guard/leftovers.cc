@@ -400,7 +400,8 @@ Sweep sweep_journals(const RootUsers* held, Placeholders* own, OwnRemoval* own_o
     return out;
 }
 
-void release_placeholders(RootUsers& users, Placeholders& placeholders, Journal& journal, WorkspaceOutcome& out) {
+void release_placeholders(RootUsers& users, Placeholders& placeholders, Journal& journal,
+                          WorkspaceOutcome& out) {
     if (users.empty()) {
         placeholders.finish(out.placeholders_made, out.placeholders_removed, out.placeholders_kept);
         return;
@@ -410,7 +411,8 @@ void release_placeholders(RootUsers& users, Placeholders& placeholders, Journal&
     if (!users.leave()) {
         for (const auto& it : placeholders.items()) {
             out.placeholders_made.push_back(it.host);
-            out.placeholders_kept.push_back(it.host + ": left for another run still in its directory");
+            out.placeholders_kept.push_back(it.host +
+                                            ": left for another run still in its directory");
         }
         if (!placeholders.empty()) journal.hand_over(placeholders);
         placeholders.forget();

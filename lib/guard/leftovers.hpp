@@ -101,6 +101,7 @@ Sweep sweep_journals(const RootUsers* held = nullptr, Placeholders* own = nullpt
 // and with them what the runs before it left there (sweep_journals); any other leaves
 // them to the runs still there, listed in its journal, handed over. What became of
 // each goes to out (placeholders_made, _removed, _kept). Every argument is left done.
-void release_placeholders(RootUsers& users, Placeholders& placeholders, Journal& journal, WorkspaceOutcome& out);
+void release_placeholders(RootUsers& users, Placeholders& placeholders, Journal& journal,
+                          WorkspaceOutcome& out);
 
 }  // namespace agentjail::guard

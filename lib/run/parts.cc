@@ -62,17 +62,20 @@ bool Guard::wanted(const plan::Plan& plan) {
 // newest first: the watch, the placeholders, the journal, the locks).
 Result<void> Guard::prepare(const plan::Plan& plan, Spawn& spawn) {
     if (fault::hit("launch.before-shared"))
-        return Error(ErrorKind::setup, EIO, "an injected fault before entering the shared directories");
+        return Error(ErrorKind::setup, EIO,
+                     "an injected fault before entering the shared directories");
     auto users = guard::RootUsers::enter(guard::guard_roots(plan), plan.setup_timeout_s);
     if (!users) return std::move(users).error();
     if (fault::hit("launch.shared-entered"))
-        return Error(ErrorKind::setup, EIO, "an injected fault after entering the shared directories");
+        return Error(ErrorKind::setup, EIO,
+                     "an injected fault after entering the shared directories");
     const std::string tag = guard::Journal::next_tag();
     auto wanted = guard::wanted_placeholders(plan, tag);
     if (!wanted) return std::move(wanted).error();
     std::vector<std::string> made_dirs;  // the proxy's CA directory is made after the clone
     if (plan.net && !plan.net->ca_bundle_host.empty())
-        made_dirs.push_back(plan.net->ca_bundle_host.substr(0, plan.net->ca_bundle_host.rfind('/')));
+        made_dirs.push_back(
+            plan.net->ca_bundle_host.substr(0, plan.net->ca_bundle_host.rfind('/')));
     guard::Journal journal = guard::Journal::write(tag, *wanted, made_dirs);
     auto placeholders = guard::Placeholders::stage(*wanted);
     if (!placeholders) return std::move(placeholders).error();
@@ -121,7 +124,8 @@ void Guard::end() {
 void Guard::finish(RunResult& r) {
     WorkspaceOutcome& w = r.workspace;
     auto append = [](std::vector<std::string>& to, std::vector<std::string>& from) {
-        to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+        to.insert(to.end(), std::make_move_iterator(from.begin()),
+                  std::make_move_iterator(from.end()));
         from.clear();
     };
     append(w.placeholders_made, outcome_.placeholders_made);

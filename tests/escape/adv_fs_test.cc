@@ -12,8 +12,8 @@
 // succeeded.
 #include "common.hpp"
 #include "git_support.hpp"
-#include "net_support.hpp"
 #include "guarded_launch.hpp"
+#include "net_support.hpp"
 
 #include "launch/launch.hpp"
 #include "plan/internal.hpp"

@@ -26,7 +26,8 @@ public:
     GuardedLaunch(const GuardedLaunch&) = delete;
     GuardedLaunch& operator=(const GuardedLaunch&) = delete;
 
-    agentjail::Result<void> spawn(const agentjail::plan::Plan& plan, const agentjail::launch::Stdio& stdio,
+    agentjail::Result<void> spawn(const agentjail::plan::Plan& plan,
+                                  const agentjail::launch::Stdio& stdio,
                                   boost::asio::io_context& io) {
         agentjail::run::Spawn sp;
         if (auto r = parts_.prepare(plan, sp); !r) return r;

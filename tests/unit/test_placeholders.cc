@@ -123,9 +123,9 @@ TEST(StagedName, TheFormMadeIsTheFormRecognised) {
     EXPECT_EQ(staged_name("12-345-0", 3), ".agentjail-12-345-0-3");
     EXPECT_TRUE(is_staged_name(staged_name("12-345-0", 3)));
     EXPECT_TRUE(is_staged_name(staged_name(std::to_string(::getpid()) + "-99-7", 12)));
-    for (const char* other : {".agentjail-1-2-3", ".agentjail-1-2-3-4-5", ".agentjail-1-2-3-", ".agentjail--1-2-3",
-                              ".agentjail-1-2-x-3", ".agentjail-mask", ".agentjail-quarantined", "agentjail-1-2-3-4",
-                              ".envrc"})
+    for (const char* other : {".agentjail-1-2-3", ".agentjail-1-2-3-4-5", ".agentjail-1-2-3-",
+                              ".agentjail--1-2-3", ".agentjail-1-2-x-3", ".agentjail-mask",
+                              ".agentjail-quarantined", "agentjail-1-2-3-4", ".envrc"})
         EXPECT_FALSE(is_staged_name(other)) << other;
 }
 

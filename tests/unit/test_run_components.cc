@@ -118,9 +118,10 @@ TEST(RunComponents, EveryStageGoesInOrderAndUndoingInReverse) {
         list.abandon();
         list.abandon();  // once only
     }
-    EXPECT_EQ(log, (Log{"prepare a", "prepare b", "after_clone a", "after_clone b", "setup_done a",
-                        "setup_done b", "kill a", "kill b", "attach a", "attach b", "end a", "end b", "finish a", "finish b",
-                        "abandon b", "abandon a", "destroy b", "destroy a"}));
+    EXPECT_EQ(log,
+              (Log{"prepare a", "prepare b", "after_clone a", "after_clone b", "setup_done a",
+                   "setup_done b", "kill a", "kill b", "attach a", "attach b", "end a", "end b",
+                   "finish a", "finish b", "abandon b", "abandon a", "destroy b", "destroy a"}));
 }
 
 TEST(RunComponents, AHookStopsAtTheFirstError) {
