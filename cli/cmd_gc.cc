@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // `agentjail gc`: removes the cgroups of agentjail runs that were killed before
 // they could remove their own, and what such runs left on the host (placeholders
-// in a workspace, the proxy's CA directory: fs/leftovers.hpp), and says which.
+// in a workspace, the proxy's CA directory: guard/leftovers.hpp), and says which.
 #include "commands.hpp"
 #include "options.hpp"
 
 #include "cgroup/cgroup.hpp"
-#include "fs/leftovers.hpp"
+#include "guard/leftovers.hpp"
 #include "util/strings.hpp"
 
 #include <cstdio>
@@ -24,7 +24,7 @@ int cmd_gc(const std::vector<std::string>& args) {
     auto r = cgroup::gc();
     for (const auto& p : r.removed) std::printf("removed %s\n", p.c_str());
     for (const auto& f : r.failed) say("gc: cannot remove " + f);
-    auto left = fs::sweep_journals();
+    auto left = guard::sweep_journals();
     for (const auto& p : left.removed) std::printf("removed %s\n", util::printable(p).c_str());
     // Kept on purpose (no longer what the killed run made): said, not an error.
     for (const auto& k : left.kept) say("gc: kept " + k);

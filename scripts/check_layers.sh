@@ -6,7 +6,7 @@
 #
 #   faces       cli  api  capi      (capi and cli over api; anything below)
 #   run         run                 (the run's order; facilities and below)
-#   facilities  launch fs cgroup net tty workspace limits doctor
+#   facilities  launch guard cgroup net tty workspace limits doctor
 #                                   (pure and ground only: no facility into another)
 #   pure        netrules < policy < seccomp < plan   (ground, and the lower pure folders)
 #   ground      base < util, sys    (base imports nothing; util and sys each other)
@@ -34,7 +34,7 @@ floor() {
         policy) echo 20 ;;
         seccomp) echo 21 ;;
         plan) echo 22 ;;
-        launch | fs | cgroup | net | tty | workspace | limits | doctor) echo 30 ;;
+        launch | guard | cgroup | net | tty | workspace | limits | doctor) echo 30 ;;
         run) echo 40 ;;
         api) echo 50 ;;
         capi | cli) echo 51 ;;

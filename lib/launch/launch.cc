@@ -253,47 +253,6 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         log = std::move(*f);
     }
 
-    // Guarded names that do not exist get an empty placeholder, so the plan's mask or
-    // read-only bind has a mount point (removed after the run); and the watch on the
-    // guarded names starts before the sandbox exists, so no host change is missed.
-    // What the run will make on the host is written down first, in a journal for the
-    // next run to clean up after a killed launcher (fs/leftovers.hpp); then each
-    // placeholder is made under a name of the run's own, written down by inode, and
-    // renamed into place. No moment leaves on the host what no journal lists.
-    // Other runs in the same directories (shared_roots.hpp) set up and end in turns
-    // with this one, and leave their placeholders while this one uses them.
-    if (fault::hit("launch.before-shared"))
-        return Error(ErrorKind::setup, EIO, "an injected fault before entering the shared directories");
-    auto users = fs::RootUsers::enter(fs::guard_roots(plan), plan.setup_timeout_s);
-    if (!users) return std::move(users).error();
-    if (fault::hit("launch.shared-entered"))
-        return Error(ErrorKind::setup, EIO, "an injected fault after entering the shared directories");
-    const std::string tag = fs::Journal::next_tag();
-    auto wanted = fs::wanted_placeholders(plan, tag);
-    if (!wanted) return std::move(wanted).error();
-    std::vector<std::string> made_dirs;  // the proxy's CA directory is made after the clone
-    if (plan.net && !plan.net->ca_bundle_host.empty())
-        made_dirs.push_back(plan.net->ca_bundle_host.substr(0, plan.net->ca_bundle_host.rfind('/')));
-    fs::Journal journal = fs::Journal::write(tag, *wanted, made_dirs);
-    auto placeholders = fs::Placeholders::stage(*wanted);
-    if (!placeholders) return std::move(placeholders).error();
-    if (fault::hit("launch.placeholder-made"))
-        return Error(ErrorKind::setup, EIO, "an injected fault after the placeholders were made");
-    journal.record(*placeholders);
-    // In rounds: a placeholder inside a placeholder directory of this run is made once
-    // that directory is in place (it was another run's when this run's plan saw it).
-    for (;;) {
-        auto committed = placeholders->commit();
-        if (!committed) return std::move(committed).error();
-        if (*committed) journal.record(*placeholders);
-        auto more = placeholders->stage_next();
-        if (!more) return std::move(more).error();
-        if (*more == 0) break;
-        journal.record(*placeholders);
-    }
-    auto guards = GuardWatch::create(plan);
-    if (!guards) return std::move(guards).error();
-
     int go[2], errp[2], status[2];
     // A socket, not a pipe, so a write to a child that already died is EPIPE and
     // never a SIGPIPE in the caller's process (MSG_NOSIGNAL).
@@ -408,17 +367,6 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     };
     if (fault::hit("launch.after-clone")) return abort_child(Error(ErrorKind::setup, EIO, "an injected fault after clone"));
 
-    // The namespaces the guard watcher's helper enters, opened while the init is still
-    // dumpable (it makes itself non-dumpable once released).
-    sys::UniqueFd userns_fd, mntns_fd;
-    if (*guards) {
-        const std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
-        userns_fd.reset(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
-        mntns_fd.reset(::open((ns + "mnt").c_str(), O_RDONLY | O_CLOEXEC));
-        if (!userns_fd || !mntns_fd)
-            return abort_child(util::errno_error(ErrorKind::setup, errno, "opening the sandbox's namespaces for the guard watch"));
-    }
-
     // Map our uid and gid to themselves and nothing else; setgroups stays denied
     // so groups cannot be dropped to get past a group-denied file (CAP-03). A root
     // launcher running the command as another identity maps that one instead and
@@ -439,16 +387,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     if (hooks.before_release)
         if (auto r = hooks.before_release(static_cast<pid_t>(pid)); !r) return abort_child(std::move(r).error());
 
-    journal.set_init(static_cast<pid_t>(pid));
-    if (*guards) (*guards)->journal_to(journal.appender());
     Process p(static_cast<pid_t>(pid), std::move(pfd), std::move(status_r), std::move(events_r));
-    p.keep_users(std::move(*users));
-    p.keep_placeholders(std::move(*placeholders));
-    p.keep_journal(std::move(journal));
     if (pub_r) p.set_publish_socket(std::move(pub_r));
-    if (*guards) (*guards)->attach(std::move(userns_fd), std::move(mntns_fd), hooks.freeze_fd);
     // From here a failed launch ends the same way: the sandbox killed, reaped
-    // (the supervisor joined, the placeholders removed), the error returned.
+    // (the supervisor joined), the error returned.
     auto stop = [&p](Error e) -> Result<Process> {
         (void)p.kill(SIGKILL);
         (void)p.wait();
@@ -479,7 +421,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         sc.thaw_sig = spec.thaw_sig;
         sc.freeze_notes = std::move(freeze_r);
         sc.on_kill = hooks.on_kill;
-        sc.guards = std::move(*guards);
+        sc.watch = hooks.watch;
         p.supervise(std::make_unique<Supervisor>(std::move(sc), loop));
     };
     // EOF means every holder of the write end is gone: the init closed it after
@@ -547,9 +489,9 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         return e;
     }
     // Always supervised: the wall clock, the kill grace of a stop, the freeze of a
-    // stopped run and its thaw, the guards.
+    // stopped run and its thaw, the host watch.
     if (!p.supervised()) supervise({});
-    p.setup_done();
+    if (hooks.setup_done) hooks.setup_done();
     return p;
 }
 

@@ -5,9 +5,7 @@
 
 #include "base/error.hpp"
 #include "base/outcome.hpp"
-#include "fs/leftovers.hpp"
-#include "fs/placeholder.hpp"
-#include "fs/shared_roots.hpp"
+#include "launch/host_watch.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
 
@@ -64,11 +62,14 @@ struct Hooks {
     // Called when the wall clock's grace period ran out, beside SIGKILL to the init
     // (cgroup.kill reaches processes that escaped the pid namespace's reach).
     std::function<void()> on_kill;
-    // The sandbox's cgroup v1 freezer.state, open for writing: the guard watch's
-    // helper freezes every process of the sandbox with it while it re-applies a
-    // guarded name's protection, and thaws them (also when agentjail was killed
-    // meanwhile: a frozen init could not notice that and end the sandbox); -1: none.
-    int freeze_fd = -1;
+    // A watch on the host the supervisor serves for the run (lib/guard's, of the
+    // workspace's hidden and protected names), made before the clone so that no
+    // change of the host is missed; not owned, it outlives the Process. null: none.
+    HostWatch* watch = nullptr;
+    // Called once the sandbox's setup is done: its root is built and the command was
+    // exec'd (the setup's reports ended), the supervisor runs. Not called when the
+    // launch fails.
+    std::function<void()> setup_done;
 };
 
 // A running sandbox: the init's pid and pidfd, and the pipe the init reports the
@@ -124,21 +125,7 @@ public:
     // The next such change, if one is waiting (never blocks).
     std::optional<JobChange> next_job_change();
 
-    // The placeholders made for the run: removed once the sandbox is gone (wait()).
-    void keep_placeholders(fs::Placeholders p) { placeholders_ = std::move(p); }
-    // Their journal (and the proxy's CA directory's): removed once they are.
-    void keep_journal(fs::Journal j) { journal_ = std::move(j); }
-    // This run's mark as a user of the directories its placeholders lie in: at the
-    // end, the placeholders are removed only when no other run is left there.
-    void keep_users(fs::RootUsers u) { users_ = std::move(u); }
-    // The sandbox's root is built: other runs in those directories may go on.
-    void setup_done() noexcept { users_.setup_done(); }
-    // Once everything it lists is gone (after wait() and the proxy's stop; at the
-    // latest when the Process is destroyed).
-    void journal_done() noexcept { journal_.done(); }
-
 private:
-    void finish_placeholders(WorkspaceOutcome& out);
     pid_t pid_ = -1;
     sys::UniqueFd pidfd_;
     sys::UniqueFd status_fd_;
@@ -150,9 +137,6 @@ private:
     sys::UniqueFd publish_socket_;
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
-    fs::RootUsers users_;  // destroyed last: the locks outlive the removals
-    fs::Journal journal_;  // before placeholders_: destroyed after them
-    fs::Placeholders placeholders_;
 };
 
 // Clones the sandbox and runs every setup step; returns once the command has

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A launched sandbox (launch::Process): signals, the freeze and the stop through its
-// supervisor, job-control news, and the wait that reaps the init, joins the
-// supervisor and removes the run's placeholders once nothing of the sandbox is left.
+// supervisor, job-control news, and the wait that reaps the init and joins the
+// supervisor.
 #include "launch/launch.hpp"
 
 #include "launch/child.hpp"
@@ -29,8 +29,7 @@ Process::Process(Process&& o) noexcept
       proxy_socket_(std::move(o.proxy_socket_)), gateway_sockets_(std::move(o.gateway_sockets_)),
       publish_socket_(std::move(o.publish_socket_)),
       pty_master_(std::move(o.pty_master_)),
-      events_fd_(std::move(o.events_fd_)), users_(std::move(o.users_)),
-      journal_(std::move(o.journal_)), placeholders_(std::move(o.placeholders_)) {
+      events_fd_(std::move(o.events_fd_)) {
     o.reaped_ = true;
 }
 
@@ -59,9 +58,6 @@ Process& Process::operator=(Process&& o) noexcept {
         publish_socket_ = std::move(o.publish_socket_);
         pty_master_ = std::move(o.pty_master_);
         events_fd_ = std::move(o.events_fd_);
-        users_ = std::move(o.users_);
-        journal_ = std::move(o.journal_);
-        placeholders_ = std::move(o.placeholders_);
         o.reaped_ = true;
     }
     return *this;
@@ -101,32 +97,6 @@ void Process::stop() {
     if (!reaped_ && supervisor_) supervisor_->stop();
 }
 
-void Process::finish_placeholders(WorkspaceOutcome& out) {
-    if (users_.empty()) {
-        placeholders_.finish(out.placeholders_made, out.placeholders_removed, out.placeholders_kept);
-        return;
-    }
-    // Another run still in one of the directories binds these (or will, once its
-    // plan saw them): they stay, listed in a journal handed over to the last run.
-    if (!users_.leave()) {
-        for (const auto& it : placeholders_.items()) {
-            out.placeholders_made.push_back(it.host);
-            out.placeholders_kept.push_back(it.host + ": left for another run still in its directory");
-        }
-        if (!placeholders_.empty()) journal_.hand_over(placeholders_);
-        placeholders_.forget();
-        users_.done();
-        return;
-    }
-    // The last run out: what the runs before it left here goes too, with its own.
-    fs::OwnRemoval own;
-    (void)fs::sweep_journals(&users_, &placeholders_, &own);
-    for (auto& m : own.made) out.placeholders_made.push_back(std::move(m));
-    for (auto& m : own.removed) out.placeholders_removed.push_back(std::move(m));
-    for (auto& m : own.kept) out.placeholders_kept.push_back(std::move(m));
-    users_.done();
-}
-
 Result<RunResult> Process::wait() {
     if (reaped_) return Error(ErrorKind::invalid_input, ECHILD, "the sandbox was already waited for");
     siginfo_t si;
@@ -143,11 +113,11 @@ Result<RunResult> Process::wait() {
         res.stop_killed = supervisor_->stop_killed();
         res.seccomp_denials = supervisor_->denials();
         res.internal_error = supervisor_->failure();
-        supervisor_->finish_guards(res.workspace, !placeholders_.empty(), placeholders_);
     }
-    // The sandbox is gone: nothing can race the removal from inside.
+    // The sandbox is gone: what the run made on the host for it (placeholders, the
+    // proxy's CA directory) is removed after this, by the run's components; a test
+    // kills the launcher here, and the next run's sweep must find it all.
     (void)fault::hit("run.before-cleanup");
-    finish_placeholders(res.workspace);
     int status = 0;
     ssize_t n;
     do {

@@ -71,7 +71,7 @@ void Supervisor::join() {
 void Supervisor::wait_next() {
     std::vector<pollfd> fds = {{c_.pidfd, POLLIN, 0},
                                {c_.listener.get(), POLLIN, 0},
-                               {c_.guards && !guards_failed_ ? c_.guards->fd() : -1, POLLIN, 0},
+                               {c_.watch && !watch_failed_ ? c_.watch->fd() : -1, POLLIN, 0},
                                {commands_.get(), POLLIN, 0},
                                {c_.freeze_notes.get(), POLLIN, 0}};
     int timeout_ms = -1;
@@ -245,8 +245,8 @@ void Supervisor::kill_all() {
 // the run was stopped is dealt with (inotify kept the events), then the init
 // continues every process it stopped.
 void Supervisor::resume_after_stop() {
-    if (c_.guards && !guards_failed_ && !c_.guards->handle()) {
-        guards_failed_ = true;
+    if (c_.watch && !watch_failed_ && !c_.watch->handle()) {
+        watch_failed_ = true;
         kill_all();
         return;
     }
@@ -314,11 +314,11 @@ bool Supervisor::handle(std::vector<pollfd>& fds) {
             wall_deadline_ = 0;
         }
     }
-    // Guards before the freeze notes: a thaw comes after the host's changes.
-    if ((fds[2].revents & POLLIN) && !guards_failed_ && !c_.guards->handle()) {
+    // The watch before the freeze notes: a thaw comes after the host's changes.
+    if ((fds[2].revents & POLLIN) && !watch_failed_ && !c_.watch->handle()) {
         // A hidden or protected name lies open and could not be covered again:
         // the sandbox must not go on using it (the record says why).
-        guards_failed_ = true;
+        watch_failed_ = true;
         kill_all();
     }
     if (fds[4].revents & POLLIN) {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-sandbox supervisor, on the run's event loop: answers seccomp notifications with the
 // policy's verdict (and logs them), enforces the wall clock and the kill grace of a
-// stop, thaws a frozen sandbox only once the guarded names are checked, and keeps
-// the workspace's guarded names guarded when the host replaces them.
+// stop, and serves the run's host watch (host_watch.hpp: the workspace's guarded
+// names kept guarded when the host replaces them): a frozen sandbox is thawed only
+// once the watch has dealt with what the host changed meanwhile.
 #pragma once
 
-#include "launch/guard_watch.hpp"
+#include "launch/host_watch.hpp"
 #include "seccomp/seccomp.hpp"
 #include "sys/fd.hpp"
 #include "sys/poll_async.hpp"
@@ -42,9 +43,10 @@ public:
         int thaw_sig = 0;
         sys::UniqueFd freeze_notes;
         std::function<void()> on_kill;
-        // The workspace's guarded names (null: none): watched for the run, their
-        // protection re-applied when the host replaces them, or the run stopped.
-        std::unique_ptr<GuardWatch> guards;
+        // A watch on the host (Hooks::watch; null: none), borrowed: its fd() is part
+        // of every wait, its handle() runs when that is readable and before a frozen
+        // sandbox is thawed; a false from it kills the sandbox.
+        HostWatch* watch = nullptr;
     };
 
     // Starts waiting on io, the run's loop (which runs until join() returned).
@@ -73,13 +75,6 @@ public:
     std::uint64_t denials() const { return denials_.load(); }
     // After join(): why the supervisor failed (it then killed the sandbox); empty if not.
     const std::string& failure() const { return failure_; }
-    // After join(): what the guard watcher did. release_namespaces: the caller has
-    // placeholders to remove (see GuardWatch::finish), to which the watcher's own
-    // are added.
-    void finish_guards(WorkspaceOutcome& out, bool release_namespaces, fs::Placeholders& made) {
-        if (c_.guards) c_.guards->finish(out, release_namespaces, made);
-    }
-
 private:
     void wait_next();
     void on_ready(std::vector<pollfd>& fds) noexcept;
@@ -109,7 +104,7 @@ private:
     double wall_deadline_ = 0;
     bool term_sent_ = false;
     double kill_deadline_ = 0;
-    bool guards_failed_ = false;
+    bool watch_failed_ = false;  // its handle() said no: never asked again
     // The caller's requests and the init's acknowledgements.
     std::mutex m_;
     std::condition_variable cv_;

@@ -345,7 +345,7 @@ Counters Proxy::stop() {
         // What the limiter counted but did not write, so the log ends with the totals.
         m.flush_log_summaries();
         // The sandbox is gone (stop() comes after its wait()): its CA bundle goes now,
-        // before the run's journal (fs/leftovers.hpp) is removed.
+        // before the run's journal (guard/leftovers.hpp) is removed.
         if (!m.ca_dir.empty()) {
             (void)::unlink(m.settings.ca_bundle_host.c_str());
             (void)::rmdir(m.ca_dir.c_str());

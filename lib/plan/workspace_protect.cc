@@ -2,11 +2,9 @@
 // The protected paths of direct mode (workspace_rules.hpp): git metadata, the hooks
 // that core.hooksPath names, agent and editor configuration, each bound read-only,
 // with placeholders for the missing ones.
-#include "fs/placeholder.hpp"
+#include "plan/staged_name.hpp"
 #include "plan/workspace_rules.hpp"
 
-#include "sys/fd.hpp"
-#include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 #include "base/pattern.hpp"
 
@@ -249,8 +247,8 @@ Result<void> WorkspaceRules::protect() {
             // .git file (a gitdir redirect) only.
             if (e->type == EntryType::dir && e->name == ".git") continue;
             // Another run's placeholder under its staged name, a moment before it is
-            // renamed into place (fs/placeholder.hpp): no name anything reads.
-            if (fs::is_staged_name(e->name)) continue;
+            // renamed into place (guard/placeholder.hpp): no name anything reads.
+            if (is_staged_name(e->name)) continue;
             const std::string path = join(ws, s->rel(*e));
             if (e->type == EntryType::symlink)
                 return invalid(rule.why, "cannot protect " + path +

@@ -22,7 +22,7 @@ Result<void> Components::prepare(const plan::Plan& plan, Spawn& spawn) {
 launch::Hooks Components::hooks(const Spawn& spawn) {
     launch::Hooks h;
     h.cgroup_fd = spawn.cgroup_fd;
-    h.freeze_fd = spawn.freeze_fd;
+    h.watch = spawn.watch;
     h.before_release = [this](pid_t init) -> Result<void> {
         for (std::size_t i = 0; i < prepared_; ++i)
             if (auto r = list_[i]->after_clone(init); !r) return r;
@@ -35,6 +35,9 @@ launch::Hooks Components::hooks(const Spawn& spawn) {
             return {};
         };
     }
+    h.setup_done = [this] {
+        for (std::size_t i = 0; i < prepared_; ++i) list_[i]->setup_done();
+    };
     h.on_kill = [this] {
         for (std::size_t i = 0; i < prepared_; ++i) list_[i]->kill();
     };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A run's components: the one interface that each part of a run (the cgroup, the
-// stdio relay, the proxy, the published ports, the workspace's run state, direct
-// mode's check after the run) implements, and their ordered list, which the run
+// stdio relay, the proxy, the published ports, the workspace's run state, the guard,
+// direct mode's check after the run) implements, and their ordered list, which the run
 // (run.cc) drives through the stages of a launch. The facilities themselves know
 // nothing of it: each is wrapped by a small adapter here in lib/run (parts.hpp).
 #pragma once
@@ -29,7 +29,14 @@ class Loop;
 struct Spawn {
     launch::Stdio stdio;  // the command's 0, 1, 2: the relay's pipes or pty
     int cgroup_fd = -1;   // clone the init straight into this cgroup (CLONE_INTO_CGROUP)
-    int freeze_fd = -1;   // launch::Hooks::freeze_fd
+    // The sandbox's cgroup v1 freezer.state, open for writing (the Enforcer's; -1:
+    // none): the guard watch's helper freezes every process of the sandbox with it
+    // while it re-applies a guarded name's protection, and thaws them (also when
+    // agentjail was killed meanwhile: a frozen init could not notice that and end the
+    // sandbox).
+    int freeze_fd = -1;
+    // The guard's watch on the host (launch::Hooks::watch), set by its prepare().
+    launch::HostWatch* watch = nullptr;
     // A component's before_fork() has work to do: only then does the init wait for it
     // before forking the command (a wait that costs every other launch a round trip).
     bool before_fork = false;
@@ -56,6 +63,10 @@ public:
         (void)init;
         return {};
     }
+    // The sandbox's setup is done (its root is built, the command was exec'd), inside
+    // the launch, before it returns: what the run held only for the setup goes (the
+    // guard's setup lock of the directories runs share).
+    virtual void setup_done() {}
     // After the spawn, with what the init handed back (the proxy's and the gateways'
     // listeners, the publish socket, the pty master): starts its work on the run's
     // loop. An error ends the start (the sandbox is killed).
@@ -68,8 +79,10 @@ public:
     // not be covered again, the supervisor itself failed), beside SIGKILL to the init:
     // on the loop's thread, while the run goes on.
     virtual void kill() noexcept {}
-    // Ends what it has waiting on the run's loop, while the loop still runs. On every
-    // path (wait(), a Run dropped without it, a start that failed); idempotent.
+    // Ends what it has waiting on the run's loop, while the loop still runs, and what
+    // must end on every path once the sandbox is gone (the init was reaped): the
+    // guard's placeholders. On every path (wait(), a Run dropped without it, a start
+    // that failed); idempotent.
     virtual void end() {}
     // After the init was reaped and everything was ended: its part of the result.
     virtual void finish(RunResult& r) { (void)r; }

@@ -59,7 +59,7 @@ Result<void> Enforcer::prepare(const plan::Plan& plan, Spawn& spawn) {
     if (group_) {
         spawn.cgroup_fd = group_->clone_fd();
         if (spawn.cgroup_fd < 0) spawn.before_fork = true;
-        // While a guarded name's protection is put back (launch/guard_watch.cc).
+        // While a guarded name's protection is put back (guard/watch.cc).
         spawn.freeze_fd = group_->freezer_fd();
     }
     return {};

@@ -10,11 +10,14 @@
 #include "policy/policy.hpp"
 #include "run/enforce.hpp"
 #include "run/loop.hpp"
+#include "util/fault.hpp"
 #include "workspace/audit.hpp"
 #include "workspace/clone.hpp"
 #include "workspace/overlay_run.hpp"
 
 #include <time.h>
+
+#include <cerrno>
 
 namespace agentjail::run {
 
@@ -44,6 +47,106 @@ Result<void> StdioRelay::attach(launch::Process& proc, Loop& loop) {
 void StdioRelay::finish(RunResult& r) {
     if (!relay_->failure().empty() && r.internal_error.empty())
         r.internal_error = relay_->failure();
+}
+
+bool Guard::wanted(const plan::Plan& plan) {
+    return !plan.guards.empty() || (plan.net && !plan.net->ca_bundle_host.empty());
+}
+
+// The watch starts before the sandbox exists, so no host change is missed. What the
+// run will make on the host is written down first, in the journal; then each
+// placeholder is made under a name of the run's own, written down by inode, and
+// renamed into place: no moment leaves on the host what no journal lists. Other runs
+// in the same directories set up and end in turns with this one, and leave their
+// placeholders while this one uses them. What fails leaves nothing (the locals go
+// newest first: the watch, the placeholders, the journal, the locks).
+Result<void> Guard::prepare(const plan::Plan& plan, Spawn& spawn) {
+    if (fault::hit("launch.before-shared"))
+        return Error(ErrorKind::setup, EIO,
+                     "an injected fault before entering the shared directories");
+    auto users = guard::RootUsers::enter(guard::guard_roots(plan), plan.setup_timeout_s);
+    if (!users) return std::move(users).error();
+    if (fault::hit("launch.shared-entered"))
+        return Error(ErrorKind::setup, EIO,
+                     "an injected fault after entering the shared directories");
+    const std::string tag = guard::Journal::next_tag();
+    auto wanted = guard::wanted_placeholders(plan, tag);
+    if (!wanted) return std::move(wanted).error();
+    std::vector<std::string> made_dirs;  // the proxy's CA directory is made after the clone
+    if (plan.net && !plan.net->ca_bundle_host.empty())
+        made_dirs.push_back(
+            plan.net->ca_bundle_host.substr(0, plan.net->ca_bundle_host.rfind('/')));
+    guard::Journal journal = guard::Journal::write(tag, *wanted, made_dirs);
+    auto placeholders = guard::Placeholders::stage(*wanted);
+    if (!placeholders) return std::move(placeholders).error();
+    if (fault::hit("launch.placeholder-made"))
+        return Error(ErrorKind::setup, EIO, "an injected fault after the placeholders were made");
+    journal.record(*placeholders);
+    // In rounds: a placeholder inside a placeholder directory of this run is made once
+    // that directory is in place (it was another run's when this run's plan saw it).
+    for (;;) {
+        auto committed = placeholders->commit();
+        if (!committed) return std::move(committed).error();
+        if (*committed) journal.record(*placeholders);
+        auto more = placeholders->stage_next();
+        if (!more) return std::move(more).error();
+        if (*more == 0) break;
+        journal.record(*placeholders);
+    }
+    auto watch = guard::Watch::create(plan);
+    if (!watch) return std::move(watch).error();
+    users_ = std::move(*users);
+    journal_ = std::move(journal);
+    placeholders_ = std::move(*placeholders);
+    watch_ = std::move(*watch);
+    freeze_fd_ = spawn.freeze_fd;  // the Enforcer's, prepared before
+    if (watch_) spawn.watch = this;
+    return {};
+}
+
+Result<void> Guard::after_clone(pid_t init) {
+    if (watch_)
+        if (auto r = watch_->attach(init, freeze_fd_); !r) return r;
+    journal_.set_init(init);
+    if (watch_) watch_->journal_to(journal_.appender());
+    cloned_ = true;
+    return {};
+}
+
+void Guard::end() {
+    if (!cloned_ || ended_) return;
+    ended_ = true;
+    if (watch_) watch_->finish(outcome_, !placeholders_.empty(), placeholders_);
+    guard::release_placeholders(users_, placeholders_, journal_, outcome_);
+    journal_.done();
+}
+
+void Guard::finish(RunResult& r) {
+    WorkspaceOutcome& w = r.workspace;
+    auto append = [](std::vector<std::string>& to, std::vector<std::string>& from) {
+        to.insert(to.end(), std::make_move_iterator(from.begin()),
+                  std::make_move_iterator(from.end()));
+        from.clear();
+    };
+    append(w.placeholders_made, outcome_.placeholders_made);
+    append(w.placeholders_removed, outcome_.placeholders_removed);
+    append(w.placeholders_kept, outcome_.placeholders_kept);
+    for (auto& x : outcome_.reapplied) w.reapplied.push_back(std::move(x));
+    outcome_.reapplied.clear();
+    w.reapplied_count += outcome_.reapplied_count;
+    outcome_.reapplied_count = 0;
+    if (!outcome_.stopped.empty()) w.stopped = std::move(outcome_.stopped);
+}
+
+void Guard::abandon() {
+    if (cloned_) {
+        end();
+        return;
+    }
+    watch_.reset();
+    placeholders_ = guard::Placeholders();
+    journal_.done();
+    users_ = guard::RootUsers();
 }
 
 namespace {
@@ -147,12 +250,8 @@ public:
     // is the clone looked at and its work brought back.
     void finish(RunResult& r) override {
         clone_->launched();
-        // What the guard watch recorded for the hidden names stays beside the clone's.
-        WorkspaceOutcome w = clone_->finish();
-        w.reapplied = std::move(r.workspace.reapplied);
-        w.reapplied_count = r.workspace.reapplied_count;
-        w.stopped = std::move(r.workspace.stopped);
-        r.workspace = std::move(w);
+        // The guard's part (the watch's re-applications) is added after this one.
+        r.workspace = clone_->finish();
     }
     // Nothing ran: the clone and its state go.
     void abandon() override { clone_.reset(); }
@@ -203,6 +302,11 @@ private:
 //   reaches the caller and the terminal is given back, then their connections drain
 //   on the loop (the loop itself ends after them, in run.cc);
 // - the workspace's run state, finished once nothing of the sandbox is left;
+// - the guard: prepared after those, just before the clone (the setup lock of the
+//   directories runs share is held no longer than it must be), ended after the proxy
+//   (its journal lists the proxy's CA directory), so every finish, direct mode's
+//   check among them, runs with the placeholders gone; its part of the result is
+//   added to the workspace state's (which clone mode's finish replaces);
 // - direct mode's check last, so that its clock is read as late before clone as can be.
 Components components_for(const plan::Plan& plan, const policy::Policy& policy,
                           const SpawnOptions& options, StdioRelay*& relay) {
@@ -226,6 +330,7 @@ Components components_for(const plan::Plan& plan, const policy::Policy& policy,
         co.commit_uncommitted = policy.workspace_commit_uncommitted.value;
         list.add(std::make_unique<CloneState>(co));
     }
+    if (Guard::wanted(plan)) list.add(std::make_unique<Guard>());
     if (plan.workspace_mode == policy::WorkspaceMode::direct && !plan.workspace.empty() &&
         policy.workspace.value == policy::WorkspaceAccess::rw)
         list.add(std::make_unique<DirectAudit>());

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // One run in order: the plan (built once, checked, shown), its host actions, then
 // the run's components (run/component.hpp: the cgroup, the stdio relay, the proxy
-// and published ports, the workspace's run state, direct mode's check; run/parts.cc
+// and published ports, the workspace's run state, the guard, direct mode's check; run/parts.cc
 // makes them from the plan), each prepared before the clone, called by the launch's
 // hooks, attached to the run's loop after the spawn; at wait() each ended and each
 // finishing its part of the result, in order, and the record. The C++ API (lib/api) and through it the
 // C API are thin over this.
 #include "run/run.hpp"
 
-#include "fs/leftovers.hpp"
+#include "guard/leftovers.hpp"
 #include "launch/launch.hpp"
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
@@ -38,8 +38,8 @@ struct Run::State {
     // first, so it outlives all of them.
     Loop loop;
     // Declared before proc: the Process (and its supervisor, which may call the
-    // components' kill(): the cgroup's) goes first, then the components, in reverse
-    // order.
+    // components' kill(): the cgroup's, and serves the guard's watch) goes first, then
+    // the components, in reverse order.
     Components parts;
     StdioRelay* relay = nullptr;  // one of parts: job control and the terminal go to it
     std::optional<launch::Process> proc;
@@ -54,7 +54,8 @@ struct Run::State {
     // Ends what waits on the run's loop, then the loop, in the one order that lets each
     // finish: the relay (what the sandbox wrote reaches the caller, the terminal is
     // given back), the proxy and the published ports (their connections drain on the
-    // loop), then the loop itself; the sandbox is gone by then, its supervisor done.
+    // loop), the guard (the placeholders and the journal go), then the loop itself; the
+    // sandbox is gone by then, its supervisor done.
     // On every path: wait(), a sandbox dropped without it, a start that failed.
     void end_on_loop() {
         parts.end();
@@ -139,9 +140,9 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
         return Error(ErrorKind::invalid_input, EINVAL, "spawn: no command given");
     // Overrides may have broken a cross-field rule: check before anything is planned.
     if (auto v = policy::validate(policy); !v) return staged(std::move(v).error(), ErrorStage::policy);
-    // What runs whose launcher was killed left on the host (fs/leftovers.hpp), gone
+    // What runs whose launcher was killed left on the host (guard/leftovers.hpp), gone
     // before this run looks at the host: its plan must not build on their placeholders.
-    (void)fs::sweep_journals();
+    (void)guard::sweep_journals();
     const auto start = std::chrono::system_clock::now();
     auto host = plan::HostFacts::current();
     if (!host) return staged(std::move(host).error(), ErrorStage::plan);
@@ -231,10 +232,9 @@ Result<RunResult> Run::wait() {
         return staged(std::move(r).error(), ErrorStage::wait);
     }
     r->stop_signal = l_->stop_signal;
-    // Nothing waits on the loop any more; then the placeholders and the CA directory
-    // are gone.
+    // Nothing waits on the loop any more, and what the run made on the host for the
+    // sandbox (the placeholders, the CA directory, their journal) is gone.
     l_->end_on_loop();
-    l_->proc->journal_done();
     // Nothing of the sandbox is left: each component writes its part, in order.
     l_->parts.finish(*r);
     if (auto f = l_->loop.failure(); !f.empty()) r->degraded.push_back(f);

@@ -12,6 +12,7 @@
 // succeeded.
 #include "common.hpp"
 #include "git_support.hpp"
+#include "guarded_launch.hpp"
 #include "net_support.hpp"
 
 #include "launch/launch.hpp"
@@ -278,14 +279,15 @@ TEST_F(Escape, ADV1_DestinationSwappedToALinkAfterPlanningIsRefused) {
         stdio.err = out.w;
         agentjail::run::Loop loop;
         loop.start();
-        auto proc = agentjail::launch::spawn(plan, stdio, loop.io());
+        ajtest::GuardedLaunch proc;  // the launch with the guard a run has (its placeholders)
+        auto started = proc.spawn(plan, stdio, loop.io());
         out.close_write();
-        if (!proc) {
-            text = proc.error().message();
+        if (!started) {
+            text = started.error().message();
             return -1;
         }
         text = out.read_all();
-        auto res = proc->wait();
+        auto res = proc.wait();
         if (!res) {
             text += res.error().message();
             return -1;

@@ -11,6 +11,7 @@
 
 #include "../integration/record.hpp"
 
+#include "guarded_launch.hpp"
 #include "launch/launch.hpp"
 #include "run/loop.hpp"
 #include "plan/plan.hpp"
@@ -227,11 +228,12 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     stdio.err = out.w;
     agentjail::run::Loop loop;  // what the supervisor waits on; outlives the Process
     loop.start();
-    auto proc = agentjail::launch::spawn(*plan, stdio, loop.io());
-    ASSERT_TRUE(proc) << proc.error().message();
+    ajtest::GuardedLaunch proc;  // the launch with the guard a run has (its placeholders)
+    auto started = proc.spawn(*plan, stdio, loop.io());
+    ASSERT_TRUE(started) << started.error().message();
     out.close_write();
     std::string text = out.read_all();
-    auto res = proc->wait();
+    auto res = proc.wait();
     ASSERT_TRUE(res) << res.error().message();
     EXPECT_EQ(res->exit_code, 0) << text;
     EXPECT_NE(field(text, "write-rc"), "0") << text;
@@ -264,8 +266,9 @@ TEST_F(Escape, WS05_PlaceholderTheUserFilledIsKept) {
     stdio.err = out.w;
     agentjail::run::Loop loop;  // what the supervisor waits on; outlives the Process
     loop.start();
-    auto proc = agentjail::launch::spawn(*plan, stdio, loop.io());
-    ASSERT_TRUE(proc) << proc.error().message();
+    ajtest::GuardedLaunch proc;  // the launch with the guard a run has (its placeholders)
+    auto started = proc.spawn(*plan, stdio, loop.io());
+    ASSERT_TRUE(started) << started.error().message();
     out.close_write();
     ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 10000));
     {
@@ -281,7 +284,7 @@ TEST_F(Escape, WS05_PlaceholderTheUserFilledIsKept) {
     }
     ::close(::open((jail.ws() + "/probe").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
     std::string text = out.read_all();
-    auto res = proc->wait();
+    auto res = proc.wait();
     ASSERT_TRUE(res) << res.error().message();
     EXPECT_TRUE(ajtest::contains(text, "{\"user\":1}")) << text;  // the host's content reaches it
     EXPECT_NE(field(text, "write-rc"), "0") << text;              // still read-only inside

@@ -21,7 +21,7 @@
 
 #include "api/api.hpp"
 
-#include "fs/leftovers.hpp"
+#include "guard/leftovers.hpp"
 #include "util/fault.hpp"
 
 #include <arpa/inet.h>
@@ -208,7 +208,7 @@ TEST_P(KillMatrix, NothingSurvivesAndTheNextRunWorks) {
     const Variant& v = variants[vi];
     const char* point = fault::launch_points[pi];
     ajtest::TempDir ws("aj-killws"), tmp("aj-killtmp"), conf("aj-killconf"), state("aj-killstate");
-    // The runs' journals (fs/leftovers.hpp) in a directory of this test's own.
+    // The runs' journals (guard/leftovers.hpp) in a directory of this test's own.
     ::setenv("XDG_STATE_HOME", state.path().c_str(), 1);
     auto probe = policy_for(v, conf, ws);
     ASSERT_TRUE(probe) << probe.error().message();
@@ -290,7 +290,7 @@ TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
     EXPECT_GT(reap_all(200), 0) << "the survivor probe does not see a sandbox that outlived its launcher";
     const auto during = dir_entries(ws.path());
     EXPECT_GT(during.size(), before.size() + 1) << "no placeholders to keep: the probe proves nothing";
-    auto sweep = agentjail::fs::sweep_journals();
+    auto sweep = agentjail::guard::sweep_journals();
     EXPECT_TRUE(sweep.removed.empty()) << "removed " << sweep.removed.size() << " of a live sandbox's";
     EXPECT_EQ(dir_entries(ws.path()), during);
     for (int pid : ajtest::pids_with_marker(marker)) ::kill(pid, SIGKILL);
@@ -299,7 +299,7 @@ TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
     ::prctl(PR_SET_CHILD_SUBREAPER, 0);
     // The init may take a moment to go after its last process: the sweep is retried.
     for (int i = 0; i < 100 && dir_entries(ws.path()).size() > before.size() + 1; ++i) {
-        (void)agentjail::fs::sweep_journals();
+        (void)agentjail::guard::sweep_journals();
         ajtest::sleep_ms(30);
     }
     auto after = dir_entries(ws.path());
@@ -523,7 +523,7 @@ TEST(KillMatrixJournal, PlaceholdersOfALauncherKilledAsItMadeThemAreSwept) {
     const auto left = dir_entries(ws.path());
     ASSERT_GT(left.size(), before.size())
         << "the kill left nothing: the sweep is not put to the test";
-    auto sweep = agentjail::fs::sweep_journals();
+    auto sweep = agentjail::guard::sweep_journals();
     ::unsetenv("XDG_STATE_HOME");
     std::string kept;
     for (const auto& k : sweep.kept) kept += k + "\n";

@@ -178,6 +178,7 @@ TEST(Library, SandboxFromALiveThreadKeepsRunning) {
 // The network proxy's plumbing: a socket opened inside the sandbox's network
 // namespace and served from outside. A client inside reaches it on loopback;
 // the listening side lives in our process.
+#include "guarded_launch.hpp"
 #include "launch/launch.hpp"
 #include "run/loop.hpp"
 #include "plan/plan.hpp"
@@ -205,10 +206,11 @@ TEST(Library, ProxySocketIsServedFromOutsideTheSandbox) {
     stdio.out = out.w;
     agentjail::run::Loop loop;  // what the supervisor waits on; outlives the Process
     loop.start();
-    auto proc = agentjail::launch::spawn(*plan, stdio, loop.io());
-    ASSERT_TRUE(proc) << proc.error().message();
+    ajtest::GuardedLaunch proc;  // the launch with the guard a run has (its placeholders)
+    auto started = proc.spawn(*plan, stdio, loop.io());
+    ASSERT_TRUE(started) << started.error().message();
     out.close_write();
-    agentjail::sys::UniqueFd lsock = proc->take_proxy_socket();
+    agentjail::sys::UniqueFd lsock = proc.process().take_proxy_socket();
     ASSERT_TRUE(lsock.valid());
     pollfd pfd{lsock.get(), POLLIN, 0};
     ASSERT_EQ(poll(&pfd, 1, 10000), 1);
@@ -220,7 +222,7 @@ TEST(Library, ProxySocketIsServedFromOutsideTheSandbox) {
     ASSERT_EQ(write(c, "world\n", 6), 6);
     close(c);
     EXPECT_EQ(out.read_all(), "world\n");
-    auto r = proc->wait();
+    auto r = proc.wait();
     ASSERT_TRUE(r);
     EXPECT_EQ(r->exit_code, 0);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs at once in one workspace (two agents in one project, a CI matrix, a Slurm
 // array): the placeholders one run makes are existing names to the next one's plan,
-// so they stay until the last run there ends (fs/shared_roots.hpp). Before, the
+// so they stay until the last run there ends (guard/shared_roots.hpp). Before, the
 // first run to end removed them under the others: a run still setting up failed
 // (its bind source gone), a running one saw "removed by the host" and re-applied,
 // and another run's staged placeholder names showed up in plans.

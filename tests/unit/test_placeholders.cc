@@ -2,7 +2,8 @@
 // Placeholders of two runs in one workspace (Slurm arrays, srun -n N): the run that
 // comes second guards the first one's placeholder as it stands instead of failing,
 // and anything else at the name still fails its launch.
-#include "fs/placeholder.hpp"
+#include "guard/placeholder.hpp"
+#include "plan/staged_name.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -34,12 +35,12 @@ Plan plan_with_placeholder(const std::string& ws, const std::string& name, bool 
 
 // What a launch does with the plan's placeholders: made under staged names beside
 // them (journaled there in a real launch), then renamed into place.
-agentjail::Result<agentjail::fs::Placeholders> make_placeholders(const Plan& plan) {
+agentjail::Result<agentjail::guard::Placeholders> make_placeholders(const Plan& plan) {
     static int runs = 0;
-    auto wanted = agentjail::fs::wanted_placeholders(plan, "t" + std::to_string(::getpid()) + "-" +
+    auto wanted = agentjail::guard::wanted_placeholders(plan, "t" + std::to_string(::getpid()) + "-" +
                                                                std::to_string(runs++));
     if (!wanted) return std::move(wanted).error();
-    auto staged = agentjail::fs::Placeholders::stage(*wanted);
+    auto staged = agentjail::guard::Placeholders::stage(*wanted);
     if (!staged) return std::move(staged).error();
     auto committed = staged->commit();
     if (!committed) return std::move(committed).error();
@@ -112,6 +113,20 @@ TEST(Placeholders, ALinkOrAFileWithContentAtTheNameStillFails) {
         plan_with_placeholder(ws.path(), "agentjail.toml", false));
     ASSERT_FALSE(writable);
     EXPECT_EQ(writable.error().code(), EEXIST);
+}
+
+// The one form of a staged name: what the guard makes is what the plan passes over
+// (another run's placeholder a moment before its rename), and nothing else is.
+TEST(StagedName, TheFormMadeIsTheFormRecognised) {
+    using agentjail::plan::is_staged_name;
+    using agentjail::plan::staged_name;
+    EXPECT_EQ(staged_name("12-345-0", 3), ".agentjail-12-345-0-3");
+    EXPECT_TRUE(is_staged_name(staged_name("12-345-0", 3)));
+    EXPECT_TRUE(is_staged_name(staged_name(std::to_string(::getpid()) + "-99-7", 12)));
+    for (const char* other : {".agentjail-1-2-3", ".agentjail-1-2-3-4-5", ".agentjail-1-2-3-",
+                              ".agentjail--1-2-3", ".agentjail-1-2-x-3", ".agentjail-mask",
+                              ".agentjail-quarantined", "agentjail-1-2-3-4", ".envrc"})
+        EXPECT_FALSE(is_staged_name(other)) << other;
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ public:
     }
     Result<void> after_clone(pid_t) override { return step("after_clone"); }
     Result<void> before_fork(pid_t) override { return step("before_fork"); }
+    void setup_done() override { log_.push_back("setup_done " + name_); }
     Result<void> attach(agentjail::launch::Process&, agentjail::run::Loop&) override {
         return step("attach");
     }
@@ -102,6 +103,9 @@ TEST(RunComponents, EveryStageGoesInOrderAndUndoingInReverse) {
         EXPECT_FALSE(hooks.before_fork);
         ASSERT_TRUE(hooks.before_release);
         ASSERT_TRUE(hooks.before_release(42));
+        ASSERT_TRUE(hooks.setup_done);
+        hooks.setup_done();
+        EXPECT_EQ(hooks.watch, nullptr);  // no component watches the host
         ASSERT_TRUE(hooks.on_kill);
         hooks.on_kill();
         agentjail::launch::Process proc(-1, agentjail::sys::UniqueFd(), agentjail::sys::UniqueFd());
@@ -114,9 +118,10 @@ TEST(RunComponents, EveryStageGoesInOrderAndUndoingInReverse) {
         list.abandon();
         list.abandon();  // once only
     }
-    EXPECT_EQ(log, (Log{"prepare a", "prepare b", "after_clone a", "after_clone b", "kill a",
-                        "kill b", "attach a", "attach b", "end a", "end b", "finish a", "finish b",
-                        "abandon b", "abandon a", "destroy b", "destroy a"}));
+    EXPECT_EQ(log,
+              (Log{"prepare a", "prepare b", "after_clone a", "after_clone b", "setup_done a",
+                   "setup_done b", "kill a", "kill b", "attach a", "attach b", "end a", "end b",
+                   "finish a", "finish b", "abandon b", "abandon a", "destroy b", "destroy a"}));
 }
 
 TEST(RunComponents, AHookStopsAtTheFirstError) {

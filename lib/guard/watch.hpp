@@ -9,36 +9,38 @@
 #include "base/error.hpp"
 #include "base/outcome.hpp"
 
-#include "fs/leftovers.hpp"
-#include "fs/placeholder.hpp"
+#include "guard/leftovers.hpp"
+#include "guard/placeholder.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
+
+#include <sys/types.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace agentjail::launch {
+namespace agentjail::guard {
 
-class GuardWatch {
+class Watch {
 public:
     // Watches every guard of the plan; fails closed (inotify refused: the guarantee
     // could not hold). Returns null when the plan has no guards: nothing is set up.
-    static Result<std::unique_ptr<GuardWatch>> create(const plan::Plan& plan);
+    static Result<std::unique_ptr<Watch>> create(const plan::Plan& plan);
 
-    ~GuardWatch();
-    GuardWatch(const GuardWatch&) = delete;
-    GuardWatch& operator=(const GuardWatch&) = delete;
+    ~Watch();
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
 
-    // The sandbox: its user and mount namespaces (opened by the launcher right after
-    // clone, while the init is still dumpable: later only a caller with
-    // CAP_SYS_PTRACE could reach them) for the helper to enter, and optionally a way
-    // to freeze it while a protection is re-applied.
-    void attach(sys::UniqueFd userns, sys::UniqueFd mntns, int freeze_fd);
-    // The run's journal (fs/leftovers.hpp): a placeholder made during the run is
+    // The sandbox, right after clone (its init waits to be released, and is still
+    // dumpable: later only a caller with CAP_SYS_PTRACE could reach its namespaces):
+    // opens its user and mount namespaces for the helper to enter. freeze_fd, when not
+    // -1, freezes it while a protection is re-applied (not owned; it outlives this).
+    Result<void> attach(pid_t init, int freeze_fd);
+    // The run's journal (guard/leftovers.hpp): a placeholder made during the run is
     // written down as soon as it is made, so a launcher killed later leaves none
     // that no journal lists.
-    void journal_to(fs::Journal::Appender j) { journal_ = std::move(j); }
+    void journal_to(guard::Journal::Appender j) { journal_ = std::move(j); }
 
     // The inotify descriptor, for the supervisor's poll.
     int fd() const { return inotify_.get(); }
@@ -55,7 +57,7 @@ public:
     // then detaches the mount and waits for an RCU grace period, once per placeholder
     // (3-9 ms each under load); the namespace's own teardown waits once. The
     // placeholders it made go to `made`, which the caller removes with its own.
-    void finish(WorkspaceOutcome& out, bool release_namespaces, fs::Placeholders& made);
+    void finish(WorkspaceOutcome& out, bool release_namespaces, guard::Placeholders& made);
 
 private:
     struct Item {
@@ -67,7 +69,7 @@ private:
         int wd = -1;
         const char* dirty = nullptr;  // why it must be checked, or null
     };
-    GuardWatch() = default;
+    Watch() = default;
     void watch(Item& it);
     void mark(int wd, const char* name, std::uint32_t mask);
     // Checks one guard and re-applies it; false when that failed.
@@ -80,12 +82,12 @@ private:
     sys::UniqueFd inotify_;
     sys::UniqueFd userns_;
     sys::UniqueFd mntns_;
-    int freeze_fd_ = -1;     // Hooks::freeze_fd, not owned
-    fs::Journal::Appender journal_;
-    fs::Placeholders made_;  // placeholders made again for protected names the host removed
+    int freeze_fd_ = -1;     // the cgroup v1 freezer.state, not owned
+    guard::Journal::Appender journal_;
+    guard::Placeholders made_;  // placeholders made again for protected names the host removed
     std::vector<WorkspaceReapplied> reapplied_;
     std::uint64_t count_ = 0;
     std::string stopped_;
 };
 
-}  // namespace agentjail::launch
+}  // namespace agentjail::guard

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fs/shared_roots.hpp"
+// The setup lock and users mark of the directories runs share (shared_roots.hpp).
+#include "guard/shared_roots.hpp"
 
-#include "fs/leftovers.hpp"
+#include "guard/leftovers.hpp"
 #include "util/strings.hpp"
 #include "sys/state_dir.hpp"
 
@@ -15,7 +16,7 @@
 #include <chrono>
 #include <thread>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 namespace {
 
@@ -157,4 +158,4 @@ IdleRoot::IdleRoot(const std::string& dir) {
     ok_ = lock_ && users_ && try_flock(lock_.get(), LOCK_EX) && try_flock(users_.get(), LOCK_EX);
 }
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::guard

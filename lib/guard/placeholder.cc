@@ -2,7 +2,9 @@
 // Placeholders for guarded names that do not exist: created and removed on the host
 // through fds, never through a name a sandbox of an earlier run could have turned
 // into a link (THREATS FS-04).
-#include "fs/placeholder.hpp"
+#include "guard/placeholder.hpp"
+
+#include "plan/staged_name.hpp"
 
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
@@ -15,7 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 namespace {
 
@@ -220,7 +222,7 @@ Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& pla
             w.root = root;
             w.host = host;
             w.is_dir = is_dir;
-            w.staged = host.substr(0, host.rfind('/')) + "/.agentjail-" + tag + "-" + std::to_string(out.size());
+            w.staged = host.substr(0, host.rfind('/')) + "/" + plan::staged_name(tag, out.size());
             out.push_back(std::move(w));
         };
         // Its directory was there when the plan looked and is gone now (another run's
@@ -237,24 +239,6 @@ Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& pla
         want_at(g.host, g.is_dir);
     }
     return out;
-}
-
-bool is_staged_name(std::string_view name) {
-    constexpr std::string_view prefix = ".agentjail-";
-    if (name.substr(0, prefix.size()) != prefix) return false;
-    int fields = 0;
-    bool digit = false;
-    for (char c : name.substr(prefix.size())) {
-        if (c >= '0' && c <= '9') {
-            digit = true;
-        } else if (c == '-' && digit) {
-            ++fields;
-            digit = false;
-        } else {
-            return false;
-        }
-    }
-    return digit && fields == 3;
 }
 
 std::vector<std::string> guard_roots(const plan::Plan& plan) {
@@ -419,4 +403,4 @@ void Placeholders::finish(std::vector<std::string>& made, std::vector<std::strin
     roots_.clear();
 }
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::guard

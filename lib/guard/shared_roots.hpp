@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 class RootUsers {
 public:
@@ -79,4 +79,4 @@ private:
     bool ok_ = false;
 };
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::guard

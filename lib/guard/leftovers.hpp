@@ -13,7 +13,8 @@
 // that run uses), a CA directory of agentjail's name holding only its bundle.
 #pragma once
 
-#include "fs/placeholder.hpp"
+#include "base/outcome.hpp"
+#include "guard/placeholder.hpp"
 
 #include <sys/types.h>
 
@@ -22,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 // The state home (workspace::state_home) of this process, "" when it has none.
 std::string state_base();
@@ -95,4 +96,12 @@ struct OwnRemoval {
 class RootUsers;
 Sweep sweep_journals(const RootUsers* held = nullptr, Placeholders* own = nullptr, OwnRemoval* own_out = nullptr);
 
-}  // namespace agentjail::fs
+// The end of a run's placeholders, once nothing of its sandbox is left (users: the
+// run's mark in their directories, shared_roots.hpp). The last run out removes them,
+// and with them what the runs before it left there (sweep_journals); any other leaves
+// them to the runs still there, listed in its journal, handed over. What became of
+// each goes to out (placeholders_made, _removed, _kept). Every argument is left done.
+void release_placeholders(RootUsers& users, Placeholders& placeholders, Journal& journal,
+                          WorkspaceOutcome& out);
+
+}  // namespace agentjail::guard

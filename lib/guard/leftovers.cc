@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fs/leftovers.hpp"
+// The run's journal of what it leaves on the host, and the sweep of gone runs' (leftovers.hpp).
+#include "guard/leftovers.hpp"
 
-#include "fs/shared_roots.hpp"
+#include "guard/shared_roots.hpp"
 #include "sys/fd.hpp"
 #include "util/strings.hpp"
 #include "sys/state_dir.hpp"
@@ -25,7 +26,7 @@
 #include <memory>
 #include <sstream>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 namespace {
 
@@ -399,4 +400,32 @@ Sweep sweep_journals(const RootUsers* held, Placeholders* own, OwnRemoval* own_o
     return out;
 }
 
-}  // namespace agentjail::fs
+void release_placeholders(RootUsers& users, Placeholders& placeholders, Journal& journal,
+                          WorkspaceOutcome& out) {
+    if (users.empty()) {
+        placeholders.finish(out.placeholders_made, out.placeholders_removed, out.placeholders_kept);
+        return;
+    }
+    // Another run still in one of the directories binds these (or will, once its
+    // plan saw them): they stay, listed in a journal handed over to the last run.
+    if (!users.leave()) {
+        for (const auto& it : placeholders.items()) {
+            out.placeholders_made.push_back(it.host);
+            out.placeholders_kept.push_back(it.host +
+                                            ": left for another run still in its directory");
+        }
+        if (!placeholders.empty()) journal.hand_over(placeholders);
+        placeholders.forget();
+        users.done();
+        return;
+    }
+    // The last run out: what the runs before it left here goes too, with its own.
+    OwnRemoval own;
+    (void)sweep_journals(&users, &placeholders, &own);
+    for (auto& m : own.made) out.placeholders_made.push_back(std::move(m));
+    for (auto& m : own.removed) out.placeholders_removed.push_back(std::move(m));
+    for (auto& m : own.kept) out.placeholders_kept.push_back(std::move(m));
+    users.done();
+}
+
+}  // namespace agentjail::guard

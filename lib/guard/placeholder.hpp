@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace agentjail::fs {
+namespace agentjail::guard {
 
 struct Placeholder {
     std::string host;  // canonical host path
@@ -27,9 +27,6 @@ struct Placeholder {
     // renamed it to host ("" when made at host).
     std::string staged;
 };
-
-// ".agentjail-<pid>-<start>-<n>-<i>": the form of a staged name.
-bool is_staged_name(std::string_view name);
 
 // A placeholder a plan asks for, before it is made.
 struct WantedPlaceholder {
@@ -116,4 +113,4 @@ private:
     std::vector<WantedPlaceholder> waiting_;  // for a directory of this run's, still staged
 };
 
-}  // namespace agentjail::fs
+}  // namespace agentjail::guard

@@ -5,7 +5,7 @@
 // or writable inside. The watcher notices through inotify on the host directories,
 // and a short-lived helper enters the sandbox's user and mount namespaces and puts
 // the protection back on whatever the name now is; when it cannot, the run stops.
-#include "launch/guard_watch.hpp"
+#include "guard/watch.hpp"
 
 #include "base/time.hpp"
 
@@ -39,7 +39,7 @@
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
 #endif
 
-namespace agentjail::launch {
+namespace agentjail::guard {
 
 namespace {
 
@@ -182,9 +182,9 @@ const char* why_of(std::uint32_t mask) {
 
 }  // namespace
 
-Result<std::unique_ptr<GuardWatch>> GuardWatch::create(const plan::Plan& plan) {
-    if (plan.guards.empty()) return std::unique_ptr<GuardWatch>();
-    std::unique_ptr<GuardWatch> w(new GuardWatch());
+Result<std::unique_ptr<Watch>> Watch::create(const plan::Plan& plan) {
+    if (plan.guards.empty()) return std::unique_ptr<Watch>();
+    std::unique_ptr<Watch> w(new Watch());
     w->inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (!w->inotify_)
         return Error(ErrorKind::setup, errno,
@@ -194,7 +194,7 @@ Result<std::unique_ptr<GuardWatch>> GuardWatch::create(const plan::Plan& plan) {
     for (const auto& g : plan.guards) {
         Item it;
         it.guard = g;
-        it.root = fs::guard_root(plan, g.host);
+        it.root = guard::guard_root(plan, g.host);
         it.parent = dirname_of(g.host);
         it.name = g.host.substr(g.host.rfind('/') + 1);
         if (it.root.empty()) it.root = it.parent;
@@ -225,7 +225,7 @@ struct Holder {
 };
 
 // The holders' stack regions (they share our memory): each is unmapped by a later
-// GuardWatch once its holder is gone, so the regions in use are those of holders
+// Watch once its holder is gone, so the regions in use are those of holders
 // still running, not one per run ever made (it used to be 32 KiB a run, for good).
 struct HolderStacks {
     std::mutex lock;
@@ -283,7 +283,7 @@ int spawner_main(void* arg) {
 // tables to copy, which would cost more than it saves) and touches only its own
 // small stack, which stays mapped until it has exited (HolderStacks). Raw system
 // calls only in the children: the host may be multi-threaded.
-GuardWatch::~GuardWatch() {
+Watch::~Watch() {
     if (!inotify_ && !userns_ && !mntns_) return;
     holder_stacks().reap();
     int hold[2];
@@ -330,13 +330,17 @@ GuardWatch::~GuardWatch() {
     ::close(hold[1]);
 }
 
-void GuardWatch::attach(sys::UniqueFd userns, sys::UniqueFd mntns, int freeze_fd) {
-    userns_ = std::move(userns);
-    mntns_ = std::move(mntns);
+Result<void> Watch::attach(pid_t init, int freeze_fd) {
+    const std::string ns = "/proc/" + std::to_string(init) + "/ns/";
+    userns_.reset(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
+    mntns_.reset(::open((ns + "mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!userns_ || !mntns_)
+        return util::errno_error(ErrorKind::setup, errno, "opening the sandbox's namespaces for the guard watch");
     freeze_fd_ = freeze_fd;
+    return {};
 }
 
-void GuardWatch::watch(Item& it) {
+void Watch::watch(Item& it) {
     // The deepest directory that exists on the way from the guard's root to its
     // parent: a parent the host moved away is noticed when it comes back.
     std::string p = it.parent;
@@ -353,7 +357,7 @@ void GuardWatch::watch(Item& it) {
     it.wd = -1;
 }
 
-void GuardWatch::mark(int wd, const char* name, std::uint32_t mask) {
+void Watch::mark(int wd, const char* name, std::uint32_t mask) {
     for (auto& it : items_) {
         if (it.wd != wd) continue;
         if (mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
@@ -371,7 +375,7 @@ void GuardWatch::mark(int wd, const char* name, std::uint32_t mask) {
     }
 }
 
-int GuardWatch::run_helper(const Item& it, bool, bool have_ino, dev_t dev, ino_t ino, const char** stage) {
+int Watch::run_helper(const Item& it, bool, bool have_ino, dev_t dev, ino_t ino, const char** stage) {
     *stage = kStages[9];
     int rp[2];
     if (::pipe2(rp, O_CLOEXEC) < 0) return -errno;
@@ -415,7 +419,7 @@ int GuardWatch::run_helper(const Item& it, bool, bool have_ino, dev_t dev, ino_t
     return r.code;
 }
 
-bool GuardWatch::check(Item& it, const char* why) {
+bool Watch::check(Item& it, const char* why) {
     const double t0 = now_ms();
     const std::string when = base::iso8601_now();
     const bool hidden = it.guard.kind == plan::Guard::Kind::hidden;
@@ -443,7 +447,7 @@ bool GuardWatch::check(Item& it, const char* why) {
         } else if (!hidden && parent && errno == ENOENT) {
             // A protected name the host removed: the sandbox must not create it in
             // its place, so it gets a placeholder again (removed after the run).
-            auto p = fs::create_placeholder(it.root, it.guard.host, it.guard.is_dir);
+            auto p = guard::create_placeholder(it.root, it.guard.host, it.guard.is_dir);
             if (p) {
                 have = true;
                 is_dir = p->is_dir;
@@ -485,7 +489,7 @@ bool GuardWatch::check(Item& it, const char* why) {
     }
 }
 
-bool GuardWatch::handle() {
+bool Watch::handle() {
     alignas(inotify_event) char buf[8192];
     bool overflow = false;
     for (;;) {
@@ -515,13 +519,13 @@ bool GuardWatch::handle() {
     return true;
 }
 
-bool GuardWatch::check_all(const char* why) {
+bool Watch::check_all(const char* why) {
     for (auto& it : items_)
         if (!check(it, why)) return false;
     return true;
 }
 
-void GuardWatch::finish(WorkspaceOutcome& out, bool release_namespaces, fs::Placeholders& made) {
+void Watch::finish(WorkspaceOutcome& out, bool release_namespaces, guard::Placeholders& made) {
     if (release_namespaces || !made_.empty()) {
         userns_.reset();
         mntns_.reset();
@@ -533,4 +537,4 @@ void GuardWatch::finish(WorkspaceOutcome& out, bool release_namespaces, fs::Plac
     made.absorb(std::move(made_));
 }
 
-}  // namespace agentjail::launch
+}  // namespace agentjail::guard
