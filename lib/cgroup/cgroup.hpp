@@ -90,6 +90,11 @@ public:
     // Stops (true) or resumes (false) every process of the group, without waiting
     // for the freeze to complete; false when this group cannot. Safe from any thread.
     virtual bool freeze(bool) noexcept { return false; }
+    // v2: stops (true) or resumes (false) every process of the group and waits up to
+    // timeout_ms until the kernel says the group is so (cgroup.events "frozen").
+    // false when this group cannot, or the kernel did not confirm in time (then the
+    // group is left as the request made it). Safe from any thread.
+    virtual bool freeze_and_wait(bool, int) noexcept { return false; }
     // v1: a descriptor open for writing on the group's freezer.state ("FROZEN",
     // "THAWED"), for another process to freeze and thaw the group with (the guard
     // watch's helper, which thaws it also when agentjail is killed meanwhile); -1

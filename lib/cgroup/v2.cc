@@ -76,6 +76,19 @@ public:
         return write_text(dir_ + "/cgroup.freeze", on ? "1" : "0").has_value();
     }
 
+    bool freeze_and_wait(bool on, int timeout_ms) noexcept override {
+        if (!freeze(on)) return false;
+        const std::uint64_t want = on ? 1 : 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+        for (;;) {
+            auto events = read_text(dir_ + "/cgroup.events");
+            if (!events) return false;
+            if (flat_value(*events, "frozen") == want) return true;
+            if (std::chrono::steady_clock::now() >= deadline) return false;
+            pause_ms(1);
+        }
+    }
+
     Stats stats() const override {
         Stats s;
         s.memory_peak_bytes = read_single(dir_, "memory.peak");

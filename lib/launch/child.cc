@@ -267,6 +267,12 @@ constexpr int launcher_watch_ms = 50;
             ::kill(-1, SIGTERM);
             continue;
         }
+        // Signals are read lowest number first: whatever the launcher sent before this
+        // one (a stop for the command's job) has been passed on.
+        if (sig == s.sync_sig && from_outside) {
+            note_freeze(s, freeze_asked);
+            continue;
+        }
         if (sig == s.freeze_sig && from_outside) {
             if (!frozen) ::kill(-1, SIGSTOP);
             frozen = true;

@@ -64,6 +64,11 @@ struct ChildSpec {
     // guarded names, then thaws. The signals are always set (launch.cc); -1: no fd.
     int freeze_sig = 0;
     int thaw_sig = 0;
+    // From outside: the init answers with a freeze note (FreezeNote, freeze_asked)
+    // once every signal sent to it before was passed on, and stops nothing: the
+    // launcher then freezes the sandbox's cgroup (a stop the command's job was sent
+    // just before has reached it, and cannot arrive after the thaw instead).
+    int sync_sig = 0;
     int freeze_fd = -1;
     int launcher_stat_fd = -1;
     std::uint16_t proxy_port = 0;  // >0: listen on 127.0.0.1:port, pass the socket out

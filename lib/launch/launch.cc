@@ -147,6 +147,7 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.broadcast_sig = SIGRTMIN + 2;
     s.freeze_sig = SIGRTMIN + 4;
     s.thaw_sig = SIGRTMIN + 5;
+    s.sync_sig = SIGRTMIN + 6;
     s.proxy_port = plan.proxy_port;
     if (plan.net) {
         for (const auto& g : plan.net->gateways) {
@@ -419,9 +420,11 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         sc.broadcast_sig = spec.broadcast_sig;
         sc.freeze_sig = spec.freeze_sig;
         sc.thaw_sig = spec.thaw_sig;
+        sc.sync_sig = spec.sync_sig;
         sc.freeze_notes = std::move(freeze_r);
         sc.on_kill = hooks.on_kill;
         sc.watch = hooks.watch;
+        sc.freeze_group = hooks.freeze_group;
         p.supervise(std::make_unique<Supervisor>(std::move(sc), loop));
     };
     // EOF means every holder of the write end is gone: the init closed it after

@@ -66,6 +66,12 @@ struct Hooks {
     // workspace's hidden and protected names), made before the clone so that no
     // change of the host is missed; not owned, it outlives the Process. null: none.
     HostWatch* watch = nullptr;
+    // The user's stop of the run (Process::freeze, thaw) through the sandbox's cgroup
+    // (cgroup v2's cgroup.freeze): every process stops as it is, the ones a job
+    // control shell inside had stopped stay stopped on the thaw. true once the kernel
+    // confirmed it within the milliseconds given. null, or false: the init stops and
+    // continues every process with signals instead.
+    std::function<bool(bool, int)> freeze_group;
     // Called once the sandbox's setup is done: its root is built and the command was
     // exec'd (the setup's reports ended), the supervisor runs. Not called when the
     // launch fails.

@@ -213,6 +213,26 @@ bool Supervisor::freeze(int timeout_ms) {
     std::unique_lock<std::mutex> lock(m_);
     if (done_) return true;  // nothing is left to run
     held_ = true;
+    // Through the cgroup where it can: every process stops as it is (one an inner
+    // shell stopped stays stopped on the thaw); otherwise the init's signals. The
+    // kernel's confirmation is waited for without the lock the loop takes.
+    if (c_.freeze_group && c_.sync_sig > 0) {
+        // First the init passes on what it was sent (the command's job's stop), then
+        // the cgroup stops everything where it is.
+        const std::uint64_t synced = acks_ + 1;
+        if (sys::pidfd_send_signal(c_.pidfd, c_.sync_sig) == 0 &&
+            cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return done_ || acks_ >= synced; })) {
+            if (done_) return true;
+            lock.unlock();
+            const bool frozen = c_.freeze_group(true, timeout_ms);
+            lock.lock();
+            if (frozen) {
+                group_frozen_ = true;
+                return true;
+            }
+            if (done_) return true;
+        }
+    }
     const std::uint64_t want = acks_ + 1;
     if (sys::pidfd_send_signal(c_.pidfd, c_.freeze_sig) < 0) return false;
     return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return done_ || acks_ >= want; });
@@ -248,6 +268,18 @@ void Supervisor::resume_after_stop() {
     if (c_.watch && !watch_failed_ && !c_.watch->handle()) {
         watch_failed_ = true;
         kill_all();
+        return;
+    }
+    bool group = false;
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        group = group_frozen_;
+        group_frozen_ = false;
+    }
+    // A thaw that does not go through leaves the sandbox frozen, supervised: nothing
+    // inside runs unsupervised, but nothing runs at all; kill it rather than hang.
+    if (group) {
+        if (!c_.freeze_group(false, 1000)) kill_all();
         return;
     }
     sys::pidfd_send_signal(c_.pidfd, c_.thaw_sig);

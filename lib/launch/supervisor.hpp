@@ -41,8 +41,11 @@ public:
         // Freezing (ChildSpec::freeze_sig): the requests to the init and its notes back.
         int freeze_sig = 0;
         int thaw_sig = 0;
+        int sync_sig = 0;  // ChildSpec::sync_sig: before a freeze of the cgroup
         sys::UniqueFd freeze_notes;
         std::function<void()> on_kill;
+        // launch::Hooks::freeze_group (null: the init's signals stop the sandbox).
+        std::function<bool(bool, int)> freeze_group;
         // A watch on the host (Hooks::watch; null: none), borrowed: its fd() is part
         // of every wait, its handle() runs when that is readable and before a frozen
         // sandbox is thawed; a false from it kills the sandbox.
@@ -104,7 +107,8 @@ private:
     double wall_deadline_ = 0;
     bool term_sent_ = false;
     double kill_deadline_ = 0;
-    bool watch_failed_ = false;  // its handle() said no: never asked again
+    bool watch_failed_ = false;
+    bool group_frozen_ = false;  // under m_: the caller's freeze went through the cgroup  // its handle() said no: never asked again
     // The caller's requests and the init's acknowledgements.
     std::mutex m_;
     std::condition_variable cv_;

@@ -23,6 +23,7 @@ launch::Hooks Components::hooks(const Spawn& spawn) {
     launch::Hooks h;
     h.cgroup_fd = spawn.cgroup_fd;
     h.watch = spawn.watch;
+    h.freeze_group = spawn.freeze_group;
     h.before_release = [this](pid_t init) -> Result<void> {
         for (std::size_t i = 0; i < prepared_; ++i)
             if (auto r = list_[i]->after_clone(init); !r) return r;

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct Spawn {
     // agentjail was killed meanwhile: a frozen init could not notice that and end the
     // sandbox).
     int freeze_fd = -1;
+    // Freezes (true) or thaws (false) every process of the sandbox through its cgroup
+    // and waits up to the milliseconds given (launch::Hooks::freeze_group); the
+    // Enforcer's, where the group can (cgroup v2). null: none.
+    std::function<bool(bool, int)> freeze_group;
     // The guard's watch on the host (launch::Hooks::watch), set by its prepare().
     launch::HostWatch* watch = nullptr;
     // A component's before_fork() has work to do: only then does the init wait for it
