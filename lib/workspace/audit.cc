@@ -194,6 +194,12 @@ private:
         for (int i = 0; i < 100; ++i) {
             std::string to = name + ".agentjail-quarantined" + (i ? "-" + std::to_string(i) : "");
             if (::renameat2(dir, name.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) {
+                // Never through a link: chmod follows one, and a link the run left
+                // (a config, a .git, a hooks directory) may point at any file of the
+                // user's, outside the workspace too. A link has no mode of its own.
+                struct stat st {};
+                if (::fstatat(dir, to.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                    return "renamed to " + util::printable(to);
                 ::fchmodat(dir, to.c_str(), 0, 0);
                 return "renamed to " + util::printable(to) + ", mode 000";
             }

@@ -88,6 +88,32 @@ TEST_F(Escape, GITREAD01_AConfigThatIsALinkIsPutAside) {
     EXPECT_NE(o.run.err.find("sub/.git/config: a git config that is a symbolic link"), std::string::npos)
         << describe(o.run);
     EXPECT_TRUE(exists(jail.ws() + "/sub/.git/config.agentjail-quarantined"));
+    // Put aside, not followed: the file the link named keeps its mode.
+    struct stat st {};
+    ASSERT_EQ(::stat((jail.ws() + "/notes.cfg").c_str(), &st), 0);
+    EXPECT_NE(st.st_mode & 0777, 0u) << "the check changed the mode of the link's target";
+}
+
+// GITREAD-11: the config is a link to a file outside the workspace (here one the
+// test made, standing for ~/.bashrc or /etc/shadow): putting the link aside must not
+// touch what it points at.
+TEST_F(Escape, GITREAD11_PuttingALinkAsideLeavesItsTargetAlone) {
+    ajtest::TempDir outside("aj-gitread11-outside");
+    const std::string target = outside.path() + "/precious";
+    ASSERT_EQ(ajtest::run({"/bin/sh", "-c", "echo keep > '" + target + "'; chmod 644 '" + target + "'"}).status, 0);
+    auto r = jail.sh(std::string("set -e; G='") + kGit + "'; " + kSub +
+                     "; rm sub/.git/config; ln -s '" + target + "' sub/.git/config; echo planted");
+    ASSERT_EQ(ajtest::trim(r.out), "planted") << describe(r);
+    EXPECT_NE(r.err.find("sub/.git/config: a git config that is a symbolic link"), std::string::npos)
+        << describe(r);
+    struct stat st {};
+    ASSERT_EQ(::stat(target.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0644u) << "the check chmod'ed the file a link outside the workspace named";
+    EXPECT_EQ(ajtest::read_file(target), "keep\n");
+    // Control: the link was there to be found (it is put aside, by its own name).
+    struct stat lst {};
+    EXPECT_EQ(::lstat((jail.ws() + "/sub/.git/config.agentjail-quarantined").c_str(), &lst), 0);
+    EXPECT_TRUE(S_ISLNK(lst.st_mode));
 }
 
 // GITREAD-02: the setting after 5 MiB of comments: git reads a config of any size,
