@@ -96,10 +96,14 @@ public:
             if (e.name == "config" || e.name == "commondir" || (e.name == "objects" && e.type == sys::EntryType::dir))
                 holds.insert(e.parent);
         }
-        if (heads.count(top) && holds.count(top)) check_git_dir_at("");
+        auto git_dir = [&](const std::string& rel) {
+            if (!check_git_dir_at(rel))
+                add(rel, "could not be read by the post-run check: " + util::errno_text(errno), "none: check it by hand");
+        };
+        if (heads.count(top) && holds.count(top)) git_dir("");
         for (std::uint32_t i = 0; i < sc->entries.size(); ++i) {
             const auto& e = sc->entries[i];
-            if (e.type == sys::EntryType::dir && heads.count(i) && holds.count(i)) check_git_dir_at(sc->rel(e));
+            if (e.type == sys::EntryType::dir && heads.count(i) && holds.count(i)) git_dir(sc->rel(e));
             // A .git file names its git directory, wherever that lies (under another
             // repository's .git/lfs, which the walk does not enter); a .git link is
             // followed by git the same way.
@@ -159,19 +163,9 @@ private:
         return S_ISREG(st.st_mode) && newer(st, o_.since) && !is_protected(join(rel, name));
     }
 
-    std::string read_small(int dir, const std::string& name) {
-        int fd = ::openat(dir, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0) return {};
-        std::string text;
-        char buf[8192];
-        ssize_t n;
-        while (text.size() < (1u << 20) && (n = ::read(fd, buf, sizeof buf)) > 0)
-            text.append(buf, static_cast<size_t>(n));
-        ::close(fd);
-        return text;
-    }
-
-    // The whole of a regular file (at most kMaxConfig bytes), never through a link.
+    // The whole of a regular file of dir (at most kMaxRead bytes), never through a
+    // link; nullopt when it cannot be read whole (the caller treats that as risky:
+    // git reads a file of any size).
     std::optional<std::string> read_whole(int dir, const char* name) {
         sys::UniqueFd fd(::openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
         if (!fd) return std::nullopt;
@@ -183,9 +177,19 @@ private:
             if (n < 0) return std::nullopt;
             if (n == 0) break;
             text.append(buf, static_cast<size_t>(n));
-            if (text.size() > static_cast<size_t>(kMaxConfig)) return std::nullopt;
+            if (text.size() > static_cast<size_t>(kMaxRead)) return std::nullopt;
         }
         return text;
+    }
+
+    // A path a git file names (a gitdir, a commondir), relative to the workspace when
+    // it lies inside it and is not the workspace itself; nullopt otherwise.
+    std::optional<std::string> inside_workspace(const std::string& from_dir, const std::string& target) const {
+        if (target.empty()) return std::nullopt;
+        const std::string abs = util::normalize_path(
+            target[0] == '/' ? target : o_.workspace + "/" + (from_dir.empty() ? "" : from_dir + "/") + target);
+        if (abs == o_.workspace || !util::path_within(abs, o_.workspace)) return std::nullopt;
+        return abs.substr(o_.workspace == "/" ? 1 : o_.workspace.size() + 1);
     }
 
     // Renames dir/name aside (never over anything) and takes every permission off.
@@ -227,13 +231,13 @@ private:
     }
 
     // A git directory, once (by device and inode: a .git file, a link and the walk
-    // may each lead to it).
-    void check_git_dir_at(const std::string& rel) {
-        with_dir(rel, [&](int fd) {
-            struct stat st {};
-            if (::fstat(fd, &st) != 0 || !seen_.insert({st.st_dev, st.st_ino}).second) return;
-            check_git_dir(fd, rel);
-        });
+    // may each lead to it). false when it cannot be opened without a link.
+    bool check_git_dir_at(const std::string& rel) {
+        sys::UniqueFd fd(open_dir(rel));
+        if (!fd) return false;
+        struct stat st {};
+        if (::fstat(fd.get(), &st) == 0 && seen_.insert({st.st_dev, st.st_ino}).second) check_git_dir(fd.get(), rel);
+        return true;
     }
 
     // A .git file ("gitdir: PATH") or link in `dir`, written during the run: the git
@@ -257,32 +261,16 @@ private:
                 return;
             }
             std::string target;
-            std::string text = read_small(fd, ".git");
-            if (util::starts_with(text, "gitdir:")) target = trim(text.substr(7));
-            std::string inside;  // the target relative to the workspace, "" when none
-            if (!target.empty()) {
-                const std::string abs = util::normalize_path(
-                    target[0] == '/' ? target : o_.workspace + "/" + (dir.empty() ? "" : dir + "/") + target);
-                if (abs == o_.workspace)
-                    inside = ".";
-                else if (util::path_within(abs, o_.workspace))
-                    inside = abs.substr(o_.workspace == "/" ? 1 : o_.workspace.size() + 1);
-            }
-            if (!inside.empty() && inside != "." && !is_protected(inside)) {
-                int probe = open_dir(inside);
-                if (probe >= 0) {
-                    ::close(probe);
-                    check_git_dir_at(inside);
-                    return;
-                }
-            } else if (!inside.empty()) {
-                return;  // the workspace or a protected git directory: the plan's
-            }
+            auto text = read_whole(fd, ".git");
+            if (text && util::starts_with(*text, "gitdir:")) target = trim(text->substr(7));
+            const auto inside = inside_workspace(dir, target);
+            if (inside && is_protected(*inside)) return;  // a git directory the plan protected
+            if (inside && check_git_dir_at(*inside)) return;
             add(rel, std::string("a .git file written during the run points at ") +
                          (target.empty() ? std::string("nothing the check can read")
                                          : util::printable(target) +
-                                               (inside.empty() ? ", outside the workspace"
-                                                               : ", through a link or where the check cannot read")) +
+                                               (inside ? ", through a link or where the check cannot read"
+                                                       : ", outside the workspace")) +
                          " (git would use it as this folder's repository)",
                 neutralize(fd, ".git"));
         });
@@ -307,8 +295,8 @@ private:
         if (!newer(st, o_.since)) return;
         std::string why;
         std::vector<std::string> keys;
-        if (st.st_size > kMaxConfig) {
-            why = "larger than the check reads (" + std::to_string(kMaxConfig >> 20) + " MiB)";
+        if (st.st_size > kMaxRead) {
+            why = "larger than the check reads (" + std::to_string(kMaxRead >> 20) + " MiB)";
         } else if (auto text = read_whole(fd, cfg); !text) {
             why = "could not be read by the check";
         } else if (auto k = executable_config(*text); !k) {
@@ -331,13 +319,9 @@ private:
         for (const char* cfg : {"config", "config.worktree"}) check_config(fd, rel, cfg);
         // A linked worktree's git directory reads its config from the common one.
         if (changed_file(fd, rel, "commondir", st)) {
-            std::string text = trim(read_small(fd, "commondir"));
-            const std::string abs = util::normalize_path(
-                !text.empty() && text[0] == '/' ? text : o_.workspace + "/" + (rel.empty() ? "" : rel + "/") + text);
-            if (util::path_within(abs, o_.workspace) && abs != o_.workspace) {
-                const std::string inside = abs.substr(o_.workspace == "/" ? 1 : o_.workspace.size() + 1);
-                if (!is_protected(inside)) check_git_dir_at(inside);
-            }
+            auto text = read_whole(fd, "commondir");
+            const auto inside = inside_workspace(rel, text ? trim(*text) : std::string());
+            if (inside && !is_protected(*inside)) (void)check_git_dir_at(*inside);
         }
         struct stat hst {};
         if (::fstatat(fd, "hooks", &hst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(hst.st_mode) &&
@@ -363,7 +347,9 @@ private:
             int sd = ::openat(fd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
             if (sd < 0) continue;
             if (changed_file(sd, join(rel, dir), name, st)) {
-                std::string text = read_small(sd, name);
+                // Read whole or not at all: an exec line past a bound is still run.
+                auto whole = read_whole(sd, name.c_str());
+                const std::string text = whole.value_or("exec");
                 bool exec = false;
                 size_t i = 0;
                 while (i < text.size() && !exec) {
@@ -408,7 +394,7 @@ private:
                 "flagged: review before opening this folder");
     }
 
-    static constexpr off_t kMaxConfig = 4 << 20;
+    static constexpr off_t kMaxRead = 4 << 20;
     const AuditOptions& o_;
     int root_ = -1;
     std::set<std::pair<dev_t, ino_t>> seen_;  // git directories checked
