@@ -8,15 +8,6 @@
 
 namespace agentjail::net {
 
-FileReader host_file_reader() {
-    return [](const std::string& path, base::wstring& out) { return sys::read_small_file(path, out); };
-}
-
-SourceProbe probe_source(const SourceSpec& spec, const std::string& secret_name,
-                         const std::vector<std::string>& environ, const std::string& expires) {
-    return find_source(spec, secret_name, environ_lines(environ), host_file_reader(), expires);
-}
-
 Result<std::string> read_source(const SourceSpec& spec, const std::string& secret_name) {
     base::wstring v;
     base::WipeOnExit<base::wstring> wipe{v};
@@ -28,7 +19,7 @@ Result<std::string> read_source(const SourceSpec& spec, const std::string& secre
             out = e;
             return true;
         },
-        host_file_reader(), {}, &v);
+        [](const std::string& path, base::wstring& out) { return sys::read_small_file(path, out); }, {}, &v);
     if (!p.available) {
         std::string why = p.why;
         if (spec.kind == SourceSpec::Kind::env && why == "$" + spec.where + " is not set")

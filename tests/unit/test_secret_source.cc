@@ -138,23 +138,25 @@ TEST(SecretSource, ProbeReadsJsonAndLeavesTheValueOut) {
         EXPECT_TRUE(s) << why;
         return *s;
     };
-    auto p =
-        net::probe_source(spec("claudeAiOauth.accessToken"), "T", {}, "claudeAiOauth.expiresAt");
+    const agentjail::plan::HostView host;  // how the planner probes a source
+    auto probe = [&](const net::SourceSpec& sp, const std::vector<std::string>& env = {},
+                     const std::string& expires = {}) { return host.probe_secret(sp, "T", env, expires); };
+    auto p = probe(spec("claudeAiOauth.accessToken"), {}, "claudeAiOauth.expiresAt");
     EXPECT_TRUE(p.available) << p.why;
     ASSERT_TRUE(p.expires_at);
     EXPECT_DOUBLE_EQ(*p.expires_at, 1000000000.0);  // milliseconds read as such
     auto v = net::read_source(spec("list.1.k"), "T");
     ASSERT_TRUE(v) << v.error().message();
     EXPECT_EQ(*v, "v");
-    EXPECT_EQ(net::probe_source(spec("n"), "T", {}).why, f + ": n is not a string");
-    EXPECT_EQ(net::probe_source(spec("claudeAiOauth.nope"), "T", {}).why,
+    EXPECT_EQ(probe(spec("n")).why, f + ": n is not a string");
+    EXPECT_EQ(probe(spec("claudeAiOauth.nope")).why,
               f + ": no field claudeAiOauth.nope");
     std::string bad = d.write("bad.json", "{\"a\": \"sk-secret-in-a-broken-file\",");
     std::string why;
-    auto b = net::probe_source(*net::parse_source("json:" + bad + "#a", &why), "T", {});
+    auto b = probe(*net::parse_source("json:" + bad + "#a", &why));
     // A parse error names the file, never the text around the error (it may be the token).
     EXPECT_EQ(b.why, bad + ": not valid JSON");
-    auto e = net::probe_source(*net::parse_source("env:AJ_NOT_SET_HERE", &why), "T", {"OTHER=1"});
+    auto e = probe(*net::parse_source("env:AJ_NOT_SET_HERE", &why), {"OTHER=1"});
     EXPECT_EQ(e.why, "$AJ_NOT_SET_HERE is not set");
 }
 
