@@ -40,6 +40,9 @@ export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid
 export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
 export XDG_STATE_HOME=$work/state
+# The built-in default policy, not a user's own ~/.config/agentjail.
+export XDG_CONFIG_HOME=$work/config
+mkdir -p "$XDG_CONFIG_HOME"
 
 # A repository of N files, 100 to a directory, in one commit (fast-import).
 make_repo() {
@@ -60,9 +63,10 @@ PY
     git -C "$dir" checkout -q -f main
 }
 
-# Each run's state (overlay layers, clone's branch) goes between runs.
+# Each run's state (overlay layers, clone's branch) goes between runs; the rest of
+# the state directory stays, as it does for a user (no first-run cost in the times).
 cat >"$work/reset.sh" <<SCRIPT
-rm -rf "$work/state"
+rm -rf "$work/state/agentjail/runs"
 for r in "$work"/repo-*; do
     for b in \$(git -C "\$r" for-each-ref --format='%(refname)' refs/heads/agentjail/); do
         git -C "\$r" update-ref -d "\$b"

@@ -95,6 +95,9 @@ public:
     // false when this group cannot, or the kernel did not confirm in time (then the
     // group is left as the request made it). Safe from any thread.
     virtual bool freeze_and_wait(bool, int) noexcept { return false; }
+    // Whether freeze_and_wait() is this group's to offer for the user's stop (v2; the
+    // v1 freezer is the guard watch's helper's, which thaws it when done).
+    virtual bool freezes_for_stop() const noexcept { return false; }
     // v1: a descriptor open for writing on the group's freezer.state ("FROZEN",
     // "THAWED"), for another process to freeze and thaw the group with (the guard
     // watch's helper, which thaws it also when agentjail is killed meanwhile); -1

@@ -76,6 +76,8 @@ public:
         return write_text(dir_ + "/cgroup.freeze", on ? "1" : "0").has_value();
     }
 
+    bool freezes_for_stop() const noexcept override { return true; }
+
     bool freeze_and_wait(bool on, int timeout_ms) noexcept override {
         if (!freeze(on)) return false;
         const std::uint64_t want = on ? 1 : 0;

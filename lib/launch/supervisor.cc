@@ -216,7 +216,7 @@ bool Supervisor::freeze(int timeout_ms) {
     // Through the cgroup where it can: every process stops as it is (one an inner
     // shell stopped stays stopped on the thaw); otherwise the init's signals. The
     // kernel's confirmation is waited for without the lock the loop takes.
-    if (c_.freeze_group && c_.sync_sig > 0) {
+    if (c_.freeze_group) {
         // First the init passes on what it was sent (the command's job's stop), then
         // the cgroup stops everything where it is.
         const std::uint64_t synced = acks_ + 1;

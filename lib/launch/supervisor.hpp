@@ -107,8 +107,8 @@ private:
     double wall_deadline_ = 0;
     bool term_sent_ = false;
     double kill_deadline_ = 0;
-    bool watch_failed_ = false;
-    bool group_frozen_ = false;  // under m_: the caller's freeze went through the cgroup  // its handle() said no: never asked again
+    bool watch_failed_ = false;  // its handle() said no: never asked again
+    bool group_frozen_ = false;  // under m_: the caller's freeze went through the cgroup
     // The caller's requests and the init's acknowledgements.
     std::mutex m_;
     std::condition_variable cv_;

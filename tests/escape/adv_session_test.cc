@@ -74,8 +74,12 @@ TEST_F(Escape, ADV5_PolicyFilesInTheWorkspaceAreNotRead) {
     const auto after = isolation(explain(jail, args));
     EXPECT_EQ(after.dump(2), before.dump(2));
     auto r =
-        jail.sh("cat /proc/net/route | wc -l; touch ~/x && ls " + jail.home() + "/.ssh 2>&1; true");
+        jail.sh("echo routes=$(cat /proc/net/route | wc -l); touch ~/x; ls " + jail.home() + "/.ssh 2>&1; true");
     EXPECT_FALSE(ajtest::contains(r.out, "id_ed25519")) << describe(r);
+    // What the planted files would have opened: the host's network (its routes) and
+    // the home read-write. Neither is there.
+    EXPECT_TRUE(ajtest::contains(r.out, "routes=1\n")) << describe(r);
+    EXPECT_FALSE(ajtest::exists(jail.home() + "/x")) << "the run wrote the home: a planted policy was read";
     // Control: the file is a valid policy that does widen the plan when named.
     const auto named = isolation(
         explain(jail, {"-C", jail.ws(), "-p", jail.ws() + "/agentjail.toml", "--", "/bin/true"}));

@@ -81,7 +81,7 @@ Outcome attack(ajtest::Jail& jail, const std::string& name, const std::string& m
 // project; git follows it, a reader that opens without following links reads nothing.
 TEST_F(Escape, GITREAD01_AConfigThatIsALinkIsPutAside) {
     auto o = attack(jail, "gitread01",
-                    std::string(kSub) + "; printf '[core]\\n\\tfsmonitor = %s\\n' \"$FS\" > notes.cfg; "
+                    std::string(kSub) + "; printf '[core]\\n\\tfsmonitor = %s\\n' \"$FS\" > notes.cfg; : > ref.cfg; "
                                         "rm sub/.git/config; ln -s ../../notes.cfg sub/.git/config");
     ASSERT_TRUE(o.control_ran) << "the control's git status did not follow the linked config";
     EXPECT_FALSE(o.ran) << "the host's git status ran the linked config's core.fsmonitor";
@@ -89,9 +89,10 @@ TEST_F(Escape, GITREAD01_AConfigThatIsALinkIsPutAside) {
         << describe(o.run);
     EXPECT_TRUE(exists(jail.ws() + "/sub/.git/config.agentjail-quarantined"));
     // Put aside, not followed: the file the link named keeps its mode.
-    struct stat st {};
+    struct stat st {}, ref {};  // ref.cfg: made beside it by the same run, never linked
     ASSERT_EQ(::stat((jail.ws() + "/notes.cfg").c_str(), &st), 0);
-    EXPECT_NE(st.st_mode & 0777, 0u) << "the check changed the mode of the link's target";
+    ASSERT_EQ(::stat((jail.ws() + "/ref.cfg").c_str(), &ref), 0);
+    EXPECT_EQ(st.st_mode & 07777, ref.st_mode & 07777) << "the check changed the mode of the link's target";
 }
 
 // GITREAD-11: the config is a link to a file outside the workspace (here one the

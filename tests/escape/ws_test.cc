@@ -218,8 +218,9 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     const std::string name = jail.ws() + "/.mcp.json";
     auto plan = plan_with_placeholder(
         jail.ws(), ".mcp.json",
-        "echo '{\"mcpServers\":{}}' > .mcp.json; echo write-rc=$?; rm -rf .mcp.json; rmdir .mcp.json; "
-        "echo rm-rc=$?; mv .mcp.json moved; echo mv-rc=$?; touch .mcp.json/x; echo in-rc=$?; "
+        "echo '{\"mcpServers\":{}}' > .mcp.json; echo write-rc=$?; rm -rf .mcp.json; [ -d .mcp.json ]; "
+        "echo present=$?; rmdir .mcp.json; echo rm-rc=$?; mv .mcp.json moved; echo mv-rc=$?; [ -d .mcp.json ]; "
+        "echo still=$?; touch .mcp.json/x; echo in-rc=$?; "
         "echo '{}' > .other.json; echo control-rc=$?; ls -A .mcp.json | wc -l");
     ASSERT_TRUE(plan) << plan.error().message();
     Pipe out;
@@ -239,6 +240,9 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     EXPECT_NE(field(text, "write-rc"), "0") << text;
     EXPECT_NE(field(text, "rm-rc"), "0") << text;
     EXPECT_NE(field(text, "mv-rc"), "0") << text;
+    // The failures above are of the placeholder's own: it was still there after each.
+    EXPECT_EQ(field(text, "present"), "0") << text;
+    EXPECT_EQ(field(text, "still"), "0") << text;
     EXPECT_NE(field(text, "in-rc"), "0") << text;
     EXPECT_EQ(field(text, "control-rc"), "0") << text;  // the workspace itself is writable
     EXPECT_FALSE(ajtest::exists(name)) << "the placeholder was left on the host";
