@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 
 #include <cerrno>
 #include <climits>
@@ -142,24 +143,85 @@ bool HostView::executable_file(const std::string& path) const {
     return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
-std::vector<std::string> HostView::list(const std::string& dir) const {
-    std::vector<std::string> out;
+const HostView::Listing& HostView::listing(const std::string& dir) const {
+    auto [it, fresh] = listings_.try_emplace(dir);
+    if (!fresh) return it->second;
     DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return out;
+    if (d == nullptr) {
+        it->second.error = errno;
+        return it->second;
+    }
+    std::vector<std::string> names;
     while (const dirent* e = ::readdir(d)) {
         std::string name = e->d_name;
-        if (name != "." && name != "..") out.push_back(std::move(name));
+        if (name != "." && name != "..") names.push_back(std::move(name));
     }
     ::closedir(d);
-    return out;
+    it->second.names = std::move(names);
+    return it->second;
 }
 
+std::vector<std::string> HostView::list(const std::string& dir) const {
+    const Listing& l = listing(dir);
+    return l.names ? *l.names : std::vector<std::string>{};
+}
+
+namespace {
+
+// glob(3) reads directories through these (GLOB_ALTDIRFUNC), from the view's
+// listings: the view of the call in progress on this thread.
+struct GlobDir {
+    const std::vector<std::string>* names;
+    std::size_t next = 0;
+    dirent entry{};
+};
+thread_local const std::function<const std::vector<std::string>*(const char*)>* glob_lister = nullptr;
+
+void* glob_opendir(const char* dir) {
+    const std::vector<std::string>* names = (*glob_lister)(dir);
+    return names == nullptr ? nullptr : new GlobDir{names};
+}
+
+dirent* glob_readdir(void* handle) {
+    auto* d = static_cast<GlobDir*>(handle);
+    while (d->next < d->names->size()) {
+        const std::string& name = (*d->names)[d->next++];
+        if (name.size() >= sizeof d->entry.d_name) continue;  // no such name on Linux
+        d->entry.d_ino = 1;  // glob skips entries whose inode number is 0
+        d->entry.d_type = DT_UNKNOWN;
+        name.copy(d->entry.d_name, name.size());
+        d->entry.d_name[name.size()] = '\0';
+        return &d->entry;
+    }
+    return nullptr;
+}
+
+void glob_closedir(void* handle) { delete static_cast<GlobDir*>(handle); }
+
+int glob_lstat(const char* path, struct stat* st) { return ::lstat(path, st); }
+int glob_stat(const char* path, struct stat* st) { return ::stat(path, st); }
+
+}  // namespace
+
 std::vector<std::string> HostView::glob(const std::string& pattern) const {
+    const std::function<const std::vector<std::string>*(const char*)> lister =
+        [this](const char* dir) -> const std::vector<std::string>* {
+        const Listing& l = listing(*dir == '\0' ? std::string(".") : std::string(dir));
+        if (!l.names) errno = l.error;
+        return l.names ? &*l.names : nullptr;
+    };
+    glob_lister = &lister;
     std::vector<std::string> out;
     glob_t g{};
-    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    g.gl_opendir = glob_opendir;
+    g.gl_readdir = glob_readdir;
+    g.gl_closedir = glob_closedir;
+    g.gl_lstat = glob_lstat;
+    g.gl_stat = glob_stat;
+    if (::glob(pattern.c_str(), GLOB_ALTDIRFUNC, nullptr, &g) == 0)
         for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
     ::globfree(&g);
+    glob_lister = nullptr;
     return out;
 }
 

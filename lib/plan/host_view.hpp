@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,7 +47,9 @@ public:
     bool executable_file(const std::string& path) const;
     // The names in a directory (not . or ..); empty when it cannot be read.
     std::vector<std::string> list(const std::string& dir) const;
-    // glob(3), sorted; no match or an error: empty.
+    // glob(3), sorted; no match or an error: empty. A directory is read once per
+    // view however many patterns cross it (the policies' hides name /tmp and
+    // /run/user/* a dozen times each): one snapshot of each, one read.
     std::vector<std::string> glob(const std::string& pattern) const;
     // A regular file of at most `max` bytes, read without following a link at any
     // component below `root` and never blocking on a FIFO (THREATS FS-04).
@@ -81,6 +84,14 @@ private:
     // The nearest name an action makes at or above path (as named or canonical).
     const Made* above(const std::string& path, std::string& rest) const;
     std::vector<Made> made_;
+    // Directories read so far: their names, or nullopt when they could not be read
+    // (errno kept). Answers as the host did at the first read.
+    struct Listing {
+        std::optional<std::vector<std::string>> names;
+        int error = 0;
+    };
+    const Listing& listing(const std::string& dir) const;
+    mutable std::map<std::string, Listing> listings_;
 };
 
 }  // namespace agentjail::plan

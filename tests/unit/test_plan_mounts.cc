@@ -473,6 +473,35 @@ TEST(HostView, NamesAHostActionMakesAnswerAsTheyWillBe) {
     EXPECT_EQ(view.canonical(t.path() + "/state/agentjail2/cfg"), t.path() + "/real/agentjail2/cfg");
 }
 
+// The view's glob answers as glob(3) does (wildcards in the middle, dot names only
+// when the pattern names a dot, a literal last part checked on the host), and reads
+// each directory once: later patterns see the listing of the first read.
+TEST(HostView, GlobAnswersAsGlobAndReadsADirectoryOnce) {
+    ajtest::TempDir t;
+    t.mkdir("run/1000/bus");
+    t.mkdir("run/1001");
+    t.write("run/1002", "a file, not a directory");
+    t.write("tmp/tmux-1000", "");
+    t.write("tmp/.X11-unix", "");
+    t.write("tmp/other", "");
+    const plan::HostView view;
+    const std::string r = t.path() + "/run", tmp = t.path() + "/tmp";
+    EXPECT_EQ(view.glob(r + "/*/bus"), std::vector<std::string>{r + "/1000/bus"});
+    EXPECT_EQ(view.glob(tmp + "/tmux-*"), std::vector<std::string>{tmp + "/tmux-1000"});
+    EXPECT_EQ(view.glob(tmp + "/.X11-*"), std::vector<std::string>{tmp + "/.X11-unix"});
+    EXPECT_EQ(view.glob(tmp + "/*"), (std::vector<std::string>{tmp + "/other", tmp + "/tmux-1000"}));
+    EXPECT_EQ(view.glob(tmp + "/other"), std::vector<std::string>{tmp + "/other"});
+    EXPECT_TRUE(view.glob(t.path() + "/none/*").empty());
+    // A name made after the first read of its directory is not in the view's
+    // snapshot (the directory is not read again) ...
+    t.write("tmp/tmux-1001", "");
+    EXPECT_EQ(view.glob(tmp + "/tmux-*"), std::vector<std::string>{tmp + "/tmux-1000"});
+    // ... and is in a new view's (positive control: the glob sees it at all).
+    EXPECT_EQ(plan::HostView().glob(tmp + "/tmux-*"),
+              (std::vector<std::string>{tmp + "/tmux-1000", tmp + "/tmux-1001"}));
+    EXPECT_EQ(view.list(tmp).size(), 3u);
+}
+
 // What the planner reads of the workspace (a .git file's gitdir, a commondir) is read
 // without following a link below the root and without blocking on a FIFO: an earlier
 // run had the workspace read-write and may have planted either.
