@@ -44,68 +44,113 @@ bool split(const std::string& root, const std::string& host, Split& out) {
     return !out.name.empty() && out.name != "." && out.name != "..";
 }
 
-// The parent of the name, reached from root without following links.
-int open_parent(const std::string& root, const Split& s) {
-    int r = sys::openat2(AT_FDCWD, root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC,
-                         RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-    if (r < 0) return r;
-    sys::UniqueFd rootfd(r);
-    return sys::openat2(rootfd.get(), s.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, kBeneath);
-}
+}  // namespace
+
+// The parents of the names, each reached from its root without following links:
+// a borrowed fd, or -errno. One pass over a run's placeholders (they mostly lie in
+// the workspace root) opens the root once and a parent again only when it changes;
+// two descriptors at most, held for the pass only, never across the run.
+class Parents {
+public:
+    int open(const std::string& root, const Split& s) {
+        if (root != root_) {
+            int r = sys::openat2(AT_FDCWD, root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+            if (r < 0) return r;
+            root_ = root;
+            rootfd_.reset(r);
+            parent_.clear();
+            parentfd_.reset();
+        }
+        if (s.parent == ".") return rootfd_.get();
+        if (s.parent != parent_ || !parentfd_) {
+            int r = sys::openat2(rootfd_.get(), s.parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, kBeneath);
+            if (r < 0) return r;
+            parent_ = s.parent;
+            parentfd_.reset(r);
+        }
+        return parentfd_.get();
+    }
+
+private:
+    std::string root_, parent_;
+    sys::UniqueFd rootfd_, parentfd_;
+};
+
+namespace {
 
 // True when what now stands at host is the placeholder another run made for the
-// same name: an empty directory of mode 0755, or an empty file of mode 0444, owned
+// same name: an empty directory of mode 0755, or a socket or empty file of mode 0444, owned
 // by this user and reached without following a link. Sandboxes started at once in
 // one workspace (a Slurm array, srun -n N, a CI matrix) plan the same placeholders;
 // the one that comes second guards the first one's as an existing name, as its plan
 // would have done had it looked a moment later. Anything else there (a link, a file
 // with content) still fails the launch.
-bool another_runs_placeholder(const std::string& root, const std::string& host, bool is_dir) {
+bool another_runs_placeholder(Parents& parents, const std::string& root, const std::string& host, bool is_dir) {
     Split s;
     if (!split(root, host, s)) return false;
-    int pfd = open_parent(root, s);
-    if (pfd < 0) return false;
-    sys::UniqueFd parent(pfd);
+    int parent = parents.open(root, s);
+    if (parent < 0) return false;
     struct stat st {};
-    if (::fstatat(parent.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) return false;
+    if (::fstatat(parent, s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) return false;
     if (st.st_uid != ::geteuid()) return false;
     if (is_dir) {
         // Any content: placeholders of other runs may have been made inside it, and
         // the whole directory is bound read-only, so nothing can be added below.
         return S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0755;
     }
-    return S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0444 && st.st_size == 0;
+    return (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)) && (st.st_mode & 07777) == 0444 && st.st_size == 0;
 }
 
 // Makes `at` (host itself, or its staged name beside it) for the placeholder of host.
-Result<Placeholder> make_at(const std::string& root, const std::string& host, const std::string& at,
-                            bool is_dir) {
+Result<Placeholder> make_at(Parents& parents, const std::string& root, const std::string& host,
+                            const std::string& at, bool is_dir, bool socket) {
     Split s;
     if (!split(root, at, s)) return placeholder_error(EINVAL, host, "not beneath " + root);
-    int pfd = open_parent(root, s);
-    if (pfd < 0) return placeholder_error(-pfd, host, "opening its parent directory without following links");
-    sys::UniqueFd parent(pfd);
+    const int parent = parents.open(root, s);
+    if (parent < 0) return placeholder_error(-parent, host, "opening its parent directory without following links");
     Placeholder p;
     p.host = host;
     p.is_dir = is_dir;
+    p.socket = !is_dir && socket;
+    const mode_t mode = is_dir ? 0755 : 0444;
     sys::UniqueFd fd;
-    if (is_dir) {
-        if (::mkdirat(parent.get(), s.name.c_str(), 0755) < 0) return placeholder_error(errno, host, "mkdir");
-        fd.reset(::openat(parent.get(), s.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (is_dir || p.socket) {
+        // mknod never follows a link at the name and fails on anything there (as O_EXCL).
+        if (is_dir ? ::mkdirat(parent, s.name.c_str(), mode) < 0
+                   : ::mknodat(parent, s.name.c_str(), S_IFSOCK | mode, 0) < 0)
+            return placeholder_error(errno, host, is_dir ? "mkdir" : "mknod (a socket file)");
+        const int rm = is_dir ? AT_REMOVEDIR : 0;
+        if (::fstatat(parent, s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            (is_dir ? !S_ISDIR(st.st_mode) : !S_ISSOCK(st.st_mode))) {
+            int e = errno != 0 ? errno : EEXIST;
+            (void)::unlinkat(parent, s.name.c_str(), rm);
+            return placeholder_error(e, host, "look at what was created");
+        }
+        // The caller's umask took bits the docs promise: the directory made is put
+        // right through its own fd (never through a name that could be a link now).
+        if ((st.st_mode & 07777) != mode) {
+            // A socket cannot be opened: an O_PATH fd of it, changed through
+            // /proc/self/fd (fchmod refuses O_PATH), which follows no name.
+            fd.reset(::openat(parent, s.name.c_str(),
+                              (is_dir ? O_RDONLY | O_DIRECTORY : O_PATH) | O_NOFOLLOW | O_CLOEXEC));
+            struct stat now {};
+            if (!fd || ::fstat(fd.get(), &now) < 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev ||
+                (is_dir ? ::fchmod(fd.get(), mode)
+                        : ::chmod(("/proc/self/fd/" + std::to_string(fd.get())).c_str(), mode)) < 0) {
+                int e = errno != 0 ? errno : EEXIST;
+                (void)::unlinkat(parent, s.name.c_str(), rm);
+                return placeholder_error(e, host, "set the mode of what was created");
+            }
+        }
     } else {
         // O_EXCL: never an existing file, and never through a link at the name.
-        fd.reset(::openat(parent.get(), s.name.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                          0444));
+        fd.reset(::openat(parent, s.name.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
         if (!fd) return placeholder_error(errno, host, "create");
+        if (::fstat(fd.get(), &st) < 0) return placeholder_error(errno, host, "open what was created");
+        if ((st.st_mode & 07777) != mode) (void)::fchmod(fd.get(), mode);
     }
-    struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) < 0) {
-        int e = errno;
-        if (is_dir) (void)::unlinkat(parent.get(), s.name.c_str(), AT_REMOVEDIR);
-        return placeholder_error(e, host, "open what was created");
-    }
-    // The caller's umask must not change the mode the docs promise.
-    (void)::fchmod(fd.get(), is_dir ? 0755 : 0444);
     p.dev = st.st_dev;
     p.ino = st.st_ino;
     return p;
@@ -113,22 +158,21 @@ Result<Placeholder> make_at(const std::string& root, const std::string& host, co
 
 // What is at `at` now: ENOENT, or a kept reason, or "" with st filled.
 enum class Found { gone, kept, there };
-Found look(const std::string& root, const std::string& at, Split& s, sys::UniqueFd& parent,
+Found look(Parents& parents, const std::string& root, const std::string& at, Split& s, int& parent,
            struct stat& st, std::string& why) {
     if (!split(root, at, s)) {
         why = "not beneath " + root;
         return Found::kept;
     }
-    int pfd = open_parent(root, s);
-    if (pfd < 0) {
+    parent = parents.open(root, s);
+    if (parent < 0) {
         // A parent that is gone took the name with it.
-        if (pfd == -ENOENT) return Found::gone;
+        if (parent == -ENOENT) return Found::gone;
         why = "its parent directory cannot be opened without following links: " +
-              util::errno_text(-pfd);
+              util::errno_text(-parent);
         return Found::kept;
     }
-    parent.reset(pfd);
-    if (::fstatat(parent.get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return Found::there;
+    if (::fstatat(parent, s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return Found::there;
     if (errno == ENOENT) return Found::gone;
     why = "stat: " + util::errno_text(errno);
     return Found::kept;
@@ -146,24 +190,17 @@ std::string remove_empty(int parent, const Split& s, const struct stat& st, bool
     return {};
 }
 
-}  // namespace
-
-Result<Placeholder> create_placeholder(const std::string& root, const std::string& host,
-                                       bool is_dir) {
-    return make_at(root, host, host, is_dir);
-}
-
-std::string remove_placeholder(const Placeholder& p, const std::string& root) {
+std::string remove_one(Parents& parents, const Placeholder& p, const std::string& root) {
     // At its name, or (a launch killed before it renamed it) at its staged one: the
     // same inode either way, so another file at either name is never taken.
     std::string first_why;
     for (const std::string* at : {&p.host, &p.staged}) {
         if (at->empty()) continue;
         Split s;
-        sys::UniqueFd parent;
+        int parent = -1;
         struct stat st {};
         std::string why;
-        Found f = look(root, *at, s, parent, st, why);
+        Found f = look(parents, root, *at, s, parent, st, why);
         if (f == Found::gone) continue;
         if (f == Found::kept) {
             if (first_why.empty()) first_why = why;
@@ -174,22 +211,37 @@ std::string remove_placeholder(const Placeholder& p, const std::string& root) {
                 first_why = "replaced by another file during the run";
             continue;
         }
-        return remove_empty(parent.get(), s, st, p.is_dir);
+        return remove_empty(parent, s, st, p.is_dir);
     }
     return first_why;
 }
 
+}  // namespace
+
+Result<Placeholder> create_placeholder(const std::string& root, const std::string& host,
+                                       bool is_dir, bool socket) {
+    Parents parents;
+    return make_at(parents, root, host, host, is_dir, socket);
+}
+
+std::string remove_placeholder(const Placeholder& p, const std::string& root) {
+    Parents parents;
+    return remove_one(parents, p, root);
+}
+
 std::string remove_staged(const std::string& root, const std::string& staged, bool is_dir) {
+    Parents parents;
     Split s;
-    sys::UniqueFd parent;
+    int parent = -1;
     struct stat st {};
     std::string why;
-    Found f = look(root, staged, s, parent, st, why);
+    Found f = look(parents, root, staged, s, parent, st, why);
     if (f != Found::there) return why;
     // The name is the run's own; still, only what that run would have made is taken.
-    if (st.st_uid != ::geteuid() || (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+    if (st.st_uid != ::geteuid() ||
+        (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode) && !S_ISSOCK(st.st_mode)))
         return "not a placeholder of agentjail's";
-    return remove_empty(parent.get(), s, st, is_dir);
+    return remove_empty(parent, s, st, is_dir);
 }
 
 std::string guard_root(const plan::Plan& plan, const std::string& host) {
@@ -215,13 +267,14 @@ Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& pla
         if (!want) continue;
         const std::string root = guard_root(plan, g.host);
         if (root.empty()) return placeholder_error(EINVAL, g.host, "it lies in no directory the sandbox binds");
-        auto want_at = [&](const std::string& host, bool is_dir) {
+        auto want_at = [&](const std::string& host, bool is_dir, bool socket) {
             if (std::any_of(out.begin(), out.end(), [&](const WantedPlaceholder& o) { return o.host == host; }))
                 return;
             WantedPlaceholder w;
             w.root = root;
             w.host = host;
             w.is_dir = is_dir;
+            w.socket = !is_dir && socket;
             w.staged = host.substr(0, host.rfind('/')) + "/" + plan::staged_name(tag, out.size());
             out.push_back(std::move(w));
         };
@@ -235,8 +288,8 @@ Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& pla
             if (::lstat(dir.c_str(), &st) == 0 || errno != ENOENT) break;
             missing.push_back(dir);
         }
-        for (auto it = missing.rbegin(); it != missing.rend(); ++it) want_at(*it, true);
-        want_at(g.host, g.is_dir);
+        for (auto it = missing.rbegin(); it != missing.rend(); ++it) want_at(*it, true, false);
+        want_at(g.host, g.is_dir, g.socket);
     }
     return out;
 }
@@ -253,8 +306,8 @@ std::vector<std::string> guard_roots(const plan::Plan& plan) {
     return out;
 }
 
-Result<void> Placeholders::make(const WantedPlaceholder& w) {
-    auto p = make_at(w.root, w.host, w.staged, w.is_dir);
+Result<void> Placeholders::make(Parents& parents, const WantedPlaceholder& w) {
+    auto p = make_at(parents, w.root, w.host, w.staged, w.is_dir, w.socket);
     if (!p) return std::move(p).error();  // the destructor removes those made so far
     p->staged = w.staged;
     adopt(std::move(*p), w.root);
@@ -263,6 +316,7 @@ Result<void> Placeholders::make(const WantedPlaceholder& w) {
 
 Result<Placeholders> Placeholders::stage(const std::vector<WantedPlaceholder>& wanted) {
     Placeholders out;
+    Parents parents;
     for (const auto& w : wanted) {
         const std::string dir = w.host.substr(0, w.host.rfind('/'));
         // Only a directory this run also wants can be missing for a reason of ours:
@@ -276,7 +330,7 @@ Result<Placeholders> Placeholders::stage(const std::vector<WantedPlaceholder>& w
             out.waiting_.push_back(w);
             continue;
         }
-        if (auto r = out.make(w); !r) return std::move(r).error();
+        if (auto r = out.make(parents, w); !r) return std::move(r).error();
     }
     return out;
 }
@@ -284,6 +338,7 @@ Result<Placeholders> Placeholders::stage(const std::vector<WantedPlaceholder>& w
 Result<std::size_t> Placeholders::stage_next() {
     std::vector<WantedPlaceholder> still;
     std::size_t made = 0;
+    Parents parents;
     for (const auto& w : waiting_) {
         const std::string dir = w.host.substr(0, w.host.rfind('/'));
         const bool placed = std::any_of(items_.begin(), items_.end(), [&](const Placeholder& p) {
@@ -293,14 +348,14 @@ Result<std::size_t> Placeholders::stage_next() {
             still.push_back(w);
             continue;
         }
-        if (auto r = make(w); !r) return std::move(r).error();
+        if (auto r = make(parents, w); !r) return std::move(r).error();
         ++made;
     }
     // A directory that never came (another run's in its place, ours removed): what
     // waited for it is made in that one, whose name now exists.
     if (made == 0 && !still.empty()) {
         for (const auto& w : still)
-            if (auto r = make(w); !r) return std::move(r).error();
+            if (auto r = make(parents, w); !r) return std::move(r).error();
         made = still.size();
         still.clear();
     }
@@ -310,6 +365,7 @@ Result<std::size_t> Placeholders::stage_next() {
 
 Result<bool> Placeholders::commit() {
     bool changed = false;
+    Parents parents;
     for (size_t i = 0; i < items_.size(); ++i) {
         Placeholder& p = items_[i];
         if (p.staged.empty()) continue;
@@ -317,21 +373,20 @@ Result<bool> Placeholders::commit() {
         if (!split(roots_[i], p.staged, from) || !split(roots_[i], p.host, to) ||
             from.parent != to.parent)
             return placeholder_error(EINVAL, p.host, "its staged name is not beside it");
-        int pfd = open_parent(roots_[i], to);
-        if (pfd < 0)
-            return placeholder_error(-pfd, p.host,
+        const int parent = parents.open(roots_[i], to);
+        if (parent < 0)
+            return placeholder_error(-parent, p.host,
                                      "opening its parent directory without following links");
-        sys::UniqueFd parent(pfd);
         // Never over a name that exists (as O_EXCL was): one made meanwhile is an error.
-        if (::renameat2(parent.get(), from.name.c_str(), parent.get(), to.name.c_str(),
+        if (::renameat2(parent, from.name.c_str(), parent, to.name.c_str(),
                         RENAME_NOREPLACE) == 0) {
             p.staged.clear();
             continue;
         }
         // Another run's placeholder at the name (sandboxes started at once in one
         // workspace): guarded as it stands and left to that run; ours goes.
-        if (errno == EEXIST && another_runs_placeholder(roots_[i], p.host, p.is_dir)) {
-            (void)::unlinkat(parent.get(), from.name.c_str(), p.is_dir ? AT_REMOVEDIR : 0);
+        if (errno == EEXIST && another_runs_placeholder(parents, roots_[i], p.host, p.is_dir)) {
+            (void)::unlinkat(parent, from.name.c_str(), p.is_dir ? AT_REMOVEDIR : 0);
             items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
             roots_.erase(roots_.begin() + static_cast<std::ptrdiff_t>(i));
             --i;
@@ -341,15 +396,15 @@ Result<bool> Placeholders::commit() {
         // No RENAME_NOREPLACE here (some network file systems): a file gets a second
         // link (which never replaces either), a directory is made anew at its name.
         if (!p.is_dir) {
-            if (::linkat(parent.get(), from.name.c_str(), parent.get(), to.name.c_str(), 0) < 0)
+            if (::linkat(parent, from.name.c_str(), parent, to.name.c_str(), 0) < 0)
                 return placeholder_error(errno, p.host, "link into place");
-            (void)::unlinkat(parent.get(), from.name.c_str(), 0);
+            (void)::unlinkat(parent, from.name.c_str(), 0);
             p.staged.clear();
             continue;
         }
-        auto made = make_at(roots_[i], p.host, p.host, true);
+        auto made = make_at(parents, roots_[i], p.host, p.host, true, false);
         if (!made) return std::move(made).error();
-        (void)::unlinkat(parent.get(), from.name.c_str(), AT_REMOVEDIR);
+        (void)::unlinkat(parent, from.name.c_str(), AT_REMOVEDIR);
         p.dev = made->dev;
         p.ino = made->ino;
         p.staged.clear();
@@ -392,8 +447,9 @@ void Placeholders::finish(std::vector<std::string>& made, std::vector<std::strin
                           std::vector<std::string>& kept) {
     // Newest first: a placeholder made inside another is gone before its parent.
     for (const auto& it : items_) made.push_back(it.host);
+    Parents parents;
     for (size_t i = items_.size(); i-- > 0;) {
-        std::string why = remove_placeholder(items_[i], roots_[i]);
+        std::string why = remove_one(parents, items_[i], roots_[i]);
         if (why.empty())
             removed.push_back(items_[i].host);
         else

@@ -21,6 +21,7 @@ namespace agentjail::guard {
 struct Placeholder {
     std::string host;  // canonical host path
     bool is_dir = false;
+    bool socket = false;  // not a directory: a socket file (plan::Guard::socket), else a file
     dev_t dev = 0;  // identity of what we created
     ino_t ino = 0;
     // The name it was made under first, beside host, until Placeholders::commit()
@@ -33,6 +34,7 @@ struct WantedPlaceholder {
     std::string root;  // guard_root(): the bound directory it lies in
     std::string host;
     bool is_dir = false;
+    bool socket = false;
     std::string staged;  // host's directory + "/.agentjail-<tag>-<i>": no other run's name
 };
 // What the plan's guards need; `tag` is unique to the run (Journal::next_tag()).
@@ -42,19 +44,21 @@ struct WantedPlaceholder {
 Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& plan,
                                                            const std::string& tag);
 
-// Creates host (a file of mode 0444 or a directory of mode 0755), which must lie
+// Creates host (a directory of mode 0755, a socket file of mode 0444 with no listener,
+// or an empty file of mode 0444: plan::Guard::socket), which must lie
 // beneath root, without following any link on the way (openat2 RESOLVE_BENEATH |
 // RESOLVE_NO_SYMLINKS from an fd of root) and only if nothing is there (O_EXCL /
 // mkdirat). The parent directory must exist: a placeholder never creates more than
 // its own name.
-Result<Placeholder> create_placeholder(const std::string& root, const std::string& host, bool is_dir);
+Result<Placeholder> create_placeholder(const std::string& root, const std::string& host, bool is_dir,
+                                       bool socket);
 
 // Removes p if it is still the same inode and empty, through its parent's fd, at
 // host or else at its staged name; otherwise leaves it. Returns an empty string when
 // removed (or gone), else why it was kept.
 std::string remove_placeholder(const Placeholder& p, const std::string& root);
 // Removes what a run that was killed before it knew the identity may have made at a
-// staged name (unique to that run): an empty file or directory of this user's.
+// staged name (unique to that run): an empty file, socket or directory of this user's.
 std::string remove_staged(const std::string& root, const std::string& staged, bool is_dir);
 
 // The directories the plan's protected names lie in (guard_root of each), once each.
@@ -63,6 +67,8 @@ std::vector<std::string> guard_roots(const plan::Plan& plan);
 // The bound host directory a guard lies in: the workspace when it holds it, else
 // the longest bind source of the plan that does ("" when none).
 std::string guard_root(const plan::Plan& plan, const std::string& host);
+
+class Parents;  // placeholder.cc: the parent directories, opened once per pass
 
 // Every placeholder a plan asks for, for one run. Destroying it removes what is
 // left; finish() does that and says what became of each.
@@ -107,7 +113,7 @@ public:
                 std::vector<std::string>& kept);
 
 private:
-    Result<void> make(const WantedPlaceholder& w);
+    Result<void> make(Parents& parents, const WantedPlaceholder& w);
     std::vector<Placeholder> items_;
     std::vector<std::string> roots_;
     std::vector<WantedPlaceholder> waiting_;  // for a directory of this run's, still staged

@@ -115,7 +115,7 @@ void write_state(int fd, const char* state) {
         helper_exit(s, 0, 0, 0);
     if ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) == 0) helper_exit(s, -1, 3, ENOSYS);
     const bool is_dir = S_ISDIR(stx.stx_mode);
-    if (!is_dir && !S_ISREG(stx.stx_mode)) helper_exit(s, -1, 3, EINVAL);
+    if (!is_dir && !S_ISREG(stx.stx_mode) && !S_ISSOCK(stx.stx_mode)) helper_exit(s, -1, 3, EINVAL);
     int tree = -1;
     const unsigned attach_flags = MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH;
     if (!s.hidden) {
@@ -447,7 +447,7 @@ bool Watch::check(Item& it, const char* why) {
         } else if (!hidden && parent && errno == ENOENT) {
             // A protected name the host removed: the sandbox must not create it in
             // its place, so it gets a placeholder again (removed after the run).
-            auto p = guard::create_placeholder(it.root, it.guard.host, it.guard.is_dir);
+            auto p = guard::create_placeholder(it.root, it.guard.host, it.guard.is_dir, it.guard.socket);
             if (p) {
                 have = true;
                 is_dir = p->is_dir;

@@ -161,7 +161,10 @@ std::string workspace_text(const Plan& plan) {
     for (const auto& g : plan.guards) {
         std::string what = g.kind == Guard::Kind::hidden ? "hidden" : g.placeholder ? "placeholder" : "protected";
         std::string line = fmt::format("  {:<12} {}{}", what, g.inside, g.is_dir ? "/" : "");
-        if (g.placeholder) line += g.is_dir ? " (empty directory made for the run)" : " (empty file made for the run)";
+        if (g.placeholder)
+            line += g.is_dir    ? " (empty directory made for the run)"
+                    : g.socket ? " (socket file with no listener made for the run)"
+                               : " (empty file made for the run)";
         if (g.host != g.inside) line += " <- " + g.host;
         line += "  " + g.pattern;
         if (!g.link_of.empty()) line += ", hard link of " + g.link_of;
@@ -334,6 +337,7 @@ std::string to_json(const Plan& plan) {
         o["dev"] = static_cast<std::uint64_t>(g.dev);
         o["ino"] = static_cast<std::uint64_t>(g.ino);
         o["placeholder"] = g.placeholder;
+        if (g.placeholder && !g.is_dir) o["placeholder_socket"] = g.socket;
         o["pattern"] = g.pattern;
         o["why"] = g.why;
         if (!g.link_of.empty()) o["hard_link_of"] = g.link_of;

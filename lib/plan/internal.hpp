@@ -91,6 +91,7 @@ struct Protected {
     std::string path;  // host path inside the workspace, reached through no symlink
     bool is_dir = false;
     bool placeholder = false;  // missing: the launcher makes an empty file or directory
+    bool socket = false;       // a placeholder here is an inert socket file (Guard::socket)
     dev_t dev = 0;
     ino_t ino = 0;
     std::string pattern;

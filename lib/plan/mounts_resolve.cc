@@ -263,6 +263,7 @@ Guard guard_of(Guard::Kind kind, const Found& f, const std::string& inside) {
 void Builder::protect_guard(const Protected& p, const MountOp& op) {
     Guard g = guard_of(Guard::Kind::protected_ro, p, op.dst);
     g.placeholder = p.placeholder;
+    g.socket = p.socket;
     plan_.guards.push_back(std::move(g));
 }
 

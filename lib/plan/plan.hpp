@@ -99,6 +99,13 @@ struct Guard {
     // before the run (so the read-only bind has a mount point) and removes it after,
     // if it is still the one it made.
     bool placeholder = false;
+    // A placeholder for this name that is not a directory is a socket file with no
+    // listener (mknod S_IFSOCK): git lists no socket (no `git status`, no `git add
+    // -A`), reading one fails at once (ENXIO, never blocking), and it costs a file's
+    // inode where a directory costs a directory's. Below a .git directory, where git
+    // reads the name itself, it is an empty regular file. (A directory's name, one
+    // with files below it, is a directory either way.)
+    bool socket = false;
     std::string pattern;  // the rule that matched, as written
     std::string why;      // its origin
     std::string link_of;  // a hard link: the hidden or protected name it shares an inode with

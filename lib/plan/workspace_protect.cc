@@ -116,9 +116,11 @@ std::string hooks_path_in(const std::string& text) {
     return found;
 }
 
-// Whether segment i of rel lies below a .git directory (an earlier segment is .git).
+// Whether segment i of rel (npos: the last) lies below a .git directory (an earlier
+// segment is .git).
 bool in_git_dir(const std::string& rel, size_t i) {
     auto segs = base::split_path(rel);
+    if (i == std::string::npos) i = segs.empty() ? 0 : segs.size() - 1;
     for (size_t k = 0; k < i && k < segs.size(); ++k)
         if (segs[k] == ".git") return true;
     return false;
@@ -142,6 +144,9 @@ bool WorkspaceRules::need_scan_for_protect() const {
 }
 
 void WorkspaceRules::add_protected(Protected p) {
+    if (!p.is_dir && util::path_within(p.path, ctx_.workspace) && p.path != ctx_.workspace)
+        p.socket = !in_git_dir(p.path.substr(ctx_.workspace == "/" ? 1 : ctx_.workspace.size() + 1),
+                               std::string::npos);
     auto it = std::find_if(out_.protect.begin(), out_.protect.end(),
                            [&](const Protected& o) { return o.path == p.path; });
     if (it != out_.protect.end()) return;
@@ -165,13 +170,10 @@ Result<void> WorkspaceRules::protect_literal(const std::string& root, const std:
             if (no_placeholder(name)) return {};
             Protected p;
             p.path = path;
-            // A directory, even for a file's name (.envrc, .mcp.json), outside a git
-            // directory: git lists no empty directory, so the placeholder is in no
-            // `git status` and no `git add -A`, inside or on the host; and the name is
-            // taken all the same. In a git directory git reads the name itself (an
-            // empty config.worktree, not a directory): a file there, which no `git
-            // status` lists either.
-            p.is_dir = !last || rule.pattern.dir_only() || !in_git_dir(rel, i);
+            // A directory for a directory's name (or one with names below it); for a
+            // file's name (.envrc, .mcp.json) a socket file outside a git directory
+            // and an empty file in one (Guard::socket, set by add_protected).
+            p.is_dir = !last || rule.pattern.dir_only();
             p.placeholder = true;
             p.pattern = pattern_text;
             p.why = rule.why;

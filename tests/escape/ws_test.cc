@@ -218,8 +218,8 @@ TEST_F(Escape, WS05_MissingProtectedNameCannotBeCreatedAndNoPlaceholderIsLeft) {
     const std::string name = jail.ws() + "/.mcp.json";
     auto plan = plan_with_placeholder(
         jail.ws(), ".mcp.json",
-        "echo '{\"mcpServers\":{}}' > .mcp.json; echo write-rc=$?; rm -rf .mcp.json; [ -d .mcp.json ]; "
-        "echo present=$?; rmdir .mcp.json; echo rm-rc=$?; mv .mcp.json moved; echo mv-rc=$?; [ -d .mcp.json ]; "
+        "echo '{\"mcpServers\":{}}' > .mcp.json; echo write-rc=$?; rm -rf .mcp.json; [ -S .mcp.json ]; "
+        "echo present=$?; rm -f .mcp.json; echo rm-rc=$?; mv .mcp.json moved; echo mv-rc=$?; [ -S .mcp.json ]; "
         "echo still=$?; touch .mcp.json/x; echo in-rc=$?; "
         "echo '{}' > .other.json; echo control-rc=$?; ls -A .mcp.json | wc -l");
     ASSERT_TRUE(plan) << plan.error().message();

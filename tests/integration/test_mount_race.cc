@@ -114,7 +114,7 @@ TEST_F(MountRace, APlaceholderGoneFailsTheLaunch) {
     auto p = Policy::load("default");
     ASSERT_TRUE(p && p->set_workspace(ws.path()));
     agentjail::RunResult r;
-    const std::string err = run_held(*p, {"/bin/true"}, [&] { ASSERT_EQ(::rmdir(envrc.c_str()), 0); }, &r);
+    const std::string err = run_held(*p, {"/bin/true"}, [&] { ASSERT_EQ(::unlink(envrc.c_str()), 0); }, &r);
     EXPECT_TRUE(ajtest::contains(err, "spawn: ")) << "the run went on without its protected name: " << err;
     EXPECT_TRUE(ajtest::contains(err, ".envrc")) << err;
     EXPECT_FALSE(ajtest::exists(envrc)) << "the launcher made the placeholder anew on the host";

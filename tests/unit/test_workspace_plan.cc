@@ -423,13 +423,15 @@ TEST(WorkspaceProtect, MissingPathsGetPlaceholders) {
     struct Want {
         const char* rel;
         bool is_dir;
+        bool socket;
     };
-    // Directories in the work tree, files' names included (git lists no empty
-    // directory: no placeholder is in a `git status` or a `git add -A`); a file in a
-    // git directory, where git reads the name itself.
-    for (Want w : {Want{"/.gitattributes", true}, Want{"/.claude", true}, Want{"/.mcp.json", true},
-                   Want{"/.vscode", true}, Want{"/.git/config.worktree", false},
-                   Want{"/nested/.gitattributes", true}, Want{"/sub/.gitattributes", true}}) {
+    // A directory for a directory's name; for a file's name a socket file in the
+    // work tree (git lists no socket: no placeholder is in a `git status` or a `git
+    // add -A`) and an empty file in a git directory, where git reads the name itself.
+    for (Want w : {Want{"/.gitattributes", false, true}, Want{"/.claude", true, false},
+                   Want{"/.mcp.json", false, true}, Want{"/.vscode", true, false},
+                   Want{"/.git/config.worktree", false, false}, Want{"/nested/.gitattributes", false, true},
+                   Want{"/sub/.gitattributes", false, true}}) {
         const MountOp* op = find_op(*r, t.proj() + w.rel);
         ASSERT_NE(op, nullptr) << w.rel;
         EXPECT_TRUE(op->placeholder) << w.rel;
@@ -439,6 +441,7 @@ TEST(WorkspaceProtect, MissingPathsGetPlaceholders) {
         ASSERT_NE(g, nullptr) << w.rel;
         EXPECT_TRUE(g->placeholder) << w.rel;
         EXPECT_EQ(g->is_dir, w.is_dir) << w.rel;
+        EXPECT_EQ(g->socket, w.socket) << w.rel;
         EXPECT_EQ(g->ino, 0u);
     }
     // Never a placeholder where git would choke on an empty one, nor for a glob,
