@@ -119,7 +119,7 @@ Result<detail::Layer> builtin_layer(const std::string& name, std::string_view te
         if (auto it = parsed.find(name); it != parsed.end()) return it->second;
         keep = !seen.insert(name).second;
     }
-    auto layer = detail::parse_layer(text, name + ".toml");
+    auto layer = detail::parse_layer(text, name + ".toml", detail::Source::embedded);
     if (!layer || !keep) return layer;
     std::lock_guard<std::mutex> lock(m);
     parsed.emplace(name, *layer);

@@ -312,7 +312,7 @@ Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin)
         text = b->text;
         file = std::string(b->name) + ".toml";
     }
-    auto layer = detail::parse_layer(text, file);
+    auto layer = detail::parse_layer(text, file, is_path ? detail::Source::file : detail::Source::embedded);
     if (!layer) return std::move(layer).error();
     // Only the preset's [network] is taken: a preset adds network rules on top of
     // whatever policy is in force, it never changes the filesystem or the rest.

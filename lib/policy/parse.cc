@@ -320,10 +320,11 @@ bool Parser::limits(const toml::table& t) {
 
 
 
-Result<Layer> parse_layer(std::string_view text, const std::string& file) {
+Result<Layer> parse_layer(std::string_view text, const std::string& file, Source source) {
     Layer layer;
     layer.file = file;
-    if (auto e = non_ascii_outside_strings(text, file)) return std::move(*e);
+    if (source == Source::file)
+        if (auto e = non_ascii_outside_strings(text, file)) return std::move(*e);
     toml::table root;
     try {
         root = toml::parse(text, file);

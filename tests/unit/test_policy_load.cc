@@ -3,6 +3,7 @@
 // chains (merge order, cycles, missing files) and the cross-field validation.
 #include "policy/embedded.hpp"
 #include "policy/internal.hpp"
+#include "policy/parser.hpp"
 #include "policy/policy.hpp"
 
 #include "test_support.hpp"
@@ -78,6 +79,17 @@ TEST(PolicyBuiltins, EveryBuiltinLoadsAndValidates) {
         auto ok = validate(*p);
         EXPECT_TRUE(ok.has_value()) << b.name << ": " << ok.error().message();
     }
+}
+
+// A run parses the embedded policies without the prescan a user's file gets
+// (detail::Source::embedded): every one of them must pass it.
+TEST(PolicyBuiltins, EveryEmbeddedTextPassesThePrescan) {
+    const auto& embedded = embedded_policies();
+    ASSERT_FALSE(embedded.empty());
+    for (const auto& e : embedded)
+        EXPECT_FALSE(detail::non_ascii_outside_strings(e.text, std::string(e.name) + ".toml")) << e.name;
+    // Control: the prescan does refuse what it is for.
+    EXPECT_TRUE(detail::non_ascii_outside_strings("a = 1 # ok\n\xc3\xa9 = 2\n", "x.toml"));
 }
 
 // The description and [agent] commands are read at build time so that no run parses
