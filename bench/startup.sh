@@ -8,6 +8,10 @@
 #
 # Usage: bench/startup.sh [--runs N] [--warmup N] [--out DIR]
 #   AGENTJAIL_BIN        the binary to measure (default: build/bin/agentjail)
+#   AGENTJAIL_BASELINE   another build's binary (an earlier commit's), measured in the
+#                        same run as baseline-default and baseline-minimal, each right
+#                        after the row it is compared with; the summary prints the
+#                        differences ("is starting slower than before?")
 # Results (hyperfine JSON and Markdown, and summary.txt) go to --out, by default a
 # new directory under /tmp, printed at the end.
 set -euo pipefail
@@ -44,7 +48,14 @@ if command -v firejail >/dev/null; then
 fi
 add agentjail-version "$aj --version"
 add agentjail-minimal "$aj --policy minimal -- /bin/true"
+if [[ -n ${AGENTJAIL_BASELINE:-} ]]; then
+    [[ -x $AGENTJAIL_BASELINE ]] || { say "AGENTJAIL_BASELINE: $AGENTJAIL_BASELINE is not an executable"; exit 2; }
+    add baseline-minimal "$AGENTJAIL_BASELINE --policy minimal -- /bin/true"
+fi
 add agentjail-default "$aj -- /bin/true"
+if [[ -n ${AGENTJAIL_BASELINE:-} ]]; then
+    add baseline-default "$AGENTJAIL_BASELINE -- /bin/true"
+fi
 # Limits need a cgroup: as root, or in a delegated cgroup v2 subtree; elsewhere the
 # row is skipped with agentjail's refusal (add says so).
 add agentjail-limits "$aj -m 1G --pids 100 -- /bin/true"
@@ -120,6 +131,13 @@ for name, v, limit, unit in (
         print(f"  {name:<44} not measured (a row was skipped)")
     else:
         goal(name, v, limit, unit)
+if "baseline-default" in by:
+    print()
+    print("against the baseline build (AGENTJAIL_BASELINE), median ms:")
+    for row in ("default", "minimal"):
+        a, b = by.get("agentjail-" + row), by.get("baseline-" + row)
+        if a and b:
+            print(f"  {row:<8} baseline {ms(b):6.2f}  this build {ms(a):6.2f}  difference {ms(a) - ms(b):+6.2f}")
 print()
 print("supervisor memory during a run, kB (goal: resident <= 2048):")
 for line in open(sys.argv[3]):
