@@ -39,4 +39,17 @@ std::string closest(std::string_view word, const std::vector<std::string_view>& 
     return best;
 }
 
+std::vector<std::string> absolute_path_dirs(std::string_view list) {
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    while (i <= list.size()) {
+        std::size_t j = list.find(':', i);
+        if (j == std::string_view::npos) j = list.size();
+        std::string_view dir = list.substr(i, j - i);
+        i = j + 1;
+        if (!dir.empty() && dir[0] == '/') out.emplace_back(dir);
+    }
+    return out;
+}
+
 }  // namespace agentjail::base

@@ -3,6 +3,8 @@
 // named exactly) and the PATH search for argv[0], both decided before clone.
 #include "plan/internal.hpp"
 
+#include "base/text.hpp"
+
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -103,15 +105,7 @@ Result<void> build_exec(const std::vector<std::string>& argv, Plan& plan) {
         plan.exec_candidates.push_back(util::normalize_path(path));
         return {};
     }
-    std::string path = env_lookup(plan.env, "PATH").value_or("");
-    size_t i = 0;
-    while (i <= path.size()) {
-        size_t j = path.find(':', i);
-        if (j == std::string::npos) j = path.size();
-        std::string dir = path.substr(i, j - i);
-        i = j + 1;
-        // Relative PATH entries would depend on the cwd: skipped, like an empty one.
-        if (dir.empty() || dir[0] != '/') continue;
+    for (const std::string& dir : base::absolute_path_dirs(env_lookup(plan.env, "PATH").value_or(""))) {
         std::string candidate = util::normalize_path(dir + "/" + cmd);
         if (std::find(plan.exec_candidates.begin(), plan.exec_candidates.end(), candidate) ==
             plan.exec_candidates.end())

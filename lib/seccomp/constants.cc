@@ -14,23 +14,13 @@
 #include <sys/socket.h>
 #include <termios.h>
 
+#include "base/clone_flags.hpp"  // after <sched.h>
+
 #include <algorithm>
 #include <map>
 #include <utility>
 
 // Older headers may lack the newest flags; the values are the kernel's ABI.
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-#ifndef CLONE_CLEAR_SIGHAND
-#define CLONE_CLEAR_SIGHAND 0x100000000ULL
-#endif
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
-#endif
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER 0x5441
 #endif

@@ -5,6 +5,7 @@
 // does with a repository the sandbox wrote.
 #include "workspace/git.hpp"
 
+#include "base/text.hpp"
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
@@ -55,13 +56,7 @@ std::string find_git() {
     std::string path;
     if (const char* p = std::getenv("PATH")) path = p;
     path += ":/usr/local/bin:/usr/bin:/bin";
-    size_t i = 0;
-    while (i <= path.size()) {
-        size_t j = path.find(':', i);
-        if (j == std::string::npos) j = path.size();
-        std::string dir = path.substr(i, j - i);
-        i = j + 1;
-        if (dir.empty() || dir[0] != '/') continue;
+    for (const std::string& dir : base::absolute_path_dirs(path)) {
         std::string cand = dir + "/git";
         struct stat st {};
         if (::stat(cand.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(cand.c_str(), X_OK) == 0)

@@ -2,6 +2,7 @@
 // Unit tests of the plan's process side: cwd rules, environment allow/deny,
 // exec candidates, ids and namespaces, host facts, and the explain forms.
 #include "test_plan_fixture.hpp"
+#include "base/text.hpp"
 
 #include <sched.h>
 #include <sys/stat.h>
@@ -375,4 +376,15 @@ TEST(PlanText, ReadableForHumans) {
     EXPECT_NE(text.find("minimal.toml:4:9 (filesystem.ro[0])"), std::string::npos);
     EXPECT_NE(text.find("size=1G mode=1777"), std::string::npos);
     EXPECT_NE(text.find("-> /proc/self/fd"), std::string::npos);
+}
+
+// The one reading of a PATH-like list (the plan's command search, git's own lookup):
+// absolute directories in order; empty and relative entries, which would depend on
+// the current directory, are skipped.
+TEST(BasePathList, AbsoluteDirectoriesInOrder) {
+    EXPECT_EQ(agentjail::base::absolute_path_dirs("/a:/b/c::rel:./x:/d/"),
+              (std::vector<std::string>{"/a", "/b/c", "/d/"}));
+    EXPECT_TRUE(agentjail::base::absolute_path_dirs("").empty());
+    EXPECT_TRUE(agentjail::base::absolute_path_dirs(":::").empty());
+    EXPECT_EQ(agentjail::base::absolute_path_dirs("/only"), std::vector<std::string>{"/only"});
 }
