@@ -50,11 +50,10 @@ void fake_stat(bool is_dir, struct stat& st) {
 }  // namespace
 
 void HostView::will_make(const std::string& path, bool is_dir) {
-    for (auto& m : made_)
-        if (m.path == path || m.canonical == path) {
-            m.is_dir = is_dir;
-            return;
-        }
+    if (const Made* m = find(path)) {
+        made_[static_cast<std::size_t>(m - made_.data())].is_dir = is_dir;
+        return;
+    }
     // The parent as it will be (made by an earlier action, or the host's own, its
     // existing part followed as the user set it up), then this name: the action
     // makes it without following a link.
@@ -266,27 +265,32 @@ Result<void> HostView::stat_entry(const sys::Scan& scan, sys::ScanEntry& entry) 
 
 std::string HostView::resolve_existing(const std::string& path) const { return sys::resolve_existing(path); }
 
-std::string HostView::read_state_file(const std::string& base, const char* name, std::size_t size,
-                                      std::string& out) const {
+HostView::StateFile HostView::read_state_file(const std::string& base, const char* name, std::size_t size,
+                                              std::string& out) const {
+    const std::string dir = base + "/agentjail";
     auto d = sys::open_own_state_dir(base, {"agentjail"}, sys::StateDir::existing);
-    if (!d) return d.error().code() == ENOENT ? "ENOENT" : base + "/agentjail: " + d.error().message();
+    if (!d) {
+        if (d.error().code() == ENOENT) return {true, {}};
+        return {false, dir + ": " + d.error().message()};
+    }
+    auto refused = [&](const std::string& why) { return StateFile{false, dir + "/" + name + ": " + why}; };
     sys::UniqueFd fd(::openat(d->get(), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    if (!fd) return errno == ENOENT ? "ENOENT" : util::errno_text(errno);
+    if (!fd) return errno == ENOENT ? StateFile{true, {}} : refused(util::errno_text(errno));
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return util::errno_text(errno);
-    if (!S_ISREG(st.st_mode)) return "not a regular file";
-    if (st.st_uid != ::geteuid()) return "belongs to uid " + std::to_string(st.st_uid) + ", not to you";
-    if ((st.st_mode & 077) != 0) return "readable or writable by others (it must be mode 0600)";
+    if (::fstat(fd.get(), &st) != 0) return refused(util::errno_text(errno));
+    if (!S_ISREG(st.st_mode)) return refused("not a regular file");
+    if (st.st_uid != ::geteuid()) return refused("belongs to uid " + std::to_string(st.st_uid) + ", not to you");
+    if ((st.st_mode & 077) != 0) return refused("readable or writable by others (it must be mode 0600)");
     // A hard link planted elsewhere would be another name for it.
-    if (st.st_nlink != 1) return "has other hard links";
-    if (st.st_size != static_cast<off_t>(size)) return "not " + std::to_string(size) + " bytes";
+    if (st.st_nlink != 1) return refused("has other hard links");
+    if (st.st_size != static_cast<off_t>(size)) return refused("not " + std::to_string(size) + " bytes");
     base::wstring buf;
     buf.resize(size);
     std::size_t got = 0;
     while (got < size) {
         ssize_t n = ::read(fd.get(), buf.data() + got, size - got);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return "short read";
+        if (n <= 0) return refused("short read");
         got += static_cast<std::size_t>(n);
     }
     out.assign(buf.data(), size);

@@ -64,11 +64,14 @@ public:
     // sys::resolve_existing: the existing part of `path` resolved, the rest appended.
     std::string resolve_existing(const std::string& path) const;
     // A file of `size` bytes named `name` in `base`/agentjail, opened without following
-    // a link: the caller's own, closed to others, one link. "" with `out` set, "ENOENT"
-    // when there is none, else why it cannot be used (starting with the directory's
-    // name when that is what cannot be used).
-    std::string read_state_file(const std::string& base, const char* name, std::size_t size,
-                                std::string& out) const;
+    // a link: the caller's own, closed to others, one link. `out` set when it is read;
+    // `missing` when there is none (nor its directory); else `why` it cannot be used,
+    // starting with the name that cannot be (the directory's or the file's).
+    struct StateFile {
+        bool missing = false;
+        std::string why;
+    };
+    StateFile read_state_file(const std::string& base, const char* name, std::size_t size, std::string& out) const;
     // Whether a secret's source holds a value now, the value not kept (the buffers
     // that held it wiped). `environ`: NAME=VALUE lines of the caller.
     net::SourceProbe probe_secret(const net::SourceSpec& spec, const std::string& secret_name,

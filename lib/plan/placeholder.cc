@@ -72,8 +72,8 @@ PlaceholderKey placeholder_key(const HostFacts& host, const HostView& view, Plan
         }
     }
     // A regular file of ours, closed to others, of one link, 32 bytes.
-    std::string why = view.read_state_file(base, kKeyName, kKeySize, k.key);
-    if (why == "ENOENT") {
+    const HostView::StateFile read = view.read_state_file(base, kKeyName, kKeySize, k.key);
+    if (read.missing) {
         // First use: a key of this plan's own, which the run makes (explain shows
         // that it would); until then no name is taken on the host.
         k.key.resize(kKeySize);
@@ -92,9 +92,9 @@ PlaceholderKey placeholder_key(const HostFacts& host, const HostView& view, Plan
         k.made_by_run = true;
         return k;
     }
-    if (!why.empty()) {
+    if (!read.why.empty()) {
         k.key.clear();
-        k.why_not = util::starts_with(why, dir + ": ") ? why : k.path + ": " + why;
+        k.why_not = read.why;
     }
     return k;
 }

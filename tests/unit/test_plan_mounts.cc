@@ -533,15 +533,26 @@ TEST(HostView, ReadStateFileTakesOnlyTheCallersOwnClosedFile) {
     ASSERT_EQ(::chmod((t.path() + "/agentjail/key").c_str(), 0600), 0);
     const plan::HostView view;
     std::string out;
-    EXPECT_EQ(view.read_state_file(t.path(), "key", 16, out), "");
+    const std::string key = t.path() + "/agentjail/key: ";
+    auto why = [&](const char* name, std::size_t size) { return view.read_state_file(t.path(), name, size, out).why; };
+    EXPECT_EQ(why("key", 16), "");
     EXPECT_EQ(out, "0123456789abcdef");
-    EXPECT_EQ(view.read_state_file(t.path(), "key", 32, out), "not 32 bytes");
-    EXPECT_EQ(view.read_state_file(t.path(), "none", 16, out), "ENOENT");
+    EXPECT_EQ(why("key", 32), key + "not 32 bytes");
+    EXPECT_TRUE(view.read_state_file(t.path(), "none", 16, out).missing);
+    EXPECT_EQ(why("none", 16), "");
+    EXPECT_FALSE(view.read_state_file(t.path(), "key", 16, out).missing);
     ASSERT_EQ(::chmod((t.path() + "/agentjail/key").c_str(), 0644), 0);
-    EXPECT_EQ(view.read_state_file(t.path(), "key", 16, out), "readable or writable by others (it must be mode 0600)");
+    EXPECT_EQ(why("key", 16), key + "readable or writable by others (it must be mode 0600)");
     ASSERT_EQ(::chmod((t.path() + "/agentjail/key").c_str(), 0600), 0);
     ASSERT_EQ(::link((t.path() + "/agentjail/key").c_str(), (t.path() + "/other").c_str()), 0);
-    EXPECT_EQ(view.read_state_file(t.path(), "key", 16, out), "has other hard links");
+    EXPECT_EQ(why("key", 16), key + "has other hard links");
+    // The directory itself is what cannot be used: its name leads.
+    ASSERT_EQ(::chmod((t.path() + "/agentjail").c_str(), 0775), 0);  // writable by its group
+    EXPECT_EQ(why("key", 16).rfind(t.path() + "/agentjail: ", 0), 0u) << why("key", 16);
+    ASSERT_EQ(::chmod((t.path() + "/agentjail").c_str(), 0700), 0);
+    // No directory at all: missing, not refused.
+    ajtest::TempDir empty;
+    EXPECT_TRUE(view.read_state_file(empty.path(), "key", 16, out).missing);
 }
 
 // A secret's source, probed through the view: the value found, never kept.
