@@ -148,15 +148,23 @@ TempDir::TempDir(const std::string& prefix, const std::string& base) {
 }
 
 TempDir::~TempDir() {
-    std::error_code ec;
-    // Make everything writable first: tests create mode-000 files and dirs.
-    for (auto it = std::filesystem::recursive_directory_iterator(
-             path_, std::filesystem::directory_options::skip_permission_denied, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (!it->is_symlink()) chmod(it->path().c_str(), 0700);
+    // Another agentjail may be removing names in here meanwhile (a run of another
+    // test clears the placeholders a killed run left, from its journal): remove_all
+    // stops at the first name that vanished under it, so it goes again until the
+    // directory is gone (a leftover empty aj-ws-* after a whole suite, session 16).
+    for (int round = 0; round < 5; ++round) {
+        std::error_code ec;
+        // Make everything writable first: tests create mode-000 files and dirs.
+        for (auto it = std::filesystem::recursive_directory_iterator(
+                 path_, std::filesystem::directory_options::skip_permission_denied, ec);
+             !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+            if (!it->is_symlink()) chmod(it->path().c_str(), 0700);
+        }
+        chmod(path_.c_str(), 0700);
+        std::filesystem::remove_all(path_, ec);
+        struct stat st {};
+        if (::lstat(path_.c_str(), &st) != 0) return;
     }
-    chmod(path_.c_str(), 0700);
-    std::filesystem::remove_all(path_, ec);
 }
 
 std::string TempDir::write(const std::string& rel, const std::string& content, unsigned mode) const {
