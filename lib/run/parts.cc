@@ -265,6 +265,8 @@ private:
 // the host is looked for after it (lib/workspace/audit.hpp).
 class DirectAudit : public Component {
 public:
+    // `protect`: the policy's patterns (workspace::protect_patterns).
+    explicit DirectAudit(std::vector<std::string> protect) { audit_.protect = std::move(protect); }
     // Taken before the clone (this component is prepared last): whatever the run
     // writes has a later ctime. The coarse clock the kernel stamps files with lags
     // this one by up to a tick.
@@ -333,7 +335,7 @@ Components components_for(const plan::Plan& plan, const policy::Policy& policy,
     if (Guard::wanted(plan)) list.add(std::make_unique<Guard>());
     if (plan.workspace_mode == policy::WorkspaceMode::direct && !plan.workspace.empty() &&
         policy.workspace.value == policy::WorkspaceAccess::rw)
-        list.add(std::make_unique<DirectAudit>());
+        list.add(std::make_unique<DirectAudit>(workspace::protect_patterns(policy)));
     return list;
 }
 

@@ -9,6 +9,9 @@
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 #include "workspace/git.hpp"
+#include "workspace/overlay.hpp"
+
+#include "base/pattern.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -54,6 +57,53 @@ bool newer(const struct stat& st, const struct timespec& since) {
     return st.st_ctim.tv_sec > since.tv_sec ||
            (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec >= since.tv_nsec);
 }
+
+// The files of a walk that the protect patterns name (what runs on the host later:
+// agent and editor settings, hook managers' files), git's own left to the git
+// checks. Looked at in walk order, a directory before what is in it: a directory
+// the patterns name marks all below it; only names that can end a pattern (a
+// prefilter on each pattern's last part) are matched whole, so the walk of a large
+// workspace spells out few paths.
+class Settings {
+public:
+    Settings(const std::vector<std::string>& patterns, const sys::Scan& scan) : patterns_(patterns), scan_(scan) {
+        for (const auto& p : patterns_) {
+            auto segs = base::split_path(p);
+            // git's own names (.git/hooks/, a .git file) are the git checks'.
+            if (segs.empty() || std::find(segs.begin(), segs.end(), ".git") != segs.end()) continue;
+            (p.back() == '/' ? dir_last_ : last_).emplace_back(segs.back());
+        }
+        under_.assign(scan.entries.size(), 0);
+    }
+    // Whether entry i is a file the patterns name (or lies in a directory they do).
+    bool at(std::uint32_t i) {
+        const sys::ScanEntry& e = scan_.entries[i];
+        const bool in_dir = e.parent != sys::ScanEntry::kTop && e.parent < i && under_[e.parent] != 0;
+        if (e.type == sys::EntryType::dir) {
+            // git's directories are the git checks' (never marked, nor what is below).
+            if (e.name == ".git" || (e.parent != sys::ScanEntry::kTop && e.parent < i && under_[e.parent] == 2)) {
+                under_[i] = 2;
+                return false;
+            }
+            under_[i] = in_dir || named(e.name, dir_last_, scan_.rel(e) + "/") ? 1 : 0;
+            return false;
+        }
+        if (e.type != sys::EntryType::file) return false;
+        if (e.parent != sys::ScanEntry::kTop && e.parent < i && under_[e.parent] == 2) return false;
+        return in_dir || named(e.name, last_, scan_.rel(e));
+    }
+
+private:
+    bool named(const std::string& name, const std::vector<base::SegmentPrefilter>& ends, const std::string& rel) const {
+        return std::any_of(ends.begin(), ends.end(), [&](const base::SegmentPrefilter& f) { return f.may_match(name); }) &&
+               is_protected(rel, patterns_);
+    }
+
+    const std::vector<std::string>& patterns_;
+    const sys::Scan& scan_;
+    std::vector<base::SegmentPrefilter> last_, dir_last_;
+    std::vector<unsigned char> under_;  // 1: below a named directory; 2: below .git
+};
 
 class Auditor {
 public:
@@ -101,6 +151,7 @@ public:
                 add(rel, "could not be read by the post-run check: " + util::errno_text(errno), "none: check it by hand");
         };
         if (heads.count(top) && holds.count(top)) git_dir("");
+        Settings settings(o_.protect.empty() ? default_protected() : o_.protect, *sc);
         for (std::uint32_t i = 0; i < sc->entries.size(); ++i) {
             const auto& e = sc->entries[i];
             if (e.type == sys::EntryType::dir && heads.count(i) && holds.count(i)) git_dir(sc->rel(e));
@@ -109,8 +160,7 @@ public:
             // followed by git the same way.
             if (e.name == ".git" && (e.type == sys::EntryType::file || e.type == sys::EntryType::symlink))
                 check_git_pointer(sc->dir_of(e), e.type == sys::EntryType::symlink);
-            const std::string& parent_name = e.parent == top ? std::string() : sc->entries[e.parent].name;
-            if (e.type == sys::EntryType::file && is_setting(parent_name, e.name)) {
+            if (settings.at(i) && e.parent != top) {
                 const std::string dir = sc->dir_of(e);
                 with_dir(dir, [&, d = dir, n = e.name](int fd) { check_setting(fd, d, n); });
             }
@@ -367,23 +417,6 @@ private:
             }
             ::close(sd);
         }
-    }
-
-    // Settings that run code when the user opens this folder with the tool, made
-    // below the workspace's top level (the top level's are protected by the plan).
-    // `dir_name`: the name of the file's directory ("" at the workspace's top).
-    static bool is_setting(const std::string& dir_name, const std::string& name) {
-        static const std::pair<const char*, const char*> in_dir[] = {
-            {".claude", "settings.json"}, {".claude", "settings.local.json"},
-            {".vscode", "tasks.json"},    {".vscode", "settings.json"},
-            {".gemini", "settings.json"}, {".codex", "config.toml"},
-        };
-        static const char* const here[] = {".mcp.json", ".envrc", ".mise.toml", "mise.toml"};
-        for (const auto& [d, n] : in_dir)
-            if (dir_name == d && name == n) return true;
-        for (const char* n : here)
-            if (name == n) return true;
-        return false;
     }
 
     void check_setting(int fd, const std::string& dir, const std::string& name) {

@@ -66,6 +66,8 @@ Result<std::vector<LayerChange>> collect_changes(const std::string& upper_dir, c
 
 // The workspace paths that run code on the host later and are protected in direct
 // mode: git's hooks and config, editor and agent settings, agentjail's policy files.
+// The default policy's protect list (policies/default.toml), for a policy without one.
+// (Its "**/.git" entry, for a .git file, is left to the git checks: is_protected.)
 const std::vector<std::string>& default_protected();
 
 // Whether `path` (relative) is, or lies under, a path matching one of `patterns`

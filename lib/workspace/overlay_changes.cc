@@ -4,6 +4,7 @@
 // files, whiteouts, opaque directories, links, modes), as data and as JSON.
 #include "workspace/overlay.hpp"
 
+#include "policy/policy.hpp"
 #include "sys/fd.hpp"
 #include "util/strings.hpp"
 
@@ -384,17 +385,15 @@ Result<std::vector<LayerChange>> collect_changes(const std::string& upper_dir, c
 }
 
 const std::vector<std::string>& default_protected() {
-    // What direct mode keeps read-only (issue 10, "Direct mode"), as globs
-    // relative to the workspace; nested repositories and submodules included.
-    static const std::vector<std::string> list = {
-        "**/.git/config",  "**/.git/config.worktree", "**/.git/hooks", "**/.git/info",
-        "**/.git/commondir", "**/.git/modules/**/config", "**/.git/modules/**/hooks",
-        "**/.git/modules/**/info", "**/.git/worktrees/*/config.worktree", "**/.git/worktrees/*/commondir",
-        "**/.git/worktrees/*/gitdir", "**/.gitmodules", "**/.gitattributes",
-        "**/.claude/settings*.json", "**/.claude/hooks", "**/.claude/commands", "**/.claude/agents",
-        "**/.mcp.json", "**/.codex", "**/.vscode", "**/.idea", "**/.envrc", "**/.tool-versions",
-        "**/.agentjail", "**/agentjail.toml", "**/.agentjail.toml",
-    };
+    // The default policy's [workspace] protect list, the one list of what runs on the
+    // host later (policies/default.toml says why for each); a built-in policy that
+    // does not load is a build's bug, which its unit tests catch.
+    static const std::vector<std::string> list = [] {
+        std::vector<std::string> out;
+        if (auto p = policy::load("default"))
+            for (const auto& r : p->protect) out.push_back(r.pattern);
+        return out;
+    }();
     return list;
 }
 
@@ -403,7 +402,11 @@ bool is_protected(const std::string& path, const std::vector<std::string>& patte
     for (std::string pat : patterns) {
         if (util::starts_with(pat, "{workspace}/")) pat = pat.substr(12);
         const std::vector<std::string> pp = split(pat);
-        if (pp.empty()) continue;
+        // A pattern naming .git itself is for a .git *file* (a gitdir pointer), which
+        // the callers' git checks take (git_redirect, the audit's pointer check): as a
+        // cover of everything below, it would take the whole .git directory, which is
+        // never protected whole (objects, refs and the index stay the agent's).
+        if (pp.empty() || pp.back() == ".git") continue;
         // The path or any of its ancestors: a protected directory covers what is in it.
         for (size_t n = 1; n <= parts.size(); ++n) {
             std::vector<std::string> head(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(n));

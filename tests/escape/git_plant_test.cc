@@ -146,3 +146,25 @@ TEST_F(Escape, WS_PLANT04_AgentSettingsInASubfolderAreReported) {
         << describe(r);
     EXPECT_EQ(r.err.find("old/.claude/settings.json"), std::string::npos) << describe(r);
 }
+
+// WS-PLANT-05: the check after the run reads the policy's protect list, not a list of
+// its own: every agent's and editor's settings the list names (Cursor, Continue, Zed,
+// opencode, Claude Code's skills and commands), made in a sub-folder, are reported;
+// a file beside them that no entry names is not (the control).
+TEST_F(Escape, WS_PLANT05_EveryProtectedNameMadeInASubfolderIsReported) {
+    const std::vector<std::string> named = {"pkg/.cursor/mcp.json",        "pkg/.continue/config.yaml",
+                                            "pkg/.zed/tasks.json",         "pkg/opencode.json",
+                                            "pkg/.opencode/plugin.js",     "pkg/.claude/skills/s/run.sh",
+                                            "pkg/.claude/commands/go.md"};
+    std::string script = "set -e; ";
+    for (const auto& n : named)
+        script += "mkdir -p \"$(dirname " + n + ")\" && echo x > " + n + "; ";
+    script += "echo x > pkg/notes.md; echo x > pkg/cursor.json; echo made";
+    auto r = jail.sh(script);
+    ASSERT_EQ(ajtest::trim(r.out), "made") << describe(r);
+    for (const auto& n : named)
+        EXPECT_NE(r.err.find(n + ": agent or editor settings written during the run"), std::string::npos)
+            << n << "\n" << describe(r);
+    EXPECT_EQ(r.err.find("pkg/notes.md"), std::string::npos) << describe(r);
+    EXPECT_EQ(r.err.find("pkg/cursor.json"), std::string::npos) << describe(r);
+}

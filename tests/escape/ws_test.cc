@@ -377,3 +377,20 @@ TEST_F(Escape, WS09_ReappliedWithLimitsFrozenWhereACgroupExists) {
     std::cout << "[ window ] sed -i .env, with limits (" << (ajit::cgroup_probe().ok ? "frozen in a cgroup" : "no cgroup")
               << "): re-applied " << window << " ms after noticing\n";
 }
+
+// The agents' and editors' names that run code when the folder is opened cannot be
+// made at the workspace's top level, whichever tool they are for (the placeholders of
+// the default protect list); a name beside them is (the control: the top level is
+// writable).
+TEST_F(Escape, WS10_NoAgentsOrEditorsSettingsCanBeMadeAtTheTop) {
+    auto r = jail.sh(
+        "for f in .cursor/mcp.json .continue/config.yaml .zed/settings.json opencode.json opencode.jsonc "
+        ".opencode/plugin.js .claude/skills/s/SKILL.md .claude/commands/go.md .claude/agents/a.md; do "
+        "mkdir -p \"$(dirname $f)\" 2>/dev/null; if (echo x > $f) 2>/dev/null; then echo \"MADE $f\"; fi; done; "
+        "echo x > .cursorx && echo control=ok");
+    EXPECT_EQ(r.out.find("MADE"), std::string::npos) << describe(r);
+    EXPECT_NE(r.out.find("control=ok"), std::string::npos) << describe(r);
+    for (const char* n : {".cursor", ".continue", ".zed", "opencode.json", "opencode.jsonc", ".opencode"})
+        EXPECT_FALSE(ajtest::exists(jail.ws() + "/" + n)) << n << ": a placeholder outlived the run";
+}
+

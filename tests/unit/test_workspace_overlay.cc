@@ -76,7 +76,9 @@ TEST(OverlayProtect, DefaultListMatchesWhatRunsLater) {
     for (const char* p : {".git/hooks/pre-commit", ".git/config", "sub/.git/config", ".gitattributes",
                           "pkg/.gitattributes", ".gitmodules", ".claude/settings.json",
                           ".claude/settings.local.json", ".mcp.json", ".vscode/tasks.json", ".envrc",
-                          ".git/modules/lib/hooks/post-checkout", ".git/info/attributes"})
+                          ".git/modules/lib/hooks/post-checkout", ".git/info/attributes", ".cursor/mcp.json",
+                          "pkg/.zed/tasks.json", "opencode.json", ".claude/skills/s/run.sh", ".continue/config.yaml",
+                          ".husky/pre-commit"})
         EXPECT_TRUE(ws::is_protected(p, list)) << p;
     for (const char* p : {"src/main.c", ".git/objects/ab/cdef", ".git/refs/heads/main", ".git/index",
                           "README.md", ".claude/notes.md", "vscode/tasks.json"})
