@@ -200,7 +200,18 @@ Result<std::unique_ptr<Watch>> Watch::create(const plan::Plan& plan) {
         if (it.root.empty()) it.root = it.parent;
         w->items_.push_back(std::move(it));
     }
-    for (auto& it : w->items_) {
+    for (size_t i = 0; i < w->items_.size(); ++i) {
+        Item& it = w->items_[i];
+        // Guards mostly share a directory (the workspace's top): one watch each,
+        // taken over from an earlier guard when it is the same directory (at the
+        // start only: later a name may stand for another directory).
+        auto same = std::find_if(w->items_.begin(), w->items_.begin() + static_cast<std::ptrdiff_t>(i),
+                                 [&](const Item& o) { return o.wd >= 0 && o.watched == it.parent; });
+        if (same != w->items_.begin() + static_cast<std::ptrdiff_t>(i)) {
+            it.watched = same->watched;
+            it.wd = same->wd;
+            continue;
+        }
         w->watch(it);
         if (it.wd < 0)
             return Error(ErrorKind::setup, errno,
