@@ -13,6 +13,8 @@
 #include "util/strings.hpp"
 
 #include <dirent.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <sys/resource.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -158,6 +160,18 @@ const HostView::Listing& HostView::listing(const std::string& dir) const {
     ::closedir(d);
     it->second.names = std::move(names);
     return it->second;
+}
+
+bool HostView::entry_inodes_exact(const std::string& path) const {
+    struct statfs fs {};
+    if (::statfs(path.c_str(), &fs) != 0) return false;
+    // f_type's width differs between ABIs: compared as unsigned 32-bit values.
+    const auto t = static_cast<std::uint32_t>(fs.f_type);
+    for (std::uint32_t ok : {static_cast<std::uint32_t>(EXT4_SUPER_MAGIC), static_cast<std::uint32_t>(XFS_SUPER_MAGIC),
+                             static_cast<std::uint32_t>(BTRFS_SUPER_MAGIC), static_cast<std::uint32_t>(TMPFS_MAGIC),
+                             static_cast<std::uint32_t>(F2FS_SUPER_MAGIC), 0x2fc12fc1u /* zfs */})
+        if (t == ok) return true;
+    return false;
 }
 
 std::vector<std::string> HostView::list(const std::string& dir) const {

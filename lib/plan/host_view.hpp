@@ -58,6 +58,11 @@ public:
     // A small text file (links followed, as the user set them up): the user's own
     // configuration, never the workspace's.
     std::optional<std::string> read_text(const std::string& path, std::size_t max = 1 << 20) const;
+    // Whether the filesystem `path` lies on gives each directory entry the inode number
+    // stat(2) gives (ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs): a walk of names alone then
+    // tells which names share an inode. false where it may not (overlayfs, FUSE, NFS,
+    // anything else) or where it cannot be asked.
+    bool entry_inodes_exact(const std::string& path) const;
     // The workspace walk (sys/scan.hpp) and an entry's stat.
     Result<sys::Scan> scan(const std::string& root, const sys::ScanOptions& options = {}) const;
     Result<void> stat_entry(const sys::Scan& scan, sys::ScanEntry& entry) const;

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 namespace agentjail::plan::detail {
 
@@ -209,19 +210,41 @@ Result<std::vector<std::string>> WorkspaceRules::other_names(dev_t dev, ino_t in
 // The files with other hard links in the hidden directories on the workspace's
 // filesystem: the mask over the directory hides them there, but another name of one
 // in the workspace (a key linked into the project as deploy_key) would show it.
+// Where directory entries carry the inode numbers stat gives (HostView::entry_inodes_exact),
+// and the plan walked the workspace already, a hidden directory is listed by names
+// alone and only the files whose inode number is also a workspace file's are looked
+// at (a stat each); elsewhere every file in it is (a ~/.azure or ~/.kube with
+// thousands of cached files cost milliseconds a run).
 Result<std::vector<Hidden>> WorkspaceRules::linked_in_hidden_dirs(dev_t ws_dev) {
     std::vector<Hidden> out;
     const size_t n = hidden_.size();
+    std::optional<std::unordered_set<ino_t>> ws_inodes;  // the workspace's files', once
     for (size_t i = 0; i < n; ++i) {
         const Hidden& h = hidden_[i];
         if (!h.is_dir || h.dev != ws_dev) continue;
+        // By names only when the workspace was walked anyway (the ** patterns): a walk
+        // made for this alone would cost more than it saves (a workspace of "/").
+        const bool by_name = scans_.count(ctx_.workspace) != 0 && ctx_.view->entry_inodes_exact(h.path) &&
+                             ctx_.view->entry_inodes_exact(ctx_.workspace);
+        if (by_name && !ws_inodes) {
+            auto ws = ws_scan();
+            if (!ws) return std::move(ws).error();
+            ws_inodes.emplace();
+            for (const auto& e : (*ws)->entries)
+                if (e.type == EntryType::file) ws_inodes->insert(e.ino);
+        }
         sys::ScanOptions opt;
-        opt.stat = true;
+        opt.stat = !by_name;
         opt.skip_git_internals = false;
         auto inner = ctx_.view->scan(h.path, opt);
         if (!inner) continue;  // unreadable to the caller: so are its files, by any name
-        for (const auto& e : inner->entries) {
-            if (e.type != EntryType::file || e.nlink < 2 || e.dev != ws_dev) continue;
+        for (auto e : inner->entries) {
+            if (e.type != EntryType::file) continue;
+            if (by_name) {
+                if (ws_inodes->count(e.ino) == 0) continue;
+                if (!ctx_.view->stat_entry(*inner, e)) continue;
+            }
+            if (e.nlink < 2 || e.dev != ws_dev) continue;
             Hidden f = h;
             f.path = join(h.path, inner->rel(e));
             f.is_dir = false;

@@ -27,6 +27,7 @@
 
 #include <cstdlib>
 #include <set>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -387,6 +388,34 @@ TEST_F(Escape, ADV2_HardLinkOfAKeyInAHiddenDirectoryIsHidden) {
     jail.ws_dir().write("deploy_key", "a public note\n");
     auto c = jail.sh("cat deploy_key");
     EXPECT_EQ(c.out, "a public note\n") << describe(c);
+}
+
+// The same deeper on both sides: a key in a directory below the hidden one, linked
+// into a sub-folder of the project. The plan finds such links by the inode numbers
+// of the names it lists (no stat of every file in a hidden directory), so the test
+// runs where that is how it looks (ext4, xfs, btrfs, tmpfs) and says so elsewhere.
+TEST_F(Escape, ADV2_HardLinkOfANestedKeyIntoASubfolderIsHidden) {
+    const std::string dir = jail.home() + "/.ssh/deploy";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+    const std::string key = dir + "/id_rsa";
+    const std::string secret = ajtest::canary();
+    {
+        std::ofstream(key) << secret << "\n";
+    }
+    ASSERT_EQ(::mkdir((jail.ws() + "/ops").c_str(), 0755), 0);
+    const std::string other = jail.ws() + "/ops/material";
+    if (::link(key.c_str(), other.c_str()) != 0)
+        GTEST_SKIP() << "the home and the workspace are on different filesystems: no hard link possible";
+    auto r = jail.sh("cat ops/material; true");
+    EXPECT_FALSE(ajtest::contains(r.out + r.err, secret)) << describe(r);
+    // Control: the key's content is what a plain copy beside it shows.
+    ASSERT_EQ(::unlink(other.c_str()), 0);
+    jail.ws_dir().write("ops/material", secret + "\n");
+    auto c = jail.control_sh("cat ops/material");
+    EXPECT_TRUE(ajtest::contains(c.out, secret)) << describe(c);
+    ::unlink(other.c_str());
+    ::unlink(key.c_str());
+    ::rmdir(dir.c_str());
 }
 
 // Links toward a protected directory (.git/hooks), absolute and relative: a hook
