@@ -21,9 +21,8 @@ Result<std::string> read_source(const SourceSpec& spec, const std::string& secre
         },
         [](const std::string& path, base::wstring& out) { return sys::read_small_file(path, out); }, {}, &v);
     if (!p.available) {
-        std::string why = p.why;
-        if (spec.kind == SourceSpec::Kind::env && why == "$" + spec.where + " is not set")
-            why = "the variable is not set";
+        // The source's text names the variable already.
+        const std::string why = p.unset ? "the variable is not set" : p.why;
         return Error(ErrorKind::invalid_input, EINVAL, "secret " + secret_name + " (" + source_text(spec) + "): " + why);
     }
     return std::string(v.data(), v.size());

@@ -211,6 +211,7 @@ SourceProbe find_source(const SourceSpec& spec, const std::string& secret_name, 
     case SourceSpec::Kind::env: {
         if (!env(spec.where, v) || v.empty()) {
             p.why = "$" + spec.where + " is not set";
+            p.unset = true;
         } else {
             p.why = check_value(v);
             if (!p.why.empty()) p.why = "$" + spec.where + ": " + p.why;

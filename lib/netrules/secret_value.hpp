@@ -30,6 +30,7 @@ EnvLookup environ_lines(const std::vector<std::string>& environ);
 struct SourceProbe {
     bool available = false;
     std::string why;  // when not available: "$X is not set", "FILE: no such file", ...
+    bool unset = false;  // not available because the env source's variable is not set
     std::optional<double> expires_at;  // seconds since the epoch, when `expires` found one
 };
 

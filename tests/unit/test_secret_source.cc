@@ -158,6 +158,8 @@ TEST(SecretSource, ProbeReadsJsonAndLeavesTheValueOut) {
     EXPECT_EQ(b.why, bad + ": not valid JSON");
     auto e = probe(*net::parse_source("env:AJ_NOT_SET_HERE", &why), {"OTHER=1"});
     EXPECT_EQ(e.why, "$AJ_NOT_SET_HERE is not set");
+    EXPECT_TRUE(e.unset);
+    EXPECT_FALSE(b.unset);  // a file's failure is not an unset variable
 }
 
 // [secrets] in a policy file: alternatives, optional, expires and help, and each bad
