@@ -72,9 +72,27 @@ public:
         return parentfd_.get();
     }
 
+    // The pass's first socket placeholder, which the others are hard links of: one
+    // inode made (and freed) a run instead of one a name, each of which costs an
+    // allocation on the host's filesystem.
+    struct Socket {
+        sys::UniqueFd dir;  // its directory, held: the name is looked up in it alone
+        std::string name;
+        dev_t dev = 0;
+        ino_t ino = 0;
+    };
+    const Socket* socket() const { return socket_.dir ? &socket_ : nullptr; }
+    void keep_socket(int parent, const std::string& name, const struct stat& st) {
+        socket_.dir.reset(::fcntl(parent, F_DUPFD_CLOEXEC, 0));
+        socket_.name = name;
+        socket_.dev = st.st_dev;
+        socket_.ino = st.st_ino;
+    }
+
 private:
     std::string root_, parent_;
     sys::UniqueFd rootfd_, parentfd_;
+    Socket socket_;
 };
 
 namespace {
@@ -102,6 +120,22 @@ bool another_runs_placeholder(Parents& parents, const std::string& root, const s
     return (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)) && (st.st_mode & 07777) == 0444 && st.st_size == 0;
 }
 
+// Links name in parent to the pass's socket placeholder, never over anything there,
+// and only as that same inode: the socket's name is looked up in its held directory
+// alone (no path to redirect), and what the new name is afterwards is checked (had
+// its name been swapped meanwhile, the link is undone). false: none made (no socket
+// yet, another filesystem, a refusal): the caller makes one of its own.
+bool linked_socket(Parents& parents, int parent, const std::string& name, struct stat& st) {
+    const Parents::Socket* sock = parents.socket();
+    if (sock == nullptr) return false;
+    if (::linkat(sock->dir.get(), sock->name.c_str(), parent, name.c_str(), 0) != 0) return false;
+    if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
+        st.st_dev == sock->dev && st.st_ino == sock->ino)
+        return true;
+    (void)::unlinkat(parent, name.c_str(), 0);
+    return false;
+}
+
 // Makes `at` (host itself, or its staged name beside it) for the placeholder of host.
 Result<Placeholder> make_at(Parents& parents, const std::string& root, const std::string& host,
                             const std::string& at, bool is_dir, bool socket) {
@@ -116,7 +150,9 @@ Result<Placeholder> make_at(Parents& parents, const std::string& root, const std
     const mode_t mode = is_dir ? 0755 : 0444;
     sys::UniqueFd fd;
     struct stat st {};
-    if (is_dir || p.socket) {
+    if (p.socket && linked_socket(parents, parent, s.name, st)) {
+        // Another name of the pass's socket (its mode is the one checked when made).
+    } else if (is_dir || p.socket) {
         // mknod never follows a link at the name and fails on anything there (as O_EXCL).
         if (is_dir ? ::mkdirat(parent, s.name.c_str(), mode) < 0
                    : ::mknodat(parent, s.name.c_str(), S_IFSOCK | mode, 0) < 0)
@@ -144,6 +180,7 @@ Result<Placeholder> make_at(Parents& parents, const std::string& root, const std
                 return placeholder_error(e, host, "set the mode of what was created");
             }
         }
+        if (p.socket && !parents.socket()) parents.keep_socket(parent, s.name, st);
     } else {
         // O_EXCL: never an existing file, and never through a link at the name.
         fd.reset(::openat(parent, s.name.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));

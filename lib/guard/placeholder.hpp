@@ -21,7 +21,9 @@ namespace agentjail::guard {
 struct Placeholder {
     std::string host;  // canonical host path
     bool is_dir = false;
-    bool socket = false;  // not a directory: a socket file (plan::Guard::socket), else a file
+    // Not a directory: a socket file (plan::Guard::socket), else a file. The sockets
+    // Placeholders::stage makes in one pass are hard links of one inode.
+    bool socket = false;
     dev_t dev = 0;  // identity of what we created
     ino_t ino = 0;
     // The name it was made under first, beside host, until Placeholders::commit()

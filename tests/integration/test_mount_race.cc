@@ -96,6 +96,32 @@ TEST_F(MountRace, AHiddenFileGoneBeforeTheRootIsNotMadeAgain) {
     EXPECT_FALSE(ajtest::exists(path)) << "the launcher made the hidden name anew on the host";
 }
 
+// A run's placeholders for files' names are one socket inode under many names (hard
+// links: one inode made on the host a run, not one a name), each bound read-only as
+// usual, and none is left after the run.
+TEST_F(MountRace, TheSocketPlaceholdersOfARunAreOneInode) {
+    ajtest::TempDir ws;
+    auto p = Policy::load("default");
+    ASSERT_TRUE(p && p->set_workspace(ws.path()));
+    agentjail::RunResult r;
+    struct stat a {}, b {}, c {};
+    ASSERT_EQ(run_held(*p, {"/bin/true"},
+                       [&] {
+                           ASSERT_EQ(::lstat((ws.path() + "/.envrc").c_str(), &a), 0);
+                           ASSERT_EQ(::lstat((ws.path() + "/.mcp.json").c_str(), &b), 0);
+                           ASSERT_EQ(::lstat((ws.path() + "/.vscode").c_str(), &c), 0);
+                       },
+                       &r),
+              "");
+    EXPECT_TRUE(r.exited && r.exit_code == 0);
+    EXPECT_TRUE(S_ISSOCK(a.st_mode) && S_ISSOCK(b.st_mode));
+    EXPECT_EQ(a.st_ino, b.st_ino) << "two socket placeholders of one run are two inodes";
+    EXPECT_GE(a.st_nlink, 2u);
+    EXPECT_TRUE(S_ISDIR(c.st_mode));  // a directory's name keeps a directory of its own
+    for (const char* n : {"/.envrc", "/.mcp.json", "/.vscode"})
+        EXPECT_FALSE(ajtest::exists(ws.path() + n)) << n << " outlived its run";
+}
+
 // A placeholder of ours (a protected name that did not exist: .envrc) removed on the
 // host before the root is built: the launch fails, saying where, and makes nothing.
 // The control is the run without the removal.
