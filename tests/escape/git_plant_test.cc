@@ -155,7 +155,7 @@ TEST_F(Escape, WS_PLANT05_EveryProtectedNameMadeInASubfolderIsReported) {
     const std::vector<std::string> named = {"pkg/.cursor/mcp.json",        "pkg/.continue/config.yaml",
                                             "pkg/.zed/tasks.json",         "pkg/opencode.json",
                                             "pkg/.opencode/plugin.js",     "pkg/.claude/skills/s/run.sh",
-                                            "pkg/.claude/commands/go.md"};
+                                            "pkg/.claude/commands/go.md",  "pkg/.roo/mcp.json"};
     std::string script = "set -e; ";
     for (const auto& n : named)
         script += "mkdir -p \"$(dirname " + n + ")\" && echo x > " + n + "; ";

@@ -385,12 +385,13 @@ TEST_F(Escape, WS09_ReappliedWithLimitsFrozenWhereACgroupExists) {
 TEST_F(Escape, WS10_NoAgentsOrEditorsSettingsCanBeMadeAtTheTop) {
     auto r = jail.sh(
         "for f in .cursor/mcp.json .continue/config.yaml .zed/settings.json opencode.json opencode.jsonc "
+        ".roo/mcp.json "
         ".opencode/plugin.js .claude/skills/s/SKILL.md .claude/commands/go.md .claude/agents/a.md; do "
         "mkdir -p \"$(dirname $f)\" 2>/dev/null; if (echo x > $f) 2>/dev/null; then echo \"MADE $f\"; fi; done; "
         "echo x > .cursorx && echo control=ok");
     EXPECT_EQ(r.out.find("MADE"), std::string::npos) << describe(r);
     EXPECT_NE(r.out.find("control=ok"), std::string::npos) << describe(r);
-    for (const char* n : {".cursor", ".continue", ".zed", "opencode.json", "opencode.jsonc", ".opencode"})
+    for (const char* n : {".cursor", ".continue", ".zed", "opencode.json", "opencode.jsonc", ".opencode", ".roo"})
         EXPECT_FALSE(ajtest::exists(jail.ws() + "/" + n)) << n << ": a placeholder outlived the run";
 }
 
