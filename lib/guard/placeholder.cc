@@ -146,13 +146,13 @@ Result<Placeholder> make_at(Parents& parents, const std::string& root, const std
     Placeholder p;
     p.host = host;
     p.is_dir = is_dir;
-    p.socket = !is_dir && socket;
+    const bool sock = !is_dir && socket;
     const mode_t mode = is_dir ? 0755 : 0444;
     sys::UniqueFd fd;
     struct stat st {};
-    if (p.socket && linked_socket(parents, parent, s.name, st)) {
+    if (sock && linked_socket(parents, parent, s.name, st)) {
         // Another name of the pass's socket (its mode is the one checked when made).
-    } else if (is_dir || p.socket) {
+    } else if (is_dir || sock) {
         // mknod never follows a link at the name and fails on anything there (as O_EXCL).
         if (is_dir ? ::mkdirat(parent, s.name.c_str(), mode) < 0
                    : ::mknodat(parent, s.name.c_str(), S_IFSOCK | mode, 0) < 0)
@@ -180,7 +180,7 @@ Result<Placeholder> make_at(Parents& parents, const std::string& root, const std
                 return placeholder_error(e, host, "set the mode of what was created");
             }
         }
-        if (p.socket && !parents.socket()) parents.keep_socket(parent, s.name, st);
+        if (sock && !parents.socket()) parents.keep_socket(parent, s.name, st);
     } else {
         // O_EXCL: never an existing file, and never through a link at the name.
         fd.reset(::openat(parent, s.name.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
@@ -311,7 +311,7 @@ Result<std::vector<WantedPlaceholder>> wanted_placeholders(const plan::Plan& pla
             w.root = root;
             w.host = host;
             w.is_dir = is_dir;
-            w.socket = !is_dir && socket;
+            w.socket = socket;
             w.staged = host.substr(0, host.rfind('/')) + "/" + plan::staged_name(tag, out.size());
             out.push_back(std::move(w));
         };

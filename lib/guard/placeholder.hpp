@@ -21,9 +21,6 @@ namespace agentjail::guard {
 struct Placeholder {
     std::string host;  // canonical host path
     bool is_dir = false;
-    // Not a directory: a socket file (plan::Guard::socket), else a file. The sockets
-    // Placeholders::stage makes in one pass are hard links of one inode.
-    bool socket = false;
     dev_t dev = 0;  // identity of what we created
     ino_t ino = 0;
     // The name it was made under first, beside host, until Placeholders::commit()
@@ -36,6 +33,8 @@ struct WantedPlaceholder {
     std::string root;  // guard_root(): the bound directory it lies in
     std::string host;
     bool is_dir = false;
+    // Not a directory: a socket file (plan::Guard::socket), else a file. The sockets
+    // Placeholders::stage makes in one pass are hard links of one inode.
     bool socket = false;
     std::string staged;  // host's directory + "/.agentjail-<tag>-<i>": no other run's name
 };

@@ -218,14 +218,18 @@ Result<std::vector<std::string>> WorkspaceRules::other_names(dev_t dev, ino_t in
 Result<std::vector<Hidden>> WorkspaceRules::linked_in_hidden_dirs(dev_t ws_dev) {
     std::vector<Hidden> out;
     const size_t n = hidden_.size();
+    // By names only when the workspace was walked anyway (the ** patterns): a walk
+    // made for this alone would cost more than it saves (a workspace of "/"). The
+    // directories looked at are on the workspace's device, so its filesystem is
+    // theirs: asked once.
+    std::optional<bool> by_name_here;
     std::optional<std::unordered_set<ino_t>> ws_inodes;  // the workspace's files', once
     for (size_t i = 0; i < n; ++i) {
         const Hidden& h = hidden_[i];
         if (!h.is_dir || h.dev != ws_dev) continue;
-        // By names only when the workspace was walked anyway (the ** patterns): a walk
-        // made for this alone would cost more than it saves (a workspace of "/").
-        const bool by_name = scans_.count(ctx_.workspace) != 0 && ctx_.view->entry_inodes_exact(h.path) &&
-                             ctx_.view->entry_inodes_exact(ctx_.workspace);
+        if (!by_name_here)
+            by_name_here = scans_.count(ctx_.workspace) != 0 && ctx_.view->entry_inodes_exact(ctx_.workspace);
+        const bool by_name = *by_name_here;
         if (by_name && !ws_inodes) {
             auto ws = ws_scan();
             if (!ws) return std::move(ws).error();

@@ -116,14 +116,11 @@ std::string hooks_path_in(const std::string& text) {
     return found;
 }
 
-// Whether segment i of rel (npos: the last) lies below a .git directory (an earlier
-// segment is .git).
-bool in_git_dir(const std::string& rel, size_t i) {
+// Whether rel's last segment lies below a .git directory (an earlier one is .git).
+bool below_git_dir(const std::string& rel) {
     auto segs = base::split_path(rel);
-    if (i == std::string::npos) i = segs.empty() ? 0 : segs.size() - 1;
-    for (size_t k = 0; k < i && k < segs.size(); ++k)
-        if (segs[k] == ".git") return true;
-    return false;
+    if (segs.empty()) return false;
+    return std::find(segs.begin(), segs.end() - 1, ".git") != segs.end() - 1;
 }
 
 }  // namespace
@@ -145,8 +142,7 @@ bool WorkspaceRules::need_scan_for_protect() const {
 
 void WorkspaceRules::add_protected(Protected p) {
     if (!p.is_dir && util::path_within(p.path, ctx_.workspace) && p.path != ctx_.workspace)
-        p.socket = !in_git_dir(p.path.substr(ctx_.workspace == "/" ? 1 : ctx_.workspace.size() + 1),
-                               std::string::npos);
+        p.socket = !below_git_dir(p.path.substr(ctx_.workspace == "/" ? 1 : ctx_.workspace.size() + 1));
     auto it = std::find_if(out_.protect.begin(), out_.protect.end(),
                            [&](const Protected& o) { return o.path == p.path; });
     if (it != out_.protect.end()) return;

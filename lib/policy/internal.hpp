@@ -100,8 +100,8 @@ std::string check_secret_header(std::string_view s);  // a header name a secret 
 const std::vector<std::string_view>& limits_keys();
 bool limit_is_boolean(std::string_view key);
 
-// Parses one file's text (parse.cc). `file` is used in every message. `embedded`: the
-// text is one compiled into the binary, which a unit test holds to what the
+// Parses one file's text (parse.cc). `file` is used in every message. Source::embedded:
+// the text is one compiled into the binary, which a unit test holds to what the
 // prescan checks (PolicyBuiltins.EveryEmbeddedTextPassesThePrescan), so the run does
 // not scan it again; a user's file is always scanned.
 enum class Source { file, embedded };

@@ -61,7 +61,7 @@ Result<void> Enforcer::prepare(const plan::Plan& plan, Spawn& spawn) {
         if (spawn.cgroup_fd < 0) spawn.before_fork = true;
         // While a guarded name's protection is put back (guard/watch.cc).
         spawn.freeze_fd = group_->freezer_fd();
-        // The user's stop, where the group offers it (cgroup.h says which).
+        // The user's stop, where the group offers it (cgroup.hpp says which).
         if (group_->freezes_for_stop()) {
             cgroup::Group* g = group_.get();
             spawn.freeze_group = [g](bool on, int timeout_ms) { return g->freeze_and_wait(on, timeout_ms); };

@@ -78,19 +78,15 @@ public:
     // Whether entry i is a file the patterns name (or lies in a directory they do).
     bool at(std::uint32_t i) {
         const sys::ScanEntry& e = scan_.entries[i];
-        const bool in_dir = e.parent != sys::ScanEntry::kTop && e.parent < i && under_[e.parent] != 0;
+        // Its directory's mark (the walk lists a directory before what is in it).
+        const unsigned char up = e.parent != sys::ScanEntry::kTop && e.parent < i ? under_[e.parent] : 0;
         if (e.type == sys::EntryType::dir) {
             // git's directories are the git checks' (never marked, nor what is below).
-            if (e.name == ".git" || (e.parent != sys::ScanEntry::kTop && e.parent < i && under_[e.parent] == 2)) {
-                under_[i] = 2;
-                return false;
-            }
-            under_[i] = in_dir || named(e, dir_last_) ? 1 : 0;
+            under_[i] = e.name == ".git" || up == 2 ? 2 : up == 1 || named(e, dir_last_) ? 1 : 0;
             return false;
         }
-        if (e.type != sys::EntryType::file) return false;
-        if (e.parent != sys::ScanEntry::kTop && e.parent < i && under_[e.parent] == 2) return false;
-        return in_dir || named(e, last_);
+        if (e.type != sys::EntryType::file || up == 2) return false;
+        return up == 1 || named(e, last_);
     }
 
 private:
@@ -153,7 +149,7 @@ public:
                 add(rel, "could not be read by the post-run check: " + util::errno_text(errno), "none: check it by hand");
         };
         if (heads.count(top) && holds.count(top)) git_dir("");
-        Settings settings(o_.protect.empty() ? default_protected() : o_.protect, *sc);
+        Settings settings(o_.protect, *sc);
         for (std::uint32_t i = 0; i < sc->entries.size(); ++i) {
             const auto& e = sc->entries[i];
             if (e.type == sys::EntryType::dir && heads.count(i) && holds.count(i)) git_dir(sc->rel(e));

@@ -27,9 +27,10 @@ struct AuditOptions {
     std::string workspace;               // canonical host path
     struct timespec since {};            // the run's start (CLOCK_REALTIME)
     std::vector<std::string> protected_paths;  // host paths the sandbox could not write
-    // The policy's [workspace] protect patterns (relative globs): a file matching one
-    // that the run wrote below the top level is flagged (the top level's cannot be
-    // written). Empty: the default policy's list (workspace::default_protected()).
+    // The policy's [workspace] protect patterns (relative globs, as
+    // workspace::protect_patterns gives them: the default policy's list for a policy
+    // without one): a file matching one that the run wrote below the top level is
+    // flagged (the top level's cannot be written).
     std::vector<std::string> protect;
     bool neutralize = true;              // false: report only
     std::size_t max_entries = 1000000;   // a bound on the walk; past it the audit says so
