@@ -46,10 +46,17 @@ long kernel_answer(const std::vector<sock_filter>& bpf, long nr) {
     }
     ::close(fds[1]);
     long v = -100000;
-    ssize_t n = ::read(fds[0], &v, sizeof v);
+    // A signal of libFuzzer's (its timers) may interrupt the read: closing the pipe
+    // then would end the child with SIGPIPE, which looked like the filter's answer
+    // ("the kernel answered 1013", session 16).
+    ssize_t n;
+    do {
+        n = ::read(fds[0], &v, sizeof v);
+    } while (n < 0 && errno == EINTR);
     ::close(fds[0]);
     int st = 0;
-    ::waitpid(pid, &st, 0);
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
     if (WIFSIGNALED(st)) return 1000 + WTERMSIG(st);
     AJ_FUZZ_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);  // the kernel accepted the filter
     return n == static_cast<ssize_t>(sizeof v) ? v : -100000;
