@@ -173,6 +173,11 @@ std::vector<Flag> make_table() {
          "bind SRC read-write at the absolute path DST (default: the same path); repeatable", nullptr, bind<policy::add_rw>},
         {"hide", 0, "PATH", true, both, O, "hide PATH (globs * ? allowed) whatever else binds it; repeatable",
          nullptr, path<policy::add_hide>},
+        {"allow-socket", 0, "PATH", true, both, O,
+         "let the command connect to the Unix socket at PATH inside (its real path, no links); "
+         "others in bound directories are refused unless a process inside listens on them; "
+         "repeatable",
+         nullptr, path<policy::add_socket>},
         {"tmpfs", 0, "PATH[:SIZE]", true, both, O, "a fresh tmpfs at PATH, SIZE like 256M; repeatable", nullptr,
          apply_tmpfs},
         {"env", 'e', "NAME[=VALUE]", true, both, O,

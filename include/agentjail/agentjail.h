@@ -114,6 +114,10 @@ AJ_API int aj_policy_add_ro(aj_policy *policy, const char *src, const char *dst,
 AJ_API int aj_policy_add_rw(aj_policy *policy, const char *src, const char *dst, aj_error **err);
 /* Hides a path or glob; a hidden path stays hidden whatever else binds it. */
 AJ_API int aj_policy_add_hide(aj_policy *policy, const char *path, aj_error **err);
+/* Lets the command connect to the Unix socket at path (its path inside, no links on
+ * the way); others in bound directories are refused unless a process inside listens
+ * on them (docs/seccomp.md, "The socket gate"). */
+AJ_API int aj_policy_add_socket(aj_policy *policy, const char *path, aj_error **err);
 /* A fresh tmpfs at path; size 0: the built-in default size. */
 AJ_API int aj_policy_add_tmpfs(aj_policy *policy, const char *path, uint64_t size, aj_error **err);
 /* Sets NAME=VALUE in the command's environment. */

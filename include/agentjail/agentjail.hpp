@@ -115,6 +115,7 @@ public:
         detail::check([&](aj_error** e) { return aj_policy_clear_env(p_.get(), e); });
     }
     void add_hide(const std::string& v) { one(aj_policy_add_hide, v); }
+    void add_socket(const std::string& v) { one(aj_policy_add_socket, v); }
     void pass_env(const std::string& v) { one(aj_policy_pass_env, v); }
     void set_workspace(const std::string& v) { one(aj_policy_set_workspace, v); }
     void set_hostname(const std::string& v) { one(aj_policy_set_hostname, v); }

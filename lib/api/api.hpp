@@ -47,6 +47,7 @@ public:
     Result<void> add_ro(const std::string& src, const std::string& dst = {});
     Result<void> add_rw(const std::string& src, const std::string& dst = {});
     Result<void> add_hide(const std::string& path);
+    Result<void> add_socket(const std::string& path);
     Result<void> add_tmpfs(const std::string& path, std::uint64_t size_bytes = 0);
     // value empty and pass_through true: take NAME from the caller's environment.
     Result<void> set_env(const std::string& name, const std::string& value);

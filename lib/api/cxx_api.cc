@@ -107,6 +107,12 @@ Result<void> Policy::add_hide(const std::string& path) {
     return {};
 }
 
+Result<void> Policy::add_socket(const std::string& path) {
+    if (auto r = check_path("add_socket", path); !r) return r;
+    policy::add_socket(*p_, path, api_origin("add_socket"));
+    return {};
+}
+
 Result<void> Policy::add_tmpfs(const std::string& path, std::uint64_t size_bytes) {
     if (auto r = check_path("add_tmpfs", path); !r) return r;
     policy::add_tmpfs(*p_, path, size_bytes, api_origin("add_tmpfs"));

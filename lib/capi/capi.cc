@@ -192,6 +192,10 @@ AJ_API int aj_policy_add_rw(aj_policy* policy, const char* src, const char* dst,
     });
 }
 
+AJ_API int aj_policy_add_socket(aj_policy* policy, const char* path, aj_error** err) {
+    return string_override("aj_policy_add_socket", policy, path, "path", &agentjail::Policy::add_socket, err);
+}
+
 AJ_API int aj_policy_add_hide(aj_policy* policy, const char* path, aj_error** err) {
     return string_override("aj_policy_add_hide", policy, path, "path", &agentjail::Policy::add_hide, err);
 }

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <poll.h>
+#include <linux/netlink.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -383,6 +384,13 @@ void child_main(ChildSpec& s) {
     if (s.loopback) {
         int r = loopback_up();
         if (r < 0) fail(s, Stage::loopback, -r);
+    }
+    if (s.diag) {
+        int ds = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+        if (ds < 0) fail(s, Stage::diag_socket, errno);
+        int r = send_fd(s.err_fd, Stage::diag_fd, ds);
+        if (r < 0) fail(s, Stage::diag_fd, -r);
+        ::close(ds);
     }
     if (s.proxy_port != 0) {
         int ps = open_proxy_socket(s.proxy_port);

@@ -31,6 +31,9 @@ struct ChildSpec {
     size_t hostname_len = 0;
     bool set_hostname = false;
     bool loopback = false;
+    // The socket gate's sock_diag socket, made in the new network namespace and
+    // passed out (Stage::diag_fd): which Unix sockets listen inside.
+    bool diag = false;
     const char* cwd = "/";
     std::vector<char*> argv;  // NULL-terminated
     std::vector<char*> envp;  // NULL-terminated

@@ -131,6 +131,9 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.hostname_len = plan.hostname.size();
     s.set_hostname = (plan.clone_flags & CLONE_NEWUTS) != 0 && !plan.hostname.empty();
     s.loopback = (plan.clone_flags & CLONE_NEWNET) != 0;
+    // The socket gate asks the sandbox's own network namespace which Unix sockets
+    // listen inside; with the host's network, it has none to ask.
+    s.diag = s.loopback && plan.seccomp && plan.seccomp->needs_listener();
     s.cwd = plan.cwd.empty() ? "/" : plan.cwd.c_str();
     for (const auto& a : plan.argv) s.argv.push_back(const_cast<char*>(a.c_str()));
     s.argv.push_back(nullptr);
@@ -409,6 +412,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
 
     // The one supervisor of the run, started with the seccomp listener (when the
     // command passes one) or once the setup is done.
+    sys::UniqueFd diag;  // the socket gate's, from the child (before its listener)
     auto supervise = [&](sys::UniqueFd listener) {
         Supervisor::Config sc;
         sc.pidfd = p.pidfd();
@@ -425,6 +429,8 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         sc.on_kill = hooks.on_kill;
         sc.watch = hooks.watch;
         sc.freeze_group = hooks.freeze_group;
+        sc.gate.allowed = plan.sockets;
+        sc.gate.diag = std::move(diag);
         p.supervise(std::make_unique<Supervisor>(std::move(sc), loop));
     };
     // EOF means every holder of the write end is gone: the init closed it after
@@ -468,6 +474,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
             }
             return out;
         };
+        if (r.stage == static_cast<std::int32_t>(Stage::diag_fd)) {
+            diag = passed_fd();
+            continue;
+        }
         if (r.stage == static_cast<std::int32_t>(Stage::proxy_fd)) {
             p.set_proxy_socket(passed_fd());
             continue;

@@ -86,6 +86,8 @@ enum class Stage : int {
     pty_fd = 102,    // not a failure: the message carries the sandbox's pty master
     gateway_fd = 103,  // not a failure: the message carries a gateway's listening socket
     publish_fd = 104,  // a socket for a published port (on the publish pair, not err_fd)
+    diag_fd = 105,     // not a failure: the message carries the socket gate's sock_diag socket
+    diag_socket = 106, // making that socket
 };
 
 const char* stage_name(Stage s);

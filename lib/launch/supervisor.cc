@@ -35,6 +35,9 @@ namespace agentjail::launch {
 
 namespace {
 
+// wait_next()'s fixed descriptors; the socket gate's follow.
+constexpr size_t gate_fds_at = 5;
+
 std::string action_text(const seccomp::Action& a) {
     switch (a.kind) {
     case seccomp::ActionKind::allow: return "allow";
@@ -49,7 +52,7 @@ std::string action_text(const seccomp::Action& a) {
 }  // namespace
 
 Supervisor::Supervisor(Config c, boost::asio::io_context& io)
-    : c_(std::move(c)), poll_(std::make_unique<sys::AsyncPoll>(io)) {
+    : c_(std::move(c)), gate_(std::move(c_.gate)), poll_(std::make_unique<sys::AsyncPoll>(io)) {
     commands_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (c_.timeout_s > 0) wall_deadline_ = util::monotonic_s() + c_.timeout_s;
     // The first wait, started here: a failure stops the sandbox at once.
@@ -74,6 +77,8 @@ void Supervisor::wait_next() {
                                {c_.watch && !watch_failed_ ? c_.watch->fd() : -1, POLLIN, 0},
                                {commands_.get(), POLLIN, 0},
                                {c_.freeze_notes.get(), POLLIN, 0}};
+    // The socket gate's connects under way, after the fixed five (handle()).
+    gate_.add_wait_fds(fds);
     int timeout_ms = -1;
     double next = 0;
     for (double d : {wall_deadline_, kill_deadline_})
@@ -83,6 +88,8 @@ void Supervisor::wait_next() {
         double ms = std::ceil((next - util::monotonic_s()) * 1000.0);
         timeout_ms = ms <= 0 ? 0 : ms > 3.6e6 ? 3'600'000 : static_cast<int>(ms);
     }
+    // A pending connect whose caller was interrupted or died is dropped within a second.
+    if (gate_.has_pending() && (timeout_ms < 0 || timeout_ms > 1000)) timeout_ms = 1000;
     poll_->wait(std::move(fds), timeout_ms, [this](std::vector<pollfd>& ready) { on_ready(ready); });
 }
 
@@ -141,7 +148,14 @@ void Supervisor::handle_notification() {
     seccomp::Decision dec = c_.program->decide(d.arch, d.nr, args);
     resp->id = req->id;
     bool refused = false;
-    if (dec.action.kind == seccomp::ActionKind::errno_ret) {
+    SocketGate::Outcome gated;
+    if (dec.action.kind == seccomp::ActionKind::notify) {
+        // The socket gate: the supervisor makes the connect itself (and answers it).
+        gated = gate_.connect(c_.listener.get(), *req);
+        if (!gated.refused) return;
+        dec.action = seccomp::Action{seccomp::ActionKind::errno_ret, EACCES};
+        refused = true;
+    } else if (dec.action.kind == seccomp::ActionKind::errno_ret) {
         resp->error = -dec.action.err;
         refused = true;
     } else if (dec.action.kind == seccomp::ActionKind::kill) {
@@ -152,7 +166,7 @@ void Supervisor::handle_notification() {
         // log, or a notify rule whose decider allowed it: let the kernel run the call.
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     }
-    ::ioctl(c_.listener.get(), SECCOMP_IOCTL_NOTIF_SEND, resp);
+    if (!gated.refused) ::ioctl(c_.listener.get(), SECCOMP_IOCTL_NOTIF_SEND, resp);
     const bool recorded = refused || dec.action.kind == seccomp::ActionKind::log;
     if (!recorded) return;
     denials_.fetch_add(1);  // exact, whatever the log below writes
@@ -176,6 +190,7 @@ void Supervisor::handle_notification() {
     kind["args"] = arr;
     kind["rule"] = has_rule ? rules[static_cast<size_t>(dec.rule)].where : std::string("default");
     kind["action"] = action_text(dec.action);
+    if (gated.refused) kind["socket"] = gated.path;
     const double now = util::monotonic_s();
     const bool admitted = limiter_.admit(kind.dump(), now);
     if (limiter_.summary_due(now)) write_summaries(now);
@@ -196,6 +211,10 @@ void Supervisor::handle_notification() {
         j["rule"] = "default";
     }
     j["action"] = kind["action"];
+    if (gated.refused) {
+        j["socket"] = gated.path;
+        j["why"] = gated.why;
+    }
     write_line(j);
 }
 
@@ -329,6 +348,9 @@ void Supervisor::commands() {
 }
 
 bool Supervisor::handle(std::vector<pollfd>& fds) {
+    // The socket gate's connects that were waiting (before a notification adds more).
+    if (gate_.has_pending() && c_.listener.valid())
+        gate_.finish(c_.listener.get(), fds.data() + gate_fds_at, fds.size() - gate_fds_at);
     if (fds[1].revents & POLLIN) handle_notification();
     if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))
         c_.listener.reset();  // no filtered task left

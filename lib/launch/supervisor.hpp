@@ -7,6 +7,7 @@
 #pragma once
 
 #include "launch/host_watch.hpp"
+#include "launch/socket_gate.hpp"
 #include "seccomp/seccomp.hpp"
 #include "sys/fd.hpp"
 #include "sys/poll_async.hpp"
@@ -50,6 +51,9 @@ public:
         // of every wait, its handle() runs when that is readable and before a frozen
         // sandbox is thawed; a false from it kills the sandbox.
         HostWatch* watch = nullptr;
+        // The socket gate's (socket_gate.hpp): the paths allowed and the sandbox's
+        // sock_diag socket.
+        SocketGate::Config gate;
     };
 
     // Starts waiting on io, the run's loop (which runs until join() returned).
@@ -94,6 +98,7 @@ private:
     void write_summaries(double now);
 
     Config c_;
+    SocketGate gate_;  // the loop's
     std::atomic<bool> timed_out_{false};
     std::atomic<std::uint64_t> denials_{0};
     std::atomic<bool> stop_killed_{false};

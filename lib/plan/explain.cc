@@ -239,6 +239,9 @@ std::string to_text(const Plan& plan) {
     if (plan.seccomp) {
         out += "\nsystem calls (seccomp):\n" + plan.seccomp->to_text();
         if (!plan.seccomp_log.empty()) out += "  log        " + plan.seccomp_log + "\n";
+        out += "  sockets    Unix sockets reachable: those listening inside";
+        for (const auto& s : plan.sockets) out += ", " + s;
+        out += "\n";
     } else {
         out += "\nsystem calls (seccomp): no filter (the policy has no [seccomp] section)\n";
     }
@@ -349,6 +352,7 @@ std::string to_json(const Plan& plan) {
         j["seccomp"] = json::parse(seccomp::to_json(*plan.seccomp), nullptr, false);
         if (j["seccomp"].is_discarded()) j["seccomp"] = nullptr;
         if (!plan.seccomp_log.empty()) j["seccomp"]["log"] = plan.seccomp_log;
+        j["seccomp"]["sockets"] = plan.sockets;
     } else {
         j["seccomp"] = nullptr;
     }

@@ -242,6 +242,15 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
                              ": the policy has no [seccomp] section, so no call is filtered or logged");
     }
 
+    for (const auto& s : policy.sockets) {
+        auto path = detail::expand(s.path, ctx, s.origin);
+        if (!path) return std::move(path).error();
+        plan.sockets.push_back(*path);
+    }
+    if (!plan.seccomp && (!policy.sockets.empty() || !policy.rw.empty() || !policy.ro.empty()))
+        plan.notes.push_back("no [seccomp] section: the socket gate is off, so a Unix socket in a bound "
+                             "directory can be connected to (docs/seccomp.md)");
+
     plan.uid = host.uid;
     plan.gid = host.gid;
     plan.set_ids = host.run_as;

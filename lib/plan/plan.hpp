@@ -223,6 +223,8 @@ struct Plan {
     // where refused calls are logged as JSON lines (empty: counted only).
     std::shared_ptr<const seccomp::Program> seccomp;
     std::string seccomp_log;
+    // The socket gate's allowed Unix sockets ([filesystem] sockets), paths inside.
+    std::vector<std::string> sockets;
     // What a file agentjail writes on the host (the logs, the result record) must
     // stay clear of: every read-write bind's source, unless [log] allow_in_sandbox.
     sys::HostFileRules host_files;

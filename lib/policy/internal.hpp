@@ -31,6 +31,7 @@ struct Layer {
     std::vector<MountRule> rw;
     std::vector<TmpfsRule> tmpfs;
     std::vector<HideRule> hide;
+    std::vector<SocketRule> sockets;
     std::optional<Located<WorkspaceAccess>> workspace;
     std::optional<Located<bool>> private_home;
     std::optional<Located<bool>> proc;

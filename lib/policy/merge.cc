@@ -62,6 +62,7 @@ void apply_layer(Policy& p, const Layer& l) {
     append(p.rw, l.rw);
     append(p.tmpfs, l.tmpfs);
     append(p.hide, l.hide);
+    append(p.sockets, l.sockets);
     override_with(p.workspace, l.workspace);
     override_with(p.private_home, l.private_home);
     override_with(p.proc, l.proc);

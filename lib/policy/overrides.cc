@@ -14,6 +14,10 @@ void add_rw(Policy& p, std::string src, std::string dst, Origin origin) {
     p.rw.push_back({std::move(src), std::move(dst), false, std::move(origin)});
 }
 
+void add_socket(Policy& p, std::string path, Origin origin) {
+    p.sockets.push_back({std::move(path), std::move(origin)});
+}
+
 void add_hide(Policy& p, std::string pattern, Origin origin) {
     p.hide.push_back({std::move(pattern), std::move(origin)});
 }

@@ -40,6 +40,15 @@ bool Parser::filesystem(const toml::table& t) {
                 if (!checked(*a->get(i), item_key, s, check_path)) return false;
                 out_.hide.push_back({s, origin(a->get(i)->source(), item_key)});
             }
+        } else if (k == "sockets") {
+            const toml::array* a = nullptr;
+            if (!array_of(n, key, a)) return false;
+            for (size_t i = 0; i < a->size(); ++i) {
+                std::string item_key = key + "[" + std::to_string(i) + "]";
+                std::string s;
+                if (!checked(*a->get(i), item_key, s, check_path)) return false;
+                out_.sockets.push_back({s, origin(a->get(i)->source(), item_key)});
+            }
         } else if (k == "workspace") {
             if (!choice(n, key, {"rw", "ro", "none"}, which)) return false;
             static constexpr WorkspaceAccess modes[] = {WorkspaceAccess::rw, WorkspaceAccess::ro,

@@ -18,8 +18,8 @@
 namespace agentjail::policy::detail {
 
 
-inline const std::vector<std::string_view> filesystem_keys = {"ro",        "rw",   "tmpfs", "hide",
-                                                       "workspace", "home", "proc",  "dev"};
+inline const std::vector<std::string_view> filesystem_keys = {"ro",   "rw",   "tmpfs", "hide",   "workspace",
+                                                              "home", "proc", "dev",   "sockets"};
 inline const std::vector<std::string_view> environment_keys = {"allow", "deny", "set"};
 inline const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with_parent", "allow_root"};
 inline const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};

@@ -36,6 +36,13 @@ struct HideRule {
     Origin origin;
 };
 
+// A Unix socket the sandbox may connect to ([filesystem] sockets, --allow-socket):
+// its path inside, resolved without links at each connect (docs/seccomp.md).
+struct SocketRule {
+    std::string path;
+    Origin origin;
+};
+
 struct EnvSet {
     std::string name;
     std::string value;
@@ -209,6 +216,7 @@ struct Policy {
     std::vector<MountRule> rw;
     std::vector<TmpfsRule> tmpfs;
     std::vector<HideRule> hide;
+    std::vector<SocketRule> sockets;
     Located<WorkspaceAccess> workspace{WorkspaceAccess::rw, {}};
     Located<bool> private_home{true, {}};  // home = "tmpfs" | "none"
     Located<bool> proc{true, {}};          // proc = true: a fresh procfs
@@ -295,6 +303,7 @@ Result<void> validate(const Policy& p);
 void add_ro(Policy& p, std::string src, std::string dst, Origin origin);
 void add_rw(Policy& p, std::string src, std::string dst, Origin origin);
 void add_hide(Policy& p, std::string pattern, Origin origin);
+void add_socket(Policy& p, std::string path, Origin origin);
 void add_tmpfs(Policy& p, std::string path, std::uint64_t size, Origin origin);
 void set_env(Policy& p, std::string name, std::string value, Origin origin);
 void pass_env(Policy& p, std::string name, Origin origin);

@@ -59,6 +59,12 @@ Result<void> validate(const Policy& p) {
             return detail::error_at(h.origin, "cannot hide '/' (the whole sandbox would be empty)");
     }
 
+    for (const auto& s : p.sockets) {
+        if (auto ok = check(s.origin, detail::check_path(s.path)); !ok) return ok;
+        if (s.path.find_first_of("*?[") != std::string::npos)
+            return detail::error_at(s.origin, "a socket is named by its path, without wildcards");
+    }
+
     for (const auto& a : p.env_allow)
         if (auto ok = check(a.origin, detail::check_env_pattern(a.value)); !ok) return ok;
     for (const auto& d : p.env_deny)

@@ -188,6 +188,14 @@ private:
                 // an unsigned int, so only the low 32 bits count.
                 if ((args[0] & 0xffffffffu) == 0xffffffffu) return Action{ActionKind::allow, 0};
                 return Action{ActionKind::errno_ret, EPERM};
+            case detail::Decider::unix_socket:
+                // The socket gate: a Unix datagram socket would name its destinations
+                // in each send. The type's low bits; SOCK_CLOEXEC and SOCK_NONBLOCK above.
+                if ((args[1] & 0xf) == 2 /* SOCK_DGRAM */) return Action{ActionKind::errno_ret, EACCES};
+                return Action{ActionKind::allow, 0};
+            case detail::Decider::connect:
+                // The supervisor makes the call itself (launch/socket_gate.hpp).
+                return Action{ActionKind::notify, 0};
             case detail::Decider::none: break;
         }
         return Action{ActionKind::errno_ret, EPERM};

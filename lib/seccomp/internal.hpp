@@ -91,8 +91,11 @@ std::vector<Cube> complement(const std::vector<Cube>& cut, size_t limit);
 // block per bit for < <= > >=. Empty for a 64-bit comparison (compiled as it is).
 std::vector<Cube> narrowed_cubes(const Cmp& c);
 
-// What answers a `notify` rule: the supervisor's built-in deciders.
-enum class Decider { none, personality };
+// What answers a `notify` rule: the supervisor's built-in deciders. connect and
+// unix_socket belong to the socket gate (rules.cc), which the launcher adds to every
+// filter whatever the policy says: connect is made by the supervisor itself
+// (launch/socket_gate.hpp), socket(AF_UNIX, ...) is answered from its registers.
+enum class Decider { none, personality, connect, unix_socket };
 
 // One alternative for one syscall: a rule's action when all comparisons hold.
 struct Entry {

@@ -8,6 +8,7 @@
 #include "base/origin.hpp"
 #include "base/text.hpp"
 
+#include <linux/seccomp.h>
 #include <seccomp.h>
 
 #include <algorithm>
@@ -97,6 +98,122 @@ const std::vector<std::string_view>& forced_allow() {
                                                         "write",  "exit",    "exit_group"};
     return names;
 }
+
+namespace {
+
+// The socket gate, in every filter whatever the rules say (docs/seccomp.md, "The
+// socket gate"): a read-only bind does not stop a connect() to a Unix socket whose
+// file it shows, so the supervisor makes every connect itself and refuses a Unix
+// socket that nothing inside is listening on and the policy does not name
+// ([filesystem] sockets). What would go around it is refused: Unix datagram sockets
+// (each send names its own destination, in memory the filter cannot read) and
+// io_uring (its connect and socket operations are not system calls).
+// The rules the policy gives these calls stay where they refuse; where they allow,
+// the gate decides. A policy rule that overlaps the gate's with an action the
+// filter cannot tell apart from the gate's is an error.
+Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
+    auto allowing = [](const Action& a) { return a.kind == ActionKind::allow || a.kind == ActionKind::log; };
+    // The action a call gets when none of its conditional entries match.
+    auto fallback = [&](const SyscallTable& t) {
+        for (auto it = t.entries.rbegin(); it != t.entries.rend(); ++it)
+            if (it->cmps.empty()) return it->action;
+        return r.default_action;
+    };
+    auto add_rule = [&](std::string text, std::string why, Action action, std::vector<std::string> members) {
+        ResolvedRule rr;
+        rr.info.text = std::move(text);
+        rr.info.why = std::move(why);
+        rr.info.where = "built-in";
+        rr.info.action = action;
+        for (auto& m : members) rr.members.push_back(std::move(m));
+        r.rules.push_back(std::move(rr));
+        return static_cast<int>(r.rules.size()) - 1;
+    };
+    auto table_of = [&](std::string_view name) -> SyscallTable& {
+        const int nr = native_nr(name);
+        SyscallTable& t = table[nr];
+        t.nr = nr;
+        t.name = std::string(name);
+        return t;
+    };
+
+    // connect: every call the policy lets through goes to the supervisor.
+    {
+        const int rule = add_rule(
+            "connect -> notify (the socket gate)",
+            "the supervisor makes every connect itself: one to a Unix socket only when a "
+            "process inside listens on it or the policy names it ([filesystem] sockets, "
+            "--allow-socket); a read-only bind does not stop connect()",
+            Action{ActionKind::notify, 0}, {"connect"});
+        SyscallTable& t = table_of("connect");
+        const bool through = allowing(fallback(t));
+        for (auto& e : t.entries)
+            if (allowing(e.action)) e = Entry{rule, e.cmps, Action{ActionKind::notify, 0}, Decider::connect};
+        if (through && std::none_of(t.entries.begin(), t.entries.end(), [](const Entry& e) { return e.cmps.empty(); }))
+            t.entries.push_back(Entry{rule, {}, Action{ActionKind::notify, 0}, Decider::connect});
+    }
+
+    // socket and socketpair of AF_UNIX: the supervisor refuses SOCK_DGRAM.
+    {
+        const int rule = add_rule(
+            "socket socketpair if arg0 == AF_UNIX -> notify (the socket gate)",
+            "a Unix datagram socket names its destination in each send (in memory, which "
+            "the filter cannot read), past the gate on connect: refused with EACCES; "
+            "stream and seqpacket sockets are allowed",
+            Action{ActionKind::notify, 0}, {"socket", "socketpair"});
+        for (std::string_view name : {"socket", "socketpair"}) {
+            auto widths = arg_widths(name);
+            const Cmp unix_family{0, CmpOp::eq, 1 /* AF_UNIX */, 0, widths ? widths->bits[0] : 32};
+            SyscallTable& t = table_of(name);
+            for (auto& e : t.entries) {
+                if (!e.cmps.empty() && !overlap(e.cmps, {unix_family})) continue;
+                if (e.cmps.empty()) continue;  // the fallback, below
+                const bool unix_only = e.cmps.size() == 1 && e.cmps[0].arg == 0 &&
+                                       e.cmps[0].op == CmpOp::eq && e.cmps[0].a == unix_family.a;
+                if (allowing(e.action) && unix_only) {
+                    e = Entry{rule, e.cmps, Action{ActionKind::notify, 0}, Decider::unix_socket};
+                    continue;
+                }
+                // A refusal the supervisor answers takes its calls before the gate; an
+                // allow of AF_UNIX among other families, or a refusal the kernel answers
+                // alone, could not be told from the gate's in the filter.
+                if (allowing(e.action) || bpf_action(e.action) != SECCOMP_RET_USER_NOTIF)
+                    return Error{ErrorKind::invalid_input, 0,
+                                 r.rules[static_cast<size_t>(e.rule)].info.where + ": seccomp: " +
+                                     std::string(name) +
+                                     ": this rule overlaps the socket gate's arg0 == AF_UNIX "
+                                     "(docs/seccomp.md): give AF_UNIX a rule of its own "
+                                     "(args = [\"arg0 == AF_UNIX\"]), or keep it recorded"};
+            }
+            const bool gated = std::any_of(t.entries.begin(), t.entries.end(), [](const Entry& e) {
+                return e.decider == Decider::unix_socket;
+            });
+            if (!gated && allowing(fallback(t)))
+                t.entries.push_back(Entry{rule, {unix_family}, Action{ActionKind::notify, 0}, Decider::unix_socket});
+        }
+    }
+
+    // io_uring: refused where the policy would let it through.
+    {
+        const Action refuse{ActionKind::errno_ret, EPERM};
+        const int rule = add_rule(
+            "io_uring_setup io_uring_enter io_uring_register -> errno:EPERM (the socket gate)",
+            "io_uring's connect and socket operations are not system calls: they would go "
+            "around the socket gate",
+            refuse, {"io_uring_setup", "io_uring_enter", "io_uring_register"});
+        for (std::string_view name : {"io_uring_setup", "io_uring_enter", "io_uring_register"}) {
+            SyscallTable& t = table_of(name);
+            const bool through = allowing(fallback(t));
+            for (auto& e : t.entries)
+                if (allowing(e.action)) e = Entry{rule, e.cmps, refuse, Decider::none};
+            if (through && std::none_of(t.entries.begin(), t.entries.end(), [](const Entry& e) { return e.cmps.empty(); }))
+                t.entries.push_back(Entry{rule, {}, refuse, Decider::none});
+        }
+    }
+    return {};
+}
+
+}  // namespace
 
 Result<Resolved> resolve(const policy::Seccomp& p) {
     Resolved r;
@@ -366,6 +483,8 @@ Result<Resolved> resolve(const policy::Seccomp& p) {
         }
         r.rules.push_back(std::move(rr));
     }
+
+    if (auto gated = add_socket_gate(r, table); !gated) return gated.error();
 
     for (auto& [nr, t] : table)
         if (!t.entries.empty()) r.table.push_back(std::move(t));

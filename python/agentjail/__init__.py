@@ -146,7 +146,7 @@ def _load():
 
 
 # The overrides that take one string, by their C names without aj_policy_.
-_ONE_STRING = ("add_hide", "pass_env", "set_workspace", "set_hostname", "set_cwd", "set_workspace_mode",
+_ONE_STRING = ("add_hide", "add_socket", "pass_env", "set_workspace", "set_hostname", "set_cwd", "set_workspace_mode",
                "add_protect", "remove_protect", "set_net_mode", "allow_host", "deny_host", "net_preset",
                "add_secret", "set_net_log", "set_seccomp_log")
 

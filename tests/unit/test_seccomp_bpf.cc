@@ -168,7 +168,12 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
         {"settimeofday", X86_64, SYS_settimeofday, {}, NOTIFY},
         {"uselib", X86_64, SYS_uselib, {}, NOTIFY},
         {"socket AF_INET", X86_64, SYS_socket, {AF_INET, SOCK_STREAM}, ALLOW},
-        {"socket AF_UNIX", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM}, ALLOW},
+        // The socket gate: AF_UNIX goes to the supervisor (datagrams refused there),
+        // every connect too.
+        {"socket AF_UNIX", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM}, NOTIFY},
+        {"socket AF_UNIX|1<<32", X86_64, SYS_socket, {AF_UNIX | (1ull << 32), SOCK_DGRAM}, NOTIFY},
+        {"socketpair AF_UNIX", X86_64, SYS_socketpair, {AF_UNIX, SOCK_DGRAM}, NOTIFY},
+        {"connect", X86_64, SYS_connect, {3, 0x1000, 16}, NOTIFY},
         {"socket AF_NETLINK route", X86_64, SYS_socket, {AF_NETLINK, SOCK_RAW, 0}, ALLOW},
         {"socket AF_NETLINK audit", X86_64, SYS_socket, {AF_NETLINK, SOCK_RAW, 9}, NOTIFY},
         {"socket AF_VSOCK", X86_64, SYS_socket, {AF_VSOCK, SOCK_STREAM}, NOTIFY},
@@ -245,6 +250,16 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
     EXPECT_EQ(decide(d, SYS_read).rule, -1);
     EXPECT_EQ(decide(d, SYS_read).action.kind, ActionKind::allow);
     EXPECT_EQ(decide(d, 3, {}, I386).action.kind, ActionKind::kill);
+    // The socket gate's answers.
+    EXPECT_EQ(decide(d, SYS_connect, {3, 0x1000, 16}).action.kind, ActionKind::notify);
+    EXPECT_EQ(decide(d, SYS_socket, {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC}).action.err, EACCES);
+    EXPECT_EQ(decide(d, SYS_socketpair, {AF_UNIX, SOCK_DGRAM}).action.err, EACCES);
+    EXPECT_EQ(decide(d, SYS_socket, {AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK}).action.kind, ActionKind::allow);
+    EXPECT_EQ(decide(d, SYS_socket, {AF_UNIX, SOCK_SEQPACKET}).action.kind, ActionKind::allow);
+    EXPECT_EQ(decide(d, SYS_socket, {AF_INET, SOCK_DGRAM}).action.kind, ActionKind::allow);
+    auto gate = decide(d, SYS_connect, {3, 0x1000, 16});
+    ASSERT_GE(gate.rule, 0);
+    EXPECT_EQ(d.rules()[static_cast<size_t>(gate.rule)].where, "built-in");
 }
 
 TEST(SeccompBpf, StrictPolicyDecisions) {
@@ -280,6 +295,8 @@ TEST(SeccompBpf, StrictPolicyDecisions) {
         {"clone3", X86_64, SYS_clone3, {}, ENOSYS_RET},
         {"socket AF_INET", X86_64, SYS_socket, {AF_INET, SOCK_STREAM}, ALLOW},
         {"socket AF_VSOCK", X86_64, SYS_socket, {AF_VSOCK, SOCK_STREAM}, NOTIFY},
+        {"socket AF_UNIX", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM}, NOTIFY},
+        {"connect", X86_64, SYS_connect, {3, 0x1000, 16}, NOTIFY},
         {"personality 0", X86_64, SYS_personality, {0}, ALLOW},
         {"personality 0x400000", X86_64, SYS_personality, {0x400000}, NOTIFY},
         {"i386", I386, 3, {}, KILL},
@@ -296,6 +313,11 @@ TEST(SeccompBpf, StrictPolicyDecisions) {
     EXPECT_EQ(decide(s, SYS_clone3).action.err, ENOSYS);
     EXPECT_EQ(decide(s, SYS_ioctl, {0, tiocsti}).action.err, EPERM);
     EXPECT_EQ(decide(s, SYS_personality, {0xffffffff}).action.kind, ActionKind::allow);
+    // strict's own "socket if arg0 == AF_UNIX -> allow" became the gate's.
+    EXPECT_EQ(decide(s, SYS_socket, {AF_UNIX, SOCK_DGRAM}).action.err, EACCES);
+    EXPECT_EQ(decide(s, SYS_socket, {AF_UNIX, SOCK_STREAM}).action.kind, ActionKind::allow);
+    EXPECT_EQ(decide(s, SYS_socketpair, {AF_UNIX, SOCK_DGRAM}).action.err, EACCES);
+    EXPECT_EQ(decide(s, SYS_connect, {3, 0x1000, 16}).action.kind, ActionKind::notify);
 }
 
 // Argument sets that exercise the comparisons: zero, the interesting constants, high
@@ -313,6 +335,8 @@ std::vector<std::vector<std::uint64_t>> argument_sets() {
         {0, TIOCSTI + 1},
         {0, TIOCSTI - 1},
         {AF_INET, SOCK_STREAM, 0},
+        {AF_UNIX, SOCK_STREAM, 0},
+        {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0},
         {AF_NETLINK, SOCK_RAW, 9},
         {AF_NETLINK, SOCK_RAW, 15},
         {AF_NETLINK, SOCK_RAW, 0},

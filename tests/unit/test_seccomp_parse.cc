@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <linux/audit.h>
 #include <seccomp.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include <cerrno>
@@ -103,7 +104,8 @@ unless = "nested_sandboxes"
 )");
     ASSERT_TRUE(p);
     const auto& r = p->rules();
-    ASSERT_EQ(r.size(), 8u);  // 7 written (one left out by nested_sandboxes) + the built-in
+    // 7 written (one left out by nested_sandboxes) + the built-in + the socket gate's 3
+    ASSERT_EQ(r.size(), 11u);
     EXPECT_EQ(r[0].text, "ptrace @keyring -> errno:EPERM");
     EXPECT_EQ(r[0].why, "names and groups");
     EXPECT_EQ(r[0].where, "t.toml:7:1");
@@ -382,6 +384,46 @@ TEST(SeccompParseError, ExceptionsThatCannotBeCompiled) {
                   "args = ['arg1 == 5', 'arg0 == 1']\n"),
               "t.toml:6:1: seccomp: ioctl: an exception to the rule at t.toml:3:1 must compare one "
               "argument with == or '& MASK ==' (the same argument in every exception)");
+}
+
+// The socket gate is in every filter, whatever the policy's rules say about the calls
+// it takes: a policy cannot let connect, a Unix datagram socket or io_uring past it.
+TEST(SeccompSocketGate, EveryPolicyGetsIt) {
+    auto bare = ok("[seccomp]\n");
+    ASSERT_TRUE(bare);
+    EXPECT_EQ(decide(*bare, SYS_connect).action.kind, ActionKind::notify);
+    EXPECT_EQ(decide(*bare, SYS_socket, {AF_UNIX, SOCK_DGRAM}).action.err, EACCES);
+    EXPECT_EQ(decide(*bare, SYS_socket, {AF_UNIX, SOCK_STREAM}).action.kind, ActionKind::allow);
+    EXPECT_EQ(decide(*bare, SYS_io_uring_setup).action.err, EPERM);
+    EXPECT_TRUE(bare->needs_listener());
+
+    // Allowed by name, or by the default: still the gate's.
+    auto allowing = ok("[seccomp]\ndefault = 'errno:EPERM'\n[[seccomp.rule]]\n"
+                       "syscalls = ['connect', 'io_uring_setup', 'io_uring_enter', 'socketpair']\n"
+                       "action = 'allow'\n[[seccomp.rule]]\nsyscalls = ['socket']\naction = 'allow'\n"
+                       "args = ['arg0 == AF_UNIX']\n");
+    ASSERT_TRUE(allowing);
+    EXPECT_EQ(decide(*allowing, SYS_connect).action.kind, ActionKind::notify);
+    EXPECT_EQ(decide(*allowing, SYS_io_uring_setup).action.err, EPERM);
+    EXPECT_EQ(decide(*allowing, SYS_io_uring_enter).action.err, EPERM);
+    EXPECT_EQ(decide(*allowing, SYS_socket, {AF_UNIX, SOCK_DGRAM}).action.err, EACCES);
+    EXPECT_EQ(decide(*allowing, SYS_socketpair, {AF_UNIX, SOCK_DGRAM}).action.err, EACCES);
+    EXPECT_EQ(decide(*allowing, SYS_socketpair, {AF_UNIX, SOCK_STREAM}).action.kind, ActionKind::allow);
+    EXPECT_EQ(decide(*allowing, SYS_socket, {AF_INET, SOCK_DGRAM}).action.err, EPERM);  // the default
+
+    // A refusal stays the policy's.
+    auto refusing = ok(rule("['connect']", "'errno:ENETDOWN'"));
+    ASSERT_TRUE(refusing);
+    EXPECT_EQ(decide(*refusing, SYS_connect).action.err, ENETDOWN);
+    auto unix_refused = ok(rule("['socket']", "'errno:EPERM'", "['arg0 == AF_UNIX']"));
+    ASSERT_TRUE(unix_refused);
+    EXPECT_EQ(decide(*unix_refused, SYS_socket, {AF_UNIX, SOCK_STREAM}).action.err, EPERM);
+
+    // An allow of AF_UNIX among other families cannot be told apart in the filter.
+    EXPECT_EQ(err("[seccomp]\ndefault = 'errno:EPERM'\n" + rule("['socket']", "'allow'", "['arg0 < 3']").substr(10)),
+              "t.toml:3:1: seccomp: socket: this rule overlaps the socket gate's arg0 == AF_UNIX "
+              "(docs/seccomp.md): give AF_UNIX a rule of its own (args = [\"arg0 == AF_UNIX\"]), "
+              "or keep it recorded");
 }
 
 TEST(SeccompParseError, NestedSandboxesDropOnlyMarkedRules) {

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: Apache-2.0
+// The socket gate's supervisor side: see socket_gate.hpp.
+#include "launch/socket_gate.hpp"
+
+#include "sys/syscalls.hpp"
+
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+namespace agentjail::launch {
+
+namespace {
+
+// Connects waiting on the run's loop at once; beyond, a connect that would wait is
+// answered EAGAIN (the supervisor's descriptors are outside the run's limits).
+constexpr size_t max_pending = 256;
+
+void send_answer(int listener, std::uint64_t id, int error) {
+    seccomp_notif_resp resp{};
+    resp.id = id;
+    resp.error = error;
+    resp.val = 0;
+    (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+bool id_valid(int listener, std::uint64_t id) {
+    return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+// A pidfd on the thread that made the call (Linux 6.9's PIDFD_THREAD), or on its
+// process: descriptors belong to the process unless it was made without CLONE_FILES.
+int open_pidfd(pid_t tid) {
+    long fd = ::syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+    if (fd >= 0) return static_cast<int>(fd);
+    std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("Tgid:", 0) == 0) {
+            fd = ::syscall(SYS_pidfd_open, std::atoi(line.c_str() + 5), 0);
+            return fd >= 0 ? static_cast<int>(fd) : -1;
+        }
+    return -1;
+}
+
+// Below a directory of the caller's, without links: ".." or a link out of it is
+// refused (-EXDEV): the supervisor cannot resolve it the way the kernel would for the
+// caller without the caller's root as its own.
+int beneath(int dir, const std::string& rest) {
+    if (rest.empty()) return static_cast<int>(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
+    int fd = sys::openat2(dir, rest.c_str(), O_PATH | O_CLOEXEC,
+                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    return fd == -ELOOP ? -EXDEV : fd;
+}
+
+// /proc/PID/{fd/N,cwd,root}/REST (PID: self, thread-self or a number in the caller's
+// pid namespace): a process's descriptors and directories (a way around sun_path's
+// 108 bytes), the links followed by the kernel for the supervisor (which may look
+// at every process inside); only when the caller's /proc is a procfs. -ENOSYS: not
+// such a path; -EXDEV: one the gate refuses.
+int through_proc(int root, pid_t tid, const std::string& path) {
+    if (path.rfind("/proc/", 0) != 0) return -ENOSYS;
+    const size_t slash = path.find('/', 6);
+    if (slash == std::string::npos) return -ENOSYS;
+    const std::string who = path.substr(6, slash - 6);
+    std::string rest = path.substr(slash + 1);
+    const bool own = who == "self" || who == "thread-self";
+    if (!own && (who.empty() || who.find_first_not_of("0123456789") != std::string::npos)) return -ENOSYS;
+    struct statfs fs{};
+    sys::UniqueFd proc(sys::openat2(root, "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS));
+    if (!proc.valid() || ::fstatfs(proc.get(), &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC) return -ENOSYS;
+    // The caller is known by its pid here; another process by its pid in the caller's
+    // /proc (so, in the caller's pid namespace).
+    sys::UniqueFd pdir(own ? ::open(("/proc/" + std::to_string(tid)).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)
+                           : ::openat(proc.get(), who.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!pdir.valid()) return -ENOENT;
+    auto cut = [&rest](size_t n) {
+        std::string head = rest.substr(0, n);
+        rest = n < rest.size() ? rest.substr(n + 1) : std::string();
+        return head;
+    };
+    std::string link;
+    if (rest.rfind("fd/", 0) == 0) {
+        const size_t end = rest.find('/', 3);
+        const std::string num = rest.substr(3, end == std::string::npos ? std::string::npos : end - 3);
+        if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos) return -EXDEV;
+        link = "fd/" + num;
+        cut(end == std::string::npos ? rest.size() : end);
+    } else {
+        const size_t end = rest.find('/');
+        link = cut(end == std::string::npos ? rest.size() : end);
+        if (link != "cwd" && link != "root") return -EXDEV;
+    }
+    // The magic link followed by the kernel to what that process holds.
+    sys::UniqueFd base(::openat(pdir.get(), link.c_str(), O_PATH | O_CLOEXEC));
+    if (!base.valid()) return errno == ENOENT ? -ENOENT : -EXDEV;
+    if (link == "root" && !rest.empty())
+        return sys::openat2(base.get(), rest.c_str(), O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    return beneath(base.get(), rest);
+}
+
+// A Unix socket's file, resolved as the caller would see it: an absolute path in its
+// root (links followed, inside that root), a relative one below its working
+// directory (beneath()), a process's /proc links (through_proc()).
+// -errno on failure; -EXDEV for a path the gate refuses.
+int resolve(int root, int cwd, pid_t tid, const std::string& path) {
+    if (path.empty()) return -ENOENT;
+    if (path[0] != '/') return beneath(cwd, path);
+    if (int fd = through_proc(root, tid, path); fd != -ENOSYS) return fd;
+    int fd = sys::openat2(root, path.c_str(), O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    return fd == -ELOOP && path.rfind("/proc/", 0) == 0 ? -EXDEV : fd;
+}
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+}  // namespace
+
+SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) {
+    Outcome out;
+    auto answer = [&](int error) {
+        out.error = error;
+        send_answer(listener, req.id, error);
+        return out;
+    };
+    auto refuse = [&](std::string path, std::string why) {
+        out.refused = true;
+        out.path = std::move(path);
+        out.why = std::move(why);
+        return answer(-EACCES);
+    };
+    // The registers, as the kernel captured them: connect(int, addr, socklen_t).
+    const int fdnum = static_cast<int>(req.data.args[0] & 0xffffffffu);
+    const std::uint64_t addr = req.data.args[1];
+    const int len = static_cast<int>(req.data.args[2] & 0xffffffffu);
+
+    // The caller, its socket and its address, each taken once. The notification
+    // still alive afterwards proves the pid named the caller throughout.
+    const std::string proc = "/proc/" + std::to_string(req.pid);
+    sys::UniqueFd pidfd(open_pidfd(static_cast<pid_t>(req.pid)));
+    sys::UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    sys::UniqueFd cwd(::open((proc + "/cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!id_valid(listener, req.id)) return out;  // the caller is gone: nobody to answer
+    if (!pidfd.valid() || !root.valid() || !cwd.valid()) return answer(-EPERM);
+    // The kernel's order of errors: the descriptor, the address, the socket.
+    sys::UniqueFd sock(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), fdnum, 0)));
+    if (!sock.valid()) return answer(-errno);
+    if (len < 0 || static_cast<size_t>(len) > sizeof(sockaddr_storage)) return answer(-EINVAL);
+    sockaddr_storage sa{};
+    if (len > 0) {
+        iovec local{&sa, static_cast<size_t>(len)};
+        iovec remote{reinterpret_cast<void*>(addr), static_cast<size_t>(len)};
+        const bool read = ::process_vm_readv(static_cast<pid_t>(req.pid), &local, 1, &remote, 1, 0) == len;
+        // Read from the caller's memory only while the notification proves the pid
+        // is still the caller's.
+        if (!id_valid(listener, req.id)) return out;
+        if (!read) return answer(-EFAULT);
+    }
+    int domain = 0;
+    socklen_t dl = sizeof domain;
+    if (::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &domain, &dl) < 0) return answer(-ENOTSOCK);
+
+    sys::UniqueFd target;
+    socklen_t use_len = static_cast<socklen_t>(len);
+    constexpr size_t path_at = offsetof(sockaddr_un, sun_path);
+    if (domain == AF_UNIX && sa.ss_family == AF_UNIX && static_cast<size_t>(len) > path_at) {
+        auto* un = reinterpret_cast<sockaddr_un*>(&sa);
+        const size_t room = std::min(static_cast<size_t>(len) - path_at, sizeof un->sun_path);
+        if (un->sun_path[0] == '\0') {
+            // An abstract name lives in the socket's network namespace: the
+            // sandbox's own, unless it shares the host's.
+            if (!c_.diag.valid())
+                return refuse("@" + std::string(un->sun_path + 1, room - 1),
+                              "an abstract Unix socket with the host's network (--net host) is the host's");
+        } else {
+            const std::string path(un->sun_path, strnlen(un->sun_path, room));
+            int fd = resolve(root.get(), cwd.get(), static_cast<pid_t>(req.pid), path);
+            if (fd == -EXDEV)
+                return refuse(path, "a relative path that leaves its directory or passes a link, or a "
+                                    "/proc link other than the caller's own (give the socket's absolute path)");
+            if (fd < 0) return answer(fd);
+            target.reset(fd);
+            struct stat st{};
+            if (::fstat(target.get(), &st) < 0) return answer(-errno);
+            if (!S_ISSOCK(st.st_mode)) return answer(-ECONNREFUSED);  // what the kernel says
+            std::string why;
+            if (!allowed(root.get(), st, why)) return refuse(path, why);
+            // The file resolved above, and nothing the caller can change since.
+            sockaddr_un via{};
+            via.sun_family = AF_UNIX;
+            std::snprintf(via.sun_path, sizeof via.sun_path, "/proc/self/fd/%d", target.get());
+            std::memcpy(&sa, &via, sizeof via);
+            use_len = static_cast<socklen_t>(path_at + std::strlen(via.sun_path) + 1);
+        }
+    }
+
+    // Made here, never waited for here: a connect that must wait (TCP) does so on
+    // the run's loop while the caller stays in its call.
+    const int flags = ::fcntl(sock.get(), F_GETFL);
+    const bool blocking = flags >= 0 && (flags & O_NONBLOCK) == 0;
+    if (blocking) (void)::fcntl(sock.get(), F_SETFL, flags | O_NONBLOCK);
+    int r = ::connect(sock.get(), reinterpret_cast<const sockaddr*>(&sa), use_len);
+    const int e = r < 0 ? errno : 0;
+    if (blocking) (void)::fcntl(sock.get(), F_SETFL, flags);
+    if (r == 0) return answer(0);
+    if (blocking && (e == EINPROGRESS || e == EALREADY)) {
+        if (pending_.size() >= max_pending) return answer(-EAGAIN);
+        pending_.push_back(Pending{req.id, std::move(sock)});
+        out.pending = true;
+        return out;
+    }
+    return answer(-e);
+}
+
+bool SocketGate::allowed(int root, const struct stat& target, std::string& why) const {
+    std::string linked;
+    for (const auto& a : c_.allowed) {
+        sys::UniqueFd fd(sys::openat2(root, a.c_str(), O_PATH | O_CLOEXEC,
+                                      RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+        if (!fd.valid()) {
+            if (errno == ELOOP) linked = a;
+            continue;
+        }
+        struct stat st{};
+        if (::fstat(fd.get(), &st) == 0 && same_file(st, target)) return true;
+    }
+    if (c_.diag.valid() && listening_inside(target)) return true;
+    why = c_.diag.valid() ? "no process inside listens on it, and the policy does not name it ([filesystem] sockets, --allow-socket)"
+                          : "with the host's network (--net host) only the sockets the policy names are reachable "
+                            "([filesystem] sockets, --allow-socket)";
+    if (!linked.empty()) why += "; the allowed path " + linked + " passes a link inside (name the socket's real path)";
+    return false;
+}
+
+// Whether a listening Unix socket of the sandbox's network namespace is bound to
+// `target`: the kernel's own list (sock_diag, UDIAG_SHOW_VFS), read whole each time.
+bool SocketGate::listening_inside(const struct stat& target) const {
+    struct {
+        nlmsghdr nlh;
+        unix_diag_req req;
+    } msg{};
+    msg.nlh.nlmsg_len = sizeof msg;
+    msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    msg.req.sdiag_family = AF_UNIX;
+    msg.req.udiag_states = 1u << TCP_LISTEN;
+    msg.req.udiag_show = UDIAG_SHOW_VFS;
+    if (::send(c_.diag.get(), &msg, sizeof msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof msg)) return false;
+    bool found = false;
+    alignas(nlmsghdr) char buf[16384];
+    for (;;) {
+        ssize_t n = ::recv(c_.diag.get(), buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return found;
+        // Walked by hand: the kernel's NLMSG_ and RTA_ macros cast the C way.
+        const auto size = static_cast<size_t>(n);
+        for (size_t off = 0; off + sizeof(nlmsghdr) <= size;) {
+            nlmsghdr h{};
+            std::memcpy(&h, buf + off, sizeof h);
+            if (h.nlmsg_len < sizeof h || off + h.nlmsg_len > size) break;
+            if (h.nlmsg_type == NLMSG_DONE || h.nlmsg_type == NLMSG_ERROR) return found;
+            const size_t body = off + NLMSG_HDRLEN;
+            const size_t end = off + h.nlmsg_len;
+            off += NLMSG_ALIGN(h.nlmsg_len);
+            if (h.nlmsg_type != SOCK_DIAG_BY_FAMILY || body + sizeof(unix_diag_msg) > end) continue;
+            for (size_t at = body + NLMSG_ALIGN(sizeof(unix_diag_msg)); at + sizeof(rtattr) <= end;) {
+                rtattr a{};
+                std::memcpy(&a, buf + at, sizeof a);
+                if (a.rta_len < sizeof a || at + a.rta_len > end) break;
+                if (a.rta_type == UNIX_DIAG_VFS && a.rta_len >= RTA_LENGTH(sizeof(unix_diag_vfs))) {
+                    unix_diag_vfs v{};
+                    std::memcpy(&v, buf + at + RTA_LENGTH(0), sizeof v);
+                    // The kernel's own dev_t (major << 20 | minor), not stat's encoding.
+                    if (v.udiag_vfs_ino == target.st_ino && (v.udiag_vfs_dev >> 20) == major(target.st_dev) &&
+                        (v.udiag_vfs_dev & 0xfffff) == minor(target.st_dev))
+                        found = true;
+                }
+                at += RTA_ALIGN(a.rta_len);
+            }
+        }
+    }
+}
+
+void SocketGate::add_wait_fds(std::vector<pollfd>& fds) const {
+    for (const auto& p : pending_) fds.push_back(pollfd{p.sock.get(), POLLOUT, 0});
+}
+
+void SocketGate::finish(int listener, const pollfd* ready, size_t n) {
+    std::vector<Pending> left;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+        Pending& p = pending_[i];
+        const short rev = i < n ? ready[i].revents : 0;
+        if (rev & (POLLOUT | POLLERR | POLLHUP)) {
+            int err = 0;
+            socklen_t el = sizeof err;
+            if (::getsockopt(p.sock.get(), SOL_SOCKET, SO_ERROR, &err, &el) < 0) err = errno;
+            send_answer(listener, p.id, -err);
+            continue;
+        }
+        // A caller interrupted by a signal, or gone: its call is over (a restarted
+        // connect comes as a new notification and finds EALREADY).
+        if (!id_valid(listener, p.id)) continue;
+        left.push_back(std::move(p));
+    }
+    pending_ = std::move(left);
+}
+
+}  // namespace agentjail::launch

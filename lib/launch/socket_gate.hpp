@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// The socket gate's supervisor side (docs/seccomp.md, "The socket gate"): every
+// connect() inside is notified, and the supervisor makes it itself on the sandbox's
+// socket (pidfd_getfd), from the address it copied once, so nothing the sandbox
+// changes afterwards (the address in memory, the descriptor behind the number:
+// THREATS.md SYS-07) reaches the kernel. A Unix socket's path is resolved in the
+// caller's own root and connected through the descriptor of what was resolved; it
+// is refused with EACCES unless a process inside listens on it (the sandbox's own
+// network namespace, asked through sock_diag) or the policy names it
+// ([filesystem] sockets, --allow-socket). A connect that takes time (TCP) waits on
+// the run's loop, not in the supervisor: the caller's notification is answered
+// when the socket is writable.
+#pragma once
+
+#include "sys/fd.hpp"
+
+#include <sys/stat.h>
+
+#include <linux/seccomp.h>
+#include <poll.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace agentjail::launch {
+
+class SocketGate {
+public:
+    struct Config {
+        // Paths inside the sandbox whose sockets may be connected to ([filesystem]
+        // sockets): resolved in the caller's root at each connect, without links.
+        std::vector<std::string> allowed;
+        // A NETLINK_SOCK_DIAG socket made in the sandbox's network namespace; invalid
+        // when the sandbox has none of its own (--net host): then only `allowed`.
+        sys::UniqueFd diag;
+    };
+
+    // What became of one connect.
+    struct Outcome {
+        bool pending = false;  // left waiting (wait_fds()); answered by a later round
+        int error = 0;         // the answer's -errno (0: connected)
+        bool refused = false;  // the gate refused it (recorded): error is -EACCES
+        std::string path;      // the Unix path asked for, when refused
+        std::string why;       // why it was refused
+    };
+
+    explicit SocketGate(Config c) : c_(std::move(c)) {}
+
+    // One notified connect: made here, answered on `listener` unless pending.
+    Outcome connect(int listener, const seccomp_notif& req);
+
+    // The descriptors of pending connects, to wait for (POLLOUT), in order.
+    void add_wait_fds(std::vector<pollfd>& fds) const;
+    bool has_pending() const { return !pending_.empty(); }
+    // After a wait: `ready` are the revents of the descriptors add_wait_fds() added,
+    // in the same order. Answers those that completed and drops those whose caller is
+    // gone.
+    void finish(int listener, const pollfd* ready, size_t n);
+
+private:
+    struct Pending {
+        std::uint64_t id;
+        sys::UniqueFd sock;
+    };
+    bool allowed(int root, const struct stat& target, std::string& why) const;
+    bool listening_inside(const struct stat& target) const;
+
+    Config c_;
+    std::vector<Pending> pending_;
+};
+
+}  // namespace agentjail::launch
