@@ -162,10 +162,8 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
     // still alive afterwards proves the pid named the caller throughout.
     const std::string proc = "/proc/" + std::to_string(req.pid);
     sys::UniqueFd pidfd(open_pidfd(static_cast<pid_t>(req.pid)));
-    sys::UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    sys::UniqueFd cwd(::open((proc + "/cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!id_valid(listener, req.id)) return out;  // the caller is gone: nobody to answer
-    if (!pidfd.valid() || !root.valid() || !cwd.valid()) return answer(-EPERM);
+    if (!pidfd.valid()) return answer(-EPERM);
     // The kernel's order of errors: the descriptor, the address, the socket.
     sys::UniqueFd sock(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), fdnum, 0)));
     if (!sock.valid()) return answer(-errno);
@@ -198,6 +196,11 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
                               "an abstract Unix socket with the host's network (--net host) is the host's");
         } else {
             const std::string path(un->sun_path, strnlen(un->sun_path, room));
+            // The caller's root and working directory, while it is still the caller.
+            sys::UniqueFd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            sys::UniqueFd cwd(::open((proc + "/cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!id_valid(listener, req.id)) return out;
+            if (!root.valid() || !cwd.valid()) return answer(-EPERM);
             int fd = resolve(root.get(), cwd.get(), static_cast<pid_t>(req.pid), path);
             if (fd == -EXDEV)
                 return refuse(path, "a relative path that leaves its directory or passes a link, or a "

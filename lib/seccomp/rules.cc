@@ -153,18 +153,37 @@ Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
             t.entries.push_back(Entry{rule, {}, Action{ActionKind::notify, 0}, Decider::connect});
     }
 
-    // socket and socketpair of AF_UNIX: the supervisor refuses SOCK_DGRAM.
+    // socket and socketpair of AF_UNIX, SOCK_DGRAM: refused. Where nothing else is said
+    // of AF_UNIX, by a rule of the filter's own (a stream socket costs nothing);
+    // otherwise the supervisor decides from the registers, as for personality.
     {
-        const int rule = add_rule(
-            "socket socketpair if arg0 == AF_UNIX -> notify (the socket gate)",
+        const char* why =
             "a Unix datagram socket names its destination in each send (in memory, which "
             "the filter cannot read), past the gate on connect: refused with EACCES; "
-            "stream and seqpacket sockets are allowed",
-            Action{ActionKind::notify, 0}, {"socket", "socketpair"});
+            "stream and seqpacket sockets are allowed";
+        int filter_rule = -1, notify_rule = -1;
         for (std::string_view name : {"socket", "socketpair"}) {
             auto widths = arg_widths(name);
-            const Cmp unix_family{0, CmpOp::eq, 1 /* AF_UNIX */, 0, widths ? widths->bits[0] : 32};
+            const unsigned bits0 = widths ? widths->bits[0] : 32, bits1 = widths ? widths->bits[1] : 32;
+            const Cmp unix_family{0, CmpOp::eq, 1 /* AF_UNIX */, 0, bits0};
+            const Cmp datagram{1, CmpOp::masked_eq, 0xf, 2 /* SOCK_DGRAM */, bits1};
             SyscallTable& t = table_of(name);
+            const bool plain = std::none_of(t.entries.begin(), t.entries.end(), [&](const Entry& e) {
+                return e.cmps.empty() || overlap(e.cmps, {unix_family});
+            });
+            if (plain && allowing(r.default_action)) {
+                if (filter_rule < 0)
+                    filter_rule = add_rule(
+                        "socket socketpair if arg0 == AF_UNIX && arg1 & 0xf == SOCK_DGRAM -> errno:EACCES (the socket gate)",
+                        why, Action{ActionKind::errno_ret, EACCES}, {"socket", "socketpair"});
+                t.entries.push_back(Entry{filter_rule, {unix_family, datagram}, Action{ActionKind::errno_ret, EACCES},
+                                          Decider::none});
+                continue;
+            }
+            if (notify_rule < 0)
+                notify_rule = add_rule("socket socketpair if arg0 == AF_UNIX -> notify (the socket gate)", why,
+                                       Action{ActionKind::notify, 0}, {"socket", "socketpair"});
+            const int rule = notify_rule;
             for (auto& e : t.entries) {
                 if (!e.cmps.empty() && !overlap(e.cmps, {unix_family})) continue;
                 if (e.cmps.empty()) continue;  // the fallback, below

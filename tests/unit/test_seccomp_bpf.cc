@@ -168,9 +168,12 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
         {"settimeofday", X86_64, SYS_settimeofday, {}, NOTIFY},
         {"uselib", X86_64, SYS_uselib, {}, NOTIFY},
         {"socket AF_INET", X86_64, SYS_socket, {AF_INET, SOCK_STREAM}, ALLOW},
-        // The socket gate: AF_UNIX goes to the supervisor (datagrams refused there),
-        // every connect too.
-        {"socket AF_UNIX", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM}, NOTIFY},
+        // The socket gate: AF_UNIX datagram sockets refused (and recorded), every
+        // connect made by the supervisor.
+        {"socket AF_UNIX", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM}, ALLOW},
+        {"socket AF_UNIX cloexec", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC}, ALLOW},
+        {"socket AF_UNIX dgram|cloexec", X86_64, SYS_socket, {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC}, NOTIFY},
+        {"socket AF_UNIX dgram|1<<32", X86_64, SYS_socket, {AF_UNIX, SOCK_DGRAM | (1ull << 32)}, NOTIFY},
         {"socket AF_UNIX|1<<32", X86_64, SYS_socket, {AF_UNIX | (1ull << 32), SOCK_DGRAM}, NOTIFY},
         {"socketpair AF_UNIX", X86_64, SYS_socketpair, {AF_UNIX, SOCK_DGRAM}, NOTIFY},
         {"connect", X86_64, SYS_connect, {3, 0x1000, 16}, NOTIFY},
