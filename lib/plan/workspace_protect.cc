@@ -130,7 +130,7 @@ Result<void> WorkspaceRules::collect_protect_rules() {
     for (const auto& r : policy_.protect) {
         auto rel = protect_rel(r.pattern, r.origin);
         if (!rel) return std::move(rel).error();
-        rules_.push_back({r.pattern, *rel, Pattern(*rel), describe(r.origin)});
+        rules_.push_back({r.pattern, *rel, Pattern(*rel), describe(r.origin), r.placeholder});
     }
     return {};
 }
@@ -163,7 +163,9 @@ Result<void> WorkspaceRules::protect_literal(const std::string& root, const std:
         Stat s = lstat_path(*ctx_.view, path);
         if (!s.exists) {
             if (errno != ENOENT) return {};
-            if (no_placeholder(name)) return {};
+            // Missing and without a placeholder: the check after the run flags one
+            // the run makes (workspace/audit.cc).
+            if (no_placeholder(name) || !rule.placeholder) return {};
             Protected p;
             p.path = path;
             // A directory for a directory's name (or one with names below it); for a

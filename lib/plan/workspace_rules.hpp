@@ -50,6 +50,7 @@ private:
         std::string rel;
         base::Pattern pattern;
         std::string why;
+        bool placeholder = true;  // policy::ProtectRule::placeholder
     };
     Result<void> collect_protect_rules();
     bool need_scan_for_protect() const;

@@ -9,11 +9,37 @@ namespace agentjail::policy::detail {
 bool Parser::protect_list(const toml::node& n, const std::string& key, std::vector<ProtectRule>& out) {
     const toml::array* a = nullptr;
     if (!array_of(n, key, a)) return false;
+    const bool tables = key == "workspace.protect";  // unprotect names patterns only
     for (size_t i = 0; i < a->size(); ++i) {
         std::string item_key = key + "[" + std::to_string(i) + "]";
-        std::string s;
-        if (!checked(*a->get(i), item_key, s, check_protect_pattern)) return false;
-        out.push_back({s, origin(a->get(i)->source(), item_key)});
+        const toml::node& item = *a->get(i);
+        ProtectRule rule;
+        rule.origin = origin(item.source(), item_key);
+        if (const auto* t = item.as_table(); t != nullptr && tables) {
+            // { path = "opencode.json", placeholder = false }
+            static const std::vector<std::string_view> known = {"path", "placeholder"};
+            bool have_path = false;
+            for (const auto& e : entries(*t)) {
+                std::string_view k = e.key->str();
+                std::string sub = item_key + "." + std::string(k);
+                if (k == "path") {
+                    if (!checked(*e.node, sub, rule.pattern, check_protect_pattern)) return false;
+                    have_path = true;
+                } else if (k == "placeholder") {
+                    std::optional<Located<bool>> b;
+                    if (!boolean(*e.node, sub, b)) return false;
+                    rule.placeholder = b->value;
+                } else {
+                    return unknown_key(e, sub, known);
+                }
+            }
+            if (!have_path) return fail(t->source(), item_key, "expected a table with 'path' (and 'placeholder')");
+        } else if (!item.is_string() && tables) {
+            return expected(item, item_key, "a pattern string or a table { path, placeholder }");
+        } else if (!checked(item, item_key, rule.pattern, check_protect_pattern)) {
+            return false;
+        }
+        out.push_back(std::move(rule));
     }
     return true;
 }

@@ -65,6 +65,10 @@ struct ProtectRule {
     std::string pattern;
     Origin origin;
     bool matched = true;  // unprotect: it took an entry out of a layer below
+    // false ({ path = "...", placeholder = false }): read-only when it exists, but a
+    // missing name gets no placeholder (a tool inside would fail on one where an
+    // absent file is fine); one the run makes is flagged by the check after it.
+    bool placeholder = true;
 };
 
 // One [[seccomp.rule]] as written. lib/seccomp resolves the names, the action and

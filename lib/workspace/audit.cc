@@ -158,7 +158,9 @@ public:
             // followed by git the same way.
             if (e.name == ".git" && (e.type == sys::EntryType::file || e.type == sys::EntryType::symlink))
                 check_git_pointer(sc->dir_of(e), e.type == sys::EntryType::symlink);
-            if (settings.at(i) && e.parent != top) {
+            // At the top, a protected name is read-only or uncreatable (a guard) but
+            // for one without a placeholder that the run made.
+            if (settings.at(i) && (e.parent != top || !is_protected(e.name))) {
                 const std::string dir = sc->dir_of(e);
                 with_dir(dir, [&, d = dir, n = e.name](int fd) { check_setting(fd, d, n); });
             }

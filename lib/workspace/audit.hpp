@@ -30,7 +30,8 @@ struct AuditOptions {
     // The policy's [workspace] protect patterns (relative globs, as
     // workspace::protect_patterns gives them: the default policy's list for a policy
     // without one): a file matching one that the run wrote below the top level is
-    // flagged (the top level's cannot be written).
+    // flagged (the top level's cannot be written, but for a name missing at the start
+    // whose rule makes no placeholder: not among protected_paths).
     std::vector<std::string> protect;
     bool neutralize = true;              // false: report only
     std::size_t max_entries = 1000000;   // a bound on the walk; past it the audit says so

@@ -7,6 +7,8 @@
 // refused. Each with a positive control showing the probe could succeed.
 #include "common.hpp"
 
+#include <fstream>
+
 #include <algorithm>
 
 #include "../integration/record.hpp"
@@ -384,14 +386,46 @@ TEST_F(Escape, WS09_ReappliedWithLimitsFrozenWhereACgroupExists) {
 // writable).
 TEST_F(Escape, WS10_NoAgentsOrEditorsSettingsCanBeMadeAtTheTop) {
     auto r = jail.sh(
-        "for f in .cursor/mcp.json .continue/config.yaml .zed/settings.json opencode.json opencode.jsonc "
+        "for f in .cursor/mcp.json .continue/config.yaml .zed/settings.json "
         ".roo/mcp.json "
         ".opencode/plugin.js .claude/skills/s/SKILL.md .claude/commands/go.md .claude/agents/a.md; do "
         "mkdir -p \"$(dirname $f)\" 2>/dev/null; if (echo x > $f) 2>/dev/null; then echo \"MADE $f\"; fi; done; "
         "echo x > .cursorx && echo control=ok");
     EXPECT_EQ(r.out.find("MADE"), std::string::npos) << describe(r);
     EXPECT_NE(r.out.find("control=ok"), std::string::npos) << describe(r);
-    for (const char* n : {".cursor", ".continue", ".zed", "opencode.json", "opencode.jsonc", ".opencode", ".roo"})
+    for (const char* n : {".cursor", ".continue", ".zed", ".opencode", ".roo"})
         EXPECT_FALSE(ajtest::exists(jail.ws() + "/" + n)) << n << ": a placeholder outlived the run";
+}
+
+// Settings whose tool fails on a placeholder (aider reads .aider.conf.yml, opencode
+// its opencode.json; an absent file is fine to both) get none: inside, the name is
+// simply absent. Made by the run at the top, each is flagged by the check after the
+// run; one the host had is read-only inside. Controls: a file beside them that no
+// entry names is not flagged; the host's copy is read inside.
+TEST_F(Escape, WS11_SettingsWithoutAPlaceholderAreAbsentInsideAndFlaggedWhenMade) {
+    const std::vector<std::string> names = {".aider.conf.yml", "opencode.json", "opencode.jsonc"};
+    std::string script = "ls -A; ";
+    for (const auto& n : names) script += "echo 'test-cmd: touch /tmp/x' > " + n + " && echo \"MADE " + n + "\"; ";
+    script += "echo x > notes.md; echo done";
+    auto r = jail.sh(script);
+    ASSERT_NE(r.out.find("done"), std::string::npos) << describe(r);
+    // No placeholder: the listing made before the writes does not have them.
+    const std::string listing = r.out.substr(0, r.out.find("MADE "));
+    for (const auto& n : names) {
+        for (const auto& l : ajtest::lines(listing)) EXPECT_NE(l, n) << "a placeholder inside\n" << describe(r);
+        EXPECT_NE(r.out.find("MADE " + n), std::string::npos) << n << ": the run could not make it\n" << describe(r);
+        EXPECT_NE(r.err.find(n + ": agent or editor settings written during the run"), std::string::npos)
+            << n << ": not flagged\n" << describe(r);
+    }
+    EXPECT_EQ(r.err.find("notes.md"), std::string::npos) << "control: flagged a file no entry names\n" << describe(r);
+
+    // One the host has is read-only inside, and not flagged.
+    for (const auto& n : names) ::unlink((jail.ws() + "/" + n).c_str());
+    std::ofstream(jail.ws() + "/.aider.conf.yml") << "auto-lint: false\n";
+    auto h = jail.sh("cat .aider.conf.yml; (echo 'lint-cmd: x' > .aider.conf.yml) 2>/dev/null && echo WROTE; echo done");
+    EXPECT_NE(h.out.find("auto-lint: false"), std::string::npos) << "control: the host's copy is not read\n" << describe(h);
+    EXPECT_EQ(h.out.find("WROTE"), std::string::npos) << describe(h);
+    EXPECT_EQ(ajtest::read_file(jail.ws() + "/.aider.conf.yml"), "auto-lint: false\n");
+    EXPECT_EQ(h.err.find(".aider.conf.yml: agent"), std::string::npos) << describe(h);
 }
 

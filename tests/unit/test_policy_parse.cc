@@ -385,6 +385,13 @@ TEST(PolicyParse, WorkspaceSection) {
     ASSERT_EQ(p.protect.size(), 2u);
     EXPECT_EQ(p.protect[1].pattern, "{workspace}/**/x");
     EXPECT_EQ(parse_ok("[workspace]\nmode = 'overlay'\n").workspace_mode.value, WorkspaceMode::overlay);
+    EXPECT_TRUE(p.protect[0].placeholder);
+    Policy t = parse_ok("[workspace]\nprotect = [{ path = 'x.yml', placeholder = false }, { path = 'y' }]\n");
+    ASSERT_EQ(t.protect.size(), 2u);
+    EXPECT_EQ(t.protect[0].pattern, "x.yml");
+    EXPECT_FALSE(t.protect[0].placeholder);
+    EXPECT_TRUE(t.protect[1].placeholder);
+    EXPECT_EQ(t.protect[0].origin.describe(), "t.toml:2:12 (workspace.protect[0])");
 }
 
 TEST(PolicyParseError, WorkspaceSection) {
@@ -403,6 +410,15 @@ TEST(PolicyParseError, WorkspaceSection) {
               "t.toml:2:14: workspace.unprotect[0]: '.idea' is not protected by any policy this "
               "one extends (explain lists the protected paths)");
     EXPECT_EQ(parse_err("[workspace]\nclone = 1\n").substr(0, 30), "t.toml:2:1: workspace.clone: u");
+    EXPECT_EQ(parse_err("[workspace]\nprotect = [{ placeholder = false }]\n"),
+              "t.toml:2:12: workspace.protect[0]: expected a table with 'path' (and 'placeholder')");
+    EXPECT_EQ(parse_err("[workspace]\nprotect = [{ path = 'x', placehold = false }]\n"),
+              "t.toml:2:26: workspace.protect[0].placehold: unknown key; did you mean 'placeholder'?");
+    EXPECT_EQ(parse_err("[workspace]\nprotect = [{ path = 'x', placeholder = 'no' }]\n").substr(0, 51),
+              "t.toml:2:40: workspace.protect[0].placeholder: expe");
+    EXPECT_EQ(parse_err("[workspace]\nprotect = [1]\n").substr(0, 34), "t.toml:2:12: workspace.protect[0]:");
+    EXPECT_EQ(parse_err("[workspace]\nunprotect = [{ path = 'x' }]\n").substr(0, 36),
+              "t.toml:2:14: workspace.unprotect[0]:");
     EXPECT_EQ(parse_err("[filesystem]\nworkspace = 'ro'\n[workspace]\nmode = 'clone'\n"),
               "t.toml:4:8: workspace.mode: workspace mode \"clone\" needs a read-write workspace, "
               "but t.toml:2:13 (filesystem.workspace) sets workspace = \"ro\"");
