@@ -9,14 +9,23 @@
 // Prints "getppid MEDIAN MIN" and "ioctl_fionread MEDIAN MIN": the median and the
 // minimum over REPEATS of the mean nanoseconds per call (the minimum is the least
 // disturbed by other load), or "CALL refused ERRNO" when the sandbox refuses it.
+// Then "connect_tcp" and "connect_unix", ITERATIONS/1000 times each (at least 200): a
+// stream socket made, connected to a listener of the probe's own (127.0.0.1, and a
+// Unix socket in /tmp, the working directory or, failing both, the abstract
+// namespace), accepted and both closed: what agentjail's socket gate adds to a
+// connect (docs/seccomp.md).
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +47,62 @@ static long call_getppid(void) { return syscall(SYS_getppid); }
 static long call_ioctl(void) {
     int n = 0;
     return syscall(SYS_ioctl, g_fd, FIONREAD, &n);
+}
+
+static int g_listener = -1;
+static struct sockaddr_storage g_addr;
+static socklen_t g_addr_len;
+
+static long call_connect(void) {
+    int c = socket(g_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c < 0) return -1;
+    long r = connect(c, (const struct sockaddr*)&g_addr, g_addr_len);
+    int saved = errno;
+    if (r == 0) {
+        int a = accept(g_listener, NULL, NULL);
+        if (a >= 0) close(a);
+    }
+    close(c);
+    errno = saved;
+    return r;
+}
+
+static int listen_tcp(void) {
+    struct sockaddr_in* in = (struct sockaddr_in*)&g_addr;
+    memset(&g_addr, 0, sizeof g_addr);
+    in->sin_family = AF_INET;
+    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    g_addr_len = sizeof *in;
+    g_listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (g_listener < 0 || bind(g_listener, (struct sockaddr*)in, g_addr_len) != 0 ||
+        getsockname(g_listener, (struct sockaddr*)in, &g_addr_len) != 0 || listen(g_listener, 128) != 0)
+        return -1;
+    return 0;
+}
+
+static char g_unix_path[108];
+
+static int listen_unix(void) {
+    struct sockaddr_un* un = (struct sockaddr_un*)&g_addr;
+    const char* dirs[] = {"/tmp", ".", NULL};
+    g_listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (g_listener < 0) return -1;
+    for (int i = 0; i <= 2; ++i) {
+        memset(&g_addr, 0, sizeof g_addr);
+        un->sun_family = AF_UNIX;
+        if (dirs[i] != NULL) {
+            snprintf(un->sun_path, sizeof un->sun_path, "%s/aj-bench-%d.sock", dirs[i], (int)getpid());
+            g_addr_len = (socklen_t)sizeof *un;
+        } else {
+            snprintf(un->sun_path + 1, sizeof un->sun_path - 1, "aj-bench-%d", (int)getpid());
+            g_addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(un->sun_path + 1));
+        }
+        if (bind(g_listener, (struct sockaddr*)un, g_addr_len) == 0 && listen(g_listener, 128) == 0) {
+            if (dirs[i] != NULL) memcpy(g_unix_path, un->sun_path, sizeof g_unix_path);
+            return 0;
+        }
+    }
+    return -1;
 }
 
 static void measure(const char* name, long (*fn)(void), long iters, int repeats) {
@@ -73,5 +138,16 @@ int main(int argc, char** argv) {
     g_fd = p[0];
     measure("getppid", call_getppid, iters, repeats);
     measure("ioctl_fionread", call_ioctl, iters, repeats);
+    long conns = iters / 1000 < 200 ? 200 : iters / 1000;
+    if (listen_tcp() == 0)
+        measure("connect_tcp", call_connect, conns, repeats);
+    else
+        printf("connect_tcp refused %s\n", strerror(errno));
+    if (g_listener >= 0) close(g_listener);
+    if (listen_unix() == 0)
+        measure("connect_unix", call_connect, conns, repeats);
+    else
+        printf("connect_unix refused %s\n", strerror(errno));
+    if (g_unix_path[0] != '\0') unlink(g_unix_path);
     return 0;
 }

@@ -54,6 +54,12 @@ std::string action_text(const seccomp::Action& a) {
 Supervisor::Supervisor(Config c, boost::asio::io_context& io)
     : c_(std::move(c)), gate_(std::move(c_.gate)), poll_(std::make_unique<sys::AsyncPoll>(io)) {
     commands_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    // Linux 6.6+: a notified thread hands its CPU to the waiter and back, rather than
+    // waking it elsewhere (the socket gate's connects are round trips); best effort.
+    if (c_.listener.valid()) {
+        constexpr unsigned long set_flags = _IOW('!', 4, std::uint64_t);  // SECCOMP_IOCTL_NOTIF_SET_FLAGS
+        (void)::ioctl(c_.listener.get(), set_flags, std::uint64_t{1});    // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+    }
     if (c_.timeout_s > 0) wall_deadline_ = util::monotonic_s() + c_.timeout_s;
     // The first wait, started here: a failure stops the sandbox at once.
     if (!util::run_or_stop("the supervisor", "supervisor.throw", c_.pidfd, failure_, [this] { wait_next(); }))
@@ -129,11 +135,15 @@ void Supervisor::end() noexcept {
 }
 
 void Supervisor::handle_notification() {
-    seccomp_notif_sizes sizes{};
-    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
-        sizes.seccomp_notif = sizeof(seccomp_notif);
-        sizes.seccomp_notif_resp = sizeof(seccomp_notif_resp);
-    }
+    // The kernel's sizes do not change while it runs: asked once.
+    static const seccomp_notif_sizes sizes = [] {
+        seccomp_notif_sizes s{};
+        if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &s) < 0) {
+            s.seccomp_notif = sizeof(seccomp_notif);
+            s.seccomp_notif_resp = sizeof(seccomp_notif_resp);
+        }
+        return s;
+    }();
     // The kernel may know a larger struct than our headers: size buffers by its word.
     std::vector<char> req_buf(std::max<size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)), 0);
     std::vector<char> resp_buf(
