@@ -158,9 +158,7 @@ public:
             // followed by git the same way.
             if (e.name == ".git" && (e.type == sys::EntryType::file || e.type == sys::EntryType::symlink))
                 check_git_pointer(sc->dir_of(e), e.type == sys::EntryType::symlink);
-            // At the top, a protected name is read-only or uncreatable (a guard) but
-            // for one without a placeholder that the run made.
-            if (settings.at(i) && (e.parent != top || !is_protected(e.name))) {
+            if (settings.at(i)) {
                 const std::string dir = sc->dir_of(e);
                 with_dir(dir, [&, d = dir, n = e.name](int fd) { check_setting(fd, d, n); });
             }
@@ -208,9 +206,12 @@ private:
     }
 
     // A regular file of dir, changed since the run started, that the plan did not protect.
-    bool changed_file(int dir, const std::string& rel, const std::string& name, struct stat& st) {
+    bool changed_file(int dir, const std::string& name, struct stat& st) {
         if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
-        return S_ISREG(st.st_mode) && newer(st, o_.since) && !is_protected(join(rel, name));
+        // A protected one too: written during the run, it was replaced on the host, and
+        // in the moment before the guard covered it again a handle opened inside
+        // could write it for good (issue 25).
+        return S_ISREG(st.st_mode) && newer(st, o_.since);
     }
 
     // The whole of a regular file of dir (at most kMaxRead bytes), never through a
@@ -296,7 +297,6 @@ private:
     // is put aside.
     void check_git_pointer(const std::string& dir, bool is_link) {
         const std::string rel = join(dir, ".git");
-        if (is_protected(rel)) return;
         with_dir(dir, [&](int fd) {
             struct stat st {};
             if (::fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) != 0 || !newer(st, o_.since)) return;
@@ -314,7 +314,6 @@ private:
             auto text = read_whole(fd, ".git");
             if (text && util::starts_with(*text, "gitdir:")) target = trim(text->substr(7));
             const auto inside = inside_workspace(dir, target);
-            if (inside && is_protected(*inside)) return;  // a git directory the plan protected
             if (inside && check_git_dir_at(*inside)) return;
             add(rel, std::string("a .git file written during the run points at ") +
                          (target.empty() ? std::string("nothing the check can read")
@@ -333,7 +332,9 @@ private:
     // text git refuses.
     void check_config(int fd, const std::string& rel, const char* cfg) {
         struct stat st {};
-        if (::fstatat(fd, cfg, &st, AT_SYMLINK_NOFOLLOW) != 0 || is_protected(join(rel, cfg))) return;
+        if (::fstatat(fd, cfg, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+        // One the plan protected and nothing changed since is the user's as it was.
+        if (is_protected(join(rel, cfg)) && !newer(st, o_.since)) return;
         if (!S_ISREG(st.st_mode)) {
             add(join(rel, cfg),
                 std::string(S_ISLNK(st.st_mode) ? "a git config that is a symbolic link (git follows it; the check "
@@ -368,14 +369,14 @@ private:
         struct stat st {};
         for (const char* cfg : {"config", "config.worktree"}) check_config(fd, rel, cfg);
         // A linked worktree's git directory reads its config from the common one.
-        if (changed_file(fd, rel, "commondir", st)) {
+        if (changed_file(fd, "commondir", st)) {
             auto text = read_whole(fd, "commondir");
             const auto inside = inside_workspace(rel, text ? trim(*text) : std::string());
-            if (inside && !is_protected(*inside)) (void)check_git_dir_at(*inside);
+            if (inside) (void)check_git_dir_at(*inside);
         }
         struct stat hst {};
         if (::fstatat(fd, "hooks", &hst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(hst.st_mode) &&
-            !is_protected(join(rel, "hooks")))
+            !(is_protected(join(rel, "hooks")) && !newer(hst, o_.since)))
             add(join(rel, "hooks"), "git's hooks directory is a symbolic link (git follows it)", neutralize(fd, "hooks"));
         int hooks = ::openat(fd, "hooks", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (hooks >= 0) {
@@ -384,7 +385,7 @@ private:
                 if ((e.name.size() > 7 && e.name.compare(e.name.size() - 7, 7, ".sample") == 0) ||
                     e.name.find(".agentjail-quarantined") != std::string::npos)
                     continue;
-                if (!changed_file(hooks, hrel, e.name, st)) continue;
+                if (!changed_file(hooks, e.name, st)) continue;
                 add(join(hrel, e.name), "git hook written during the run", neutralize(hooks, e.name));
             }
             ::close(hooks);
@@ -396,7 +397,7 @@ private:
             std::string name(std::string_view(state).substr(dir.size() + 1));
             int sd = ::openat(fd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
             if (sd < 0) continue;
-            if (changed_file(sd, join(rel, dir), name, st)) {
+            if (changed_file(sd, name, st)) {
                 // Read whole or not at all: an exec line past a bound is still run.
                 auto whole = read_whole(sd, name.c_str());
                 const std::string text = whole.value_or("exec");
@@ -421,7 +422,7 @@ private:
 
     void check_setting(int fd, const std::string& dir, const std::string& name) {
         struct stat st {};
-        if (changed_file(fd, dir, name, st))
+        if (changed_file(fd, name, st))
             add(join(dir, name), "agent or editor settings written during the run (they can run commands when "
                                  "the folder is opened)",
                 "flagged: review before opening this folder");

@@ -26,12 +26,16 @@ namespace agentjail::workspace {
 struct AuditOptions {
     std::string workspace;               // canonical host path
     struct timespec since {};            // the run's start (CLOCK_REALTIME)
-    std::vector<std::string> protected_paths;  // host paths the sandbox could not write
+    // Host paths the sandbox could not write (the plan's guards): one of them that
+    // nothing changed during the run is the user's as it was; one written during it
+    // is checked like any other (the host replaced it, and a handle opened inside
+    // in the moment before its guard was back could write it).
+    std::vector<std::string> protected_paths;
     // The policy's [workspace] protect patterns (relative globs, as
     // workspace::protect_patterns gives them: the default policy's list for a policy
     // without one): a file matching one that the run wrote below the top level is
-    // flagged (the top level's cannot be written, but for a name missing at the start
-    // whose rule makes no placeholder: not among protected_paths).
+    // flagged, at the top too (a name without a placeholder the run made; a
+    // protected one written during the run).
     std::vector<std::string> protect;
     bool neutralize = true;              // false: report only
     std::size_t max_entries = 1000000;   // a bound on the walk; past it the audit says so

@@ -422,6 +422,9 @@ TEST_F(Escape, WS11_SettingsWithoutAPlaceholderAreAbsentInsideAndFlaggedWhenMade
     // One the host has is read-only inside, and not flagged.
     for (const auto& n : names) ::unlink((jail.ws() + "/" + n).c_str());
     std::ofstream(jail.ws() + "/.aider.conf.yml") << "auto-lint: false\n";
+    // Older than the run by more than the check's allowance for the coarse clock
+    // (a protected file written during the run is checked like any other).
+    ::usleep(200 * 1000);
     auto h = jail.sh("cat .aider.conf.yml; (echo 'lint-cmd: x' > .aider.conf.yml) 2>/dev/null && echo WROTE; echo done");
     EXPECT_NE(h.out.find("auto-lint: false"), std::string::npos) << "control: the host's copy is not read\n" << describe(h);
     EXPECT_EQ(h.out.find("WROTE"), std::string::npos) << describe(h);
@@ -429,3 +432,35 @@ TEST_F(Escape, WS11_SettingsWithoutAPlaceholderAreAbsentInsideAndFlaggedWhenMade
     EXPECT_EQ(h.err.find(".aider.conf.yml: agent"), std::string::npos) << describe(h);
 }
 
+
+// The guard's window (issue 25): when the host replaces a protected file (`git config`
+// writes config.lock and renames it over config), the sandbox could open the new file
+// writable in the moment before the read-only bind is back, and write through that
+// handle afterwards. What it could write that way is what the host's rename left at
+// the name; here the host itself writes core.fsmonitor into it during the run (what
+// a won race would leave). The check after the run reads a protected file written
+// during the run like any other: it is put aside. Control: the same key set before
+// the run is the user's, read-only inside, and left alone.
+TEST_F(Escape, WS12_AProtectedConfigWrittenDuringTheRunIsChecked) {
+    const std::string ws = jail.ws();
+    host("git init -q . && git config core.fsmonitor 'touch user-mark'", ws);
+    ajtest::sleep_ms(200);  // older than the run, past the check's allowance for the clock
+    auto c = jail.sh("git config --get core.fsmonitor; (git config core.editor x) 2>/dev/null || echo refused");
+    EXPECT_TRUE(ajtest::contains(c.out, "touch user-mark")) << describe(c);
+    EXPECT_TRUE(ajtest::contains(c.out, "refused")) << "control: the config is not read-only inside\n" << describe(c);
+    EXPECT_FALSE(ajtest::contains(c.err, ".git/config")) << "control: the user's own config was flagged\n"
+                                                          << describe(c);
+    EXPECT_TRUE(ajtest::exists(ws + "/.git/config"));
+
+    LiveRun r = start(jail, "echo done");
+    ASSERT_TRUE(ready(r));
+    host("git config core.fsmonitor 'touch planted-mark'", ws);
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.err, ".git/config: git config written during the run sets core.fsmonitor"))
+        << describe(out);
+    EXPECT_FALSE(ajtest::exists(ws + "/.git/config")) << "the config was left in place";
+    EXPECT_TRUE(ajtest::exists(ws + "/.git/config.agentjail-quarantined"));
+    host("git status >/dev/null 2>&1; true", ws);
+    EXPECT_FALSE(ajtest::exists(ws + "/planted-mark")) << "the planted fsmonitor ran on the host";
+}
