@@ -7,6 +7,7 @@
 
 #include "sys/caller.hpp"
 #include "util/strings.hpp"
+#include "base/text.hpp"
 #include "plan/limits.hpp"
 
 #include <pwd.h>
@@ -29,6 +30,30 @@ namespace {
 
 Error invalid(const std::string& message) {
     return Error(ErrorKind::invalid_input, EINVAL, message);
+}
+
+// Boost's message for a parse error, with "did you mean --X?" for an option nobody
+// has, the closest long option within a few edits (as policy keys get).
+std::string parse_error_text(const po::error& e, const po::options_description& desc) {
+    std::string msg = e.what();
+    const auto* unknown = dynamic_cast<const po::unknown_option*>(&e);
+    if (unknown == nullptr) return msg;
+    std::string given = unknown->get_option_name();
+    while (!given.empty() && given[0] == '-') given.erase(0, 1);
+    if (const size_t eq = given.find('='); eq != std::string::npos) given.resize(eq);
+    if (given.size() < 2) return msg;
+    std::string best;
+    std::size_t best_d = given.size() <= 4 ? 2 : 3;
+    for (const auto& o : desc.options()) {
+        const std::string name = o->long_name();
+        if (name.empty()) continue;
+        const std::size_t d = base::edit_distance(given, name);
+        if (d < best_d) {
+            best_d = d;
+            best = name;
+        }
+    }
+    return best.empty() ? msg : msg + "; did you mean --" + best + "?";
 }
 
 }  // namespace
@@ -108,7 +133,7 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
                      .run();
         po::store(parsed, vm);
     } catch (const po::error& e) {
-        return invalid(std::string(e.what()) + " (see agentjail " +
+        return invalid(parse_error_text(e, desc) + " (see agentjail " +
                        (verb == Verb::explain ? "explain " : "") + "--help)");
     }
     if (vm.count("help")) {
@@ -202,7 +227,7 @@ Result<bool> parse_simple(const std::string& verb, const std::vector<std::string
                       .run(),
                   vm);
     } catch (const po::error& e) {
-        return invalid(std::string(e.what()) + " (see agentjail " + verb + " --help)");
+        return invalid(parse_error_text(e, all) + " (see agentjail " + verb + " --help)");
     }
     if (vm.count("help")) return true;
     if (vm.count("operand")) {

@@ -78,6 +78,27 @@ TEST_F(Sandbox, HelpAndVersion) {
     EXPECT_TRUE(std::regex_search(v.out, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) << v.out;
 }
 
+// A mistyped flag: exit 125, one line, and the flag that was meant (issue 27); a word
+// far from every flag gets no guess.
+TEST_F(Sandbox, AMistypedFlagSuggestsTheOneMeant) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--allow-hots", "x", "--", "true"}, "did you mean --allow-host?"},
+        {{"--timout", "5s", "--", "true"}, "did you mean --timeout?"},
+        {{"--workspace-mod=clone", "--", "true"}, "did you mean --workspace-mode?"},
+        {{"explain", "--jsn"}, "did you mean --json?"},
+    };
+    for (const auto& [args, want] : cases) {
+        auto r = jail.run(args);
+        EXPECT_EQ(r.status, 125) << describe(r);
+        EXPECT_TRUE(ajtest::contains(r.err, want)) << describe(r);
+        EXPECT_EQ(ajtest::lines(r.err).size(), 1u) << describe(r);
+    }
+    auto far = jail.run({"--xyzzy", "--", "true"});
+    EXPECT_EQ(far.status, 125) << describe(far);
+    EXPECT_TRUE(ajtest::contains(far.err, "unrecognised option '--xyzzy'")) << describe(far);
+    EXPECT_FALSE(ajtest::contains(far.err, "did you mean")) << describe(far);
+}
+
 TEST_F(Sandbox, CExampleRunsACommandAndReturnsItsStatus) {
     std::string example = AJ_EXAMPLE_C;
     if (!ajtest::exists(example)) GTEST_SKIP() << "the C example " << example << " is not built";
