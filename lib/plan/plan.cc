@@ -96,10 +96,31 @@ Result<std::string> decide_workspace(const policy::Policy& policy, const HostFac
     return *canon;
 }
 
+// Started in a subdirectory of a git repository without -C: the repository's top
+// level, as git finds it (the nearest directory above holding a .git directory or
+// file, on the same filesystem), when it is a project and not the home or above it;
+// "" otherwise. git inside then finds its repository, and the command starts where
+// the user is.
+std::string repository_top(const std::string& dir, const HostFacts& host, const HostView& view) {
+    struct stat here {};
+    if (view.lstat(dir, here) != 0) return {};
+    for (std::string d = dir;;) {
+        struct stat git {};
+        if (view.lstat(d + (d == "/" ? ".git" : "/.git"), git) == 0 && (S_ISDIR(git.st_mode) || S_ISREG(git.st_mode)))
+            return d == dir || d == "/" || (!host.home.empty() && util::path_within(host.home, d)) ? std::string() : d;
+        if (d == "/") return {};
+        const std::string up = d.substr(0, std::max<size_t>(1, d.rfind('/')));
+        struct stat st {};
+        if (view.lstat(up, st) != 0 || st.st_dev != here.st_dev) return {};
+        d = up;
+    }
+}
+
 Result<std::string> decide_cwd(const policy::Policy& policy, const detail::ExpandContext& ctx,
                                const Plan& plan) {
     std::string why;
     std::string cwd = plan.workspace.empty() ? "/" : plan.workspace;
+    if (!plan.started_in.empty()) cwd = plan.started_in;
     if (!policy.cwd.value.empty()) {
         why = detail::describe(policy.cwd.origin);
         auto expanded = detail::expand(policy.cwd.value, ctx, policy.cwd.origin);
@@ -171,6 +192,15 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (policy.workspace.value != policy::WorkspaceAccess::none) {
         auto ws = decide_workspace(policy, host, ctx);
         if (!ws) return std::move(ws).error();
+        if (!policy.workspace_path) {
+            if (auto top = repository_top(*ws, host, view); !top.empty()) {
+                plan.started_in = *ws;
+                plan.notes.push_back("workspace: " + top + ", the top of the git repository " + *ws +
+                                     " lies in; the command starts in " + *ws + " (-C . makes that "
+                                     "directory alone the workspace)");
+                ws = top;
+            }
+        }
         ctx.workspace = *ws;
         plan.workspace = *ws;
     }

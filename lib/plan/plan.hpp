@@ -186,6 +186,9 @@ struct Plan {
     std::uint64_t clone_flags = 0;
     std::string hostname;
     std::string workspace;  // empty when none
+    // Started in a subdirectory of a git repository without -C: that directory (the
+    // workspace is the repository's top, the command starts here); empty otherwise.
+    std::string started_in;
     // [workspace] mode. In clone and overlay mode the sandbox sees the workspace at
     // its own path, but what is mounted there is the run's clone or overlay, made by
     // the launcher (lib/workspace), not the user's directory.

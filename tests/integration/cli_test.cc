@@ -78,6 +78,51 @@ TEST_F(Sandbox, HelpAndVersion) {
     EXPECT_TRUE(std::regex_search(v.out, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) << v.out;
 }
 
+// Started in a subdirectory of a git repository (issue 27, item 2): the repository's
+// top level is the workspace and the command starts where the user is, so git inside
+// finds its repository and a write at the top lands; explain says so. `-C .` keeps
+// the subdirectory alone. Control: outside a repository the directory itself is the
+// workspace.
+TEST_F(Sandbox, StartedInASubdirectoryOfARepositoryTheTopIsTheWorkspace) {
+    const std::string ws = jail.ws();
+    auto g = ajtest::run({"git", "init", "-q", ws});
+    ASSERT_EQ(g.status, 0) << g.err;
+    ::mkdir((ws + "/pkg").c_str(), 0755);
+    ::mkdir((ws + "/pkg/src").c_str(), 0755);
+    const std::string sub = ws + "/pkg/src";
+    ajtest::RunOptions o;
+    o.cwd = sub;
+    auto r = jail.run({"--ro", AJ_HELPERS_DIR, "--", "/bin/sh", "-c",
+                       "pwd; git rev-parse --show-toplevel; echo x > ../../top-written && echo top=ok"},
+                      o);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto l = ajtest::lines(r.out);
+    ASSERT_GE(l.size(), 3u) << describe(r);
+    EXPECT_EQ(l[0], sub);
+    EXPECT_EQ(l[1], ws);
+    EXPECT_EQ(l[2], "top=ok");
+    EXPECT_TRUE(ajtest::exists(ws + "/top-written"));
+    auto e = jail.run({"explain", "--", "true"}, o);
+    EXPECT_TRUE(ajtest::contains(e.out, "workspace: " + ws + ", the top of the git repository")) << describe(e);
+
+    auto only = jail.run({"-C", ".", "--ro", AJ_HELPERS_DIR, "--", "/bin/sh", "-c",
+                          "pwd; git rev-parse --show-toplevel 2>/dev/null || echo no-repo; "
+                          "echo x > ../../top-2 2>/dev/null; true"},
+                         o);
+    ASSERT_EQ(only.status, 0) << describe(only);
+    EXPECT_TRUE(ajtest::contains(only.out, "no-repo")) << describe(only);
+    EXPECT_FALSE(ajtest::exists(ws + "/top-2")) << "a write above -C . reached the host";
+
+    // Control: no repository above, the directory is the workspace.
+    ajtest::TempDir plain("aj-plain");
+    ::mkdir((plain.path() + "/a").c_str(), 0755);
+    ajtest::RunOptions p;
+    p.cwd = plain.path() + "/a";
+    auto c = jail.run({"--ro", AJ_HELPERS_DIR, "--", "/bin/sh", "-c", "pwd; echo x > ../up 2>/dev/null; true"}, p);
+    EXPECT_EQ(ajtest::trim(c.out), plain.path() + "/a") << describe(c);
+    EXPECT_FALSE(ajtest::exists(plain.path() + "/up")) << "control: the parent was the workspace";
+}
+
 // A mistyped flag: exit 125, one line, and the flag that was meant (issue 27); a word
 // far from every flag gets no guess.
 TEST_F(Sandbox, AMistypedFlagSuggestsTheOneMeant) {
