@@ -431,6 +431,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         sc.freeze_group = hooks.freeze_group;
         sc.gate.allowed = plan.sockets;
         sc.gate.diag = std::move(diag);
+        sc.gate.init = p.pid();
         p.supervise(std::make_unique<Supervisor>(std::move(sc), loop));
     };
     // EOF means every holder of the write end is gone: the init closed it after

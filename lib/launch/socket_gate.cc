@@ -24,7 +24,9 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
@@ -138,6 +140,33 @@ int resolve(int root, int cwd, pid_t tid, const std::string& path) {
 
 bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
+// Whether the caller may write the socket file, as the kernel checks it for a
+// connect (the supervisor's own check is its own: as root it would pass every
+// mode): its filesystem ids and groups from /proc, mode bits only (no ACLs), and
+// CAP_DAC_OVERRIDE where the caller kept it. Asked only when agentjail is root.
+bool caller_may_write(pid_t tid, const struct stat& st) {
+    std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+    std::string line;
+    long fsuid = -1, fsgid = -1;
+    std::vector<long> groups;
+    unsigned long long cap_eff = 0;
+    while (std::getline(status, line)) {
+        std::istringstream in(line.substr(line.find(':') + 1));
+        long a = -1, b = -1, c = -1, d = -1;
+        if (line.rfind("Uid:", 0) == 0 && (in >> a >> b >> c >> d)) fsuid = d;
+        if (line.rfind("Gid:", 0) == 0 && (in >> a >> b >> c >> d)) fsgid = d;
+        if (line.rfind("Groups:", 0) == 0)
+            for (long g; in >> g;) groups.push_back(g);
+        if (line.rfind("CapEff:", 0) == 0) in >> std::hex >> cap_eff;
+    }
+    if (fsuid < 0 || fsgid < 0) return false;
+    if (cap_eff & (1ull << 1 /* CAP_DAC_OVERRIDE */)) return true;
+    if (static_cast<uid_t>(fsuid) == st.st_uid) return (st.st_mode & S_IWUSR) != 0;
+    const bool group = static_cast<gid_t>(fsgid) == st.st_gid ||
+                       std::find(groups.begin(), groups.end(), static_cast<long>(st.st_gid)) != groups.end();
+    return (st.st_mode & (group ? S_IWGRP : S_IWOTH)) != 0;
+}
+
 }  // namespace
 
 SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) {
@@ -185,6 +214,7 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
     sys::UniqueFd target;
     socklen_t use_len = static_cast<socklen_t>(len);
     constexpr size_t path_at = offsetof(sockaddr_un, sun_path);
+    if (domain == AF_UNIX && static_cast<size_t>(len) > sizeof(sockaddr_un)) return answer(-EINVAL);
     if (domain == AF_UNIX && sa.ss_family == AF_UNIX && static_cast<size_t>(len) > path_at) {
         auto* un = reinterpret_cast<sockaddr_un*>(&sa);
         const size_t room = std::min(static_cast<size_t>(len) - path_at, sizeof un->sun_path);
@@ -211,7 +241,10 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
             if (::fstat(target.get(), &st) < 0) return answer(-errno);
             if (!S_ISSOCK(st.st_mode)) return answer(-ECONNREFUSED);  // what the kernel says
             std::string why;
-            if (!allowed(root.get(), st, why)) return refuse(path, why);
+            if (!allowed(st, why)) return refuse(path, why);
+            if (::geteuid() == 0 && !caller_may_write(static_cast<pid_t>(req.pid), st)) return answer(-EACCES);
+            // /proc/PID/... above was looked up by number: the caller is still the caller.
+            if (!id_valid(listener, req.id)) return out;
             // The file resolved above, and nothing the caller can change since.
             sockaddr_un via{};
             via.sun_family = AF_UNIX;
@@ -239,10 +272,14 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
     return answer(-e);
 }
 
-bool SocketGate::allowed(int root, const struct stat& target, std::string& why) const {
+bool SocketGate::allowed(const struct stat& target, std::string& why) {
     std::string linked;
+    if (!c_.allowed.empty() && !init_root_.valid() && c_.init > 0)
+        init_root_.reset(::open(("/proc/" + std::to_string(c_.init) + "/root").c_str(),
+                                O_PATH | O_DIRECTORY | O_CLOEXEC));
     for (const auto& a : c_.allowed) {
-        sys::UniqueFd fd(sys::openat2(root, a.c_str(), O_PATH | O_CLOEXEC,
+        if (!init_root_.valid()) break;
+        sys::UniqueFd fd(sys::openat2(init_root_.get(), a.c_str(), O_PATH | O_CLOEXEC,
                                       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
         if (!fd.valid()) {
             if (errno == ELOOP) linked = a;

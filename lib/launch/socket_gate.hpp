@@ -34,6 +34,10 @@ public:
         // A NETLINK_SOCK_DIAG socket made in the sandbox's network namespace; invalid
         // when the sandbox has none of its own (--net host): then only `allowed`.
         sys::UniqueFd diag;
+        // The sandbox's init (its pid here): `allowed` is resolved in its root, the
+        // sandbox's as agentjail built it, never in the caller's (a nested sandbox
+        // could mount another socket over an allowed path in a namespace of its own).
+        pid_t init = -1;
     };
 
     // What became of one connect.
@@ -63,10 +67,11 @@ private:
         std::uint64_t id;
         sys::UniqueFd sock;
     };
-    bool allowed(int root, const struct stat& target, std::string& why) const;
+    bool allowed(const struct stat& target, std::string& why);
     bool listening_inside(const struct stat& target) const;
 
     Config c_;
+    sys::UniqueFd init_root_;  // opened at the first use
     std::vector<Pending> pending_;
 };
 

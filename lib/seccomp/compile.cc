@@ -190,9 +190,11 @@ private:
                 return Action{ActionKind::errno_ret, EPERM};
             case detail::Decider::unix_socket:
                 // The socket gate: a Unix datagram socket would name its destinations
-                // in each send. The type's low bits; SOCK_CLOEXEC and SOCK_NONBLOCK above.
-                if ((args[1] & 0xf) == 2 /* SOCK_DGRAM */) return Action{ActionKind::errno_ret, EACCES};
+                // in each send. The type's low bits (SOCK_CLOEXEC and SOCK_NONBLOCK are
+                // above): SOCK_DGRAM, and SOCK_RAW, which AF_UNIX makes a datagram one.
+                if ((args[1] & 0xe) == 2) return Action{ActionKind::errno_ret, EACCES};
                 return Action{ActionKind::allow, 0};
+            case detail::Decider::serialize: return Action{ActionKind::allow, 0};
             case detail::Decider::connect:
                 // The supervisor makes the call itself (launch/socket_gate.hpp).
                 return Action{ActionKind::notify, 0};

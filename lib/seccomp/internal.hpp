@@ -95,7 +95,10 @@ std::vector<Cube> narrowed_cubes(const Cmp& c);
 // unix_socket belong to the socket gate (rules.cc), which the launcher adds to every
 // filter whatever the policy says: connect is made by the supervisor itself
 // (launch/socket_gate.hpp), socket(AF_UNIX, ...) is answered from its registers.
-enum class Decider { none, personality, connect, unix_socket };
+// serialize: allowed as it is, but through the supervisor, so that it waits while
+// the supervisor makes a connect (the blocking mode of a socket it connects cannot
+// change under it).
+enum class Decider { none, personality, connect, unix_socket, serialize };
 
 // One alternative for one syscall: a rule's action when all comparisons hold.
 struct Entry {

@@ -158,15 +158,16 @@ Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
     // otherwise the supervisor decides from the registers, as for personality.
     {
         const char* why =
-            "a Unix datagram socket names its destination in each send (in memory, which "
-            "the filter cannot read), past the gate on connect: refused with EACCES; "
-            "stream and seqpacket sockets are allowed";
+            "a Unix datagram socket (SOCK_DGRAM, or SOCK_RAW, which AF_UNIX makes one) names "
+            "its destination in each send (in memory, which the filter cannot read), past the "
+            "gate on connect: refused with EACCES; stream and seqpacket sockets are allowed";
         int filter_rule = -1, notify_rule = -1;
         for (std::string_view name : {"socket", "socketpair"}) {
             auto widths = arg_widths(name);
             const unsigned bits0 = widths ? widths->bits[0] : 32, bits1 = widths ? widths->bits[1] : 32;
             const Cmp unix_family{0, CmpOp::eq, 1 /* AF_UNIX */, 0, bits0};
-            const Cmp datagram{1, CmpOp::masked_eq, 0xf, 2 /* SOCK_DGRAM */, bits1};
+            // SOCK_DGRAM (2) and SOCK_RAW (3), which AF_UNIX makes a datagram socket.
+            const Cmp datagram{1, CmpOp::masked_eq, 0xe, 2, bits1};
             SyscallTable& t = table_of(name);
             const bool plain = std::none_of(t.entries.begin(), t.entries.end(), [&](const Entry& e) {
                 return e.cmps.empty() || overlap(e.cmps, {unix_family});
@@ -174,7 +175,7 @@ Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
             if (plain && allowing(r.default_action)) {
                 if (filter_rule < 0)
                     filter_rule = add_rule(
-                        "socket socketpair if arg0 == AF_UNIX && arg1 & 0xf == SOCK_DGRAM -> errno:EACCES (the socket gate)",
+                        "socket socketpair if arg0 == AF_UNIX && arg1 & 0xe == SOCK_DGRAM -> errno:EACCES (the socket gate: SOCK_DGRAM, SOCK_RAW)",
                         why, Action{ActionKind::errno_ret, EACCES}, {"socket", "socketpair"});
                 t.entries.push_back(Entry{filter_rule, {unix_family, datagram}, Action{ActionKind::errno_ret, EACCES},
                                           Decider::none});
@@ -209,6 +210,45 @@ Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
             });
             if (!gated && allowing(fallback(t)))
                 t.entries.push_back(Entry{rule, {unix_family}, Action{ActionKind::notify, 0}, Decider::unix_socket});
+        }
+    }
+
+    // fcntl(F_SETFL) and ioctl(FIONBIO) change a socket's blocking mode, which the
+    // supervisor sets while it makes a connect on the sandbox's socket: through the
+    // supervisor too, they wait until that connect is made (a thread clearing
+    // O_NONBLOCK in that moment would have it block the run's loop). Allowed as
+    // they are, answered from their registers.
+    {
+        int rule = -1;
+        struct Gated {
+            std::string_view name;
+            Cmp cmp;
+        };
+        const Gated gated[] = {{"fcntl", Cmp{1, CmpOp::eq, 4 /* F_SETFL */, 0, 32}},
+                               {"ioctl", Cmp{1, CmpOp::eq, 0x5421 /* FIONBIO */, 0, 32}}};
+        for (const auto& g : gated) {
+            SyscallTable& t = table_of(g.name);
+            bool exact = false;
+            for (auto& e : t.entries) {
+                if (e.cmps.empty() || !overlap(e.cmps, {g.cmp})) continue;
+                if (!allowing(e.action)) continue;  // refused before the gate
+                if (e.cmps.size() != 1 || e.cmps[0].arg != 1 || e.cmps[0].op != CmpOp::eq || e.cmps[0].a != g.cmp.a)
+                    return Error{ErrorKind::invalid_input, 0,
+                                 r.rules[static_cast<size_t>(e.rule)].info.where + ": seccomp: " +
+                                     std::string(g.name) + ": this rule overlaps the socket gate's arg1 == " +
+                                     std::to_string(g.cmp.a) + " (docs/seccomp.md): give it a rule of its own"};
+                exact = true;
+            }
+            if (!exact && !allowing(fallback(t))) continue;
+            if (rule < 0)
+                rule = add_rule("fcntl if arg1 == F_SETFL, ioctl if arg1 == FIONBIO -> notify (the socket gate)",
+                                "a socket's blocking mode changes only between the supervisor's connects: "
+                                "allowed, through the supervisor",
+                                Action{ActionKind::notify, 0}, {"fcntl", "ioctl"});
+            for (auto& e : t.entries)
+                if (!e.cmps.empty() && allowing(e.action) && overlap(e.cmps, {g.cmp}))
+                    e = Entry{rule, e.cmps, Action{ActionKind::notify, 0}, Decider::serialize};
+            if (!exact) t.entries.push_back(Entry{rule, {g.cmp}, Action{ActionKind::notify, 0}, Decider::serialize});
         }
     }
 

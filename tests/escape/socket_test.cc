@@ -437,10 +437,12 @@ TEST_F(Escape, SOCK14_UnixDatagramSocketsAreRefused) {
         "socket", "dgram",          "dgram",          "socket", "dgram_cloexec", "dgram_cloexec",
         "socket", "dgram_nonblock", "dgram_nonblock", "pair",   "pair_dgram",    "dgram",
         "socket", "stream",         "stream",         "pair",   "pair_stream",   "stream",
-        "pair",   "pair_seqpacket", "seqpacket"};
+        "pair",   "pair_seqpacket", "seqpacket",      "socket", "raw",           "raw",
+        "socket", "raw_cloexec",    "raw_cloexec",    "pair",   "pair_raw",      "raw"};
     auto r = inside(jail, args);
     ASSERT_EQ(r.status, 0) << describe(r);
-    for (const char* l : {"dgram", "dgram_cloexec", "dgram_nonblock", "pair_dgram"})
+    // SOCK_RAW too: AF_UNIX makes it a datagram socket (attack review, session 17).
+    for (const char* l : {"dgram", "dgram_cloexec", "dgram_nonblock", "pair_dgram", "raw", "raw_cloexec", "pair_raw"})
         EXPECT_EQ(field(r.out, l), "EACCES") << l << "\n" << describe(r);
     EXPECT_EQ(field(r.out, "stream"), "OK") << "control\n" << describe(r);
     EXPECT_EQ(field(r.out, "pair_stream"), "OK") << "control\n" << describe(r);
@@ -594,3 +596,25 @@ TEST_F(Escape, SOCK19_RefusedConnectIsLogged) {
 }
 
 }  // namespace
+
+// The supervisor makes the connect on the sandbox's own socket, after setting it
+// non-blocking: a thread inside clearing O_NONBLOCK in the moment between would have
+// it connect blocking, and a listener inside whose backlog is full and that never
+// accepts would then hold the run's loop for good (no --timeout, nothing else
+// answered; attack review, session 17). fcntl(F_SETFL) and ioctl(FIONBIO) go
+// through the supervisor, so they wait while it connects: every connect is answered
+// (EAGAIN), and the run ends. Control: on the host, a blocking connect to that
+// listener waits (the probe is stopped by `timeout`).
+TEST_F(Escape, SOCK21_ClearingONonblockDuringTheConnectCannotBlockTheSupervisor) {
+    ajtest::RunOptions o;
+    o.timeout_ms = 60000;
+    std::vector<std::string> a = cat(jail.base(), {"-t", "40s", "--kill-grace", "1s", "--", probe(), "blockrace",
+                                                    "race", "/tmp/full.sock"});
+    auto r = jail.run(a, o);
+    EXPECT_EQ(r.status, 0) << "the run did not end by itself\n" << describe(r);
+    EXPECT_EQ(field(r.out, "race"), "OK") << describe(r);
+
+    ajtest::TempDir d("aj-blockrace");
+    auto c = ajtest::run({"timeout", "3", probe(), "blockrace", "race", d.path() + "/full.sock"});
+    EXPECT_EQ(c.status, 124) << "control: a blocking connect to the full listener did not wait\n" << describe(c);
+}

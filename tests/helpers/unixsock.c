@@ -16,7 +16,14 @@
 //                             /proc/self/fd/N)
 //   dgram LABEL PATH          socket(AF_UNIX, SOCK_DGRAM) and one sendto PATH
 //   socket LABEL TYPE         socket(AF_UNIX, TYPE): stream, seqpacket, dgram,
-//                             dgram_cloexec, dgram_nonblock
+//                             dgram_cloexec, dgram_nonblock, raw (a datagram socket
+//                             to AF_UNIX), raw_cloexec
+//   blockrace LABEL PATH      a listener at PATH with a full backlog that never
+//                             accepts; a thread clearing O_NONBLOCK on a socket in a
+//                             loop while the main thread makes a blocking connect of
+//                             it to PATH: prints LABEL=OK|ERRNO once the connect
+//                             returns (a supervisor that connects it blocking would
+//                             never return)
 //   pair LABEL TYPE           socketpair(AF_UNIX, TYPE); for stream and seqpacket one
 //                             message each way
 //   tcp LABEL block|nonblock  a listener on 127.0.0.1 (ephemeral port), a connect to
@@ -105,7 +112,9 @@ static int type_of(const char* name, int* type) {
              {"seqpacket", SOCK_SEQPACKET},
              {"dgram", SOCK_DGRAM},
              {"dgram_cloexec", SOCK_DGRAM | SOCK_CLOEXEC},
-             {"dgram_nonblock", SOCK_DGRAM | SOCK_NONBLOCK}};
+             {"dgram_nonblock", SOCK_DGRAM | SOCK_NONBLOCK},
+             {"raw", SOCK_RAW},
+             {"raw_cloexec", SOCK_RAW | SOCK_CLOEXEC}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; ++i)
         if (strcmp(name, t[i].name) == 0) {
             *type = t[i].type;
@@ -545,6 +554,60 @@ static int usage(void) {
     return 2;
 }
 
+static atomic_int g_block_fd = -1;
+static atomic_int g_block_stop;
+
+static void* clear_nonblock(void* arg) {
+    (void)arg;
+    while (!atomic_load(&g_block_stop)) {
+        int fd = atomic_load(&g_block_fd);
+        if (fd >= 0) (void)fcntl(fd, F_SETFL, 0);
+    }
+    return NULL;
+}
+
+static void op_blockrace(const char* label, const char* path) {
+    struct sockaddr_un a;
+    socklen_t len = unix_addr(path, &a);
+    unlink(path);
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0 || len == 0 || bind(l, (struct sockaddr*)&a, len) != 0 || listen(l, 0) != 0) {
+        result(label, ".listen", errno);
+        return;
+    }
+    // Fill the backlog: non-blocking connects until the listener refuses more.
+    int fill[64], n = 0;
+    while (n < 64) {
+        int c = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c < 0) break;
+        if (connect(c, (struct sockaddr*)&a, len) != 0) {
+            close(c);
+            break;
+        }
+        fill[n++] = c;
+    }
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    atomic_store(&g_block_fd, s);
+    pthread_t t;
+    pthread_create(&t, NULL, clear_nonblock, NULL);
+    int rc = 0;
+    // Many tries: the race needs the supervisor's moment between its fcntl and its
+    // connect. Each connect is answered at once (EAGAIN) unless the supervisor blocks.
+    for (int i = 0; i < 2000 && rc == 0; ++i) {
+        int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        atomic_store(&g_block_fd, c);
+        if (connect(c, (struct sockaddr*)&a, len) != 0) rc = errno == EAGAIN ? 0 : errno;
+        close(c);
+    }
+    atomic_store(&g_block_stop, 1);
+    pthread_join(t, NULL);
+    result(label, "", rc);
+    close(s);
+    for (int i = 0; i < n; ++i) close(fill[i]);
+    close(l);
+    unlink(path);
+}
+
 int main(int argc, char** argv) {
     for (int i = 1; i < argc;) {
         const char* op = argv[i];
@@ -573,6 +636,9 @@ int main(int argc, char** argv) {
             i += 3;
         } else if (left >= 2 && strcmp(op, "pair") == 0 && type_of(argv[i + 2], &type) == 0) {
             op_pair(argv[i + 1], type);
+            i += 3;
+        } else if (left >= 2 && strcmp(op, "blockrace") == 0) {
+            op_blockrace(argv[i + 1], argv[i + 2]);
             i += 3;
         } else if (left >= 2 && strcmp(op, "tcp") == 0) {
             op_tcp(argv[i + 1], strcmp(argv[i + 2], "nonblock") == 0);

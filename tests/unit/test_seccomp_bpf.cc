@@ -10,6 +10,7 @@
 #include "bpf_run.hpp"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -174,6 +175,12 @@ TEST(SeccompBpf, DefaultPolicyDecisions) {
         {"socket AF_UNIX cloexec", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC}, ALLOW},
         {"socket AF_UNIX dgram|cloexec", X86_64, SYS_socket, {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC}, NOTIFY},
         {"socket AF_UNIX dgram|1<<32", X86_64, SYS_socket, {AF_UNIX, SOCK_DGRAM | (1ull << 32)}, NOTIFY},
+        {"socket AF_UNIX raw", X86_64, SYS_socket, {AF_UNIX, SOCK_RAW}, NOTIFY},
+        {"socket AF_UNIX seqpacket", X86_64, SYS_socket, {AF_UNIX, SOCK_SEQPACKET}, ALLOW},
+        {"fcntl F_SETFL", X86_64, SYS_fcntl, {3, F_SETFL, 0x800}, NOTIFY},
+        {"fcntl F_SETFL|1<<32", X86_64, SYS_fcntl, {3, F_SETFL | (1ull << 32), 0x800}, NOTIFY},
+        {"fcntl F_GETFL", X86_64, SYS_fcntl, {3, F_GETFL}, ALLOW},
+        {"ioctl FIONBIO", X86_64, SYS_ioctl, {3, FIONBIO}, NOTIFY},
         {"socket AF_UNIX|1<<32", X86_64, SYS_socket, {AF_UNIX | (1ull << 32), SOCK_DGRAM}, NOTIFY},
         {"socketpair AF_UNIX", X86_64, SYS_socketpair, {AF_UNIX, SOCK_DGRAM}, NOTIFY},
         {"connect", X86_64, SYS_connect, {3, 0x1000, 16}, NOTIFY},
@@ -300,6 +307,10 @@ TEST(SeccompBpf, StrictPolicyDecisions) {
         {"socket AF_VSOCK", X86_64, SYS_socket, {AF_VSOCK, SOCK_STREAM}, NOTIFY},
         {"socket AF_UNIX", X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM}, NOTIFY},
         {"connect", X86_64, SYS_connect, {3, 0x1000, 16}, NOTIFY},
+        {"socket AF_UNIX raw", X86_64, SYS_socket, {AF_UNIX, SOCK_RAW}, NOTIFY},
+        {"fcntl F_SETFL", X86_64, SYS_fcntl, {3, F_SETFL, 0}, NOTIFY},
+        {"fcntl F_GETFL", X86_64, SYS_fcntl, {3, F_GETFL, 0}, ALLOW},
+        {"ioctl FIONBIO", X86_64, SYS_ioctl, {3, FIONBIO}, NOTIFY},
         {"personality 0", X86_64, SYS_personality, {0}, ALLOW},
         {"personality 0x400000", X86_64, SYS_personality, {0x400000}, NOTIFY},
         {"i386", I386, 3, {}, KILL},

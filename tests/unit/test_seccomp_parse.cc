@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <linux/audit.h>
 #include <seccomp.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -104,8 +106,8 @@ unless = "nested_sandboxes"
 )");
     ASSERT_TRUE(p);
     const auto& r = p->rules();
-    // 7 written (one left out by nested_sandboxes) + the built-in + the socket gate's 3
-    ASSERT_EQ(r.size(), 11u);
+    // 7 written (one left out by nested_sandboxes) + the built-in + the socket gate's 4
+    ASSERT_EQ(r.size(), 12u);
     EXPECT_EQ(r[0].text, "ptrace @keyring -> errno:EPERM");
     EXPECT_EQ(r[0].why, "names and groups");
     EXPECT_EQ(r[0].where, "t.toml:7:1");
@@ -396,6 +398,19 @@ TEST(SeccompSocketGate, EveryPolicyGetsIt) {
     EXPECT_EQ(decide(*bare, SYS_socket, {AF_UNIX, SOCK_STREAM}).action.kind, ActionKind::allow);
     EXPECT_EQ(decide(*bare, SYS_io_uring_setup).action.err, EPERM);
     EXPECT_TRUE(bare->needs_listener());
+    // SOCK_RAW: AF_UNIX makes it a datagram socket.
+    EXPECT_EQ(decide(*bare, SYS_socket, {AF_UNIX, SOCK_RAW}).action.err, EACCES);
+    EXPECT_EQ(decide(*bare, SYS_socketpair, {AF_UNIX, SOCK_RAW | SOCK_CLOEXEC}).action.err, EACCES);
+    EXPECT_EQ(decide(*bare, SYS_socket, {AF_UNIX, SOCK_SEQPACKET}).action.kind, ActionKind::allow);
+    EXPECT_EQ(decide(*bare, SYS_socket, {AF_INET, SOCK_RAW}).action.kind, ActionKind::allow);
+    // A socket's blocking mode changes through the supervisor (allowed, recorded nowhere).
+    auto setfl = decide(*bare, SYS_fcntl, {3, F_SETFL, O_NONBLOCK});
+    EXPECT_EQ(setfl.action.kind, ActionKind::allow);
+    ASSERT_GE(setfl.rule, 0);
+    EXPECT_EQ(bare->rules()[static_cast<size_t>(setfl.rule)].where, "built-in");
+    EXPECT_EQ(decide(*bare, SYS_fcntl, {3, F_GETFL}).rule, -1);
+    EXPECT_GE(decide(*bare, SYS_ioctl, {3, FIONBIO}).rule, 0);
+    EXPECT_EQ(decide(*bare, SYS_ioctl, {3, FIONREAD}).rule, -1);
 
     // Allowed by name, or by the default: still the gate's.
     auto allowing = ok("[seccomp]\ndefault = 'errno:EPERM'\n[[seccomp.rule]]\n"
