@@ -618,3 +618,61 @@ TEST_F(Escape, SOCK21_ClearingONonblockDuringTheConnectCannotBlockTheSupervisor)
     auto c = ajtest::run({"timeout", "3", probe(), "blockrace", "race", d.path() + "/full.sock"});
     EXPECT_EQ(c.status, 124) << "control: a blocking connect to the full listener did not wait\n" << describe(c);
 }
+
+// With nested_sandboxes, a process inside may make a mount namespace of its own and
+// mount another socket over an allowed path there. The allowed path is resolved in
+// the sandbox's root as agentjail built it, so the socket behind the mount is what it
+// is: refused (attack review, session 17). Control: without the mount, the allowed
+// socket is reached through the same path.
+TEST_F(Escape, SOCK22_AnAllowedPathMountedOverInANestedNamespaceIsRefused) {
+    ajtest::TempDir ro("aj-sock-ro");
+    ajtest::TempDir pol("aj-sock-pol");
+    HostSocket allowed(ro.path() + "/pg.sock");
+    HostSocket other(jail.ws() + "/other.sock");
+    ASSERT_TRUE(allowed.ok() && other.ok()) << allowed.error() << other.error();
+    std::string file = pol.write("nested.toml", "extends = \"default\"\n[filesystem]\nro = [\"" + ro.path() +
+                                                    "\"]\nsockets = [\"" + allowed.path() +
+                                                    "\"]\n[seccomp]\nnested_sandboxes = true\n");
+    // unshare(CLONE_NEWUSER | CLONE_NEWNS), then a bind mount (full capabilities in
+    // the new user namespace, no id map needed), then the probe in that namespace.
+    auto probe_in_ns = "python3 -c \"\nimport ctypes, os, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                       "if libc.unshare(0x10000000 | 0x00020000) != 0 or libc.mount(b'" + other.path() + "', b'" +
+                       allowed.path() + "', None, 4096, None) != 0:\n    print('unshare-failed', ctypes.get_errno())\n"
+                       "    sys.exit(0)\nos.execv('" + probe() + "', ['unixsock', 'connect', 'over', '" + allowed.path() +
+                       "'])\n\"";
+    auto r = jail.sh(probe() + " connect plain " + allowed.path() + "; " + probe_in_ns, {"-p", file});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    if (ajtest::contains(r.out, "unshare-failed"))
+        GTEST_SKIP() << "unshare -Urm with a bind mount does not work inside here: " << describe(r);
+    settle();
+    EXPECT_EQ(field(r.out, "plain"), "OK") << "control: the allowed socket\n" << describe(r);
+    EXPECT_EQ(field(r.out, "over"), "EACCES") << describe(r);
+    EXPECT_EQ(other.connections(), 0) << "the socket mounted over the allowed path was reached";
+    EXPECT_GE(allowed.connections(), 1) << "control: the allowed socket saw no connection";
+}
+
+// The caller's own permissions on the socket file hold as the kernel checks them: the
+// supervisor's connect must not lend it its own (as root it would pass every mode).
+// The gate's answer equals what the same probe gets with no gate at all (minimal has
+// no filter), for a listener inside whose file has mode 0 and one with mode 0777.
+TEST_F(Escape, SOCK23_TheCallersPermissionOnTheSocketFileHolds) {
+    const std::string script =
+        "cd /tmp && python3 -c \"\n"
+        "import socket, os\n"
+        "for mode in (0, 0o777):\n"
+        "    p = '/tmp/perm-%o.sock' % mode\n"
+        "    l = socket.socket(socket.AF_UNIX); l.bind(p); l.listen(1); os.chmod(p, mode)\n"
+        "    c = socket.socket(socket.AF_UNIX)\n"
+        "    try:\n"
+        "        c.connect(p); print('mode%o=OK' % mode)\n"
+        "    except OSError as e:\n"
+        "        print('mode%o=%s' % (mode, 'EACCES' if e.errno == 13 else e.errno))\n"
+        "\"";
+    auto gated = jail.sh(script);
+    ASSERT_EQ(gated.status, 0) << describe(gated);
+    auto plain = jail.sh(script, {"-p", "minimal", "--rw", jail.ws()});
+    ASSERT_EQ(plain.status, 0) << describe(plain);
+    for (const char* m : {"mode0", "mode777"})
+        EXPECT_EQ(field(gated.out, m), field(plain.out, m)) << m << "\n" << describe(gated) << describe(plain);
+    EXPECT_EQ(field(plain.out, "mode777"), "OK") << "control\n" << describe(plain);
+}
