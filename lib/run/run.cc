@@ -74,6 +74,17 @@ struct Run::State {
 
 namespace {
 
+// The rules for the result record (run.cc's wait() writes it with
+// sys::replace_host_file once the sandbox is gone): the plan's, but a path the
+// sandbox can write is fine, since nothing of the sandbox is left to race the
+// rename, and what it planted at the name is replaced.
+sys::HostFileRules result_file_rules(const plan::Plan& plan) {
+    sys::HostFileRules r = plan.host_files;
+    r.allow_in_sandbox = true;
+    if (r.allow_origin.empty()) r.allow_origin = "the result record, written after the run";
+    return r;
+}
+
 Error invalid(const char* what, const std::string& message) {
     return Error(ErrorKind::invalid_input, EINVAL, std::string("api: ") + what + ": " + message);
 }
@@ -163,10 +174,14 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
         return invalid("spawn", "workspace modes clone and overlay are not available for a run as another uid (" +
                                     std::to_string(plan->uid) + "); use mode \"direct\"")
             .at(ErrorStage::plan);
-    // The result file obeys the plan's rules like the logs (never where the sandbox
-    // writes, never through a link): refused now, before anything runs.
+    // The result file: never through a link, refused now, before anything runs. It
+    // may lie where the sandbox writes (CI's `--result-file result.json` in the
+    // checkout): written once every process of the sandbox is gone, under a fresh
+    // name renamed over the path, whatever the sandbox left there is replaced, not
+    // written through (result_file_rules).
     if (!options.result_file.empty())
-        if (auto r = sys::check_host_file(options.result_file, plan->host_files, "result file"); !r)
+        if (auto r = sys::check_replaceable_host_file(options.result_file, result_file_rules(*plan), "result file");
+            !r)
             return staged(std::move(r).error(), ErrorStage::plan);
     if (options.check_plan)
         if (auto r = options.check_plan(*plan); !r) return staged(std::move(r).error(), ErrorStage::plan);
@@ -179,7 +194,7 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
     auto run = std::make_unique<State>();
     run->start = start;
     run->result_file = options.result_file;
-    run->result_rules = plan->host_files;
+    run->result_rules = result_file_rules(*plan);
     run->parts = components_for(*plan, policy, options, run->relay);
     // From here on a start that fails returns with `run` destroyed: its ~State ends and
     // undoes what was made, in order.

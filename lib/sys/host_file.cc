@@ -226,15 +226,41 @@ Result<void> check_host_file(const std::string& path, const HostFileRules& rules
     return check_target(st, -1, path, rules, what);
 }
 
+namespace {
+
+// What is at the name of a file replace_host_file will rename over. In a folder the
+// sandbox could write (allowed: the result record, written once the sandbox is gone),
+// a link, FIFO or socket there is what it planted, and the rename replaces it;
+// elsewhere it is the user's, and refused as always.
+Result<void> check_replaced(int dirfd, const std::string& name, const std::string& path,
+                            const HostFileRules& rules, const std::string& what) {
+    struct stat at {};
+    if (::fstatat(dirfd, name.c_str(), &at, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? Result<void>{} : failed(what, path, errno);
+    const bool planted = rules.allow_in_sandbox && !S_ISREG(at.st_mode) && !S_ISDIR(at.st_mode) &&
+                         writable_root_of(dirfd, root_ids(rules)) != nullptr;
+    if (planted) return {};
+    return check_host_file(path, rules, what);
+}
+
+}  // namespace
+
+Result<void> check_replaceable_host_file(const std::string& path, const HostFileRules& rules,
+                                         const std::string& what) {
+    auto parent = open_parent(path, rules, what);
+    if (!parent) return std::move(parent).error();
+    return check_replaced(parent->first.get(), parent->second, path, rules, what);
+}
+
 Result<void> replace_host_file(const std::string& path, const std::string& text,
                                const HostFileRules& rules, const std::string& what) {
-    if (auto r = check_host_file(path, rules, what); !r) return r;
     auto parent = open_parent(path, rules, what);
     if (!parent) return std::move(parent).error();
     // (Named members, not a structured binding: lambdas below use them, which
     // C++20 allows but clang before 16 does not.)
     auto& dirfd = parent->first;
     auto& name = parent->second;
+    if (auto r = check_replaced(dirfd.get(), name, path, rules, what); !r) return r;
     // A name nobody can guess, made exclusively: a link or file planted at a
     // predictable temporary name (the old "FILE.tmp.PID") is never written through.
     // Mode 0600, like the logs: the record holds the command line, paths and refused

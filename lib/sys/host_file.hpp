@@ -54,6 +54,12 @@ Result<void> check_host_file(const std::string& path, const HostFileRules& rules
 Result<void> replace_host_file(const std::string& path, const std::string& text,
                                const HostFileRules& rules, const std::string& what);
 
+// The checks of replace_host_file without writing: the directory must exist; at the
+// name, nothing, a regular file, or (where rules allow the sandbox's folders) a link,
+// FIFO or socket the rename will replace. For failing before a run.
+Result<void> check_replaceable_host_file(const std::string& path, const HostFileRules& rules,
+                                         const std::string& what);
+
 // Reads a small regular file (at most `max` bytes; never a FIFO or a device:
 // O_NONBLOCK and the type check) into a buffer wiped when freed: a secret's source.
 // "" on success, else why ("PATH: no such file or directory", "PATH: larger than 1 MiB").

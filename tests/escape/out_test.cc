@@ -166,12 +166,13 @@ TEST_F(Escape, OUT04_ResultFileTemporaryNameIsNotFollowed) {
     }
 }
 
-// OUT-05: a log or result file inside the workspace (which the sandbox writes) is
+// OUT-05: a log inside the workspace (which the sandbox writes, during the run) is
 // refused with 125, saying why and where to put it; the policy's opt-in accepts
 // it. Control for the refusal: the same names outside the workspace are accepted.
+// (The result file may lie there: OUT08.)
 TEST_F(Escape, OUT05_LogInsideTheWorkspaceIsRefusedUnlessOptedIn) {
     ajtest::TempDir cfg("aj-out05");
-    for (const char* flag : {"--seccomp-log", "--net-log", "--result-file"}) {
+    for (const char* flag : {"--seccomp-log", "--net-log"}) {
         std::string path = jail.ws() + "/out-" + std::string(flag + 2) + ".json";
         auto r = jail.run(cat(cat(jail.base(), {flag, path, "--net", "proxy"}), probe_three()));
         EXPECT_EQ(r.status, 125) << flag << "\n" << describe(r);
@@ -355,4 +356,37 @@ TEST_F(Escape, OUT09_FloodOfRefusedConnectionsLeavesABoundedLog) {
     }
     EXPECT_GE(written, 1u);
     EXPECT_EQ(written + summarised, static_cast<std::uint64_t>(n)) << ajtest::read_file(log);
+}
+
+// OUT-10: CI's `--result-file result.json` in the checkout (issue 27, item 7). The
+// record is written after every process of the sandbox is gone, under a fresh name
+// renamed over the path: a fake record the command wrote there is replaced by the
+// real one (its exit status), and a link it planted at the name is replaced, never
+// written through (the file it points at is unchanged). Control: the command did
+// write its fake and plant its link (both seen inside before it exited).
+TEST_F(Escape, OUT10_AResultFileInTheWorkspaceCannotBeForgedOrRedirected) {
+    ajtest::TempDir outside("aj-out08");
+    const std::string target = outside.write("bashrc", "original\n");
+    const std::string rec = jail.ws() + "/result.json";
+    auto fake = jail.run(cat(jail.base(), {"--result-file", rec, "--", "/bin/sh", "-c",
+                                           "echo '{\"status\":\"OK\",\"exit_code\":0}' > result.json; "
+                                           "cat result.json; exit 3"}));
+    EXPECT_EQ(fake.status, 3) << describe(fake);
+    EXPECT_TRUE(ajtest::contains(fake.out, "\"exit_code\":0")) << "control: the fake was not written\n" << describe(fake);
+    auto j = nlohmann::json::parse(ajtest::read_file(rec), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << ajtest::read_file(rec);
+    EXPECT_EQ(j.value("exit_code", -1), 3) << ajtest::read_file(rec);
+
+    ::unlink(rec.c_str());
+    auto link = jail.run(cat(cat(jail.base(), {"--ro", outside.path()}),
+                             {"--result-file", rec, "--", "/bin/sh", "-c",
+                              "ln -s " + target + " result.json && readlink result.json"}));
+    EXPECT_EQ(link.status, 0) << describe(link);
+    EXPECT_TRUE(ajtest::contains(link.out, target)) << "control: the link was not planted\n" << describe(link);
+    EXPECT_EQ(ajtest::read_file(target), "original\n") << "the record was written through the planted link";
+    struct stat st {};
+    ASSERT_EQ(::lstat(rec.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << "the planted link is still there";
+    auto k = nlohmann::json::parse(ajtest::read_file(rec), nullptr, false);
+    EXPECT_TRUE(k.is_object() && k.value("exit_code", -1) == 0) << ajtest::read_file(rec);
 }
