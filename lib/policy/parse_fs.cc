@@ -44,6 +44,20 @@ bool Parser::protect_list(const toml::node& n, const std::string& key, std::vect
     return true;
 }
 
+// An array of path strings, each with its origin: hide, sockets.
+template <class Rule>
+bool Parser::path_list(const toml::node& n, const std::string& key, std::vector<Rule>& out) {
+    const toml::array* a = nullptr;
+    if (!array_of(n, key, a)) return false;
+    for (size_t i = 0; i < a->size(); ++i) {
+        std::string item_key = key + "[" + std::to_string(i) + "]";
+        std::string s;
+        if (!checked(*a->get(i), item_key, s, check_path)) return false;
+        out.push_back({s, origin(a->get(i)->source(), item_key)});
+    }
+    return true;
+}
+
 bool Parser::filesystem(const toml::table& t) {
     const auto& known = filesystem_keys;
     for (const auto& e : entries(t)) {
@@ -58,23 +72,9 @@ bool Parser::filesystem(const toml::table& t) {
         } else if (k == "tmpfs") {
             if (!tmpfs(n, key)) return false;
         } else if (k == "hide") {
-            const toml::array* a = nullptr;
-            if (!array_of(n, key, a)) return false;
-            for (size_t i = 0; i < a->size(); ++i) {
-                std::string item_key = key + "[" + std::to_string(i) + "]";
-                std::string s;
-                if (!checked(*a->get(i), item_key, s, check_path)) return false;
-                out_.hide.push_back({s, origin(a->get(i)->source(), item_key)});
-            }
+            if (!path_list(n, key, out_.hide)) return false;
         } else if (k == "sockets") {
-            const toml::array* a = nullptr;
-            if (!array_of(n, key, a)) return false;
-            for (size_t i = 0; i < a->size(); ++i) {
-                std::string item_key = key + "[" + std::to_string(i) + "]";
-                std::string s;
-                if (!checked(*a->get(i), item_key, s, check_path)) return false;
-                out_.sockets.push_back({s, origin(a->get(i)->source(), item_key)});
-            }
+            if (!path_list(n, key, out_.sockets)) return false;
         } else if (k == "workspace") {
             if (!choice(n, key, {"rw", "ro", "none"}, which)) return false;
             static constexpr WorkspaceAccess modes[] = {WorkspaceAccess::rw, WorkspaceAccess::ro,

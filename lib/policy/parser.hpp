@@ -175,6 +175,8 @@ private:
     bool limits(const toml::table& t);
     bool workspace(const toml::table& t);
     bool protect_list(const toml::node& n, const std::string& key, std::vector<ProtectRule>& out);
+    template <class Rule>
+    bool path_list(const toml::node& n, const std::string& key, std::vector<Rule>& out);
     bool network(const toml::table& t);
     bool host_rule(const toml::node& n, const std::string& key, HostRule& rule);
     bool secrets(const toml::table& t);

@@ -126,6 +126,19 @@ TEST(PolicyParse, TmpfsSizesUseTheLimitsGrammar) {
               std::string::npos);
 }
 
+// [filesystem] sockets: paths with their origins; no wildcards, absolute.
+TEST(PolicyParse, SocketsAreNamedByPath) {
+    Policy p = parse_ok("[filesystem]\nsockets = ['/run/postgresql/.s.PGSQL.5432', '{workspace}/dev.sock']\n");
+    ASSERT_EQ(p.sockets.size(), 2u);
+    EXPECT_EQ(p.sockets[0].path, "/run/postgresql/.s.PGSQL.5432");
+    EXPECT_EQ(p.sockets[1].origin.describe(), "t.toml:2:45 (filesystem.sockets[1])");
+    EXPECT_EQ(parse_err("[filesystem]\nsockets = ['/run/*.sock']\n"),
+              "t.toml:2:12: filesystem.sockets[0]: a socket is named by its path, without wildcards");
+    EXPECT_NE(parse_err("[filesystem]\nsockets = ['run/x.sock']\n").find("t.toml:2:12: filesystem.sockets[0]:"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[filesystem]\nsockets = '/x'\n").find("filesystem.sockets"), std::string::npos);
+}
+
 TEST(PolicyParse, EnumValues) {
     EXPECT_EQ(parse_ok("filesystem.workspace = 'rw'").workspace.value, WorkspaceAccess::rw);
     EXPECT_EQ(parse_ok("filesystem.workspace = 'none'").workspace.value, WorkspaceAccess::none);
