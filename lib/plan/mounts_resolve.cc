@@ -177,9 +177,15 @@ Result<void> Builder::drop_hidden_binds() {
         if (e.workspace)
             return invalid(by->why, "workspace " + e.op.src + " is hidden by " + by->pattern +
                                         ": a hidden path cannot be the workspace");
-        plan_.notes.push_back("dropped " + label_why(e.op) + ": " + e.op.src +
-                              " is hidden by " + by->pattern +
-                              (by->why.empty() ? "" : " (" + by->why + ")"));
+        std::string what = "dropped " + label_why(e.op) + ": " + e.op.src + " is hidden by " + by->pattern +
+                           (by->why.empty() ? "" : " (" + by->why + ")");
+        // Asked for on the command line, it is said at every run, not only by
+        // explain (issue 27: `--ro ~/.ssh` went silently): deny wins.
+        if (util::starts_with(e.op.why, "command line"))
+            plan_.warnings.push_back(what + "; a hidden path stays hidden whatever binds it (deny wins; a "
+                                            "policy of your own without that rule would show it)");
+        else
+            plan_.notes.push_back(std::move(what));
     }
     entries_ = std::move(out);
     return {};

@@ -123,6 +123,28 @@ TEST_F(Sandbox, StartedInASubdirectoryOfARepositoryTheTopIsTheWorkspace) {
     EXPECT_FALSE(ajtest::exists(plain.path() + "/up")) << "control: the parent was the workspace";
 }
 
+static std::vector<std::string> cat_args(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+// A bind the command line asks for that a hide rule covers (`--ro ~/.ssh`) is not
+// dropped silently (issue 27, item 9): a warning at the run says so and why; the
+// path stays hidden. Control: a --ro of a path nothing hides is shown, unwarned.
+TEST_F(Sandbox, ABindOfAHiddenPathIsWarnedAbout) {
+    const std::string ssh = jail.home() + "/.ssh";
+    ASSERT_TRUE(ajtest::exists(ssh));
+    auto r = jail.run(cat_args(jail.base(), {"--ro", ssh, "--", "/bin/sh", "-c", "ls " + ssh + " >/dev/null 2>&1 || echo hidden"}));
+    EXPECT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "hidden")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "warning: dropped ro bind " + ssh)) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "is hidden by ~/.ssh")) << describe(r);
+    ajtest::TempDir plain("aj-plain-ro");
+    auto c = jail.run(cat_args(jail.base(), {"--ro", plain.path(), "--", "/bin/sh", "-c", "ls -d " + plain.path()}));
+    EXPECT_EQ(c.status, 0) << describe(c);
+    EXPECT_FALSE(ajtest::contains(c.err, "dropped")) << describe(c);
+}
+
 // A mistyped flag: exit 125, one line, and the flag that was meant (issue 27); a word
 // far from every flag gets no guess.
 TEST_F(Sandbox, AMistypedFlagSuggestsTheOneMeant) {

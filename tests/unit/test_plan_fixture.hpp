@@ -146,6 +146,12 @@ inline bool has_note(const Plan& plan, const std::string& part) {
                        [&](const std::string& n) { return n.find(part) != std::string::npos; });
 }
 
+// A warning the run prints on stderr (plan.warnings).
+inline bool has_warning(const Plan& plan, const std::string& part) {
+    return std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                       [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
 inline std::string env_of(const Plan& plan, const std::string& name) {
     for (const auto& kv : plan.env)
         if (kv.rfind(name + "=", 0) == 0) return kv.substr(name.size() + 1);

@@ -128,7 +128,7 @@ TEST(PlanToml, CommandLineRoOfSshIsDroppedByTheDefaultHide) {
     ASSERT_TRUE(r) << r.error().message();
     for (const auto& op : r->mounts)
         EXPECT_FALSE(agentjail::util::path_within(op.src, t.home() + "/.ssh")) << op.dst;
-    EXPECT_TRUE(has_note(*r, "dropped ro bind " + t.home() + "/.ssh (command line (--ro))"));
+    EXPECT_TRUE(has_warning(*r, "dropped ro bind " + t.home() + "/.ssh (command line (--ro))"));
     EXPECT_EQ(env_of(*r, "GITHUB_TOKEN"), "AJ-CANARY-gh");  // named exactly: passes
 }
 
