@@ -311,6 +311,11 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(const plan::Plan& plan, cons
         if (hidden) continue;
         if (auto r = copy_entry(wsfd.get(), clonefd.get(), rel); !r) return std::move(r).error();
     }
+    // Started in a subdirectory with nothing git lists (empty, or ignored files
+    // only): made in the clone too, so the command starts there as in the others.
+    if (!plan.started_in.empty() && util::path_within(plan.started_in, ws) && plan.started_in != ws)
+        if (auto r = make_parents(clonefd.get(), plan.started_in.substr(ws.size() + 1) + "/"); !r)
+            return std::move(r).error();
     // The starting point of the report: the copied work tree as a tree, hashed into
     // the clone with an index of our own (outside what the sandbox sees).
     Git start = clone;

@@ -79,6 +79,11 @@ Result<GitOutput> run_git(const Git& g, const std::vector<std::string>& args, co
     auto bin = git_binary();
     if (!bin) return std::move(bin).error();
     std::vector<std::string> argv = {"git", "--no-pager", "--no-replace-objects"};
+    // From the top of the work tree, never from the caller's directory: inside the
+    // work tree, git takes pathspec-less commands relative to where it is (ls-files
+    // from a subdirectory lists that subdirectory only, and a clone made from its
+    // list lost the rest of the tree). Without a work tree GIT_DIR says it all.
+    if (!g.work_tree.empty() && g.work_tree[0] == '/') argv.insert(argv.begin() + 1, {"-C", g.work_tree});
     for (const char* c : kFixedConfig) {
         argv.emplace_back("-c");
         argv.emplace_back(c);

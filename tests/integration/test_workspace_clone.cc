@@ -167,6 +167,30 @@ TEST_F(CloneMode, NoUncommittedCommitWhenAskedAndNothingChanged) {
     EXPECT_NE(r.err.find("uncommitted work was not carried back"), std::string::npos) << r.err;
 }
 
+// Started in a subdirectory of the repository (issue 27): the clone is of the whole
+// tree, the command starts in the subdirectory, and the branch holds only what the
+// agent changed. (git ran from the caller's directory listed that subdirectory only:
+// the clone lost the rest, and the 'uncommitted work' commit deleted it.)
+TEST_F(CloneMode, StartedInASubdirectoryTheWholeTreeIsCloned) {
+    ::mkdir((jail.ws() + "/pkg").c_str(), 0755);
+    ajtest::host_git(jail.ws(), "add -A");
+    auto o = opts();
+    o.cwd = jail.ws() + "/pkg";
+    auto r = jail.run({"--ro", AJ_HELPERS_DIR, "--workspace-mode", "clone", "--", "/bin/sh", "-c",
+                       "pwd; cat ../tracked.txt; echo new > made-here.txt"},
+                      o);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto l = ajtest::lines(r.out);
+    ASSERT_GE(l.size(), 2u) << describe(r);
+    EXPECT_EQ(l[0], jail.ws() + "/pkg");
+    EXPECT_TRUE(ajtest::contains(r.out, "two")) << "the top of the tree is not in the clone\n" << describe(r);
+    auto branches = ajtest::agentjail_branches(jail.ws());
+    ASSERT_EQ(branches.size(), 1u);
+    auto diff = ajtest::host_git(jail.ws(), "diff --name-status main " + branches[0]).out;
+    EXPECT_TRUE(ajtest::contains(diff, "pkg/made-here.txt")) << diff;
+    EXPECT_FALSE(ajtest::contains(diff, "D\ttracked.txt")) << "the branch deletes the user's files\n" << diff;
+}
+
 TEST_F(CloneMode, ANonRepositoryIsRefusedWithTheWayOut) {
     ajtest::TempDir plain("aj-plain");
     auto r = jail.run({"-C", plain.path(), "--workspace-mode", "clone", "--", "/bin/true"}, opts());
