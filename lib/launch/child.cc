@@ -385,6 +385,13 @@ void child_main(ChildSpec& s) {
         int r = loopback_up();
         if (r < 0) fail(s, Stage::loopback, -r);
     }
+    if (s.root_fd) {
+        int rs = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rs < 0) fail(s, Stage::root_fd, errno);
+        int r = send_fd(s.err_fd, Stage::root_fd, rs);
+        if (r < 0) fail(s, Stage::root_fd, -r);
+        ::close(rs);
+    }
     if (s.diag) {
         int ds = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
         if (ds < 0) fail(s, Stage::diag_socket, errno);

@@ -34,6 +34,10 @@ struct ChildSpec {
     // The socket gate's sock_diag socket, made in the new network namespace and
     // passed out (Stage::diag_fd): which Unix sockets listen inside.
     bool diag = false;
+    // The sandbox's root, passed out once built (Stage::root_fd): the socket gate
+    // resolves the policy's allowed sockets in it (a descriptor: the init, later not
+    // dumpable, cannot be reached through /proc by an unprivileged supervisor).
+    bool root_fd = false;
     const char* cwd = "/";
     std::vector<char*> argv;  // NULL-terminated
     std::vector<char*> envp;  // NULL-terminated

@@ -134,6 +134,7 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     // The socket gate asks the sandbox's own network namespace which Unix sockets
     // listen inside; with the host's network, it has none to ask.
     s.diag = s.loopback && plan.seccomp && plan.seccomp->needs_listener();
+    s.root_fd = plan.seccomp && !plan.sockets.empty();
     s.cwd = plan.cwd.empty() ? "/" : plan.cwd.c_str();
     for (const auto& a : plan.argv) s.argv.push_back(const_cast<char*>(a.c_str()));
     s.argv.push_back(nullptr);
@@ -413,6 +414,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     // The one supervisor of the run, started with the seccomp listener (when the
     // command passes one) or once the setup is done.
     sys::UniqueFd diag;  // the socket gate's, from the child (before its listener)
+    sys::UniqueFd sandbox_root;  // likewise
     auto supervise = [&](sys::UniqueFd listener) {
         Supervisor::Config sc;
         sc.pidfd = p.pidfd();
@@ -431,7 +433,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         sc.freeze_group = hooks.freeze_group;
         sc.gate.allowed = plan.sockets;
         sc.gate.diag = std::move(diag);
-        sc.gate.init = p.pid();
+        sc.gate.root = std::move(sandbox_root);
         p.supervise(std::make_unique<Supervisor>(std::move(sc), loop));
     };
     // EOF means every holder of the write end is gone: the init closed it after
@@ -477,6 +479,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         };
         if (r.stage == static_cast<std::int32_t>(Stage::diag_fd)) {
             diag = passed_fd();
+            continue;
+        }
+        if (r.stage == static_cast<std::int32_t>(Stage::root_fd)) {
+            sandbox_root = passed_fd();
             continue;
         }
         if (r.stage == static_cast<std::int32_t>(Stage::proxy_fd)) {

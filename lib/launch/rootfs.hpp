@@ -88,6 +88,7 @@ enum class Stage : int {
     publish_fd = 104,  // a socket for a published port (on the publish pair, not err_fd)
     diag_fd = 105,     // not a failure: the message carries the socket gate's sock_diag socket
     diag_socket = 106, // making that socket
+    root_fd = 107,     // not a failure: the message carries the sandbox's root (O_PATH)
 };
 
 const char* stage_name(Stage s);

@@ -123,6 +123,7 @@ const char* stage_name(Stage s) {
         case Stage::proxy_fd: return "passing the proxy's socket";
         case Stage::diag_socket: return "opening the socket gate's sock_diag socket inside the sandbox";
         case Stage::diag_fd: return "passing the socket gate's sock_diag socket";
+        case Stage::root_fd: return "passing the sandbox's root to the socket gate";
         case Stage::new_session: return "starting the sandbox's own session";
         case Stage::pty_open: return "opening a pty in the sandbox's /dev/pts";
         case Stage::pty_setup: return "setting up the sandbox's pty";

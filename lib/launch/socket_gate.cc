@@ -274,12 +274,9 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
 
 bool SocketGate::allowed(const struct stat& target, std::string& why) {
     std::string linked;
-    if (!c_.allowed.empty() && !init_root_.valid() && c_.init > 0)
-        init_root_.reset(::open(("/proc/" + std::to_string(c_.init) + "/root").c_str(),
-                                O_PATH | O_DIRECTORY | O_CLOEXEC));
     for (const auto& a : c_.allowed) {
-        if (!init_root_.valid()) break;
-        sys::UniqueFd fd(sys::openat2(init_root_.get(), a.c_str(), O_PATH | O_CLOEXEC,
+        if (!c_.root.valid()) break;
+        sys::UniqueFd fd(sys::openat2(c_.root.get(), a.c_str(), O_PATH | O_CLOEXEC,
                                       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
         if (!fd.valid()) {
             if (errno == ELOOP) linked = a;

@@ -34,10 +34,10 @@ public:
         // A NETLINK_SOCK_DIAG socket made in the sandbox's network namespace; invalid
         // when the sandbox has none of its own (--net host): then only `allowed`.
         sys::UniqueFd diag;
-        // The sandbox's init (its pid here): `allowed` is resolved in its root, the
-        // sandbox's as agentjail built it, never in the caller's (a nested sandbox
-        // could mount another socket over an allowed path in a namespace of its own).
-        pid_t init = -1;
+        // The sandbox's root as agentjail built it (from the child): `allowed` is
+        // resolved in it, never in the caller's root (a nested sandbox could mount
+        // another socket over an allowed path in a namespace of its own).
+        sys::UniqueFd root;
     };
 
     // What became of one connect.
@@ -71,7 +71,6 @@ private:
     bool listening_inside(const struct stat& target) const;
 
     Config c_;
-    sys::UniqueFd init_root_;  // opened at the first use
     std::vector<Pending> pending_;
 };
 
