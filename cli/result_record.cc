@@ -107,9 +107,7 @@ Result<void> prepare_record(RecordRequest& req, const Invocation& inv) {
 
 Result<void> check_result_file(RecordRequest& req, const plan::Plan& plan) {
     if (req.file.empty()) return {};
-    // As lib/run writes it: after the run, renamed over the path (run.cc).
-    req.file_rules = plan.host_files;
-    req.file_rules.allow_in_sandbox = true;
+    req.file_rules = run::result_file_rules(plan.host_files);
     auto checked = sys::check_replaceable_host_file(req.file, req.file_rules, "result file");
     if (!checked) {
         req.file.clear();  // refused: not written either when reporting this

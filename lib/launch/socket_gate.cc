@@ -28,13 +28,6 @@
 #include <fstream>
 #include <sstream>
 
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
 namespace agentjail::launch {
 
 namespace {
@@ -55,19 +48,37 @@ bool id_valid(int listener, std::uint64_t id) {
     return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-// A pidfd on the thread that made the call (Linux 6.9's PIDFD_THREAD), or on its
-// process: descriptors belong to the process unless it was made without CLONE_FILES.
-int open_pidfd(pid_t tid) {
-    long fd = ::syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-    if (fd >= 0) return static_cast<int>(fd);
+// What the gate reads of a thread's /proc/TID/status (ids as this process sees them).
+struct Status {
+    long tgid = -1, fsuid = -1, fsgid = -1;
+    std::vector<long> groups;
+    unsigned long long cap_eff = 0;
+};
+
+Status read_status(pid_t tid) {
+    Status s;
     std::ifstream status("/proc/" + std::to_string(tid) + "/status");
     std::string line;
-    while (std::getline(status, line))
-        if (line.rfind("Tgid:", 0) == 0) {
-            fd = ::syscall(SYS_pidfd_open, std::atoi(line.c_str() + 5), 0);
-            return fd >= 0 ? static_cast<int>(fd) : -1;
-        }
-    return -1;
+    while (std::getline(status, line)) {
+        std::istringstream in(line.substr(line.find(':') + 1));
+        long a = -1, b = -1, c = -1, d = -1;
+        if (line.rfind("Tgid:", 0) == 0) in >> s.tgid;
+        if (line.rfind("Uid:", 0) == 0 && (in >> a >> b >> c >> d)) s.fsuid = d;
+        if (line.rfind("Gid:", 0) == 0 && (in >> a >> b >> c >> d)) s.fsgid = d;
+        if (line.rfind("Groups:", 0) == 0)
+            for (long g; in >> g;) s.groups.push_back(g);
+        if (line.rfind("CapEff:", 0) == 0) in >> std::hex >> s.cap_eff;
+    }
+    return s;
+}
+
+// A pidfd on the thread that made the call (PIDFD_THREAD), or before Linux 6.9 on its
+// process: descriptors belong to the process unless it was made without CLONE_FILES.
+int open_pidfd(pid_t tid) {
+    int fd = sys::pidfd_open(tid, PIDFD_THREAD);
+    if (fd >= 0) return fd;
+    const long tgid = read_status(tid).tgid;
+    return tgid > 0 ? sys::pidfd_open(static_cast<pid_t>(tgid)) : -1;
 }
 
 // Below a directory of the caller's, without links: ".." or a link out of it is
@@ -145,25 +156,12 @@ bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == 
 // mode): its filesystem ids and groups from /proc, mode bits only (no ACLs), and
 // CAP_DAC_OVERRIDE where the caller kept it. Asked only when agentjail is root.
 bool caller_may_write(pid_t tid, const struct stat& st) {
-    std::ifstream status("/proc/" + std::to_string(tid) + "/status");
-    std::string line;
-    long fsuid = -1, fsgid = -1;
-    std::vector<long> groups;
-    unsigned long long cap_eff = 0;
-    while (std::getline(status, line)) {
-        std::istringstream in(line.substr(line.find(':') + 1));
-        long a = -1, b = -1, c = -1, d = -1;
-        if (line.rfind("Uid:", 0) == 0 && (in >> a >> b >> c >> d)) fsuid = d;
-        if (line.rfind("Gid:", 0) == 0 && (in >> a >> b >> c >> d)) fsgid = d;
-        if (line.rfind("Groups:", 0) == 0)
-            for (long g; in >> g;) groups.push_back(g);
-        if (line.rfind("CapEff:", 0) == 0) in >> std::hex >> cap_eff;
-    }
-    if (fsuid < 0 || fsgid < 0) return false;
-    if (cap_eff & (1ull << 1 /* CAP_DAC_OVERRIDE */)) return true;
-    if (static_cast<uid_t>(fsuid) == st.st_uid) return (st.st_mode & S_IWUSR) != 0;
-    const bool group = static_cast<gid_t>(fsgid) == st.st_gid ||
-                       std::find(groups.begin(), groups.end(), static_cast<long>(st.st_gid)) != groups.end();
+    const Status s = read_status(tid);
+    if (s.fsuid < 0 || s.fsgid < 0) return false;
+    if (s.cap_eff & (1ull << 1 /* CAP_DAC_OVERRIDE */)) return true;
+    if (static_cast<uid_t>(s.fsuid) == st.st_uid) return (st.st_mode & S_IWUSR) != 0;
+    const bool group = static_cast<gid_t>(s.fsgid) == st.st_gid ||
+                       std::find(s.groups.begin(), s.groups.end(), static_cast<long>(st.st_gid)) != s.groups.end();
     return (st.st_mode & (group ? S_IWGRP : S_IWOTH)) != 0;
 }
 
@@ -172,7 +170,6 @@ bool caller_may_write(pid_t tid, const struct stat& st) {
 SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) {
     Outcome out;
     auto answer = [&](int error) {
-        out.error = error;
         send_answer(listener, req.id, error);
         return out;
     };
@@ -194,8 +191,9 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
     if (!id_valid(listener, req.id)) return out;  // the caller is gone: nobody to answer
     if (!pidfd.valid()) return answer(-EPERM);
     // The kernel's order of errors: the descriptor, the address, the socket.
-    sys::UniqueFd sock(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), fdnum, 0)));
-    if (!sock.valid()) return answer(-errno);
+    const int got = sys::pidfd_getfd(pidfd.get(), fdnum);
+    if (got < 0) return answer(got);
+    sys::UniqueFd sock(got);
     if (len < 0 || static_cast<size_t>(len) > sizeof(sockaddr_storage)) return answer(-EINVAL);
     sockaddr_storage sa{};
     if (len > 0) {
@@ -266,7 +264,6 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
     if (blocking && (e == EINPROGRESS || e == EALREADY)) {
         if (pending_.size() >= max_pending) return answer(-EAGAIN);
         pending_.push_back(Pending{req.id, std::move(sock)});
-        out.pending = true;
         return out;
     }
     return answer(-e);

@@ -40,18 +40,17 @@ public:
         sys::UniqueFd root;
     };
 
-    // What became of one connect.
+    // What the supervisor records of one connect (answered by the gate, now or,
+    // when it must wait, by a later finish()).
     struct Outcome {
-        bool pending = false;  // left waiting (wait_fds()); answered by a later round
-        int error = 0;         // the answer's -errno (0: connected)
-        bool refused = false;  // the gate refused it (recorded): error is -EACCES
+        bool refused = false;  // the gate refused it with EACCES
         std::string path;      // the Unix path asked for, when refused
         std::string why;       // why it was refused
     };
 
     explicit SocketGate(Config c) : c_(std::move(c)) {}
 
-    // One notified connect: made here, answered on `listener` unless pending.
+    // One notified connect: made here, answered on `listener` unless it must wait.
     Outcome connect(int listener, const seccomp_notif& req);
 
     // The descriptors of pending connects, to wait for (POLLOUT), in order.

@@ -277,7 +277,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         if (!path) return std::move(path).error();
         plan.sockets.push_back(*path);
     }
-    if (!plan.seccomp && (!policy.sockets.empty() || !policy.rw.empty() || !policy.ro.empty()))
+    if (!plan.seccomp)
         plan.notes.push_back("no [seccomp] section: the socket gate is off, so a Unix socket in a bound "
                              "directory can be connected to (docs/seccomp.md)");
 

@@ -17,6 +17,13 @@
 
 namespace agentjail::run {
 
+sys::HostFileRules result_file_rules(const sys::HostFileRules& plan_rules) {
+    sys::HostFileRules r = plan_rules;
+    r.allow_in_sandbox = true;
+    if (r.allow_origin.empty()) r.allow_origin = "the result record, written after the run";
+    return r;
+}
+
 using units::format_duration;
 using units::format_size;
 

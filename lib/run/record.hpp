@@ -6,6 +6,7 @@
 
 #include "base/error.hpp"
 #include "base/outcome.hpp"
+#include "sys/host_file.hpp"
 
 #include <chrono>
 #include <optional>
@@ -14,6 +15,12 @@
 namespace agentjail::run {
 
 inline constexpr int record_schema_version = 1;
+
+// The rules the result record is written under (sys::replace_host_file, once every
+// process of the sandbox is gone): the plan's, but a path the sandbox can write is
+// fine, since nothing of it is left to race the rename and what it planted at the
+// name is replaced.
+sys::HostFileRules result_file_rules(const sys::HostFileRules& plan_rules);
 
 enum class Status { ok, re, sg, to, ml, pl, xx };
 // "OK", "RE", "SG", "TO", "ML", "PL", "XX".

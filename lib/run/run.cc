@@ -74,17 +74,6 @@ struct Run::State {
 
 namespace {
 
-// The rules for the result record (run.cc's wait() writes it with
-// sys::replace_host_file once the sandbox is gone): the plan's, but a path the
-// sandbox can write is fine, since nothing of the sandbox is left to race the
-// rename, and what it planted at the name is replaced.
-sys::HostFileRules result_file_rules(const plan::Plan& plan) {
-    sys::HostFileRules r = plan.host_files;
-    r.allow_in_sandbox = true;
-    if (r.allow_origin.empty()) r.allow_origin = "the result record, written after the run";
-    return r;
-}
-
 Error invalid(const char* what, const std::string& message) {
     return Error(ErrorKind::invalid_input, EINVAL, std::string("api: ") + what + ": " + message);
 }
@@ -180,7 +169,7 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
     // name renamed over the path, whatever the sandbox left there is replaced, not
     // written through (result_file_rules).
     if (!options.result_file.empty())
-        if (auto r = sys::check_replaceable_host_file(options.result_file, result_file_rules(*plan), "result file");
+        if (auto r = sys::check_replaceable_host_file(options.result_file, result_file_rules(plan->host_files), "result file");
             !r)
             return staged(std::move(r).error(), ErrorStage::plan);
     if (options.check_plan)
@@ -194,7 +183,7 @@ Result<std::unique_ptr<Run>> Run::start(const policy::Policy& policy, const std:
     auto run = std::make_unique<State>();
     run->start = start;
     run->result_file = options.result_file;
-    run->result_rules = result_file_rules(*plan);
+    run->result_rules = result_file_rules(plan->host_files);
     run->parts = components_for(*plan, policy, options, run->relay);
     // From here on a start that fails returns with `run` destroyed: its ~State ends and
     // undoes what was made, in order.

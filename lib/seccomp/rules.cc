@@ -136,6 +136,17 @@ Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
         t.name = std::string(name);
         return t;
     };
+    // Every call of `name` the policy lets through gets `action` instead: its allowing
+    // entries take it, and where nothing unconditional is said and the default lets
+    // the call through, an entry of the gate's does. Refusals stay the policy's.
+    auto take_over = [&](std::string_view name, int rule, Action action, Decider decider) {
+        SyscallTable& t = table_of(name);
+        for (auto& e : t.entries)
+            if (allowing(e.action)) e = Entry{rule, e.cmps, action, decider};
+        if (allowing(r.default_action) &&
+            std::none_of(t.entries.begin(), t.entries.end(), [](const Entry& e) { return e.cmps.empty(); }))
+            t.entries.push_back(Entry{rule, {}, action, decider});
+    };
 
     // connect: every call the policy lets through goes to the supervisor.
     {
@@ -145,12 +156,7 @@ Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
             "process inside listens on it or the policy names it ([filesystem] sockets, "
             "--allow-socket); a read-only bind does not stop connect()",
             Action{ActionKind::notify, 0}, {"connect"});
-        SyscallTable& t = table_of("connect");
-        const bool through = allowing(fallback(t));
-        for (auto& e : t.entries)
-            if (allowing(e.action)) e = Entry{rule, e.cmps, Action{ActionKind::notify, 0}, Decider::connect};
-        if (through && std::none_of(t.entries.begin(), t.entries.end(), [](const Entry& e) { return e.cmps.empty(); }))
-            t.entries.push_back(Entry{rule, {}, Action{ActionKind::notify, 0}, Decider::connect});
+        take_over("connect", rule, Action{ActionKind::notify, 0}, Decider::connect);
     }
 
     // socket and socketpair of AF_UNIX, SOCK_DGRAM: refused. Where nothing else is said
@@ -186,8 +192,7 @@ Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
                                        Action{ActionKind::notify, 0}, {"socket", "socketpair"});
             const int rule = notify_rule;
             for (auto& e : t.entries) {
-                if (!e.cmps.empty() && !overlap(e.cmps, {unix_family})) continue;
-                if (e.cmps.empty()) continue;  // the fallback, below
+                if (e.cmps.empty() || !overlap(e.cmps, {unix_family})) continue;  // the fallback: below
                 const bool unix_only = e.cmps.size() == 1 && e.cmps[0].arg == 0 &&
                                        e.cmps[0].op == CmpOp::eq && e.cmps[0].a == unix_family.a;
                 if (allowing(e.action) && unix_only) {
@@ -260,14 +265,8 @@ Result<void> add_socket_gate(Resolved& r, std::map<int, SyscallTable>& table) {
             "io_uring's connect and socket operations are not system calls: they would go "
             "around the socket gate",
             refuse, {"io_uring_setup", "io_uring_enter", "io_uring_register"});
-        for (std::string_view name : {"io_uring_setup", "io_uring_enter", "io_uring_register"}) {
-            SyscallTable& t = table_of(name);
-            const bool through = allowing(fallback(t));
-            for (auto& e : t.entries)
-                if (allowing(e.action)) e = Entry{rule, e.cmps, refuse, Decider::none};
-            if (through && std::none_of(t.entries.begin(), t.entries.end(), [](const Entry& e) { return e.cmps.empty(); }))
-                t.entries.push_back(Entry{rule, {}, refuse, Decider::none});
-        }
+        for (std::string_view name : {"io_uring_setup", "io_uring_enter", "io_uring_register"})
+            take_over(name, rule, refuse, Decider::none);
     }
     return {};
 }

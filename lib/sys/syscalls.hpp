@@ -73,6 +73,12 @@
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL  // Linux 6.9: a pidfd on one thread
+#endif
 #ifndef SYS_fsopen
 #define SYS_fsopen 430
 #define SYS_fsconfig 431
@@ -157,8 +163,13 @@ inline int pidfd_send_signal(int pidfd, int sig) {
     return static_cast<int>(ret(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)));
 }
 
-inline int pidfd_open(pid_t pid) {
-    return static_cast<int>(ret(::syscall(SYS_pidfd_open, pid, 0)));
+inline int pidfd_open(pid_t pid, unsigned flags = 0) {
+    return static_cast<int>(ret(::syscall(SYS_pidfd_open, pid, flags)));
+}
+
+// Another process's descriptor `fd` as one of ours (Linux 5.6): the same open file.
+inline int pidfd_getfd(int pidfd, int fd) {
+    return static_cast<int>(ret(::syscall(SYS_pidfd_getfd, pidfd, fd, 0)));
 }
 
 // Empties the calling thread's effective, permitted and inheritable sets with the

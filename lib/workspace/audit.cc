@@ -205,7 +205,12 @@ private:
         return v;
     }
 
-    // A regular file of dir, changed since the run started, that the plan did not protect.
+    // One the plan protected that nothing changed during the run: the user's as it was.
+    bool untouched(const std::string& rel, const struct stat& st) const {
+        return is_protected(rel) && !newer(st, o_.since);
+    }
+
+    // A regular file of dir, changed since the run started.
     bool changed_file(int dir, const std::string& name, struct stat& st) {
         if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
         // A protected one too: written during the run, it was replaced on the host, and
@@ -333,8 +338,7 @@ private:
     void check_config(int fd, const std::string& rel, const char* cfg) {
         struct stat st {};
         if (::fstatat(fd, cfg, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
-        // One the plan protected and nothing changed since is the user's as it was.
-        if (is_protected(join(rel, cfg)) && !newer(st, o_.since)) return;
+        if (untouched(join(rel, cfg), st)) return;
         if (!S_ISREG(st.st_mode)) {
             add(join(rel, cfg),
                 std::string(S_ISLNK(st.st_mode) ? "a git config that is a symbolic link (git follows it; the check "
@@ -376,7 +380,7 @@ private:
         }
         struct stat hst {};
         if (::fstatat(fd, "hooks", &hst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(hst.st_mode) &&
-            !(is_protected(join(rel, "hooks")) && !newer(hst, o_.since)))
+            !untouched(join(rel, "hooks"), hst))
             add(join(rel, "hooks"), "git's hooks directory is a symbolic link (git follows it)", neutralize(fd, "hooks"));
         int hooks = ::openat(fd, "hooks", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (hooks >= 0) {

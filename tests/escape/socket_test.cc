@@ -170,6 +170,23 @@ ajtest::RunOutput inside(ajtest::Jail& jail, const std::vector<std::string>& arg
 // Lets a host listener's thread catch up with what a finished run sent.
 void settle() { ajtest::sleep_ms(200); }
 
+// Every label inside was refused with EACCES, and the host's listener saw nothing.
+void expect_refused(const ajtest::RunOutput& r, const HostSocket& host, std::initializer_list<const char*> labels,
+                    const char* how) {
+    ASSERT_EQ(r.status, 0) << describe(r);
+    for (const char* l : labels) EXPECT_EQ(field(r.out, l), "EACCES") << l << "\n" << describe(r);
+    settle();
+    EXPECT_EQ(host.connections(), 0) << "the host's listener was reached " << how << "\n" << describe(r);
+}
+
+// The positive control on the host: every label connected, and the listener saw
+// `total` connections in all.
+void expect_control(const ajtest::RunOutput& c, const HostSocket& host, std::initializer_list<const char*> labels,
+                    int total) {
+    for (const char* l : labels) EXPECT_EQ(field(c.out, l), "OK") << "control on the host: " << l << "\n" << describe(c);
+    EXPECT_EQ(host.connections(), total);
+}
+
 // The common shape of the SOCK01-SOCK03 tests: the host socket at sock is refused
 // from inside (EACCES, nothing arrives); the same probe on the host connects and its
 // message comes back.
@@ -177,16 +194,10 @@ void expect_refused_then_control(ajtest::Jail& jail, const std::string& sock,
                                  const std::vector<std::string>& flags) {
     HostSocket host(sock);
     ASSERT_TRUE(host.ok()) << host.error();
-    auto r = inside(jail, {"connect", "in", sock}, flags);
-    ASSERT_EQ(r.status, 0) << describe(r);
-    EXPECT_EQ(field(r.out, "in"), "EACCES") << describe(r);
-    settle();
-    EXPECT_EQ(host.connections(), 0) << "the host's listener was reached from inside\n"
-                                     << describe(r);
+    expect_refused(inside(jail, {"connect", "in", sock}, flags), host, {"in"}, "from inside");
     auto c = on_host({"connect", "ctl", sock});
-    EXPECT_EQ(field(c.out, "ctl"), "OK") << "control on the host\n" << describe(c);
+    expect_control(c, host, {"ctl"}, 1);
     EXPECT_EQ(field(c.out, "ctl.echo"), "ping-ctl") << describe(c);
-    EXPECT_EQ(host.connections(), 1);
 }
 
 // ---- 1. host listeners are out of reach ------------------------------------------
@@ -222,17 +233,10 @@ TEST_F(Escape, SOCK04_SymlinkToHostSocketIsRefused) {
                          probe() + " connect abs " + ws + "/abs.link connect rel " + ws +
                          "/rel.link connect tmp /tmp/tmp.link";
     auto r = jail.sh(script);
-    ASSERT_EQ(r.status, 0) << describe(r);
     ASSERT_EQ(field(r.out, "links"), "ok") << describe(r);
-    for (const char* l : {"abs", "rel", "tmp"})
-        EXPECT_EQ(field(r.out, l), "EACCES") << l << "\n" << describe(r);
-    settle();
-    EXPECT_EQ(host.connections(), 0) << "the host's listener was reached through a link\n"
-                                     << describe(r);
-    auto c = on_host({"connect", "abs", ws + "/abs.link", "connect", "rel", ws + "/rel.link"});
-    EXPECT_EQ(field(c.out, "abs"), "OK") << "control on the host\n" << describe(c);
-    EXPECT_EQ(field(c.out, "rel"), "OK") << "control on the host\n" << describe(c);
-    EXPECT_EQ(host.connections(), 2);
+    expect_refused(r, host, {"abs", "rel", "tmp"}, "through a link");
+    expect_control(on_host({"connect", "abs", ws + "/abs.link", "connect", "rel", ws + "/rel.link"}), host,
+                   {"abs", "rel"}, 2);
 }
 
 // connect("host.sock") relative to the working directory (the workspace), and
@@ -247,17 +251,9 @@ TEST_F(Escape, SOCK05_RelativePathToHostSocketIsRefused) {
                          " connect rel host.sock connect dot ./host.sock connect up "
                          "sub/../host.sock && cd sub && " +
                          probe() + " connect parent ../host.sock";
-    auto r = jail.sh(script);
-    ASSERT_EQ(r.status, 0) << describe(r);
-    for (const char* l : {"rel", "dot", "up", "parent"})
-        EXPECT_EQ(field(r.out, l), "EACCES") << l << "\n" << describe(r);
-    settle();
-    EXPECT_EQ(host.connections(), 0) << "the host's listener was reached by a relative path\n"
-                                     << describe(r);
-    auto c = on_host({"connect", "rel", "host.sock", "connect", "up", "sub/../host.sock"}, ws);
-    EXPECT_EQ(field(c.out, "rel"), "OK") << "control on the host\n" << describe(c);
-    EXPECT_EQ(field(c.out, "up"), "OK") << "control on the host\n" << describe(c);
-    EXPECT_EQ(host.connections(), 2);
+    expect_refused(jail.sh(script), host, {"rel", "dot", "up", "parent"}, "by a relative path");
+    expect_control(on_host({"connect", "rel", "host.sock", "connect", "up", "sub/../host.sock"}, ws), host,
+                   {"rel", "up"}, 2);
 }
 
 // Paths through /proc's magic links, which the kernel follows without a string
@@ -274,17 +270,8 @@ TEST_F(Escape, SOCK06_ProcMagicLinksToHostSocketAreRefused) {
                          " connect shell /proc/$$/cwd/host.sock connect dirfd "
                          "/proc/self/fd/7/host.sock viafd opath " +
                          host.path();
-    const std::vector<const char*> labels = {"cwd", "root", "shell", "dirfd", "opath"};
-    auto r = jail.sh(script);
-    ASSERT_EQ(r.status, 0) << describe(r);
-    for (const char* l : labels) EXPECT_EQ(field(r.out, l), "EACCES") << l << "\n" << describe(r);
-    settle();
-    EXPECT_EQ(host.connections(), 0) << "the host's listener was reached through /proc\n"
-                                     << describe(r);
-    auto c = jail.host_sh(script);
-    for (const char* l : labels)
-        EXPECT_EQ(field(c.out, l), "OK") << "control on the host: " << l << "\n" << describe(c);
-    EXPECT_EQ(host.connections(), static_cast<int>(labels.size()));
+    expect_refused(jail.sh(script), host, {"cwd", "root", "shell", "dirfd", "opath"}, "through /proc");
+    expect_control(jail.host_sh(script), host, {"cwd", "root", "shell", "dirfd", "opath"}, 5);
 }
 
 // A hard link the agent makes to the host's socket file (same inode, a name of its
@@ -305,24 +292,17 @@ TEST_F(Escape, SOCK07_HardLinkToHostSocketIsRefused) {
         GTEST_SKIP() << "the sandbox could not hard-link the socket (" << ajtest::trim(r.out)
                      << "): nothing to connect through";
     EXPECT_EQ(field(r.out, "hard"), "EACCES") << describe(r);
-    auto c = on_host({"connect", "hard", ws + "/hard.sock"});
-    EXPECT_EQ(field(c.out, "hard"), "OK") << "control on the host\n" << describe(c);
-    EXPECT_EQ(host.connections(), 1);
+    expect_control(on_host({"connect", "hard", ws + "/hard.sock"}), host, {"hard"}, 1);
 }
 
 // SOCK_SEQPACKET (what some daemons listen with) goes through the same gate.
 TEST_F(Escape, SOCK08_HostSeqpacketSocketIsRefused) {
     HostSocket host(jail.ws() + "/seq.sock", SOCK_SEQPACKET);
     ASSERT_TRUE(host.ok()) << host.error();
-    auto r = inside(jail, {"seqpacket", "in", host.path()});
-    ASSERT_EQ(r.status, 0) << describe(r);
-    EXPECT_EQ(field(r.out, "in"), "EACCES") << describe(r);
-    settle();
-    EXPECT_EQ(host.connections(), 0) << describe(r);
+    expect_refused(inside(jail, {"seqpacket", "in", host.path()}), host, {"in"}, "with a seqpacket socket");
     auto c = on_host({"seqpacket", "ctl", host.path()});
-    EXPECT_EQ(field(c.out, "ctl"), "OK") << "control on the host\n" << describe(c);
+    expect_control(c, host, {"ctl"}, 1);
     EXPECT_EQ(field(c.out, "ctl.echo"), "ping-ctl") << describe(c);
-    EXPECT_EQ(host.connections(), 1);
 }
 
 // ---- 2. the sockets a policy names ------------------------------------------------
