@@ -81,7 +81,6 @@ Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan
     // HOME is always the sandbox's home path: tools that write ~/.cache must
     // land in the private tmpfs, never be pointed at a host path.
     env["HOME"] = plan.home.empty() ? "/" : plan.home;
-    if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
     if (!host.user.empty()) {
         for (const char* name : {"USER", "LOGNAME"}) {
             if (!set_by_policy.count(name) && passes(policy, name)) env[name] = host.user;

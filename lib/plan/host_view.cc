@@ -263,6 +263,18 @@ std::optional<std::string> HostView::read_beneath(const std::string& root, const
     return out;
 }
 
+std::optional<std::string> HostView::read_head(const std::string& path, std::size_t max) const {
+    sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    std::string out(max, '\0');
+    ssize_t n = ::read(fd.get(), out.data(), max);
+    if (n < 0) return std::nullopt;
+    out.resize(static_cast<size_t>(n));
+    return out;
+}
+
 std::optional<std::string> HostView::read_text(const std::string& path, std::size_t max) const {
     base::wstring text;
     if (!sys::read_small_file(path, text, max).empty()) return std::nullopt;

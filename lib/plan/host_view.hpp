@@ -55,6 +55,9 @@ public:
     // component below `root` and never blocking on a FIFO (THREATS FS-04).
     std::optional<std::string> read_beneath(const std::string& root, const std::string& rel,
                                             std::size_t max = 1 << 20) const;
+    // The first `max` bytes of a regular file (links followed, never blocking on a
+    // FIFO): a script's #! line. nullopt when it is no regular file or cannot be read.
+    std::optional<std::string> read_head(const std::string& path, std::size_t max) const;
     // A small text file (links followed, as the user set them up): the user's own
     // configuration, never the workspace's.
     std::optional<std::string> read_text(const std::string& path, std::size_t max = 1 << 20) const;

@@ -140,6 +140,22 @@ Result<void> overlay_workspace(const policy::Policy& policy, Plan& plan);
 Result<void> run_state(const HostFacts& host, const HostView& view, Plan& plan);
 
 // Fills plan.env and plan.exec_candidates (plan.home and plan.cwd are set).
+// The caller's tools (toolchain.cc): read-only rules for the installation roots the
+// caller's PATH, its links and the command (with its #! interpreters) resolve to
+// where the sandbox would not show them (under the home, /nix, Homebrew's), and a
+// note for each. Empty unless [filesystem] path_tools and a private home.
+struct Toolchains {
+    std::vector<policy::MountRule> ro;
+    std::vector<std::string> notes;
+};
+Toolchains find_toolchains(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx,
+                           const std::vector<std::string>& argv);
+// PATH inside, after build_env and the mounts: the caller's entries that are
+// directories inside (a link the sandbox lacks replaced by its target), the
+// policy's [environment] path in front, the system's when nothing is left. A PATH
+// the policy or `-e` sets is kept as given.
+void inside_path(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan);
+
 Result<void> build_env(const policy::Policy& policy, const HostFacts& host, Plan& plan);
 Result<void> build_exec(const std::vector<std::string>& argv, Plan& plan);
 // [limits] -> plan.limits, plan.rlimits, plan.timeout_s, plan.kill_grace_s (limits.cc).

@@ -226,13 +226,16 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     }
     struct stat key_st {};
     const bool hide_key = !key.path.empty() && view.lstat(key.path, key_st) == 0;
-    if (!plan.state_dir.empty() || hide_key) {
+    auto tools = detail::find_toolchains(policy, host, ctx, argv);
+    plan.notes.insert(plan.notes.end(), tools.notes.begin(), tools.notes.end());
+    if (!plan.state_dir.empty() || hide_key || !tools.ro.empty()) {
         policy::Policy adjusted = policy;
         // The agent's state is read-write inside at its own path; what the preset
         // binds into it (the user's settings, read-only) lies deeper and so on top.
         if (!plan.state_dir.empty())
             adjusted.rw.insert(adjusted.rw.begin(),
                                policy::MountRule{"{state}", "", false, policy.agent.state.origin});
+        adjusted.ro.insert(adjusted.ro.end(), tools.ro.begin(), tools.ro.end());
         if (hide_key)
             adjusted.hide.push_back(
                 policy::HideRule{key.path, policy::Origin{"built-in", 0, 0, "the secret placeholders' key"}});
@@ -248,6 +251,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (auto r = detail::build_env(policy, host, plan); !r) return std::move(r).error();
     std::vector<std::string> command = argv;
     if (auto r = detail::plan_agent_exec(policy, plan, command); !r) return std::move(r).error();
+    detail::inside_path(policy, ctx, plan);
     if (auto r = detail::build_exec(command, plan); !r) return std::move(r).error();
 
     if (auto r = detail::build_limits(policy, host, plan); !r) return std::move(r).error();

@@ -36,6 +36,7 @@ struct Layer {
     std::optional<Located<bool>> private_home;
     std::optional<Located<bool>> proc;
     std::optional<Located<bool>> dev;
+    std::optional<Located<bool>> path_tools;
 
     std::optional<Located<WorkspaceMode>> workspace_mode;  // [workspace]
     std::vector<ProtectRule> protect;
@@ -44,6 +45,7 @@ struct Layer {
     std::vector<Located<std::string>> env_allow;
     std::vector<Located<std::string>> env_deny;
     std::vector<EnvSet> env_set;
+    std::vector<Located<std::string>> env_path;
 
     std::optional<Located<std::string>> hostname;
     std::optional<Located<std::string>> cwd;

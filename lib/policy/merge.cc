@@ -27,6 +27,7 @@ Policy default_policy() {
     p.private_home.origin = def("filesystem.home");
     p.proc.origin = def("filesystem.proc");
     p.dev.origin = def("filesystem.dev");
+    p.path_tools.origin = def("filesystem.path_tools");
     p.workspace_mode.origin = def("workspace.mode");
     p.hostname.origin = def("process.hostname");
     p.cwd.origin = def("process.cwd");
@@ -67,6 +68,7 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.private_home, l.private_home);
     override_with(p.proc, l.proc);
     override_with(p.dev, l.dev);
+    override_with(p.path_tools, l.path_tools);
 
     override_with(p.workspace_mode, l.workspace_mode);
     append(p.protect, l.protect);
@@ -82,6 +84,7 @@ void apply_layer(Policy& p, const Layer& l) {
     append(p.env_allow, l.env_allow);
     append(p.env_deny, l.env_deny);
     for (const auto& e : l.env_set) set_env(p, e.name, e.value, e.origin);
+    append(p.env_path, l.env_path);
 
     override_with(p.hostname, l.hostname);
     override_with(p.cwd, l.cwd);

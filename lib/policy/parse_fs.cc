@@ -85,6 +85,8 @@ bool Parser::filesystem(const toml::table& t) {
             out_.private_home = Located<bool>{which == 0, origin(n.source(), key)};
         } else if (k == "proc") {
             if (!boolean(n, key, out_.proc)) return false;
+        } else if (k == "path_tools") {
+            if (!boolean(n, key, out_.path_tools)) return false;
         } else if (k == "dev") {
             if (!choice(n, key, {"minimal", "none"}, which)) return false;
             out_.dev = Located<bool>{which == 0, origin(n.source(), key)};

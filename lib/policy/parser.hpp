@@ -19,8 +19,8 @@ namespace agentjail::policy::detail {
 
 
 inline const std::vector<std::string_view> filesystem_keys = {"ro",   "rw",   "tmpfs", "hide",   "workspace",
-                                                              "home", "proc", "dev",   "sockets"};
-inline const std::vector<std::string_view> environment_keys = {"allow", "deny", "set"};
+                                                              "home", "proc", "dev",   "sockets", "path_tools"};
+inline const std::vector<std::string_view> environment_keys = {"allow", "deny", "set", "path"};
 inline const std::vector<std::string_view> process_keys = {"hostname", "cwd", "die_with_parent", "allow_root"};
 inline const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};
 inline const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};

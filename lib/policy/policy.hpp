@@ -225,6 +225,10 @@ struct Policy {
     Located<bool> private_home{true, {}};  // home = "tmpfs" | "none"
     Located<bool> proc{true, {}};          // proc = true: a fresh procfs
     Located<bool> dev{true, {}};           // dev = "minimal" | "none"
+    // path_tools = true: the toolchains the caller's PATH and the command resolve to
+    // under the home (an nvm node, a pyenv, ~/.local/bin, ...), read-only inside
+    // (lib/plan/toolchain.cc).
+    Located<bool> path_tools{false, {}};
 
     // [workspace]  protect accumulates over layers; unprotect drops entries of it
     // (by the pattern as written) from every layer below.
@@ -239,6 +243,9 @@ struct Policy {
     std::vector<Located<std::string>> env_allow;  // names or globs (LC_*)
     std::vector<Located<std::string>> env_deny;   // secret patterns; exact allow names win
     std::vector<EnvSet> env_set;                  // NAME = VALUE, last wins
+    // Directories put at the front of PATH inside when they exist there and PATH
+    // lacks them ("~/.local/bin" for an agent its installer puts there).
+    std::vector<Located<std::string>> env_path;
 
     // [process]
     Located<std::string> hostname{"agentjail", {}};

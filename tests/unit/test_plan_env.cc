@@ -102,10 +102,18 @@ TEST(PlanCwd, InsideAHiddenPathIsRefused) {
 
 TEST(PlanEnv, AllowDenyAndExactNames) {
     PlanTree t;
-    auto r = plan::build(t.defaults(), {"/x"}, t.host());
+    HostFacts h = t.host();
+    // PATH inside is the caller's, less what is no directory inside.
+    std::erase_if(h.environ, [](const std::string& kv) { return kv.rfind("PATH=", 0) == 0; });
+    h.environ.push_back("PATH=" + t.sys("usr/bin") + ":/nonexistent/bin:relative/bin::" + t.sys("usr/bin"));
+    auto r = plan::build(t.defaults(), {"/x"}, h);
     ASSERT_TRUE(r) << r.error().message();
     const Plan& p = *r;
-    EXPECT_EQ(env_of(p, "PATH"), "/usr/bin:/bin");
+    EXPECT_EQ(env_of(p, "PATH"), t.sys("usr/bin"));
+    EXPECT_TRUE(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+        return n.find("less what the sandbox does not have: /nonexistent/bin, relative/bin, an empty entry") !=
+               std::string::npos;
+    })) << plan::to_text(p);
     EXPECT_EQ(env_of(p, "TERM"), "xterm-256color");
     EXPECT_EQ(env_of(p, "LANG"), "C.UTF-8");
     EXPECT_EQ(env_of(p, "LC_ALL"), "C");  // glob allow
@@ -193,7 +201,8 @@ TEST(PlanEnv, SetHomePathUserAndOrder) {
     EXPECT_EQ(env_of(p, "EDITOR"), "nano");
     EXPECT_EQ(env_of(p, "NEW_ONE"), "1");
     EXPECT_EQ(env_of(p, "HOME"), t.home());  // always the sandbox's home
-    EXPECT_EQ(env_of(p, "PATH"), "/usr/local/bin:/usr/bin:/bin");
+    // No PATH, and none of the system's directories inside this scratch plan: the system's.
+    EXPECT_EQ(env_of(p, "PATH"), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     EXPECT_EQ(env_of(p, "USER"), "u");  // from the host facts, not $USER
     EXPECT_EQ(env_of(p, "LOGNAME"), "u");
     EXPECT_TRUE(

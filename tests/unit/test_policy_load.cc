@@ -147,9 +147,9 @@ TEST(PolicyBuiltins, Minimal) {
     EXPECT_TRUE(p.dev.value);
     EXPECT_EQ(values(p.env_allow), (std::vector<std::string>{"PATH", "TERM", "LANG", "LC_*", "TZ"}));
     EXPECT_TRUE(p.env_deny.empty());
-    ASSERT_EQ(p.env_set.size(), 1u);
-    EXPECT_EQ(p.env_set[0].name, "PATH");
-    EXPECT_EQ(p.env_set[0].value, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    // PATH is the caller's, filtered by the plan (lib/plan/toolchain.cc), not set.
+    EXPECT_TRUE(p.env_set.empty());
+    EXPECT_FALSE(p.path_tools.value);
     EXPECT_TRUE(p.ns_net.value);
 }
 
@@ -198,7 +198,9 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
     const size_t base = hides.size();
     for (const char* h :
          {"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure", "~/.kube", "~/.docker",
-          "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.config/gh",
+          "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc", "~/.cargo/credentials",
+          "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.config/composer/auth.json",
+          "~/.composer/auth.json", "~/.config/gh",
           "~/.password-store", "~/.local/share/keyrings", "~/.config/agentjail", "~/.bash_history",
           "~/.zsh_history", "~/.python_history", "~/.claude/.credentials.json", "~/.codex/auth.json",
           "~/.gemini/oauth_creds.json", "~/.gemini/mcp-oauth-tokens.json", "{workspace}/**/.env*",
@@ -214,8 +216,9 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
     EXPECT_TRUE(p.die_with_parent.value);
     EXPECT_TRUE(p.ns_net.value && p.ns_ipc.value && p.ns_uts.value && p.ns_cgroup.value);
     EXPECT_EQ(p.ns_net.origin.file, "default.toml");
-    ASSERT_NE(find_set(p, "PATH"), nullptr);
-    EXPECT_EQ(find_set(p, "PATH")->origin.file, "minimal.toml");
+    EXPECT_TRUE(p.path_tools.value);
+    EXPECT_EQ(p.path_tools.origin.file, "default.toml");
+    EXPECT_EQ(find_set(p, "PATH"), nullptr);
 }
 
 TEST(PolicyBuiltins, UnknownNameListsTheBuiltins) {
