@@ -87,11 +87,17 @@ std::string random_hex(size_t bytes) {
 }
 
 // Where the sandbox finds the run's CA bundle, and the variables that point the
-// common TLS stacks at it: OpenSSL (and so Python's ssl, Ruby, Go), curl, Python
-// requests, Node (added to its own roots), git, pip and cargo.
+// common TLS stacks and package managers at it: OpenSSL (and so Python's ssl, uv,
+// Ruby's gem and bundler, Go), curl, Python requests (poetry), Node's own requests
+// (added to its roots), npm and pnpm (npm's `cafile`: npm's registry client ignores
+// NODE_EXTRA_CA_CERTS), yarn 1 and 2+, bun, git, pip, cargo, Composer, Deno, the
+// AWS CLI, Hex and Nix. Java keeps its own trust store (docs/network.md).
 constexpr const char* ca_bundle_inside = "/run/agentjail/ca-bundle.pem";
-constexpr const char* ca_bundle_vars[] = {"SSL_CERT_FILE",  "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-                                          "GIT_SSL_CAINFO", "PIP_CERT",       "CARGO_HTTP_CAINFO"};
+constexpr const char* ca_bundle_vars[] = {
+    "SSL_CERT_FILE",     "CURL_CA_BUNDLE",          "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+    "npm_config_cafile", "YARN_CAFILE",             "YARN_HTTPS_CA_FILE_PATH", "BUN_CA_BUNDLE_PATH",
+    "GIT_SSL_CAINFO",    "PIP_CERT",                "CARGO_HTTP_CAINFO",  "COMPOSER_CAFILE",
+    "DENO_CERT",         "AWS_CA_BUNDLE",           "HEX_CACERTS_PATH",   "NIX_SSL_CERT_FILE"};
 
 std::string utc_time(double t) {
     std::time_t secs = static_cast<std::time_t>(t);

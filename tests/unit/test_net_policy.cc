@@ -317,7 +317,7 @@ TEST(NetPlan, RestrictedRulesMountTheCaBundleAndPointClientsAtIt) {
     ASSERT_TRUE(r->net);
     EXPECT_EQ(r->net->ca_bundle_inside, "/run/agentjail/ca-bundle.pem");
     EXPECT_NE(r->net->ca_bundle_host.find("/agentjail-ca-"), std::string::npos) << r->net->ca_bundle_host;
-    for (const char* v : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO"})
+    for (const char* v : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "npm_config_cafile", "YARN_CAFILE", "YARN_HTTPS_CA_FILE_PATH", "BUN_CA_BUNDLE_PATH", "PIP_CERT", "CARGO_HTTP_CAINFO", "COMPOSER_CAFILE", "DENO_CERT", "AWS_CA_BUNDLE", "HEX_CACERTS_PATH", "NIX_SSL_CERT_FILE"})
         EXPECT_EQ(env_of(*r, v), "/run/agentjail/ca-bundle.pem") << v;
     bool mounted = false;
     for (const auto& m : r->mounts)
