@@ -227,7 +227,8 @@ std::vector<Flag> make_table() {
          checked<policy::add_deny_host>},
         {"net-preset", 0, "NAME", true, both, O,
          "add a network preset on top of the policy: balanced (package registries, GitHub, "
-         "model APIs), open (any public host), locked (nothing); repeatable",
+         "model APIs), open (any public host), locked (nothing but an agent preset's own model "
+         "API and what --allow-host adds); repeatable",
          nullptr, checked<policy::apply_net_preset>},
         {"secret", 0, "NAME=SOURCE[@HOSTS]", true, both, O,
          "$NAME holds a placeholder (stable across runs); the proxy puts the real value in "

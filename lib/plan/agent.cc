@@ -259,6 +259,7 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
 Result<void> plan_agent_exec(const policy::Policy& policy, Plan& plan,
                              std::vector<std::string>& argv) {
     for (const auto& n : policy.agent.notes) plan.notes.push_back(n.value);
+    for (const auto& n : policy.network.notes) plan.notes.push_back(n);
 
     if (!plan.git_identity.empty() &&
         std::none_of(plan.env.begin(), plan.env.end(),

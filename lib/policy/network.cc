@@ -314,10 +314,38 @@ Result<void> apply_net_preset(Policy& p, const std::string& name, Origin origin)
     }
     auto layer = detail::parse_layer(text, file, is_path ? detail::Source::file : detail::Source::embedded);
     if (!layer) return std::move(layer).error();
+    const std::string shown = is_path ? file : file.substr(0, file.size() - 5);
+    if (layer->net_mode && layer->net_mode->value == NetMode::none) {
+        // A preset that turns the network off (locked) drops what the policy's layers
+        // allow, but keeps the agent preset's own hosts (its model API and start-up
+        // check; its secrets' and gateways' hosts are the plan's) and what the command
+        // line allows, before or after it: `locked` under claude is claude's API and
+        // nothing else, and `--allow-host X` adds exactly X.
+        NetworkPolicy& n = p.network;
+        const std::string& agent_file = p.agent.name.origin.file;
+        size_t dropped = 0;
+        std::erase_if(n.allow, [&](const HostRule& r) {
+            // A layer's rule has its file's line; a flag's or the API's has none.
+            bool keep = r.origin.line == 0 || (!agent_file.empty() && r.origin.file == agent_file);
+            dropped += keep ? 0 : 1;
+            return !keep;
+        });
+        const bool left = !n.allow.empty() || !n.secrets.empty() || !n.gateways.empty();
+        n.mode = Located<NetMode>{left ? NetMode::proxy : NetMode::none, origin};
+        std::string note = "network preset " + shown + ": dropped " + std::to_string(dropped) +
+                           " allowed host rule(s) of the policy";
+        if (left)
+            note += "; kept " +
+                    (agent_file.empty() ? std::string("the command line's")
+                                        : "the agent's own (" + agent_file + "), its secrets' hosts and the command line's");
+        n.notes.push_back(note);
+        p.layers.push_back(shown + " (net preset)");
+        return {};
+    }
     // Only the preset's [network] is taken: a preset adds network rules on top of
     // whatever policy is in force, it never changes the filesystem or the rest.
     detail::apply_network(p, *layer);
-    p.layers.push_back((is_path ? file : file.substr(0, file.size() - 5)) + " (net preset)");
+    p.layers.push_back(shown + " (net preset)");
     return {};
 }
 

@@ -189,6 +189,9 @@ struct NetworkPolicy {
     std::vector<SecretRule> secrets;  // a later entry of one name replaces the earlier
     std::vector<GatewayRule> gateways;  // accumulate over layers (one entry per variable)
     std::vector<PublishRule> publish;   // accumulate over layers and flags
+    // What a network preset did to the rules below it (`--net-preset locked` under an
+    // agent preset), said by explain and -v.
+    std::vector<std::string> notes;
 };
 
 // [agent] (docs/agents.md): what an agent preset adds to its policy. A preset is

@@ -489,6 +489,30 @@ TEST_F(Network, BalancedPresetListsRegistriesAndModelApis) {
     EXPECT_FALSE(ajtest::contains(d.out, "registry.npmjs.org")) << describe(d);
 }
 
+// locked under an agent preset: the agent's own model API and the command line's
+// hosts, nothing of the balanced preset it extends (issue 27, item 5).
+TEST_F(Network, LockedUnderAnAgentPresetKeepsItsModelApiAndTheFlagsHosts) {
+    ajtest::RunOptions env;
+    env.env = {"ANTHROPIC_API_KEY=sk-ant-test", "HOME=" + jail.home()};
+    auto r = ajtest::agentjail_with({"explain", "-C", jail.ws(), "--net-preset", "locked", "--allow-host",
+                                     "example.com", "--", "claude"},
+                                    env);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "allow      platform.claude.com  (claude.toml")) << r.out;
+    EXPECT_TRUE(ajtest::contains(r.out, "allow      example.com  (command line (--allow-host))")) << r.out;
+    EXPECT_TRUE(ajtest::contains(r.out, "allow      api.anthropic.com  (claude.toml")) << r.out;
+    EXPECT_FALSE(ajtest::contains(r.out, "registry.npmjs.org")) << r.out;
+    EXPECT_TRUE(ajtest::contains(r.out, "network preset net-locked: dropped ")) << r.out;
+    // Control: without locked the preset's registries are there.
+    auto c = ajtest::agentjail_with({"explain", "-C", jail.ws(), "--", "claude"}, env);
+    ASSERT_EQ(c.status, 0) << describe(c);
+    EXPECT_TRUE(ajtest::contains(c.out, "registry.npmjs.org")) << c.out;
+    // Without an agent preset locked leaves nothing.
+    auto d = ajtest::agentjail_with({"explain", "-C", jail.ws(), "--net-preset", "locked", "--", "true"}, env);
+    ASSERT_EQ(d.status, 0) << describe(d);
+    EXPECT_TRUE(ajtest::contains(d.out, "mode       none (loopback only)")) << d.out;
+}
+
 // open: any name on any port passes the name check (the address checks still apply,
 // so only a pinned name reaches a loopback server); the attempt is still logged.
 TEST_F(Network, OpenPresetAllowsAnyNameStillLogged) {

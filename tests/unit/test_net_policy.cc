@@ -129,6 +129,48 @@ TEST(NetPolicy, PresetsAreNotPoliciesButLayers) {
         << bad.error().message();
 }
 
+// Issue 27, item 5: locked under an agent preset keeps the agent's own hosts (and its
+// secrets, whose hosts the plan allows) and nothing else of the policy; the command
+// line's --allow-host, before or after it, is added exactly.
+TEST(NetPolicy, LockedUnderAnAgentPresetKeepsTheAgentsOwnHostsAndTheCommandLines) {
+    auto patterns = [](const Policy& p) {
+        std::vector<std::string> out;
+        for (const auto& a : p.network.allow) out.push_back(a.pattern);
+        return out;
+    };
+    auto claude = policy::load("claude");
+    ASSERT_TRUE(claude) << claude.error().message();
+    ASSERT_GT(claude->network.allow.size(), 20u) << "claude extends net-balanced";
+    Policy a = *claude;
+    ASSERT_TRUE(policy::apply_net_preset(a, "locked", flag("--net-preset")));
+    EXPECT_EQ(patterns(a), std::vector<std::string>{"platform.claude.com"});
+    EXPECT_EQ(a.network.mode.value, NetMode::proxy);
+    EXPECT_FALSE(a.network.secrets.empty());
+    ASSERT_EQ(a.network.notes.size(), 1u);
+    EXPECT_NE(a.network.notes[0].find("kept the agent's own (claude.toml)"), std::string::npos) << a.network.notes[0];
+    ASSERT_TRUE(policy::add_allow_host(a, "example.test", flag("--allow-host")));
+    EXPECT_EQ(patterns(a), (std::vector<std::string>{"platform.claude.com", "example.test"}));
+    // The flag before the preset counts the same.
+    Policy b = *claude;
+    ASSERT_TRUE(policy::add_allow_host(b, "example.test", flag("--allow-host")));
+    ASSERT_TRUE(policy::apply_net_preset(b, "locked", flag("--net-preset")));
+    EXPECT_EQ(patterns(b), (std::vector<std::string>{"platform.claude.com", "example.test"}));
+    EXPECT_TRUE(policy::validate(b));
+
+    // Without an agent preset, locked is nothing but what the command line allows.
+    auto d = policy::load("default");
+    ASSERT_TRUE(d);
+    ASSERT_TRUE(policy::apply_net_preset(*d, "balanced", flag("--net-preset")));
+    Policy c = *d;
+    ASSERT_TRUE(policy::apply_net_preset(c, "locked", flag("--net-preset")));
+    EXPECT_TRUE(c.network.allow.empty());
+    EXPECT_EQ(c.network.mode.value, NetMode::none);
+    ASSERT_TRUE(policy::add_allow_host(*d, "example.test", flag("--allow-host")));
+    ASSERT_TRUE(policy::apply_net_preset(*d, "locked", flag("--net-preset")));
+    EXPECT_EQ(patterns(*d), std::vector<std::string>{"example.test"});
+    EXPECT_EQ(d->network.mode.value, NetMode::proxy);
+}
+
 TEST(NetPolicy, Overrides) {
     Policy p = parse_ok("");
     ASSERT_TRUE(policy::add_allow_host(p, "api.test", flag("--allow-host")));
