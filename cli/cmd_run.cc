@@ -7,6 +7,7 @@
 #include "result_record.hpp"
 
 #include "plan/plan.hpp"
+#include "run/record.hpp"
 #include "util/memory.hpp"
 #include "util/strings.hpp"
 
@@ -210,6 +211,15 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused) {
     if (!res->workspace.report_text.empty()) std::fputs(res->workspace.report_text.c_str(), stderr);
     if (inv->apply && res->workspace.mode == "overlay" && !res->workspace.run_id.empty())
         (void)apply_at_exit(res->workspace.run_id, false);
+    // What was refused and what ended the run, each with what would allow it: before
+    // the record, which a --json reader takes as the last lines on stderr. Names in
+    // them come from the sandbox (hosts, paths): say() escapes them.
+    const auto summary = run::summary_lines(*res);
+    if (!summary.empty() && !inv->quiet) {
+        say("refused or stopped during the run (`agentjail log` shows this again):");
+        for (const auto& line : summary) say("  " + line);  // say() escapes
+    }
+    keep_run_log(*res, inv->command, ctx->cwd, run::exit_status(*res), summary);
     int status = finish_run(rec, *res);
     if (ws.status == "refused" || ws.status == "failed") {
         std::fprintf(stderr, "agentjail: %s mode: the work did not come back (%s): %s (the command's own exit status: %d)\n",

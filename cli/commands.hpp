@@ -24,5 +24,10 @@ int apply_at_exit(const std::string& run_id, bool json);
 // cmd_runs.cc: clone and overlay runs kept on this machine.
 int cmd_runs(const std::vector<std::string>& args);
 int cmd_discard(const std::vector<std::string>& args);
+// cmd_log.cc: `agentjail log [RUN]`, and the entry a run keeps for it (its summary
+// lines as printed, its refusals; the newest runs only).
+int cmd_log(const std::vector<std::string>& args);
+void keep_run_log(const RunResult& r, const std::vector<std::string>& command, const std::string& cwd,
+                  int exit_status, const std::vector<std::string>& summary);
 
 }  // namespace agentjail::cli

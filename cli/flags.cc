@@ -264,6 +264,9 @@ std::vector<Flag> make_table() {
         {"no-tty", 0, nullptr, false, run, T,
          "give the command pipes even when run from a terminal (it then sees no tty)", nullptr, nullptr,
          &Invocation::no_tty},
+        {"quiet", 'q', nullptr, false, run, T,
+         "print no summary of what was refused after the run (`agentjail log` still has it)", nullptr,
+         nullptr, &Invocation::quiet},
         {"apply", 0, nullptr, false, run, T,
          "overlay mode: apply the run's changes to the workspace when it ends, as "
          "`agentjail apply RUN` does (protected paths and conflicts are left for it)",

@@ -40,6 +40,7 @@ struct Invocation {
     bool filter_pipes = false;  // run: --tty-filter always (the output pipes filtered too)
     bool no_tty = false;      // run: pipes even from a terminal
     bool apply = false;       // run: overlay mode, apply the change set at exit
+    bool quiet = false;       // run: no summary of what was refused after the run
 };
 
 // Parses args (without the program name and the verb). The first word that is

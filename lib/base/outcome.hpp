@@ -36,6 +36,42 @@ struct RunLimits {
     std::uint64_t fsize_bytes = 0;
 };
 
+// Something the sandbox tried and was refused (or that failed for it), told apart by
+// kind and what, counted: the summary after the run, the record's "refusals" and
+// `agentjail log` (README.md, "What was refused").
+struct Refusal {
+    std::string kind;   // "network", "syscall", "socket"
+    std::string what;   // "evil.example:443", "mount", "/run/docker.sock"
+    std::string why;    // the reason as the proxy or the filter gave it
+    std::string allow;  // what would allow it ("--allow-host evil.example"); "" when nothing should
+    std::uint64_t count = 0;
+};
+
+// A bounded tally of refusals: distinct ones kept in the order first seen, the rest
+// only counted, so a flood costs a counter and never memory.
+class RefusalTally {
+public:
+    static constexpr std::size_t kMax = 32;
+    void add(std::string kind, std::string what, std::string why, std::string allow) {
+        for (auto& r : list_)
+            if (r.kind == kind && r.what == what && r.why == why) {
+                ++r.count;
+                return;
+            }
+        if (list_.size() >= kMax) {
+            ++more_;
+            return;
+        }
+        list_.push_back({std::move(kind), std::move(what), std::move(why), std::move(allow), 1});
+    }
+    const std::vector<Refusal>& list() const { return list_; }
+    std::uint64_t more() const { return more_; }
+
+private:
+    std::vector<Refusal> list_;
+    std::uint64_t more_ = 0;  // refusals of kinds beyond kMax
+};
+
 // What a run did with the workspace (docs/workspace.md).
 struct WorkspaceFinding {
     std::string path;    // relative to the workspace
@@ -105,6 +141,10 @@ struct RunResult {
     // connection limit, malformed) and allowed, as in the --net-log lines.
     std::uint64_t network_denials = 0;
     std::uint64_t network_allowed = 0;
+    // What was refused, by kind and target (the proxy's and the filter's), the first
+    // RefusalTally::kMax distinct ones; refusals_more counts the others.
+    std::vector<Refusal> refusals;
+    std::uint64_t refusals_more = 0;
     // Where the cgroup's parent came from: "agentjail.slice" (root), "own-cgroup",
     // "parent-cgroup", "systemd-scope" (a transient scope of the user's systemd
     // manager, named in cgroup_unit); empty without a cgroup.

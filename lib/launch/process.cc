@@ -112,6 +112,8 @@ Result<RunResult> Process::wait() {
         res.timed_out = supervisor_->timed_out();
         res.stop_killed = supervisor_->stop_killed();
         res.seccomp_denials = supervisor_->denials();
+        res.refusals = supervisor_->refusals().list();
+        res.refusals_more = supervisor_->refusals().more();
         res.internal_error = supervisor_->failure();
     }
     // The sandbox is gone: what the run made on the host for it (placeholders, the

@@ -180,13 +180,22 @@ void Supervisor::handle_notification() {
     const bool recorded = refused || dec.action.kind == seccomp::ActionKind::log;
     if (!recorded) return;
     denials_.fetch_add(1);  // exact, whatever the log below writes
+    const auto& rules = c_.program->rules();
+    const bool has_rule = dec.rule >= 0 && static_cast<size_t>(dec.rule) < rules.size();
+    if (gated.refused) {
+        refusals_.add("socket", gated.path, gated.why, "--allow-socket " + gated.path);
+    } else if (refused) {
+        const seccomp::RuleInfo* info = has_rule ? &rules[static_cast<size_t>(dec.rule)] : nullptr;
+        refusals_.add("syscall", seccomp::syscall_name(d.arch, d.nr),
+                      info ? info->why + " (" + info->where + ")" : std::string("the filter's default action"),
+                      info && info->unless_nested ? "[seccomp] nested_sandboxes = true in a policy of yours"
+                                                  : std::string());
+    }
     if (!c_.log.valid()) return;
 
     // A flood of refused calls writes a few lines of each kind (the same call
     // with the same arguments, rule and action) and counts the rest, so the log
     // and the time spent on it stay bounded; the summaries say how many were left out.
-    const auto& rules = c_.program->rules();
-    const bool has_rule = dec.rule >= 0 && static_cast<size_t>(dec.rule) < rules.size();
     auto arr = nlohmann::json::array();
     for (int i = 0; i < 6; ++i) {
         char hex[24];

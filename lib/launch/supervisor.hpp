@@ -6,6 +6,7 @@
 // once the watch has dealt with what the host changed meanwhile.
 #pragma once
 
+#include "base/outcome.hpp"
 #include "launch/host_watch.hpp"
 #include "launch/socket_gate.hpp"
 #include "seccomp/seccomp.hpp"
@@ -80,6 +81,8 @@ public:
     bool stop_killed() const { return stop_killed_.load(); }
     bool timed_out() const { return timed_out_.load(); }
     std::uint64_t denials() const { return denials_.load(); }
+    // After join(): the refused calls and sockets, by call and rule (or path).
+    const RefusalTally& refusals() const { return refusals_; }
     // After join(): why the supervisor failed (it then killed the sandbox); empty if not.
     const std::string& failure() const { return failure_; }
 private:
@@ -101,6 +104,7 @@ private:
     SocketGate gate_;  // the loop's
     std::atomic<bool> timed_out_{false};
     std::atomic<std::uint64_t> denials_{0};
+    RefusalTally refusals_;  // the loop's until join()
     std::atomic<bool> stop_killed_{false};
     sys::UniqueFd commands_;  // an eventfd: the caller's requests are waiting
     // The supervisor's waits on the run's loop; released by join(), while the loop is

@@ -122,8 +122,18 @@ asio::awaitable<void> Exchange::finish() {
     abort();
 }
 
+asio::awaitable<void> Exchange::refuse_request(const std::string& why) {
+    (void)co_await write(Side::client,
+                         simple_response(403, "Forbidden", "agentjail: refused by policy: " + why, "policy"));
+    co_await finish();
+}
+
 asio::awaitable<void> Exchange::reply(int code, const char* status, const std::string& text) {
-    (void)co_await write(Side::client, simple_response(code, status, "agentjail: " + text));
+    // Inside the intercepted tunnel: the same words and header as a refused tunnel.
+    const char* error = code == 403 ? "policy" : code >= 500 ? "unreachable" : "request";
+    const char* what = code == 403 ? "refused by policy: " : code >= 500 ? "upstream unreachable: " : "";
+    if (code == 403 || code >= 500) px_.refused(code == 403 ? "request" : error, x_.host, x_.port, {}, {}, text, {});
+    (void)co_await write(Side::client, simple_response(code, status, "agentjail: " + std::string(what) + text, error));
     co_await finish();
 }
 
@@ -257,7 +267,8 @@ asio::awaitable<void> Exchange::run() {
             if (!d.allowed) {
                 px_.denied++;
                 log_request(r.method, path, false, d.reason, d.rule, 403);
-                co_return co_await reply(403, "Forbidden", d.reason);
+                px_.refused("policy", x_.host, x_.port, r.method, path, d.reason, d.rule);
+                co_return co_await refuse_request(d.reason);
             }
             rule_ = d.rule;
             target = path + query;

@@ -37,6 +37,9 @@ private:
     boost::asio::awaitable<bool> upstream_handshake();
     boost::asio::awaitable<void> finish();
     boost::asio::awaitable<void> reply(int code, const char* status, const std::string& text);
+    // A request a method or path rule refuses: 403, tallied by the caller (with the
+    // request's method and path) rather than by reply().
+    boost::asio::awaitable<void> refuse_request(const std::string& why);
     boost::asio::awaitable<void> run();
     void log_request(const std::string& method, const std::string& path, bool allowed,
                      const std::string& reason, const std::string& rule, int status,

@@ -355,10 +355,42 @@ Counters Proxy::stop() {
 }
 
 Counters Proxy::counters() const {
-    Counters c{impl_->allowed.load(), impl_->denied.load(), {}};
-    std::lock_guard lock(impl_->failure_mu);
-    c.failure = impl_->failure;
+    Counters c{impl_->allowed.load(), impl_->denied.load(), {}, {}, 0};
+    {
+        std::lock_guard lock(impl_->failure_mu);
+        c.failure = impl_->failure;
+    }
+    std::lock_guard lock(impl_->refusals_mu);
+    c.refusals = impl_->refusals.list();
+    c.refusals_more = impl_->refusals.more();
     return c;
+}
+
+void Proxy::Impl::refused(const char* kind, const std::string& host, std::uint16_t port, const std::string& method,
+                          const std::string& path, const std::string& reason, const std::string& rule) {
+    const bool web_port = port == 80 || port == 443;
+    std::string where = host.empty() ? std::string("(no destination)") : host + ":" + std::to_string(port);
+    std::string what = where;
+    const bool request = !path.empty() && method != "CONNECT";
+    if (request) what += " " + method + " " + path;
+    // What would allow it: a name no rule allows, --allow-host; a request a rule's
+    // methods or paths refuse, a rule that names them; a deny rule, its removal.
+    // Nothing for an address (pin the name instead) or a failure upstream.
+    std::string allow;
+    const bool named = !host.empty() && !parse_numeric_host(host) && check_name_syntax(host).empty();
+    if (std::string(kind) == "policy" && named) {
+        const std::string spec = web_port ? host : host + ":" + std::to_string(port);
+        if (rule.empty() || rule == "default")
+            allow = "--allow-host " + spec;
+        else if (request)
+            allow = "{ host = \"" + spec + "\", methods = [\"" + method + "\"], paths = [\"" + path +
+                    "\"] } in [network] allow (" + rule + " does not allow it)";
+        else
+            allow = "the deny rule " + rule + " refuses it";
+    }
+    std::lock_guard lock(refusals_mu);
+    refusals.add("network", std::move(what), std::string(kind) == "policy" ? reason : std::string(kind) + ": " + reason,
+                 std::move(allow));
 }
 
 asio::ssl::context& Proxy::Impl::tls_client() {

@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include "base/outcome.hpp"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +31,9 @@ struct Counters {
     // Set when the proxy itself failed during the run (it stopped accepting, or
     // its thread ended on an error): the cause, for the result record.
     std::string failure;
+    // What was refused or failed, by host and reason (the first distinct ones).
+    std::vector<Refusal> refusals;
+    std::uint64_t refusals_more = 0;
 };
 
 class Proxy {

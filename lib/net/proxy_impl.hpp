@@ -54,6 +54,13 @@ struct Proxy::Impl {
     std::mutex log_mu;
     util::LogLimiter log_limit;  // deny lines of a flood are counted, not written (log_mu)
     std::atomic<std::uint64_t> allowed{0}, denied{0};
+    // What was refused (kind "policy") or failed for the sandbox ("unresolved",
+    // "unreachable"): the run's summary and `agentjail log`. `method` and `path`
+    // when a request was refused rather than its destination.
+    std::mutex refusals_mu;
+    RefusalTally refusals;
+    void refused(const char* kind, const std::string& host, std::uint16_t port, const std::string& method,
+                 const std::string& path, const std::string& reason, const std::string& rule);
     std::unordered_set<Connection*> sessions;  // io thread only
     size_t pipes_open = 0;                     // splice pipes of the run (io thread only)
     // The proxy's own failure during the run (Counters::failure); set on the io thread.

@@ -295,7 +295,7 @@ void Session::on_resolved(const error_code& ec, tcp::resolver::results_type resu
         allowed_ = true;
         px_.allowed++;
         reason_ = "cannot resolve " + host_ + ": " + (ec ? ec.message() : "no address");
-        return reply_error(502, "Bad Gateway", reason_, 4);
+        return reply_error(502, "Bad Gateway", reason_, 4, "unresolved");
     }
     // Every answer is checked, and only checked answers are connected to: a
     // resolver that mixes a public and a private answer (or a rebinding one)
@@ -324,7 +324,8 @@ void Session::deny(const std::string& reason, const std::string& rule) {
         std::string reply = std::string("\x05\x02\x00\x01\0\0\0\0\0\0", 10);
         return write_and_close(reply);
     }
-    write_and_close(simple_response(403, "Forbidden", "agentjail: " + reason));
+    px_.refused("policy", host_, port_, method_, path_, reason, rule);
+    write_and_close(simple_response(403, "Forbidden", "agentjail: refused by policy: " + reason, "policy"));
 }
 
 // A refusal before any destination was known (garbage, unknown method).
@@ -334,7 +335,8 @@ void Session::refuse(int code, const char* status, const std::string& body, cons
     rule_ = "default";
     px_.denied++;
     log();
-    write_and_close(simple_response(code, status, "agentjail: " + body));
+    px_.refused("request", host_, port_, {}, {}, reason, {});
+    write_and_close(simple_response(code, status, "agentjail: " + body, "request"));
 }
 
 void Session::reply_and_close(const std::string& bytes, const std::string& reason) {
@@ -346,14 +348,17 @@ void Session::reply_and_close(const std::string& bytes, const std::string& reaso
     write_and_close(bytes);
 }
 
-void Session::reply_error(int code, const char* status, const std::string& body,
-                          unsigned char socks_code) {
+void Session::reply_error(int code, const char* status, const std::string& body, unsigned char socks_code,
+                          const char* error) {
+    error_ = error;
+    px_.refused(error, host_, port_, {}, {}, body, {});
     if (proto_ == Proto::socks) {
         std::string reply = std::string("\x05", 1) + static_cast<char>(socks_code) +
                             std::string("\x00\x01\0\0\0\0\0\0", 8);
         return write_and_close(reply);
     }
-    write_and_close(simple_response(code, status, "agentjail: " + body));
+    const std::string what = error_ == "unresolved" ? "name not resolved: " : "upstream unreachable: ";
+    write_and_close(simple_response(code, status, "agentjail: " + what + body, error_));
 }
 
 void Session::write_and_close(std::string bytes) {
@@ -376,6 +381,8 @@ void Session::log() {
     j["method"] = method_.empty() ? "?" : method_;
     if (!path_.empty()) j["path"] = path_;
     j["decision"] = allowed_ ? "allow" : "deny";
+    // Allowed, but it failed upstream: the log says so beside the decision.
+    if (!error_.empty()) j["error"] = error_;
     j["reason"] = reason_;
     j["rule"] = rule_.empty() ? "default" : rule_;
     j["bytes_up"] = bytes_up_;

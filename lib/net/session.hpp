@@ -84,8 +84,10 @@ private:
     void deny(const std::string& reason, const std::string& rule);
     void refuse(int code, const char* status, const std::string& body, const std::string& reason);
     void reply_and_close(const std::string& bytes, const std::string& reason);
-    void reply_error(int code, const char* status, const std::string& body,
-                     unsigned char socks_code);
+    // An allowed destination that failed upstream: `error` is "unresolved" or
+    // "unreachable" (the response's header, the log's "error", the run's tally).
+    void reply_error(int code, const char* status, const std::string& body, unsigned char socks_code,
+                     const char* error);
     void write_and_close(std::string bytes);
     void log();
 
@@ -114,6 +116,7 @@ private:
     std::string leftover_;
     Request req_;
     std::string host_, method_, reason_, rule_, last_error_;
+    std::string error_;  // reply_error()'s kind: the log's "error"
     std::uint16_t port_ = 0;
     bool allowed_ = false;
     bool logged_ = false;

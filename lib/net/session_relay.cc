@@ -38,7 +38,7 @@ void Session::connect_next() {
         connecting_ = false;
         reason_ =
             "cannot connect to " + host_ + ":" + std::to_string(port_) + ": " + last_error_;
-        return reply_error(502, "Bad Gateway", reason_, 5);
+        return reply_error(502, "Bad Gateway", reason_, 5, "unreachable");
     }
     tcp::endpoint ep = endpoints_[next_endpoint_++];
     error_code ignore;
@@ -53,7 +53,7 @@ void Session::connect_next() {
             self->connecting_ = false;
             self->reason_ = "cannot connect to " + self->host_ + ":" +
                             std::to_string(self->port_) + ": timed out";
-            return self->reply_error(504, "Gateway Timeout", self->reason_, 4);
+            return self->reply_error(504, "Gateway Timeout", self->reason_, 4, "unreachable");
         }
         if (ec) {
             self->last_error_ = ec.message();

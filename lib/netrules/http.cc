@@ -551,11 +551,12 @@ std::string exchange_head(const Request& r, std::string_view path, std::string_v
     return out;
 }
 
-std::string simple_response(int code, std::string_view reason, std::string_view body) {
+std::string simple_response(int code, std::string_view reason, std::string_view body, std::string_view error) {
     std::string b(body);
     if (b.empty() || b.back() != '\n') b += "\n";
+    std::string header = error.empty() ? std::string() : "\r\nX-Agentjail-Error: " + std::string(error);
     return "HTTP/1.1 " + std::to_string(code) + " " + std::string(reason) +
-           "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(b.size()) +
+           "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(b.size()) + header +
            "\r\nConnection: close\r\n\r\n" + b;
 }
 

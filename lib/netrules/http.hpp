@@ -111,7 +111,12 @@ bool split_authority(std::string_view authority, std::uint16_t default_port, std
 // Never carries a secret: requests with secrets go through exchange_head().
 std::string origin_form_head(const Request& r);
 
-// A complete response with a short text body.
-std::string simple_response(int code, std::string_view reason, std::string_view body);
+// A complete response with a short text body. `error`, when given, goes in an
+// X-Agentjail-Error header too: "policy" (refused by a rule), "request" (malformed
+// or never allowed), "unresolved" (the name did not resolve), "unreachable" (no
+// connection upstream), "limit" (too many connections): what happened, for a
+// client that shows only the status.
+std::string simple_response(int code, std::string_view reason, std::string_view body,
+                            std::string_view error = {});
 
 }  // namespace agentjail::net

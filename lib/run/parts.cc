@@ -177,6 +177,8 @@ public:
     void finish(RunResult& r) override {
         r.network_denials = counters_.denied;
         r.network_allowed = counters_.allowed;
+        r.refusals.insert(r.refusals.begin(), counters_.refusals.begin(), counters_.refusals.end());
+        r.refusals_more += counters_.refusals_more;
         // The proxy failed during the run (the sandbox lost its way out): the record
         // says so rather than only showing fewer connections.
         if (!counters_.failure.empty()) r.degraded.push_back(counters_.failure);

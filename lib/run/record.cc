@@ -185,6 +185,44 @@ json workspace_json(const WorkspaceOutcome& w) {
 }
 }  // namespace
 
+namespace {
+
+json refusals_array(const RunResult& r) {
+    json a = json::array();
+    for (const auto& f : r.refusals)
+        a.push_back({{"kind", f.kind}, {"what", f.what}, {"why", f.why},
+                     {"allow", f.allow.empty() ? json(nullptr) : json(f.allow)}, {"count", f.count}});
+    return a;
+}
+
+}  // namespace
+
+std::string refusals_json(const RunResult& r) { return dump(refusals_array(r), -1); }
+
+std::vector<std::string> summary_lines(const RunResult& r) {
+    std::vector<std::string> out;
+    for (const auto& f : r.refusals) {
+        std::string line = f.kind + " " + f.what;
+        if (f.count > 1) line += " (" + std::to_string(f.count) + " times)";
+        line += ": " + f.why;
+        // The proxy's reasons name the flag already; said once.
+        if (!f.allow.empty() && f.why.find(f.allow) == std::string::npos) line += "; to allow it: " + f.allow;
+        out.push_back(std::move(line));
+    }
+    if (r.refusals_more > 0)
+        out.push_back(std::to_string(r.refusals_more) + " more refusals of other kinds (--net-log and --seccomp-log "
+                                                        "record each one)");
+    const Outcome o = classify(r);
+    if (o.status == Status::to)
+        out.push_back("limit: " + o.message + " (exit 124; a longer one: --timeout or [limits] timeout)");
+    else if (o.status == Status::ml)
+        out.push_back("limit: " + o.message + " (exit 137; more memory: -m/--memory or [limits] memory)");
+    else if (o.status == Status::pl)
+        out.push_back("limit: " + o.message + " (more: --pids or [limits] pids)");
+    for (const auto& d : r.degraded) out.push_back("degraded: " + d);
+    return out;
+}
+
 std::string record_json(const RunResult& r, std::chrono::system_clock::time_point start, int indent) {
     Outcome o = classify(r);
     json j;
@@ -215,6 +253,9 @@ std::string record_json(const RunResult& r, std::chrono::system_clock::time_poin
     // Connections the network proxy refused, and (under "network") those it allowed.
     j["denials"] = {{"network", r.network_denials}, {"syscalls", r.seccomp_denials}};
     j["network"] = {{"allowed", r.network_allowed}, {"denied", r.network_denials}};
+    // What was refused, by kind and target (added in schema 1).
+    j["refusals"] = refusals_array(r);
+    j["refusals_more"] = r.refusals_more;
     j["workspace"] = workspace_json(r.workspace);
     j["start_time"] = base::iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();
@@ -257,6 +298,8 @@ std::string error_record_json(const Error& e, std::chrono::system_clock::time_po
                    {"cgroup_via", nullptr}, {"cgroup_unit", nullptr}};
     j["denials"] = {{"network", 0}, {"syscalls", 0}};
     j["network"] = {{"allowed", 0}, {"denied", 0}};
+    j["refusals"] = json::array();
+    j["refusals_more"] = 0;
     j["workspace"] = nullptr;
     j["start_time"] = base::iso8601_utc(start);
     j["agentjail_version"] = agentjail::version();

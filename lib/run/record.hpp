@@ -11,6 +11,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace agentjail::run {
 
@@ -41,6 +42,15 @@ Outcome classify(const RunResult& r);
 // The CLI's exit status for a run: 124 on timeout, 137 on an OOM kill, otherwise the
 // command's code or 128+N for signal N.
 int exit_status(const RunResult& r);
+
+// What the sandbox was refused and what ended or weakened the run, for people: one
+// line each (without the "agentjail: " prefix), each with what would allow it where
+// something would (a flag or a policy line). Empty when nothing was refused, no
+// limit ended the run and no layer was missing. The CLI prints these after the run
+// and `agentjail log` again (README.md, "What was refused").
+std::vector<std::string> summary_lines(const RunResult& r);
+// The refusals as the record has them: [{kind, what, why, allow, count}].
+std::string refusals_json(const RunResult& r);
 
 // The record of a run that ended, and of one agentjail could not run (XX). start is
 // when agentjail started the run; limits are those asked for (known for XX when the

@@ -396,6 +396,7 @@ Result<Resolved> resolve(const policy::Seccomp& p) {
         rr.info.why = rule.why;
         rr.info.where = where_of(rule.origin);
         rr.info.action = *action;
+        rr.info.unless_nested = rule.unless_nested;
         for (const auto& c : calls) rr.members.push_back(c.name);
         if (calls.empty())
             return base::error_at(rule.syscalls.front().origin,

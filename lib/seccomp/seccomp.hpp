@@ -42,6 +42,7 @@ struct RuleInfo {
     std::string why;   // the rule's reason
     std::string where; // "default.toml:88:1" (Origin::describe())
     Action action;
+    bool unless_nested = false;  // left out with [seccomp] nested_sandboxes = true
 };
 
 struct Decision {

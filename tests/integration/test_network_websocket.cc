@@ -201,7 +201,7 @@ TEST_F(NetworkWebSocket, UpgradeToADeniedPathGets403) {
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(line(r, "status"), "403") << describe(r);
     EXPECT_TRUE(
-        ajtest::contains(line(r, "body"), "agentjail: GET api.test:" + port + "/admin is refused"))
+        ajtest::contains(line(r, "body"), "agentjail: refused by policy: GET api.test:" + port + "/admin is refused"))
         << describe(r);
     EXPECT_EQ(api.requests().size(), 0u);
     // Positive control: the same client, the allowed path.

@@ -259,7 +259,7 @@ TEST_F(ProxyTest, DeniedHostsGet403NamingTheRule) {
     start(pinned());
     std::string r = connect_and_read("bad.example.test:443");
     EXPECT_EQ(r.substr(0, 22), "HTTP/1.1 403 Forbidden");
-    EXPECT_NE(r.find("agentjail: bad.example.test:443 is denied by the rule \"bad.example.test\" (t.toml:4:9)"),
+    EXPECT_NE(r.find("agentjail: refused by policy: bad.example.test:443 is denied by the rule \"bad.example.test\" (t.toml:4:9)"),
               std::string::npos)
         << r;
     proxy->stop();
@@ -273,7 +273,7 @@ TEST_F(ProxyTest, NothingIsAllowedByDefault) {
     start(Settings{});
     std::string r = connect_and_read("example.com:443");
     EXPECT_NE(r.find("403 Forbidden"), std::string::npos);
-    EXPECT_NE(r.find("agentjail: example.com is not in the allowlist (default: nothing is allowed; add --allow-host "
+    EXPECT_NE(r.find("agentjail: refused by policy: example.com is not in the allowlist (default: nothing is allowed; add --allow-host "
                      "example.com or [network] allow)"),
               std::string::npos)
         << r;
