@@ -82,6 +82,62 @@ std::string str(const json& j, const char* key) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The TOML a refusal list proposes: one section per key, each entry with its
+// count and reason as a comment (escaped: a comment must not end in a newline the
+// sandbox chose), extending the policy the run had.
+std::string proposal(const json& refusals, const std::string& policy, const std::string& cwd,
+                     const std::string& about) {
+    struct Entry {
+        std::string value, comment;
+    };
+    std::vector<std::pair<std::string, std::vector<Entry>>> keys;  // in first-seen order
+    if (!refusals.is_array()) return {};
+    for (const auto& f : refusals) {
+        const auto pol = f.find("policy");
+        if (pol == f.end() || !pol->is_object()) continue;
+        std::string key = str(*pol, "key"), value = str(*pol, "value");
+        if (key.empty() || value.empty()) continue;
+        std::string comment = "refused";
+        if (f.contains("count") && f["count"].is_number() && f["count"].get<std::uint64_t>() > 1)
+            comment += " " + f["count"].dump() + " times";
+        comment += ": " + str(f, "what") + ": " + str(f, "why");
+        auto it = std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first == key; });
+        if (it == keys.end()) {
+            keys.push_back({key, {}});
+            it = keys.end() - 1;
+        }
+        if (std::none_of(it->second.begin(), it->second.end(), [&](const Entry& e) { return e.value == value; }))
+            it->second.push_back({value, util::printable(comment)});
+    }
+    if (keys.empty()) return {};
+    std::string base = policy;
+    if (base.find('/') != std::string::npos || (base.size() > 5 && base.substr(base.size() - 5) == ".toml"))
+        if (!base.empty() && base[0] != '/') base = cwd + "/" + base;
+    std::string out = "# Proposed by agentjail from " + util::printable(about) +
+                      ":\n# the lines that would have allowed what was refused. Review each one, save\n"
+                      "# the file, and run with: agentjail -p FILE -- COMMAND\n";
+    out += "extends = " + json(base).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    std::string section;
+    for (const auto& [key, entries] : keys) {
+        const auto dot = key.find('.');
+        std::string sec = key.substr(0, dot), name = key.substr(dot + 1);
+        if (sec != section) {
+            out += "\n[" + sec + "]\n";
+            // Hosts are allowed through the proxy: a policy without network gets it.
+            if (sec == "network") out += "mode = \"proxy\"\n";
+            section = sec;
+        }
+        if (name == "nested_sandboxes") {
+            out += name + " = " + entries.front().value + "  # " + entries.front().comment + "\n";
+            continue;
+        }
+        out += name + " = [\n";
+        for (const auto& e : entries) out += "    " + e.value + ",  # " + e.comment + "\n";
+        out += "]\n";
+    }
+    return out;
+}
+
 void print_entry(const json& j) {
     std::printf("run %s  %s  exit %s  in %s\n  %s\n", util::printable(str(j, "run")).c_str(),
                 util::printable(str(j, "time")).c_str(),
@@ -97,7 +153,7 @@ void print_entry(const json& j) {
 }
 
 std::string log_help() {
-    return "usage: agentjail log [RUN | --list] [--json]\n"
+    return "usage: agentjail log [RUN | --list] [--json | --policy]\n"
            "\n"
            "What the sandbox was refused in a run, as the run said on stderr when it ended:\n"
            "hosts the proxy refused (or could not reach), system calls and Unix sockets the\n"
@@ -107,6 +163,9 @@ std::string log_help() {
            "  RUN      a run id as --list shows it (20261206-231500-ab12cd)\n"
            "  --list   the runs kept, newest last: id, exit status, refusals, command\n"
            "  --json   the entry (or, with --list, every entry) as JSON\n"
+           "  --policy the policy lines that would have allowed what the run was refused,\n"
+           "           as a TOML file extending the run's policy (review before use;\n"
+           "           `agentjail learn -- COMMAND` prints the same after a run)\n"
            "\n"
            "The newest " + std::to_string(kMaxKept) + " runs are kept in $XDG_STATE_HOME/agentjail/log\n"
            "(default ~/.local/state/agentjail/log). --net-log and --seccomp-log record every\n"
@@ -115,8 +174,12 @@ std::string log_help() {
 
 }  // namespace
 
+std::string proposed_policy(const RunResult& r, const std::string& policy, const std::string& cwd) {
+    return proposal(json::parse(run::refusals_json(r), nullptr, false), policy, cwd, "this run");
+}
+
 void keep_run_log(const RunResult& r, const std::vector<std::string>& command, const std::string& cwd,
-                  int exit_status, const std::vector<std::string>& summary) {
+                  const std::string& policy, int exit_status, const std::vector<std::string>& summary) {
     auto dir = log_dir(sys::StateDir::create);
     if (!dir) {
         if (!summary.empty())
@@ -132,6 +195,7 @@ void keep_run_log(const RunResult& r, const std::vector<std::string>& command, c
     j["time"] = base::iso8601_now();
     j["cwd"] = cwd;
     j["command"] = line;
+    j["policy"] = policy;
     j["exit_status"] = exit_status;
     j["status"] = run::status_code(run::classify(r).status);
     j["refusals"] = json::parse(run::refusals_json(r), nullptr, false);
@@ -146,7 +210,7 @@ void keep_run_log(const RunResult& r, const std::vector<std::string>& command, c
 }
 
 int cmd_log(const std::vector<std::string>& args) {
-    bool list = false, as_json = false;
+    bool list = false, as_json = false, as_policy = false;
     std::string id;
     for (const auto& a : args) {
         if (a == "-h" || a == "--help") {
@@ -157,6 +221,8 @@ int cmd_log(const std::vector<std::string>& args) {
             list = true;
         } else if (a == "--json") {
             as_json = true;
+        } else if (a == "--policy") {
+            as_policy = true;
         } else if (id.empty() && !a.empty() && a[0] != '-') {
             id = a;
         } else {
@@ -203,6 +269,16 @@ int cmd_log(const std::vector<std::string>& args) {
     if (!j)
         return report(Error(ErrorKind::invalid_input, ENOENT,
                             "log: no run " + id + " in the log (agentjail log --list shows the runs kept)"));
+    if (as_policy) {
+        std::string toml = proposal(j->value("refusals", json::array()), str(*j, "policy"), str(*j, "cwd"),
+                                    "run " + id + " (" + str(*j, "command") + ")");
+        if (toml.empty()) {
+            std::printf("# run %s was refused nothing that a policy line would allow\n", id.c_str());
+            return 0;
+        }
+        std::fputs(toml.c_str(), stdout);
+        return 0;
+    }
     if (as_json)
         std::printf("%s\n", j->dump(2, ' ', false, json::error_handler_t::replace).c_str());
     else

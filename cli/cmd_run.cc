@@ -74,7 +74,9 @@ void print_workspace_findings(const RunResult& r) {
 }
 }  // namespace
 
-int cmd_run(const std::vector<std::string>& args, const Error* refused) {
+int cmd_learn(const std::vector<std::string>& args) { return cmd_run(args, nullptr, true); }
+
+int cmd_run(const std::vector<std::string>& args, const Error* refused, bool learn) {
     auto ctx = current_context();
     if (!ctx) return report(refused ? *refused : ctx.error());
     // The record's clock starts here; a run that fails from here on still gets one.
@@ -105,6 +107,15 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused) {
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
     if (sfd < 0) return report(Error(ErrorKind::setup, errno, "signalfd failed"));
 
+    if (learn && inv->policy->raw().network.mode.value == policy::NetMode::none) {
+        // With no network at all a connect fails before anything sees it: through the
+        // proxy, with nothing more allowed, each host the command tries is refused
+        // and named.
+        inv->policy->raw().network.mode =
+            policy::Located<policy::NetMode>{policy::NetMode::proxy, policy::Origin{"agentjail learn", 0, 0, ""}};
+        say("learn: the network goes through the proxy, with nothing more allowed, so that each host the "
+            "command tries is seen");
+    }
     if (inv->policy->raw().network.mode.value == policy::NetMode::host)
         say("warning: the sandbox shares the host's network (" +
             inv->policy->raw().network.mode.origin.describe() + ")");
@@ -219,7 +230,17 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused) {
         say("refused or stopped during the run (`agentjail log` shows this again):");
         for (const auto& line : summary) say("  " + line);  // say() escapes
     }
-    keep_run_log(*res, inv->command, ctx->cwd, run::exit_status(*res), summary);
+    keep_run_log(*res, inv->command, ctx->cwd, inv->policy->raw().name, run::exit_status(*res), summary);
+    if (learn) {
+        const std::string toml = proposed_policy(*res, inv->policy->raw().name, ctx->cwd);
+        if (toml.empty()) {
+            say("learn: nothing was refused that a policy line would allow");
+        } else {
+            say("learn: a policy that would have allowed what was refused (review each line; "
+                "`agentjail log --policy` prints it again):");
+            std::fputs(toml.c_str(), stderr);
+        }
+    }
     int status = finish_run(rec, *res);
     if (ws.status == "refused" || ws.status == "failed") {
         std::fprintf(stderr, "agentjail: %s mode: the work did not come back (%s): %s (the command's own exit status: %d)\n",

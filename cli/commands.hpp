@@ -11,7 +11,7 @@ namespace agentjail::cli {
 
 // refused: a refusal found before (a closed stdio), reported with the result record
 // the arguments ask for instead of running anything.
-int cmd_run(const std::vector<std::string>& args, const Error* refused = nullptr);
+int cmd_run(const std::vector<std::string>& args, const Error* refused = nullptr, bool learn = false);
 int cmd_explain(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_doctor(const std::vector<std::string>& args);
@@ -28,6 +28,11 @@ int cmd_discard(const std::vector<std::string>& args);
 // lines as printed, its refusals; the newest runs only).
 int cmd_log(const std::vector<std::string>& args);
 void keep_run_log(const RunResult& r, const std::vector<std::string>& command, const std::string& cwd,
-                  int exit_status, const std::vector<std::string>& summary);
+                  const std::string& policy, int exit_status, const std::vector<std::string>& summary);
+// The policy lines that would have allowed what a run was refused, as a TOML file
+// extending `policy` (`agentjail learn`, `agentjail log --policy`); "" when none.
+std::string proposed_policy(const RunResult& r, const std::string& policy, const std::string& cwd);
+// `agentjail learn [OPTIONS] -- COMMAND`: a run, then the proposal on stderr.
+int cmd_learn(const std::vector<std::string>& args);
 
 }  // namespace agentjail::cli

@@ -325,6 +325,7 @@ std::string global_help() {
           "  agentjail runs [--json]     the clone and overlay runs kept, with branch and flags\n"
           "  agentjail discard RUN...    remove a run's branch (clone mode) and its state\n"
           "  agentjail log [RUN]         what the last run (or RUN) was refused, and what would allow it\n"
+          "  agentjail learn [OPTIONS] [--] COMMAND...   run it, then propose the policy lines it lacked\n"
           "  agentjail --version\n"
           "\n"
           "The first word that is not an option ends the options ('agentjail ls -l' runs\n"

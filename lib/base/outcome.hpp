@@ -45,6 +45,11 @@ struct Refusal {
     std::string why;    // the reason as the proxy or the filter gave it
     std::string allow;  // what would allow it ("--allow-host evil.example"); "" when nothing should
     std::uint64_t count = 0;
+    // The same as a policy line, for `agentjail learn`: the key ("network.allow",
+    // "filesystem.sockets", "seccomp.nested_sandboxes") and its value as TOML
+    // ("\"evil.example\"", "{ host = ..., methods = [...] }", "true"); "" when none.
+    std::string key;
+    std::string value;
 };
 
 // A bounded tally of refusals: distinct ones kept in the order first seen, the rest
@@ -52,7 +57,8 @@ struct Refusal {
 class RefusalTally {
 public:
     static constexpr std::size_t kMax = 32;
-    void add(std::string kind, std::string what, std::string why, std::string allow) {
+    void add(std::string kind, std::string what, std::string why, std::string allow, std::string key = {},
+             std::string value = {}) {
         for (auto& r : list_)
             if (r.kind == kind && r.what == what && r.why == why) {
                 ++r.count;
@@ -62,7 +68,8 @@ public:
             ++more_;
             return;
         }
-        list_.push_back({std::move(kind), std::move(what), std::move(why), std::move(allow), 1});
+        list_.push_back({std::move(kind), std::move(what), std::move(why), std::move(allow), 1, std::move(key),
+                         std::move(value)});
     }
     const std::vector<Refusal>& list() const { return list_; }
     std::uint64_t more() const { return more_; }

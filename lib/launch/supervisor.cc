@@ -183,13 +183,20 @@ void Supervisor::handle_notification() {
     const auto& rules = c_.program->rules();
     const bool has_rule = dec.rule >= 0 && static_cast<size_t>(dec.rule) < rules.size();
     if (gated.refused) {
-        refusals_.add("socket", gated.path, gated.why, "--allow-socket " + gated.path);
+        // Only an absolute path can be named in a policy (a relative one is the
+        // caller's: the hint says what it is, not a line to copy).
+        const bool absolute = !gated.path.empty() && gated.path[0] == '/';
+        refusals_.add("socket", gated.path, gated.why, "--allow-socket " + gated.path,
+                      absolute ? "filesystem.sockets" : "",
+                      absolute ? nlohmann::json(gated.path).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                               : "");
     } else if (refused) {
         const seccomp::RuleInfo* info = has_rule ? &rules[static_cast<size_t>(dec.rule)] : nullptr;
+        const bool nested = info && info->unless_nested;
         refusals_.add("syscall", seccomp::syscall_name(d.arch, d.nr),
                       info ? info->why + " (" + info->where + ")" : std::string("the filter's default action"),
-                      info && info->unless_nested ? "[seccomp] nested_sandboxes = true in a policy of yours"
-                                                  : std::string());
+                      nested ? "[seccomp] nested_sandboxes = true in a policy of yours" : std::string(),
+                      nested ? "seccomp.nested_sandboxes" : "", nested ? "true" : "");
     }
     if (!c_.log.valid()) return;
 

@@ -366,6 +366,13 @@ Counters Proxy::counters() const {
     return c;
 }
 
+namespace {
+// A TOML basic string: JSON's string escapes are TOML's (control characters as \uXXXX).
+std::string toml_quoted(const std::string& s) {
+    return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+}  // namespace
+
 void Proxy::Impl::refused(const char* kind, const std::string& host, std::uint16_t port, const std::string& method,
                           const std::string& path, const std::string& reason, const std::string& rule) {
     const bool web_port = port == 80 || port == 443;
@@ -376,21 +383,26 @@ void Proxy::Impl::refused(const char* kind, const std::string& host, std::uint16
     // What would allow it: a name no rule allows, --allow-host; a request a rule's
     // methods or paths refuse, a rule that names them; a deny rule, its removal.
     // Nothing for an address (pin the name instead) or a failure upstream.
-    std::string allow;
+    std::string allow, key, value;
     const bool named = !host.empty() && !parse_numeric_host(host) && check_name_syntax(host).empty();
     if (std::string(kind) == "policy" && named) {
         const std::string spec = web_port ? host : host + ":" + std::to_string(port);
-        if (rule.empty() || rule == "default")
+        if (rule.empty() || rule == "default") {
             allow = "--allow-host " + spec;
-        else if (request)
-            allow = "{ host = \"" + spec + "\", methods = [\"" + method + "\"], paths = [\"" + path +
-                    "\"] } in [network] allow (" + rule + " does not allow it)";
-        else
+            key = "network.allow";
+            value = toml_quoted(spec);
+        } else if (request) {
+            value = "{ host = " + toml_quoted(spec) + ", methods = [" + toml_quoted(method) + "], paths = [" +
+                    toml_quoted(path) + "] }";
+            allow = value + " in [network] allow (" + rule + " does not allow it)";
+            key = "network.allow";
+        } else {
             allow = "the deny rule " + rule + " refuses it";
+        }
     }
     std::lock_guard lock(refusals_mu);
     refusals.add("network", std::move(what), std::string(kind) == "policy" ? reason : std::string(kind) + ": " + reason,
-                 std::move(allow));
+                 std::move(allow), std::move(key), std::move(value));
 }
 
 asio::ssl::context& Proxy::Impl::tls_client() {

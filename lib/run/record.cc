@@ -191,7 +191,8 @@ json refusals_array(const RunResult& r) {
     json a = json::array();
     for (const auto& f : r.refusals)
         a.push_back({{"kind", f.kind}, {"what", f.what}, {"why", f.why},
-                     {"allow", f.allow.empty() ? json(nullptr) : json(f.allow)}, {"count", f.count}});
+                     {"allow", f.allow.empty() ? json(nullptr) : json(f.allow)}, {"count", f.count},
+                     {"policy", f.key.empty() ? json(nullptr) : json({{"key", f.key}, {"value", f.value}})}});
     return a;
 }
 

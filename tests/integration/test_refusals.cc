@@ -134,6 +134,51 @@ TEST_F(Refusals, NamesFromTheSandboxAreEscaped) {
     EXPECT_FALSE(ajtest::contains(l.out, "\x1b")) << "a raw escape reached agentjail log";
 }
 
+// agentjail learn: a run, then the policy lines it lacked, which allow it. The first
+// run is the control: each probe is refused there.
+TEST_F(Refusals, LearnProposesThePolicyLinesThatAllowWhatWasRefused) {
+    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
+    const std::string sock = jail.ws() + "/db.sock";
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_un sa {};
+    sa.sun_family = AF_UNIX;
+    ASSERT_LT(sock.size(), sizeof sa.sun_path);
+    std::memcpy(sa.sun_path, sock.c_str(), sock.size());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0) << std::strerror(errno);
+    ASSERT_EQ(::listen(fd, 8), 0);
+    const std::string script =
+        "curl -s -o /dev/null https://learned.example/; "
+        "unshare -U true 2>/dev/null && echo nested=ok || echo nested=refused; "
+        "/usr/bin/python3 -c \"import socket; s = socket.socket(socket.AF_UNIX)\n"
+        "try:\n    s.connect('" + sock + "'); print('socket=ok')\nexcept OSError as e:\n    print('socket=refused')\"";
+    std::vector<std::string> a = {"learn", "-q", "-C", jail.ws(), "--", "/bin/sh", "-c", script};
+    auto learned = jail.run(a, opts());
+    ASSERT_EQ(learned.status, 0) << describe(learned);
+    EXPECT_EQ(field(learned.out, "nested"), "refused") << describe(learned);
+    EXPECT_EQ(field(learned.out, "socket"), "refused") << describe(learned);
+    for (const char* want : {"[network]\nmode = \"proxy\"\nallow = [\n    \"learned.example\",  # refused: ",
+                             "[seccomp]\nnested_sandboxes = true  # refused: unshare: ",
+                             "[filesystem]\nsockets = [\n    \"" })
+        EXPECT_TRUE(ajtest::contains(learned.err, want)) << want << "\n" << describe(learned);
+    EXPECT_TRUE(ajtest::contains(learned.err, sock)) << describe(learned);
+
+    auto toml = log({"--policy"});
+    ASSERT_EQ(toml.status, 0) << describe(toml);
+    const std::string file = jail.home() + "/learned.toml";
+    jail.home_dir().write("learned.toml", toml.out);
+    auto check = jail.run({"check", file}, opts());
+    ASSERT_EQ(check.status, 0) << describe(check) << toml.out;
+    auto again = sh(script, {"-p", file});
+    ::close(fd);
+    ::unlink(sock.c_str());
+    ASSERT_EQ(again.status, 0) << describe(again);
+    EXPECT_EQ(field(again.out, "nested"), "ok") << describe(again);
+    EXPECT_EQ(field(again.out, "socket"), "ok") << describe(again);
+    // The host is allowed now (it does not resolve here: that is all that is left).
+    EXPECT_FALSE(ajtest::contains(again.err, "learned.example is not in the allowlist")) << describe(again);
+}
+
 TEST_F(Refusals, TheLogKeepsTheNewestRunsAndRefusesABadId) {
     for (int i = 0; i < 53; ++i) ASSERT_EQ(sh("true").status, 0);
     auto list = log({"--list"});
