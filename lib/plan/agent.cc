@@ -250,6 +250,27 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
     for (const auto* rules : {&policy.ro, &policy.rw})
         for (const auto& m : *rules)
             if (auto r = prepare(m.dst.empty() ? m.src : m.dst, m.src, m.origin, false); !r) return r;
+    // A directory of the state bound read-write elsewhere (a package manager's cache
+    // kept for this agent and project, {state}/cache/npm at ~/.npm) is made when
+    // missing, like a mount point.
+    for (const auto& m : policy.rw) {
+        auto rel = below_state(m.src);
+        if (!rel || rel->empty() || m.dst.empty() || below_state(m.dst)) continue;
+        std::string path = plan.state_dir;
+        for (size_t at = 0; at < rel->size();) {
+            size_t slash = rel->find('/', at);
+            if (slash == std::string::npos) slash = rel->size();
+            path += "/" + rel->substr(at, slash - at);
+            at = slash + 1;
+            ctx.view->will_make(path, true);
+        }
+        HostAction mk;
+        mk.kind = HostAction::Kind::mount_point;
+        mk.path = path;
+        mk.is_dir = true;
+        mk.why = describe(m.origin);
+        plan.host_actions.push_back(std::move(mk));
+    }
     for (const auto& h : policy.hide)
         if (auto r = prepare(h.pattern, h.pattern, h.origin, true); !r) return r;
     if (policy.agent.git_identity.value) git_identity(host, *ctx.view, plan);

@@ -191,5 +191,23 @@ TEST_F(AgentPresets, CommitsInsideCarryTheUsersIdentityAndNoOtherGitConfig) {
     EXPECT_TRUE(ajtest::contains(host.out, "ALIAS-RAN")) << describe(host);
 }
 
+// Package managers' caches under an agent preset are the agent's, per project, and
+// kept between runs (issue 27, item 1); the host's own ~/.npm is never written.
+TEST_F(AgentPresets, CachesAreKeptPerAgentAndProjectNeverTheHosts) {
+    jail.home_dir().write(".npm/_cacache/host-entry", "the host's own cache\n");
+    auto first = claude({"sh", "-c", "ls ~/.npm; echo cached > ~/.npm/from-run; mkdir -p ~/.cache/pip && echo p > ~/.cache/pip/x"});
+    ASSERT_EQ(first.status, 0) << describe(first);
+    EXPECT_FALSE(ajtest::contains(first.out, "_cacache")) << "the host's cache is visible:\n" << first.out;
+    auto second = claude({"sh", "-c", "cat ~/.npm/from-run ~/.cache/pip/x"});
+    ASSERT_EQ(second.status, 0) << describe(second);
+    EXPECT_TRUE(ajtest::contains(second.out, "cached\np\n")) << "the cache did not persist:\n" << second.out;
+    EXPECT_EQ(ajtest::read_file(state + "/cache/npm/from-run"), "cached\n");
+    struct stat st {};
+    EXPECT_NE(::lstat((jail.home() + "/.npm/from-run").c_str(), &st), 0) << "the run wrote the host's ~/.npm";
+    // Control: with --policy default the cache is the private home's, gone after the run.
+    auto off = jail.run({"-C", jail.ws(), "--policy", "default", "--", "sh", "-c", "cat ~/.npm/from-run"}, opts);
+    EXPECT_NE(off.status, 0) << describe(off);
+}
+
 }  // namespace
 }  // namespace ajit
