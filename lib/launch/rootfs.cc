@@ -169,6 +169,37 @@ int attach(int tree_fd, int target_fd) {
 
 // Clones dirfd/path, makes the clone read-only (and nosuid, nodev, noexec) while it
 // is still detached, and attaches it on target: never writable for an instant.
+int attach_sealed_clone(int dirfd, const char* path, unsigned flags, int target);
+
+// A mask_file that shows text: written to a file of the staging root (0444), bound
+// sealed over the target, then unlinked there (the bind keeps it). No allocation.
+int attach_view(int root, const ChildMount& m, int index, int target) {
+    char name[32] = ".aj-view-";
+    char digits[12];
+    int nd = 0;
+    for (unsigned v = static_cast<unsigned>(index); nd == 0 || v != 0; v /= 10) digits[nd++] = static_cast<char>('0' + v % 10);
+    std::size_t at = std::strlen(name);
+    while (nd > 0) name[at++] = digits[--nd];
+    name[at] = '\0';
+    int f = ::openat(root, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
+    if (f < 0) return err();
+    std::size_t done = 0;
+    while (done < m.text_len) {
+        ssize_t w = ::write(f, m.text + done, m.text_len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            int e = w < 0 ? err() : -EIO;
+            ::close(f);
+            return e;
+        }
+        done += static_cast<std::size_t>(w);
+    }
+    ::close(f);
+    int r = attach_sealed_clone(root, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC, target);
+    if (::unlinkat(root, name, 0) < 0 && r == 0) r = err();
+    return r;
+}
+
 int attach_sealed_clone(int dirfd, const char* path, unsigned flags, int target) {
     int tree = sys::open_tree(dirfd, path, flags);
     if (tree < 0) return tree;
@@ -311,6 +342,12 @@ int build_root(RootPlan& rp, Failure* fail) {
                 // mount_setattr, but taking it off again costs an unmount, whose RCU
                 // grace period costs more than all the calls it saves.
                 stage = Stage::mask;
+                if (m.text != nullptr) {
+                    // A view (a .env with placeholders): its own read-only file in the
+                    // staging tmpfs, gone from there once bound.
+                    r = attach_view(root, m, i, target);
+                    break;
+                }
                 r = attach_sealed_clone(root, kMaskFile, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC, target);
                 break;
             case MountKind::tmpfs:

@@ -20,6 +20,8 @@ struct ChildMount {
     const char* data = nullptr;  // mount options for tmpfs / devpts / mask_dir
     const char* upper = nullptr; // overlay: the upper layer and its work directory (src: lower)
     const char* work = nullptr;
+    const char* text = nullptr;  // mask_file: what the file shows (plan::MountOp::text); null: nothing
+    std::size_t text_len = 0;
     unsigned long flags = 0;     // MS_* for the classic mounts
     std::uint64_t attr = 0;      // MOUNT_ATTR_* set on a bind's detached tree
     bool is_dir = true;

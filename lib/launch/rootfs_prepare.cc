@@ -77,6 +77,11 @@ RootPlan prepare_root(const plan::Plan& plan) {
                 m.data = keep("mode=0000,size=4k,nr_inodes=2");
                 break;
             case plan::MountKind::mask_file:
+                if (!op.text.empty()) {
+                    m.text = keep(op.text);
+                    m.text_len = op.text.size();
+                }
+                break;
             case plan::MountKind::readonly:
                 break;
         }

@@ -26,11 +26,12 @@ std::string check_value(std::string_view v) {
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
-// dotenv (see the header). Returns "" and sets out when found.
-std::string dotenv_find(std::string_view text, std::string_view key, wstring& out) {
+// dotenv (see the header): each KEY=VALUE line in order, with its value and what is
+// wrong with the line ("" when nothing). The one reader of dotenv text: the proxy's
+// value and the sandbox's view of a .env (lib/plan/dotenv.cc) see the same keys.
+template <class Fn>
+void dotenv_walk(std::string_view text, Fn&& fn) {
     std::size_t i = 0, line = 1;
-    bool found = false;
-    std::string problem;  // of the last line that set key
     const std::size_t n = text.size();
     while (i < n) {
         std::size_t line_no = line;
@@ -63,7 +64,6 @@ std::string dotenv_find(std::string_view text, std::string_view key, wstring& ou
         }
         ++i;
         while (i < n && is_space(text[i])) ++i;
-        bool mine = k == key;
         wstring value;
         std::string why;
         if (i < n && (text[i] == '\'' || text[i] == '"' || text[i] == '`')) {
@@ -115,7 +115,17 @@ std::string dotenv_find(std::string_view text, std::string_view key, wstring& ou
             i = e < n ? e + 1 : n;
             ++line;
         }
-        if (!mine) continue;
+        fn(k, value, why);
+        if (!value.empty()) base::wipe(value.data(), value.size());
+    }
+}
+
+// Returns "" and sets out when found.
+std::string dotenv_find(std::string_view text, std::string_view key, wstring& out) {
+    bool found = false;
+    std::string problem;  // of the last line that set key
+    dotenv_walk(text, [&](std::string_view k, const wstring& value, const std::string& why) {
+        if (k != key) return;
         found = true;
         problem = why;
         if (problem.empty()) {
@@ -123,8 +133,7 @@ std::string dotenv_find(std::string_view text, std::string_view key, wstring& ou
             if (!bad.empty()) problem = std::string(key) + ": " + bad;
         }
         out = value;
-        if (!value.empty()) base::wipe(value.data(), value.size());
-    }
+    });
     if (!found) return "no " + std::string(key) + "= line";
     return problem;
 }
@@ -189,6 +198,20 @@ std::string json_find(const SourceSpec& spec, const FileReader& read_file, wstri
 }
 
 }  // namespace
+
+std::vector<DotenvKey> dotenv_keys(std::string_view text) {
+    std::vector<DotenvKey> out;
+    dotenv_walk(text, [&](std::string_view k, const wstring& value, const std::string& why) {
+        bool usable = why.empty() && check_value(value).empty();
+        for (auto& o : out)
+            if (o.key == k) {
+                o.value = usable;  // the last line of a key wins
+                return;
+            }
+        out.push_back({std::string(k), usable});
+    });
+    return out;
+}
 
 std::optional<std::string> dotenv_value(std::string_view text, std::string_view key,
                                         std::string* why) {

@@ -48,4 +48,13 @@ SourceProbe find_source(const SourceSpec& spec, const std::string& secret_name, 
 std::optional<std::string> dotenv_value(std::string_view text, std::string_view key,
                                         std::string* why);
 
+// The keys of dotenv text, in order, each once, and whether its (last) value is one
+// the proxy can put in (not empty, one line, no control character). Values are
+// neither kept nor returned.
+struct DotenvKey {
+    std::string key;
+    bool value = false;
+};
+std::vector<DotenvKey> dotenv_keys(std::string_view text);
+
 }  // namespace agentjail::net

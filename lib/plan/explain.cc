@@ -138,8 +138,9 @@ std::string mount_line(const MountOp& op) {
         kind = "dir";
         break;
     case MountKind::mask_file:
-        access = "mask";
+        access = op.text.empty() ? "mask" : "view";
         kind = "file";
+        if (!op.text.empty()) detail = "(its keys, each value a placeholder)";
         break;
     case MountKind::proc:
     case MountKind::devpts:
@@ -318,6 +319,8 @@ std::string to_json(const Plan& plan) {
         m["mode"] = op.mode;
         m["why"] = op.why;
         if (op.placeholder) m["placeholder"] = true;
+        // A .env's view: what the file shows inside (keys and placeholders only).
+        if (!op.text.empty()) m["text"] = op.text;
         if (op.kind == MountKind::overlay) {
             m["upper"] = op.upper;
             m["work"] = op.work;

@@ -194,6 +194,17 @@ PlaceholderKey placeholder_key(const HostFacts& host, const HostView& view, Plan
 std::string stable_placeholder(const std::string& key, const std::string& scope, const std::string& name,
                                const std::vector<std::string>& sources);
 
+// A placeholder unique to this run (no placeholder key): "agentjail-secret-placeholder-NAME-<hex>".
+std::string random_placeholder(const std::string& name);
+
+// The sandbox's view of the project's .env files (dotenv.cc, issue 27 item 3): each
+// hidden `.env` or `.env.*` of the workspace (direct mode) shows its keys, each value
+// a placeholder, instead of an empty mode-000 file. In proxy mode (`s` given) a key a
+// known provider reads (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...) becomes a secret the
+// proxy puts in for that provider's host; any other placeholder is never swapped.
+// A policy's own secret of the same name lends its placeholder.
+void dotenv_views(const ExpandContext& ctx, const PlaceholderKey& key, Plan& plan, net::Settings* s);
+
 // Name of a mount kind, as in the JSON ("bind", "mask_dir", ...).
 const char* kind_name(MountKind kind);
 

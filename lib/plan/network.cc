@@ -308,6 +308,8 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
 
 }  // namespace
 
+std::string random_placeholder(const std::string& name) { return make_placeholder(name); }
+
 Result<void> build_network(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx,
                            const PlaceholderKey& key, Plan& plan) {
     const policy::NetworkPolicy& n = policy.network;
@@ -417,6 +419,7 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
         auto r = plan_secret(sec, host, ctx, key, plan, *s);
         if (!r) return r;
     }
+    dotenv_views(ctx, key, plan, s.get());
     bool intercepts = !s->secrets.empty();
     // A client of an https gateway on loopback speaks TLS to the listener inside,
     // which answers with the run's CA.

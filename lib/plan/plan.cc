@@ -310,6 +310,9 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     plan.host_files.allow_in_sandbox = policy.log_in_sandbox.value;
     plan.host_files.allow_origin = detail::describe(policy.log_in_sandbox.origin);
     if (auto r = detail::build_network(policy, host, ctx, key, plan); !r) return std::move(r).error();
+    // Without the proxy the project's .env files still show their keys (placeholders
+    // that nothing swaps back); with it build_network made them.
+    if (!plan.net) detail::dotenv_views(ctx, key, plan, nullptr);
     return plan;
 }
 

@@ -71,6 +71,9 @@ struct MountOp {
     std::string upper;             // overlay: the upper layer's directory (host)
     std::string work;              // overlay: its work directory, on the same filesystem
     std::string why;         // origin, e.g. "default.toml:12:5 (filesystem.ro[0])"
+    // mask_file: what the file shows instead of nothing (a project .env's view, each
+    // value a placeholder: lib/plan/dotenv.cc); empty: an empty mode-000 file.
+    std::string text;
     // bind: src does not exist at plan time; the launcher creates it (see
     // Guard::placeholder) before it clones the sources, and removes it after.
     bool placeholder = false;

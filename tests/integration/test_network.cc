@@ -621,6 +621,39 @@ TEST_F(Network, SecretIsReplacedOverHttpsOnlyForItsHost) {
     EXPECT_TRUE(intercepted) << ajnet::dump(log());
 }
 
+// Issue 27, item 3: a project's .env shows its keys inside with placeholders (the
+// file load_dotenv() reads no longer fails); a key the policy binds to a host goes in
+// for that host with the placeholder the view shows, and no value is anywhere inside.
+TEST_F(Network, ADotenvKeyIsAPlaceholderInsideAndItsValueGoesToItsHostOnly) {
+    auto c = ajnet::make_cert(scratch.path() + "/ca.pem", scratch.path() + "/key.pem", {"api.test"});
+    TestServer api({"api", &c});
+    const std::string ap = std::to_string(api.port());
+    const std::string value = ajit::unique_name("sk-dotenv-");
+    const std::string other = ajit::unique_name("AJ-CANARY-other-");
+    jail.plant(".env", "# the project's settings\nAPI_KEY=" + value + "\nOTHER=" + other + "\n");
+    NetPolicy p;
+    p.allow = {"api.test:" + ap};
+    p.hosts = {{"api.test", "127.0.0.1"}};
+    p.extra = "\n[secrets]\nAPI_KEY = { source = \"dotenv:" + jail.ws() + "/.env\", hosts = [\"api.test:" + ap + "\"] }\n";
+    std::string script =
+        "k=$(grep '^API_KEY=' .env | cut -d= -f2-); o=$(grep '^OTHER=' .env | cut -d= -f2-); "
+        "echo view=$k; echo same=$([ \"$k\" = \"$API_KEY\" ] && echo yes || echo no); "
+        "echo other=$o; "
+        "curl -sS --max-time 15 -o /dev/null -w 'code=%{http_code}\\n' -H \"x-api-key: $k\" https://api.test:" + ap + "/hello";
+    auto r = bash_trusting(jail, c, script, {"-p", policy(p)});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "view").rfind("agentjail-secret-placeholder-API_KEY-", 0), 0u) << describe(r);
+    EXPECT_EQ(field(r.out, "same"), "yes") << describe(r);
+    EXPECT_EQ(field(r.out, "other").rfind("agentjail-secret-placeholder-OTHER-", 0), 0u) << describe(r);
+    EXPECT_EQ(field(r.out, "code"), "200") << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out + r.err, value)) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out + r.err, other)) << describe(r);
+    ASSERT_EQ(api.requests().size(), 1u);
+    EXPECT_TRUE(ajtest::contains(api.requests()[0].head, "x-api-key: " + value)) << api.requests()[0].head;
+    // Control: the file on the host holds the values the view replaced.
+    EXPECT_TRUE(ajtest::contains(ajtest::read_file(jail.ws() + "/.env"), other));
+}
+
 // The per-run CA's private key is nowhere inside: the bundle the sandbox gets holds
 // certificates only (the system's, or here the test CA from SSL_CERT_FILE, then the
 // run's CA), and no private key is readable in /run, /tmp, HOME, the workspace or

@@ -76,7 +76,8 @@ std::string line(const ajtest::RunOutput& r, const std::string& label) {
 
 // The project keeps its key in .env: `--secret ANTHROPIC_API_KEY=dotenv:.env`, with no
 // hosts because the policy declares them (as an agent preset does). The origin gets
-// the real value; inside, $ANTHROPIC_API_KEY is the placeholder and the .env is hidden.
+// the real value; inside, $ANTHROPIC_API_KEY is the placeholder and the .env shows the
+// same placeholder for its key, never the value.
 TEST_F(Secrets, DotenvKeyReachesTheOriginAndTheSandboxSeesOnlyThePlaceholder) {
     const std::string value = jail.new_canary();
     jail.plant(".env", "# the project's keys\n\nexport ANTHROPIC_API_KEY=\"" + value +
@@ -92,14 +93,14 @@ TEST_F(Secrets, DotenvKeyReachesTheOriginAndTheSandboxSeesOnlyThePlaceholder) {
         " | base64 -d); pat() { printf %s \"$v\"; }; "
         "echo placeholder=$ANTHROPIC_API_KEY; " +
         curl("x-api-key: $ANTHROPIC_API_KEY") +
-        "echo R env-bytes $(cat .env 2>/dev/null | wc -c); "
+        "echo R env-same $(grep -c \"^ANTHROPIC_API_KEY=$ANTHROPIC_API_KEY\\$\" .env); "
         "echo R env $(env | grep -cF -f <(pat)); "
         "echo R files $(grep -rlF -f <(pat) /run /tmp \"$HOME\" \"$PWD\" 2>/dev/null | wc -l); "
         "echo R control $(printf 'x%sx' \"$v\" | grep -cF -f <(pat))";
     auto r = run(script, {"-p", p, "--secret", "ANTHROPIC_API_KEY=dotenv:.env"});
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_EQ(line(r, "code"), "200") << describe(r);
-    EXPECT_EQ(line(r, "env-bytes"), "0") << describe(r);
+    EXPECT_EQ(line(r, "env-same"), "1") << describe(r);
     EXPECT_EQ(line(r, "env"), "0") << describe(r);
     EXPECT_EQ(line(r, "files"), "0") << describe(r);
     EXPECT_EQ(line(r, "control"), "1") << "the grep inside does not find the value where it is\n"

@@ -17,8 +17,8 @@ const { Readable } = require('stream');
 const Anthropic = require('@anthropic-ai/sdk');
 
 // .env as dotenv reads it: NAME=VALUE lines, '#' comments, matching quotes dropped,
-// and a variable already in the environment wins. Inside agentjail .env is hidden and
-// the key is a placeholder in the environment, which is what this falls back to.
+// and a variable already in the environment wins. Inside agentjail .env shows its keys
+// with placeholders, and the environment's placeholder (the same) wins.
 function loadDotenv(path) {
     let text;
     try {
@@ -37,6 +37,7 @@ function loadDotenv(path) {
         ++found;
     }
     if (found === 0) process.stderr.write(`agent: ${path}: no variables; using the environment\n`);
+    else process.stderr.write(`agent: ${path}: ${found} variable(s)\n`);
 }
 
 // Node's fetch ignores HTTP_PROXY; a program that wants its requests to go where the
