@@ -212,6 +212,24 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
     ctx.view->will_make(agent_dir, true);
     ctx.view->will_make(plan.state_dir, true);
 
+    // `rel` below the state directory made by the run: each directory on the way,
+    // then the name itself (a directory or an empty file), seen as made by the view.
+    auto make_below_state = [&](const std::string& rel, bool is_dir, const std::string& why) {
+        std::string path = plan.state_dir;
+        for (size_t at = 0; at < rel.size();) {
+            size_t slash = rel.find('/', at);
+            if (slash == std::string::npos) slash = rel.size();
+            path += "/" + rel.substr(at, slash - at);
+            at = slash + 1;
+            ctx.view->will_make(path, at > rel.size() ? is_dir : true);
+        }
+        HostAction mp;
+        mp.kind = HostAction::Kind::mount_point;
+        mp.path = path;
+        mp.is_dir = is_dir;
+        mp.why = why;
+        plan.host_actions.push_back(std::move(mp));
+    };
     // Binds aimed into the state directory (the user's own settings, read-only
     // inside) need their mount points there; a hidden name there (a credentials
     // file the agent would write) is made empty so the mask covers it before the
@@ -230,21 +248,7 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
         } else if (rel->find_first_of("*?[") != std::string::npos) {
             return {};
         }
-        // Each directory on the way, then the mount point itself.
-        std::string path = plan.state_dir;
-        for (size_t at = 0; at < rel->size();) {
-            size_t slash = rel->find('/', at);
-            if (slash == std::string::npos) slash = rel->size();
-            path += "/" + rel->substr(at, slash - at);
-            at = slash + 1;
-            ctx.view->will_make(path, at > rel->size() ? is_dir : true);
-        }
-        HostAction mp;
-        mp.kind = HostAction::Kind::mount_point;
-        mp.path = path;
-        mp.is_dir = is_dir;
-        mp.why = describe(origin);
-        plan.host_actions.push_back(std::move(mp));
+        make_below_state(*rel, is_dir, describe(origin));
         return {};
     };
     for (const auto* rules : {&policy.ro, &policy.rw})
@@ -255,21 +259,7 @@ Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& hos
     // missing, like a mount point.
     for (const auto& m : policy.rw) {
         auto rel = below_state(m.src);
-        if (!rel || rel->empty() || m.dst.empty() || below_state(m.dst)) continue;
-        std::string path = plan.state_dir;
-        for (size_t at = 0; at < rel->size();) {
-            size_t slash = rel->find('/', at);
-            if (slash == std::string::npos) slash = rel->size();
-            path += "/" + rel->substr(at, slash - at);
-            at = slash + 1;
-            ctx.view->will_make(path, true);
-        }
-        HostAction mk;
-        mk.kind = HostAction::Kind::mount_point;
-        mk.path = path;
-        mk.is_dir = true;
-        mk.why = describe(m.origin);
-        plan.host_actions.push_back(std::move(mk));
+        if (rel && !m.dst.empty() && !below_state(m.dst)) make_below_state(*rel, true, describe(m.origin));
     }
     for (const auto& h : policy.hide)
         if (auto r = prepare(h.pattern, h.pattern, h.origin, true); !r) return r;

@@ -7,6 +7,7 @@
 // the sandbox does not have.
 #include "plan/internal.hpp"
 
+#include "base/pattern.hpp"
 #include "base/text.hpp"
 #include "util/strings.hpp"
 
@@ -20,18 +21,6 @@ namespace {
 constexpr size_t kMaxLinksPerDir = 512;  // links read per PATH directory under the home
 constexpr int kMaxInterpreters = 4;      // #! hops followed from the command
 constexpr const char* kSystemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-std::vector<std::string> components(const std::string& rel) {
-    std::vector<std::string> out;
-    size_t i = 0;
-    while (i < rel.size()) {
-        size_t j = rel.find('/', i);
-        if (j == std::string::npos) j = rel.size();
-        if (j > i) out.push_back(rel.substr(i, j - i));
-        i = j + 1;
-    }
-    return out;
-}
 
 // Every field, empty ones too ("a::b" is three).
 std::vector<std::string> fields(const std::string& s, char sep) {
@@ -51,9 +40,12 @@ std::string trimmed(const std::string& s) {
     return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-std::string joined(const std::vector<std::string>& parts, size_t n) {
+std::string joined(const std::vector<std::string_view>& parts, size_t n) {
     std::string out;
-    for (size_t i = 0; i < n && i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+    for (size_t i = 0; i < n && i < parts.size(); ++i) {
+        if (i) out += '/';
+        out += parts[i];
+    }
     return out;
 }
 
@@ -145,9 +137,10 @@ private:
         for (std::string_view outside : kOutside)
             if (util::path_within(path, outside)) return std::string(outside);
         if (!util::path_within(path, ctx_.home) || path == ctx_.home) return {};
-        auto parts = components(relative_to(path, ctx_.home));
+        const std::string rel = relative_to(path, ctx_.home);
+        const auto parts = base::split_path(rel);  // views into rel
         for (const Known& k : kKnown) {
-            auto want = components(std::string(k.pattern));
+            const auto want = base::split_path(k.pattern);
             if (parts.size() < k.keep || parts.size() < want.size()) continue;
             bool match = true;
             for (size_t i = 0; i < want.size() && match; ++i) match = want[i] == "*" || want[i] == parts[i];
@@ -163,7 +156,7 @@ private:
         const bool dir = view_.is_dir(path);
         size_t n = dir ? parts.size() : parts.size() - 1;
         if (n == 0) return path;  // a program directly in the home: itself
-        const std::string& last = parts[n - 1];
+        const std::string_view last = parts[n - 1];
         if ((last == "bin" || last == "sbin" || last == "shims") && n >= 2 && !container(joined(parts, n - 1)))
             --n;
         if (container(joined(parts, n))) return dir ? std::string() : path;

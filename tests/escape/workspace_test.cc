@@ -144,6 +144,33 @@ TEST_F(Workspace, WS09_NestedEnvHidden) {
     EXPECT_TRUE(ajtest::contains(r.out, "module.exports")) << describe(r);  // control
 }
 
+// Issue 27, item 3: .env, .env.local and a nested package's .env show their keys with
+// placeholders (never a value); the view cannot be written, replaced, moved or linked
+// to read what is under it. Control: the host's files hold the values.
+TEST_F(Workspace, WS20_TheDotenvViewShowsKeysOnlyAndCannotBeChanged) {
+    auto r = jail.sh("cat .env .env.local packages/api/.env; "
+                     "echo evil >> .env 2>/dev/null && echo APPEND_OK || echo APPEND_REFUSED; "
+                     "printf 'API_KEY=x\\n' > .env.new && mv -f .env.new .env 2>/dev/null && echo REPLACE_OK || echo REPLACE_REFUSED; "
+                     "mv .env moved 2>/dev/null && echo MOVE_OK || echo MOVE_REFUSED; "
+                     "ln .env linked 2>/dev/null && cat linked; "
+                     "rm -f .env 2>/dev/null; cat .env | head -1");
+    const std::string all = r.out + r.err;
+    EXPECT_FALSE(ajtest::contains(all, jail.secret("ws/.env"))) << describe(r);
+    EXPECT_FALSE(ajtest::contains(all, jail.secret("ws/.env.local"))) << describe(r);
+    EXPECT_FALSE(ajtest::contains(all, api_env_)) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "API_KEY=agentjail-secret-placeholder-API_KEY-")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "DB_PASSWORD=agentjail-secret-placeholder-DB_PASSWORD-")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "KEY=agentjail-secret-placeholder-KEY-")) << describe(r);
+    for (const char* refused : {"APPEND_REFUSED", "REPLACE_REFUSED", "MOVE_REFUSED"})
+        EXPECT_TRUE(ajtest::contains(r.out, refused)) << refused << "\n" << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "# agentjail: a view of .env")) << "the view is still there\n" << describe(r);
+    // Control: on the host the files are as they were, values and all.
+    EXPECT_TRUE(ajtest::contains(ajtest::read_file(jail.ws() + "/.env"), jail.secret("ws/.env")));
+    EXPECT_FALSE(ajtest::exists(jail.ws() + "/moved"));
+    ::unlink((jail.ws() + "/.env.new").c_str());
+    ::unlink((jail.ws() + "/linked").c_str());
+}
+
 // SEC-03: a .env with a second hard link (made by an earlier run) is hidden under both names.
 TEST_F(Workspace, WS10_HardLinkOfHiddenEnvHidden) {
     const std::string notes = jail.ws() + "/notes.txt";

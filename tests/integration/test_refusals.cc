@@ -38,6 +38,25 @@ protected:
     std::string log_dir() const { return jail.home() + "/.local/state/agentjail/log"; }
 };
 
+// A Unix socket listening at `path` on the host (the test's own), or -errno.
+int listen_at(const std::string& path) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    sockaddr_un sa {};
+    sa.sun_family = AF_UNIX;
+    if (path.size() >= sizeof sa.sun_path) {
+        ::close(fd);
+        return -ENAMETOOLONG;
+    }
+    std::memcpy(sa.sun_path, path.c_str(), path.size());
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 8) != 0) {
+        int e = errno;
+        ::close(fd);
+        return -e;
+    }
+    return fd;
+}
+
 const char* kHeader = "refused or stopped during the run (`agentjail log` shows this again):";
 
 TEST_F(Refusals, TheRunSaysWhatWasRefusedAndWhatWouldAllowIt) {
@@ -110,14 +129,8 @@ TEST_F(Refusals, NamesFromTheSandboxAreEscaped) {
     if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
     const std::string name = "evil\x1b]0;pwned\x07.sock";
     const std::string path = jail.ws() + "/" + name;
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(fd, 0);
-    sockaddr_un sa {};
-    sa.sun_family = AF_UNIX;
-    ASSERT_LT(path.size(), sizeof sa.sun_path);
-    std::memcpy(sa.sun_path, path.c_str(), path.size());
-    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0) << std::strerror(errno);
-    ASSERT_EQ(::listen(fd, 4), 0);
+    int fd = listen_at(path);
+    ASSERT_GE(fd, 0) << std::strerror(-fd);
     // The script finds the socket by glob, so the name never passes through argv.
     auto r = sh("/usr/bin/python3 -c \"import glob, socket; s = socket.socket(socket.AF_UNIX); "
                 "p = glob.glob('evil*.sock')[0]\n"
@@ -139,14 +152,8 @@ TEST_F(Refusals, NamesFromTheSandboxAreEscaped) {
 TEST_F(Refusals, LearnProposesThePolicyLinesThatAllowWhatWasRefused) {
     if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3";
     const std::string sock = jail.ws() + "/db.sock";
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(fd, 0);
-    sockaddr_un sa {};
-    sa.sun_family = AF_UNIX;
-    ASSERT_LT(sock.size(), sizeof sa.sun_path);
-    std::memcpy(sa.sun_path, sock.c_str(), sock.size());
-    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0) << std::strerror(errno);
-    ASSERT_EQ(::listen(fd, 8), 0);
+    int fd = listen_at(sock);
+    ASSERT_GE(fd, 0) << std::strerror(-fd);
     const std::string script =
         "curl -s -o /dev/null https://learned.example/; "
         "unshare -U true 2>/dev/null && echo nested=ok || echo nested=refused; "
