@@ -29,6 +29,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr size_t kMaxKept = 50;              // runs kept in the log directory
+constexpr size_t kSlack = 16;                // more before the oldest go (not at every run)
 constexpr size_t kMaxEntry = 256 * 1024;     // bytes read of one entry
 constexpr size_t kMaxCommand = 300;          // characters of the command kept
 
@@ -39,8 +40,9 @@ Result<sys::UniqueFd> log_dir(sys::StateDir how) {
 }
 
 // The entries' names (run ids), oldest first: by the time each was written (ids
-// made in one second do not sort among themselves), then by name.
-std::vector<std::string> entries(int dirfd) {
+// made in one second do not sort among themselves), then by name. With `stat`
+// false, unsorted and not stat'ed: only counted (a run's exit pays no more).
+std::vector<std::string> entries(int dirfd, bool sorted = true) {
     std::vector<std::pair<std::pair<long long, long long>, std::string>> found;
     std::vector<std::string> out;
     int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -56,6 +58,10 @@ std::vector<std::string> entries(int dirfd) {
             !sys::valid_run_id(name.substr(0, name.size() - 5)))
             continue;
         struct stat st {};
+        if (!sorted) {
+            found.push_back({{0, 0}, name.substr(0, name.size() - 5)});
+            continue;
+        }
         if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
         found.push_back({{st.st_mtim.tv_sec, st.st_mtim.tv_nsec}, name.substr(0, name.size() - 5)});
     }
@@ -167,7 +173,8 @@ std::string log_help() {
            "           as a TOML file extending the run's policy (review before use;\n"
            "           `agentjail learn -- COMMAND` prints the same after a run)\n"
            "\n"
-           "The newest " + std::to_string(kMaxKept) + " runs are kept in $XDG_STATE_HOME/agentjail/log\n"
+           "The newest " + std::to_string(kMaxKept) + " runs (to " + std::to_string(kMaxKept + kSlack) +
+           ") are kept in $XDG_STATE_HOME/agentjail/log\n"
            "(default ~/.local/state/agentjail/log). --net-log and --seccomp-log record every\n"
            "single attempt; this log keeps the distinct ones with a count.\n";
 }
@@ -205,6 +212,7 @@ void keep_run_log(const RunResult& r, const std::vector<std::string>& command, c
         if (!summary.empty()) say("warning: " + w.error().message());
         return;
     }
+    if (entries(dir->get(), false).size() <= kMaxKept + kSlack) return;
     auto all = entries(dir->get());
     for (size_t i = 0; i + kMaxKept < all.size(); ++i) (void)::unlinkat(dir->get(), (all[i] + ".json").c_str(), 0);
 }

@@ -187,10 +187,11 @@ TEST_F(Refusals, LearnProposesThePolicyLinesThatAllowWhatWasRefused) {
 }
 
 TEST_F(Refusals, TheLogKeepsTheNewestRunsAndRefusesABadId) {
-    for (int i = 0; i < 53; ++i) ASSERT_EQ(sh("true").status, 0);
+    // The oldest go once 66 are kept, down to the newest 50 (not at every run's exit).
+    for (int i = 0; i < 70; ++i) ASSERT_EQ(sh("true").status, 0);
     auto list = log({"--list"});
     ASSERT_EQ(list.status, 0) << describe(list);
-    EXPECT_EQ(ajtest::lines(list.out).size(), 51u) << "50 runs and the header";
+    EXPECT_EQ(ajtest::lines(list.out).size(), 54u) << "pruned to 50 at the 67th, 3 since, and the header";
     auto bad = log({"../../etc/passwd"});
     EXPECT_NE(bad.status, 0);
     EXPECT_TRUE(ajtest::contains(bad.err, "is not a run id")) << describe(bad);
