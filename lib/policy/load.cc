@@ -10,8 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -32,7 +34,36 @@ bool is_builtin_name(std::string_view s) {
            !(s.size() >= 5 && s.substr(s.size() - 5) == ".toml");
 }
 
+// Where your policies are, for messages: "~/.config/agentjail/policies" or the path.
+std::string user_dir_shown() {
+    std::string dir = user_policy_dir();
+    const char* home = std::getenv("HOME");
+    if (home != nullptr && home[0] == '/' && !dir.empty() && util::starts_with(dir, std::string(home) + "/"))
+        return "~" + dir.substr(std::strlen(home));
+    return dir.empty() ? std::string("~/.config/agentjail/policies") : dir;
+}
+
 }  // namespace
+
+std::string user_policy_dir() {
+    const char* xdg = std::getenv("XDG_CONFIG_HOME");
+    if (xdg != nullptr && xdg[0] == '/') return util::normalize_path(std::string(xdg) + "/agentjail/policies");
+    const char* home = std::getenv("HOME");
+    if (home == nullptr || home[0] != '/') return {};
+    return util::normalize_path(std::string(home) + "/.config/agentjail/policies");
+}
+
+std::optional<std::string> user_policy_file(const std::string& name) {
+    if (name.empty() || name[0] == '.' || name.size() > 64) return std::nullopt;
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return std::nullopt;
+    std::string dir = user_policy_dir();
+    if (dir.empty()) return std::nullopt;
+    std::string path = dir + "/" + name + ".toml";
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    return path;
+}
 
 namespace detail {
 
@@ -168,16 +199,21 @@ private:
             if (!b && util::starts_with(v, "net-"))
                 for (const auto& e : embedded_policies())
                     if (v == e.name) net = &e;
-            if (!b && !net)
-                return detail::error_at(ext.origin, "unknown built-in policy '" + v +
-                                                        "' (built-in policies: " +
-                                                        detail::builtin_names() +
-                                                        "; a file path must contain '/' or end "
-                                                        "in .toml)");
-            name = b ? b->name : std::string(net->name);
-            id = "builtin:" + name;
-            file = name + ".toml";
-            text = b ? b->text : std::string(net->text);
+            auto mine = (!b && !net && !from_builtin) ? user_policy_file(v) : std::nullopt;
+            if (!b && !net && !mine)
+                return detail::error_at(ext.origin, "unknown policy '" + v + "' (built-in policies: " +
+                                                        detail::builtin_names() + "; yours: " + user_dir_shown() +
+                                                        "/NAME.toml; a file path must contain '/' or end in .toml)");
+            if (mine) {
+                file = *mine;
+                id = identity(file);
+                name = v;
+            } else {
+                name = b ? b->name : std::string(net->name);
+                id = "builtin:" + name;
+                file = name + ".toml";
+                text = b ? b->text : std::string(net->text);
+            }
         } else {
             if (from_builtin)
                 return detail::error_at(ext.origin, "a built-in policy can only extend built-ins");
@@ -252,11 +288,19 @@ Result<Policy> load(const std::string& name_or_path) {
             return load_layer(std::move(*layer), "builtin:" + b->name, b->name, b->name, true);
         }
     }
+    // A plain name no built-in has: one of yours (~/.config/agentjail/policies).
+    if (is_builtin_name(name_or_path))
+        if (auto mine = user_policy_file(name_or_path)) {
+            auto m = read_small_file(*mine);
+            if (m.err != 0)
+                return Error{ErrorKind::invalid_input, m.err, "cannot read policy file '" + *mine + "': " + m.why};
+            return load_file_text(m.text, *mine);
+        }
     auto r = read_small_file(name_or_path);
     if (r.err == ENOENT || r.err == ENOTDIR || (r.err != 0 && name_or_path.empty()))
         return Error{ErrorKind::invalid_input, 0,
-                     "unknown policy '" + name_or_path + "' (built-in policies: " +
-                         detail::builtin_names() + "; or give a path to a .toml file)"};
+                     "unknown policy '" + name_or_path + "' (built-in policies: " + detail::builtin_names() +
+                         "; yours: " + user_dir_shown() + "/NAME.toml; or give a path to a .toml file)"};
     if (r.err != 0)
         return Error{ErrorKind::invalid_input, r.err,
                      "cannot read policy file '" + name_or_path + "': " + r.why};

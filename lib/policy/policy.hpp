@@ -292,6 +292,15 @@ struct Policy {
 // merging layers base first, and validating the result.
 Result<Policy> load(const std::string& name_or_path);
 
+// Your own policies, found by name like the built-ins (`-p mine`, `extends = "mine"`):
+// $XDG_CONFIG_HOME/agentjail/policies (an absolute XDG_CONFIG_HOME), else
+// ~/.config/agentjail/policies; "" without HOME. A built-in's name always means the
+// built-in. Every sandbox hides ~/.config/agentjail (default.toml), so no agent can
+// plant or change one.
+std::string user_policy_dir();
+// <user_policy_dir()>/NAME.toml when NAME is a plain name and that file exists.
+std::optional<std::string> user_policy_file(const std::string& name);
+
 // Parses one layer from text, as if read from `file`; resolves its extends chain
 // through `load`. Used by load() and by tests.
 Result<Policy> load_text(const std::string& text, const std::string& file);

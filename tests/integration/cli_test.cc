@@ -61,6 +61,29 @@ TEST_F(Sandbox, PoliciesListsTheBuiltins) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex("(^|\\W)minimal(\\W|$)"))) << r.out;
 }
 
+// Issue 27, item 8: your policies in ~/.config/agentjail/policies are found by name,
+// listed by `policies`, and hidden from the sandbox they configure (an agent cannot
+// read or plant one). Control: without the file the name is unknown (125).
+TEST_F(Sandbox, YourPoliciesAreFoundByNameAndHiddenInside) {
+    ajtest::RunOptions o;
+    o.unset_env = {"XDG_CONFIG_HOME"};
+    auto unknown = jail.run({"-C", jail.ws(), "-p", "mine", "--", "hostname"}, o);
+    EXPECT_EQ(unknown.status, 125) << describe(unknown);
+    EXPECT_TRUE(ajtest::contains(unknown.err, "yours: ~/.config/agentjail/policies/NAME.toml")) << describe(unknown);
+    jail.home_dir().write(".config/agentjail/policies/mine.toml",
+                          "extends = 'default'\n[process]\nhostname = 'mine-host'\n");
+    auto r = jail.run({"-C", jail.ws(), "-p", "mine", "--", "/bin/sh", "-c",
+                       "hostname; ls ~/.config/agentjail/policies 2>&1 || echo HIDDEN"},
+                      o);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(ajtest::lines(r.out)[0], "mine-host") << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, "mine.toml")) << describe(r);
+    auto list = jail.run({"policies"}, o);
+    ASSERT_EQ(list.status, 0) << describe(list);
+    EXPECT_TRUE(ajtest::contains(list.out, "\nyours (" + jail.home() + "/.config/agentjail/policies):\nmine\n"))
+        << list.out;
+}
+
 TEST_F(Sandbox, DoctorExitsZeroAndReports) {
     auto r = jail.run({"doctor"});
     EXPECT_EQ(r.status, 0) << describe(r);

@@ -221,13 +221,34 @@ TEST(PolicyBuiltins, DefaultExtendsMinimal) {
     EXPECT_EQ(find_set(p, "PATH"), nullptr);
 }
 
-TEST(PolicyBuiltins, UnknownNameListsTheBuiltins) {
+// HOME and XDG_CONFIG_HOME as a test sets them, put back after.
+struct ConfigEnv {
+    std::string home, xdg;
+    bool had_home, had_xdg;
+    explicit ConfigEnv(const char* new_home) {
+        const char* h = std::getenv("HOME");
+        const char* x = std::getenv("XDG_CONFIG_HOME");
+        had_home = h != nullptr;
+        had_xdg = x != nullptr;
+        if (h) home = h;
+        if (x) xdg = x;
+        ::setenv("HOME", new_home, 1);
+        ::unsetenv("XDG_CONFIG_HOME");
+    }
+    ~ConfigEnv() {
+        if (had_home) ::setenv("HOME", home.c_str(), 1); else ::unsetenv("HOME");
+        if (had_xdg) ::setenv("XDG_CONFIG_HOME", xdg.c_str(), 1);
+    }
+};
+
+TEST(PolicyBuiltins, UnknownNameListsTheBuiltinsAndYourDirectory) {
+    ConfigEnv env("/nonexistent-home");
     EXPECT_EQ(load_err("defualt"),
-              "unknown policy 'defualt' (built-in policies: agent, aider, ci, claude, codex, default, gemini, minimal, strict; or give "
-              "a path to a .toml file)");
+              "unknown policy 'defualt' (built-in policies: agent, aider, ci, claude, codex, default, gemini, minimal, strict; "
+              "yours: ~/.config/agentjail/policies/NAME.toml; or give a path to a .toml file)");
     EXPECT_EQ(load_err("/nonexistent/x.toml"),
               "unknown policy '/nonexistent/x.toml' (built-in policies: agent, aider, ci, claude, codex, "
-              "default, gemini, minimal, strict; or give a path to a .toml file)");
+              "default, gemini, minimal, strict; yours: ~/.config/agentjail/policies/NAME.toml; or give a path to a .toml file)");
     EXPECT_EQ(load(std::string()).error().kind(), ErrorKind::invalid_input);
 }
 
@@ -338,11 +359,39 @@ TEST(PolicyLoad, MissingExtendsFilePointsAtTheExtendsValue) {
 }
 
 TEST(PolicyLoad, UnknownBuiltinInExtends) {
+    ConfigEnv env("/nonexistent-home");
     auto r = load_text("extends = 'defualt'\n", "t.toml");
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().message(),
-              "t.toml:1:11: extends: unknown built-in policy 'defualt' (built-in policies: "
-              "agent, aider, ci, claude, codex, default, gemini, minimal, strict; a file path must contain '/' or end in .toml)");
+              "t.toml:1:11: extends: unknown policy 'defualt' (built-in policies: "
+              "agent, aider, ci, claude, codex, default, gemini, minimal, strict; yours: "
+              "~/.config/agentjail/policies/NAME.toml; a file path must contain '/' or end in .toml)");
+}
+
+// Your policies by name: -p NAME and extends = "NAME" find
+// ~/.config/agentjail/policies/NAME.toml; a built-in's name stays the built-in.
+TEST(PolicyLoad, YourPoliciesAreFoundByName) {
+    ajtest::TempDir home("aj-cfg");
+    ConfigEnv env(home.path().c_str());
+    home.write(".config/agentjail/policies/mine.toml", "extends = 'default'\n[process]\nhostname = 'mine-host'\n");
+    home.write(".config/agentjail/policies/team.toml", "extends = 'mine'\n[limits]\npids = 77\n");
+    home.write(".config/agentjail/policies/default.toml", "[process]\nhostname = 'shadow'\n");
+    auto p = load("team");
+    ASSERT_TRUE(p) << p.error().message();
+    EXPECT_EQ(p->hostname.value, "mine-host");
+    EXPECT_EQ(p->hostname.origin.file, home.path() + "/.config/agentjail/policies/mine.toml");
+    EXPECT_EQ(p->limits.pids.value, std::optional<std::uint64_t>(77));
+    auto d = load("default");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->hostname.value, "agentjail") << "a built-in's name is the built-in";
+    // Only plain names: no path through the directory.
+    EXPECT_EQ(user_policy_file("../x"), std::nullopt);
+    EXPECT_EQ(user_policy_file("mine"), home.path() + "/.config/agentjail/policies/mine.toml");
+    // XDG_CONFIG_HOME moves it.
+    ::setenv("XDG_CONFIG_HOME", (home.path() + "/xdg").c_str(), 1);
+    EXPECT_EQ(user_policy_file("mine"), std::nullopt);
+    home.write("xdg/agentjail/policies/mine.toml", "extends = 'minimal'\n");
+    EXPECT_EQ(user_policy_file("mine"), home.path() + "/xdg/agentjail/policies/mine.toml");
 }
 
 TEST(PolicyLoad, ErrorsInABaseNameTheBaseFile) {
