@@ -92,7 +92,7 @@ constexpr std::string_view kOutside[] = {"/nix", "/home/linuxbrew/.linuxbrew"};
 class Finder {
 public:
     Finder(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx)
-        : policy_(policy), host_(host), ctx_(ctx), view_(*ctx.view) {
+        : host_(host), ctx_(ctx), view_(*ctx.view) {
         for (const auto* rules : {&policy.ro, &policy.rw}) {
             for (const auto& rule : *rules) {
                 auto src = expand(rule.src, ctx, rule.origin);
@@ -243,7 +243,6 @@ private:
         }
     }
 
-    const policy::Policy& policy_;
     const HostFacts& host_;
     const ExpandContext& ctx_;
     const HostView& view_;
