@@ -151,14 +151,16 @@ private:
         for (size_t i = 1; i + 1 < parts.size(); ++i)
             if (parts[i] == "lib" && parts[i + 1] == "node_modules" && !container(joined(parts, i)))
                 return join(ctx_.home, joined(parts, i));
-        // A file's directory; a bin directory's parent (its lib, share, ...) unless
-        // the parent holds other things.
+        // A bin directory's parent (its lib, share, ...) unless the parent holds
+        // other things; a directory on PATH itself; a file elsewhere alone (a link in
+        // ~/.local/bin to ~/notes/tool.sh must not show the rest of ~/notes).
         const bool dir = view_.is_dir(path);
         size_t n = dir ? parts.size() : parts.size() - 1;
         if (n == 0) return path;  // a program directly in the home: itself
         const std::string_view last = parts[n - 1];
-        if ((last == "bin" || last == "sbin" || last == "shims") && n >= 2 && !container(joined(parts, n - 1)))
-            --n;
+        const bool bin = last == "bin" || last == "sbin" || last == "shims";
+        if (!bin) return dir && !container(joined(parts, n)) ? path : dir ? std::string() : path;
+        if (n >= 2 && !container(joined(parts, n - 1))) --n;
         if (container(joined(parts, n))) return dir ? std::string() : path;
         return join(ctx_.home, joined(parts, n));
     }

@@ -129,9 +129,17 @@ TEST(PlanToolchain, LinksInLocalBinLeadToTheirInstallationsAndAVenvToItsPython) 
     d.link("../share/pipx/venvs/black/bin/black", "home/.local/bin/black");
     d.tmp.write("home/.local/share/keyrings/login.keyring", "AJ-CANARY-keyring\n");
     auto p = d.plan({"black", "."}, d.h(".local/bin") + ":/usr/bin");
-    EXPECT_EQ(tool_binds(p), (std::vector<std::string>{d.h(".local/bin"), d.h(".local/share/claude/versions"),
+    EXPECT_EQ(tool_binds(p), (std::vector<std::string>{d.h(".local/bin"), d.h(".local/share/claude/versions/2.0.1"),
                                                       d.h(".local/share/pipx/venvs/black"), d.h(".pyenv")}))
         << plan::to_text(p);
+    // A link to a file elsewhere shows that file alone, not its neighbours.
+    d.tmp.write("home/notes/tool.sh", "#!/bin/sh\n", 0755);
+    d.tmp.write("home/notes/diary.txt", "AJ-CANARY-diary\n");
+    d.link("../../notes/tool.sh", "home/.local/bin/tool");
+    auto q = d.plan({"tool"}, d.h(".local/bin") + ":/usr/bin");
+    const auto binds = tool_binds(q);
+    EXPECT_NE(std::find(binds.begin(), binds.end(), d.h("notes/tool.sh")), binds.end()) << plan::to_text(q);
+    EXPECT_EQ(std::find(binds.begin(), binds.end(), d.h("notes")), binds.end()) << plan::to_text(q);
     // Never the directories that hold other things: ~/.local/share holds the keyring.
     EXPECT_EQ(last_at(p, d.h(".local/share")), nullptr);
     EXPECT_EQ(last_at(p, d.h(".local")), nullptr);
