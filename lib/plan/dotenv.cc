@@ -83,7 +83,7 @@ void dotenv_views(const ExpandContext& ctx, const PlaceholderKey& key, Plan& pla
             const std::string source = "dotenv:" + op.dst + "#" + k.key;
             if (placeholder.empty() && k.value) {
                 placeholder = key.key.empty() ? std::string() : stable_placeholder(key.key, plan.state_dir, k.key, {source});
-                if (placeholder.empty()) placeholder = random_placeholder(k.key);
+                if (placeholder.empty()) placeholder = make_placeholder(k.key);
                 const Provider* p = provider_of(k.key);
                 if (s != nullptr && p != nullptr) {
                     std::string why;

@@ -195,7 +195,7 @@ std::string stable_placeholder(const std::string& key, const std::string& scope,
                                const std::vector<std::string>& sources);
 
 // A placeholder unique to this run (no placeholder key): "agentjail-secret-placeholder-NAME-<hex>".
-std::string random_placeholder(const std::string& name);
+std::string make_placeholder(const std::string& name);
 
 // The sandbox's view of the project's .env files (dotenv.cc, issue 27 item 3): each
 // hidden `.env` or `.env.*` of the workspace (direct mode) shows its keys, each value

@@ -63,9 +63,6 @@ void set_env(Plan& plan, const std::string& name, const std::string& value) {
 
 std::string random_hex(size_t bytes);
 
-// A placeholder no real credential looks like, unique per run, so the proxy
-// replaces exactly it and nothing else.
-std::string make_placeholder(const std::string& name) { return "agentjail-secret-placeholder-" + name + "-" + random_hex(16); }
 
 std::string random_hex(size_t bytes) {
     unsigned char raw[32] = {};
@@ -308,7 +305,9 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
 
 }  // namespace
 
-std::string random_placeholder(const std::string& name) { return make_placeholder(name); }
+// A placeholder no real credential looks like, unique per run, so the proxy
+// replaces exactly it and nothing else.
+std::string make_placeholder(const std::string& name) { return "agentjail-secret-placeholder-" + name + "-" + random_hex(16); }
 
 Result<void> build_network(const policy::Policy& policy, const HostFacts& host, const ExpandContext& ctx,
                            const PlaceholderKey& key, Plan& plan) {

@@ -95,9 +95,12 @@ public:
         : host_(host), ctx_(ctx), view_(*ctx.view) {
         for (const auto* rules : {&policy.ro, &policy.rw}) {
             for (const auto& rule : *rules) {
+                // As written: build_mounts resolves the sources; a PATH entry is
+                // compared canonical, and a source that is a link only makes its
+                // target count as not shown (bound again, harmlessly).
                 auto src = expand(rule.src, ctx, rule.origin);
                 if (!src || (!rule.dst.empty() && rule.dst != rule.src)) continue;
-                if (auto c = view_.canonical(*src)) shown_.push_back(*c);
+                shown_.push_back(*src);
             }
         }
         if (!ctx.workspace.empty() && policy.workspace.value != policy::WorkspaceAccess::none)
@@ -107,6 +110,9 @@ public:
 
     Toolchains run(const std::vector<std::string>& argv) {
         for (const std::string& dir : path_) {
+            // The system's directories as written (/usr/bin): shown, no realpath on
+            // every start for them.
+            if (!util::path_within(dir, ctx_.home) && shown(dir)) continue;
             auto c = view_.canonical(dir);
             if (!c || !view_.is_dir(*c)) continue;
             const bool under_home = util::path_within(*c, ctx_.home) && *c != ctx_.home;
@@ -127,9 +133,13 @@ public:
     }
 
 private:
+    // Whether the policy shows `path` at its own path. Below the home only a bind
+    // below the home counts: the private home's tmpfs covers a bind of /home.
     bool shown(const std::string& path) const {
-        return std::any_of(shown_.begin(), shown_.end(),
-                           [&](const std::string& s) { return util::path_within(path, s); });
+        const bool in_home = util::path_within(path, ctx_.home);
+        return std::any_of(shown_.begin(), shown_.end(), [&](const std::string& s) {
+            return util::path_within(path, s) && (!in_home || util::path_within(s, ctx_.home));
+        });
     }
 
     // The installation root `path` (canonical) lies in, or "" when it is not one to bind.

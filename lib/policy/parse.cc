@@ -126,14 +126,7 @@ bool Parser::environment(const toml::table& t) {
         } else if (k == "deny") {
             if (!patterns(*e.node, key, out_.env_deny)) return false;
         } else if (k == "path") {
-            const toml::array* a = nullptr;
-            if (!array_of(*e.node, key, a)) return false;
-            for (size_t i = 0; i < a->size(); ++i) {
-                std::string item_key = key + "[" + std::to_string(i) + "]";
-                std::string s;
-                if (!checked(*a->get(i), item_key, s, check_path)) return false;
-                out_.env_path.push_back({s, origin(a->get(i)->source(), item_key)});
-            }
+            if (!path_list(*e.node, key, out_.env_path)) return false;
         } else if (k == "set") {
             const toml::table* set = nullptr;
             if (!table_of(*e.node, key, set)) return false;

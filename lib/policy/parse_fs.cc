@@ -58,6 +58,9 @@ bool Parser::path_list(const toml::node& n, const std::string& key, std::vector<
     return true;
 }
 
+// [environment] path reads its list the same way (parse.cc).
+template bool Parser::path_list(const toml::node&, const std::string&, std::vector<Located<std::string>>&);
+
 bool Parser::filesystem(const toml::table& t) {
     const auto& known = filesystem_keys;
     for (const auto& e : entries(t)) {

@@ -92,6 +92,21 @@ TEST(PlanToolchain, AnNvmNodeVersionAndItsGlobalPackages) {
     })) << plan::to_text(p);
 }
 
+// A policy that binds the home's parent read-only (`--ro /home`) does not show what
+// is under the private home: the tools' roots are bound all the same.
+TEST(PlanToolchain, ABindOfTheHomesParentDoesNotHideTheToolsUnderThePrivateHome) {
+    Dev d;
+    const std::string v = ".nvm/versions/node/v20.11.0";
+    d.tmp.write("home/" + v + "/bin/node", "#!/bin/sh\n", 0755);
+    auto pol = policy::load("default");
+    ASSERT_TRUE(pol);
+    pol->ro.push_back(policy::MountRule{d.tmp.path(), "", false, policy::Origin{"command line", 0, 0, "--ro"}});
+    auto p = plan::build(*pol, {"node"}, d.host(d.h(v + "/bin") + ":/usr/bin"));
+    ASSERT_TRUE(p) << p.error().message();
+    EXPECT_EQ(tool_binds(*p), std::vector<std::string>{d.h(v)}) << plan::to_text(*p);
+    EXPECT_EQ(env_of(*p, "PATH"), d.h(v + "/bin") + ":/usr/bin");
+}
+
 TEST(PlanToolchain, PyenvIsBoundWholeForItsShims) {
     Dev d;
     d.tmp.write("home/.pyenv/shims/python", "#!/usr/bin/env bash\nexec pyenv exec python \"$@\"\n", 0755);
