@@ -291,16 +291,22 @@ Result<void> HostView::stat_entry(const sys::Scan& scan, sys::ScanEntry& entry) 
 
 std::string HostView::resolve_existing(const std::string& path) const { return sys::resolve_existing(path); }
 
-HostView::StateFile HostView::read_state_file(const std::string& base, const char* name, std::size_t size,
-                                              std::string& out) const {
-    const std::string dir = base + "/agentjail";
-    auto d = sys::open_own_state_dir(base, {"agentjail"}, sys::StateDir::existing);
+namespace {
+
+// <base>/agentjail/<dirs...>/<name> (host_view.hpp, read_state_file): `exact`, of
+// `size` bytes; else of at most `size`.
+HostView::StateFile read_own_state(const std::string& base, const std::vector<std::string>& dirs, const std::string& name,
+                                   std::size_t size, bool exact, std::string& out) {
+    using StateFile = HostView::StateFile;
+    std::string dir = base;
+    for (const auto& d : dirs) dir += "/" + d;
+    auto d = sys::open_own_state_dir(base, dirs, sys::StateDir::existing);
     if (!d) {
         if (d.error().code() == ENOENT) return {true, {}};
         return {false, dir + ": " + d.error().message()};
     }
     auto refused = [&](const std::string& why) { return StateFile{false, dir + "/" + name + ": " + why}; };
-    sys::UniqueFd fd(::openat(d->get(), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    sys::UniqueFd fd(::openat(d->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     if (!fd) return errno == ENOENT ? StateFile{true, {}} : refused(util::errno_text(errno));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return refused(util::errno_text(errno));
@@ -309,19 +315,33 @@ HostView::StateFile HostView::read_state_file(const std::string& base, const cha
     if ((st.st_mode & 077) != 0) return refused("readable or writable by others (it must be mode 0600)");
     // A hard link planted elsewhere would be another name for it.
     if (st.st_nlink != 1) return refused("has other hard links");
-    if (st.st_size != static_cast<off_t>(size)) return refused("not " + std::to_string(size) + " bytes");
+    if (exact ? st.st_size != static_cast<off_t>(size) : st.st_size > static_cast<off_t>(size))
+        return refused((exact ? "not " : "more than ") + std::to_string(size) + " bytes");
+    const auto want = static_cast<std::size_t>(st.st_size);
     base::wstring buf;
-    buf.resize(size);
+    buf.resize(want);
     std::size_t got = 0;
-    while (got < size) {
-        ssize_t n = ::read(fd.get(), buf.data() + got, size - got);
+    while (got < want) {
+        ssize_t n = ::read(fd.get(), buf.data() + got, want - got);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return refused("short read");
         got += static_cast<std::size_t>(n);
     }
-    out.assign(buf.data(), size);
+    out.assign(buf.data(), want);
     base::wipe(buf.data(), buf.size());
     return {};
+}
+
+}  // namespace
+
+HostView::StateFile HostView::read_state_file(const std::string& base, const char* name, std::size_t size,
+                                              std::string& out) const {
+    return read_own_state(base, {"agentjail"}, name, size, true, out);
+}
+
+HostView::StateFile HostView::read_state_file_in(const std::string& base, const std::string& dir,
+                                                 const std::string& name, std::size_t max, std::string& out) const {
+    return read_own_state(base, {"agentjail", dir}, name, max, false, out);
 }
 
 net::SourceProbe HostView::probe_secret(const net::SourceSpec& spec, const std::string& secret_name,

@@ -80,6 +80,9 @@ public:
         std::string why;
     };
     StateFile read_state_file(const std::string& base, const char* name, std::size_t size, std::string& out) const;
+    // The same for a file of at most `max` bytes in `base`/agentjail/`dir`.
+    StateFile read_state_file_in(const std::string& base, const std::string& dir, const std::string& name,
+                                 std::size_t max, std::string& out) const;
     // Whether a secret's source holds a value now, the value not kept (the buffers
     // that held it wiped). `environ`: NAME=VALUE lines of the caller.
     net::SourceProbe probe_secret(const net::SourceSpec& spec, const std::string& secret_name,

@@ -184,6 +184,13 @@ struct PlaceholderKey {
     std::string why_not;
     bool made_by_run = false;  // none yet: the plan lists the host action that makes it
 };
+// Why agentjail must not make its state under `base` (the state home): a root run
+// with another user's HOME; "" when it may.
+std::string foreign_state_home(const HostView& view, const std::string& base);
+// Where the workspace's walk is kept between runs (Plan::kept_scan; placeholder.cc).
+Plan::KeptScan kept_scan_place(const HostFacts& host, const HostView& view, const std::string& workspace);
+// The largest kept walk read back (a walk's own bounds make about 110 MiB at most).
+inline constexpr std::size_t kKeptScanMax = 128u << 20;
 // <state home>/agentjail/placeholder.key, or "" (pure).
 std::string placeholder_key_path(const HostFacts& host);
 // Reads the key; on first use (none yet) a fresh one, with the host action that

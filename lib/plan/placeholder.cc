@@ -42,6 +42,32 @@ bool fill_random(unsigned char* p, std::size_t n) {
 
 }  // namespace
 
+std::string foreign_state_home(const HostView& view, const std::string& base) {
+    // root must not make directories in another user's tree (sudo keeps HOME): they
+    // would be root's, and that user's own agentjail would refuse them afterwards.
+    if (::geteuid() != 0) return {};
+    std::string cur = base + "/agentjail";
+    struct stat st {};
+    while (view.stat(cur, st) != 0 && errno == ENOENT && cur.size() > 1)
+        cur = cur.substr(0, cur.rfind('/') == 0 ? 1 : cur.rfind('/'));
+    if (st.st_uid == 0) return {};
+    return cur + " belongs to uid " + std::to_string(st.st_uid) + " (a root run with another user's HOME)";
+}
+
+Plan::KeptScan kept_scan_place(const HostFacts& host, const HostView& view, const std::string& workspace) {
+    Plan::KeptScan k;
+    if (workspace.empty() || (host.home.empty() && !env_lookup(host.environ, "XDG_STATE_HOME"))) return k;
+    std::string base = sys::state_home(host.environ, host.home);
+    if (base.empty() || base[0] != '/' || !foreign_state_home(view, base).empty()) return k;
+    // FNV-1a over the path: a name, not a proof (the file names its root).
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : workspace) h = (h ^ c) * 0x100000001b3ull;
+    static const char hex[] = "0123456789abcdef";
+    k.base = base;
+    for (int i = 15; i >= 0; --i) k.name += hex[(h >> (i * 4)) & 15];
+    return k;
+}
+
 std::string placeholder_key_path(const HostFacts& host) {
     if (host.home.empty() && !env_lookup(host.environ, "XDG_STATE_HOME")) return {};
     std::string base = sys::state_home(host.environ, host.home);
@@ -57,19 +83,9 @@ PlaceholderKey placeholder_key(const HostFacts& host, const HostView& view, Plan
         return k;
     }
     std::string base = sys::state_home(host.environ, host.home);
-    std::string dir = base + "/agentjail";
-    // root must not make directories in another user's tree (sudo keeps HOME): they
-    // would be root's, and that user's own agentjail would refuse them afterwards.
-    if (::geteuid() == 0) {
-        std::string cur = dir;
-        struct stat st {};
-        while (view.stat(cur, st) != 0 && errno == ENOENT && cur.size() > 1)
-            cur = cur.substr(0, cur.rfind('/') == 0 ? 1 : cur.rfind('/'));
-        if (st.st_uid != 0) {
-            k.why_not = cur + " belongs to uid " + std::to_string(st.st_uid) +
-                        " (a root run with another user's HOME)";
-            return k;
-        }
+    if (std::string why = foreign_state_home(view, base); !why.empty()) {
+        k.why_not = why;
+        return k;
     }
     // A regular file of ours, closed to others, of one link, 32 bytes.
     const HostView::StateFile read = view.read_state_file(base, kKeyName, kKeySize, k.key);

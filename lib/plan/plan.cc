@@ -226,9 +226,14 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     }
     struct stat key_st {};
     const bool hide_key = !key.path.empty() && view.lstat(key.path, key_st) == 0;
+    // The kept walks of workspaces: what a sandbox must not rewrite (a forged walk
+    // would make the next plan miss a hidden name), hidden like the key.
+    plan.kept_scan = detail::kept_scan_place(host, view, plan.workspace);
+    const std::string scans_dir = plan.kept_scan.name.empty() ? std::string() : plan.kept_scan.base + "/agentjail/scans";
+    const bool hide_scans = !scans_dir.empty() && view.lstat(scans_dir, key_st) == 0;
     auto tools = detail::find_toolchains(policy, host, ctx, argv);
     plan.notes.insert(plan.notes.end(), tools.notes.begin(), tools.notes.end());
-    if (!plan.state_dir.empty() || hide_key || !tools.ro.empty()) {
+    if (!plan.state_dir.empty() || hide_key || hide_scans || !tools.ro.empty()) {
         policy::Policy adjusted = policy;
         // The agent's state is read-write inside at its own path; what the preset
         // binds into it (the user's settings, read-only) lies deeper and so on top.
@@ -239,6 +244,9 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         if (hide_key)
             adjusted.hide.push_back(
                 policy::HideRule{key.path, policy::Origin{"built-in", 0, 0, "the secret placeholders' key"}});
+        if (hide_scans)
+            adjusted.hide.push_back(
+                policy::HideRule{scans_dir, policy::Origin{"built-in", 0, 0, "the workspace walks agentjail keeps"}});
         if (auto r = detail::build_mounts(adjusted, ctx, plan); !r) return std::move(r).error();
     } else if (auto r = detail::build_mounts(policy, ctx, plan); !r) {
         return std::move(r).error();

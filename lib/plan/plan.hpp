@@ -237,6 +237,15 @@ struct Plan {
     // The plan's walk of the workspace (null when no rule needed one): direct mode's
     // check after the run reads again only the directories changed since it began.
     std::shared_ptr<const sys::Scan> workspace_scan;
+    // Where the walk is kept from one run to the next, so that the next plan reads
+    // again only the directories changed since (sys::ScanOptions::before):
+    // <base>/agentjail/scans/<name>, written by the run at its end, hidden inside.
+    // Empty name: not kept (no state home, or root with another user's HOME).
+    struct KeptScan {
+        std::string base;  // the state home
+        std::string name;  // a hash of the workspace's path
+        bool loaded = false;  // this plan's walk started from it
+    } kept_scan;
     // false: the sandbox's user namespace gets user.max_user_namespaces = 0, a second
     // lock (besides the filter) on nested user namespaces (CAP-04).
     bool allow_nested_userns = false;

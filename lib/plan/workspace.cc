@@ -88,7 +88,7 @@ Result<WorkspaceFindings> WorkspaceRules::run() {
     if (auto r = hard_links(); !r) return std::move(r).error();
     if (writable_direct) ancestors();
     // The walk is kept for the check after the run (sys::ScanOptions::before).
-    if (auto it = scans_.find(ctx_.workspace); it != scans_.end() && direct_)
+    if (auto it = scans_.find(ctx_.workspace); it != scans_.end())
         plan_.workspace_scan = std::make_shared<const sys::Scan>(std::move(it->second));
     return std::move(out_);
 }
@@ -96,8 +96,19 @@ Result<WorkspaceFindings> WorkspaceRules::run() {
 Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
     auto it = scans_.find(root);
     if (it != scans_.end()) return &it->second;
-    auto s = ctx_.view->scan(root);
+    // The workspace's walk starts from the last run's, where one is kept: only the
+    // directories changed since are read.
+    std::optional<sys::Scan> kept;
+    if (root == ctx_.workspace) kept = kept_walk();
+    sys::ScanOptions options;
+    if (kept) options.before = &*kept;
+    auto s = ctx_.view->scan(root, options);
     if (!s) return std::move(s).error();
+    plan_.kept_scan.loaded = kept.has_value() && s->reused > 0;
+    if (plan_.kept_scan.loaded)
+        plan_.notes.push_back("the workspace's walk read " + std::to_string(s->listed) + " of " +
+                              std::to_string(s->listed + s->reused) +
+                              " directories; the others are unchanged since the last run's walk");
     // The sandbox sees what lies deeper; the patterns with ** only do not look there
     // (the check after the run names each such directory for the user).
     for (const auto& rel : s->too_deep)
@@ -106,6 +117,25 @@ Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
     auto [pos, ok] = scans_.emplace(root, std::move(*s));
     (void)ok;
     return &pos->second;
+}
+
+std::optional<sys::Scan> WorkspaceRules::kept_walk() {
+    const Plan::KeptScan& k = plan_.kept_scan;
+    if (k.name.empty()) return std::nullopt;
+    std::string bytes;
+    const HostView::StateFile read = ctx_.view->read_state_file_in(k.base, "scans", k.name, kKeptScanMax, bytes);
+    if (!read.why.empty()) {
+        plan_.notes.push_back("the workspace is walked whole: the last run's walk is not used (" + read.why + ")");
+        return std::nullopt;
+    }
+    if (read.missing || bytes.empty()) return std::nullopt;
+    auto s = sys::decode(bytes);
+    if (!s) {
+        plan_.notes.push_back("the workspace is walked whole: " + s.error().message());
+        return std::nullopt;
+    }
+    if (s->root != ctx_.workspace) return std::nullopt;  // another path with the same hash
+    return std::move(*s);
 }
 
 Result<const Scan*> WorkspaceRules::ws_scan() { return scan_of(ctx_.workspace); }

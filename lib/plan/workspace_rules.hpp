@@ -35,6 +35,9 @@ private:
     // The workspace scans, `**` hides, hard links and ancestors (workspace.cc).
     Result<const sys::Scan*> scan_of(const std::string& root);
     Result<const sys::Scan*> ws_scan();
+    // The last run's walk of the workspace (Plan::kept_scan), when one is kept and
+    // can be used.
+    std::optional<sys::Scan> kept_walk();
     std::vector<const sys::ScanEntry*> matches(const sys::Scan& s, const base::Pattern& p);
     Result<void> add_hidden(const std::string& path, const std::string& pattern, const std::string& why,
                             const std::string& link_of = {});

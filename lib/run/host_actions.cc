@@ -8,6 +8,7 @@
 #include "base/pattern.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
+#include "sys/scan.hpp"
 #include "sys/state_dir.hpp"
 #include "util/strings.hpp"
 
@@ -17,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <dirent.h>
 #include <optional>
 #include <string>
 #include <vector>
@@ -167,6 +170,53 @@ Result<void> carry_out(plan::Plan& plan, std::vector<std::string>& warnings) {
         }
         }
     }
+    return {};
+}
+
+namespace {
+
+// The kept walks past `keep`, the oldest (by mtime) first, go.
+void prune_walks(int dirfd, std::size_t keep) {
+    sys::UniqueFd list(::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!list) return;
+    DIR* d = ::fdopendir(list.release());
+    if (d == nullptr) return;
+    std::vector<std::pair<struct timespec, std::string>> files;
+    while (dirent* e = ::readdir(d)) {
+        struct stat st {};
+        if (e->d_name[0] == '.' || ::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        files.emplace_back(st.st_mtim, e->d_name);
+    }
+    ::closedir(d);
+    if (files.size() <= keep) return;
+    std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+        return a.first.tv_sec != b.first.tv_sec ? a.first.tv_sec < b.first.tv_sec : a.first.tv_nsec < b.first.tv_nsec;
+    });
+    for (std::size_t i = 0; i + keep < files.size(); ++i) (void)::unlinkat(dirfd, files[i].second.c_str(), 0);
+}
+
+}  // namespace
+
+KeptWalkOf::KeptWalkOf(const plan::Plan& plan)
+    : kept(plan.kept_scan), workspace(plan.workspace), plan_walk(plan.workspace_scan) {}
+
+Result<void> keep_walk(const KeptWalkOf& of, const sys::Scan& walk) {
+    const plan::Plan::KeptScan& k = of.kept;
+    if (k.name.empty() || walk.root != of.workspace) return {};
+    // The directories read again, this run's placeholders' among them: a few are
+    // read again by the next run too, cheaper than writing the whole walk each time.
+    const std::size_t again = walk.listed + (of.plan_walk ? of.plan_walk->listed : 0);
+    if (k.loaded && again * 32 <= walk.listed + walk.reused) return {};
+    const std::string bytes = sys::encode(walk);
+    if (bytes.empty()) return {};
+    auto dir = sys::open_own_state_dir(k.base, {"agentjail", "scans"});
+    if (!dir) return std::move(dir).error();
+    struct stat st {};
+    const bool fresh = ::fstatat(dir->get(), k.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0;
+    if (auto r = sys::replace_file_at(dir->get(), k.name.c_str(), bytes, 0600, "the workspace's kept walk"); !r)
+        return r;
+    // A workspace's first walk kept: the oldest others may go.
+    if (fresh) prune_walks(dir->get(), 64);
     return {};
 }
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace agentjail::plan {
-struct Plan;
-}
+#include "plan/plan.hpp"
+
+#include <memory>
 
 namespace agentjail::run {
 
@@ -22,5 +22,20 @@ namespace agentjail::run {
 // the next run's differ; `warnings` gets why. The key's bytes are wiped from the
 // plan once written.
 Result<void> carry_out(plan::Plan& plan, std::vector<std::string>& warnings);
+
+// The workspace's walk kept for the next run's plan (Plan::kept_scan), once nothing
+// of the sandbox is left: written under a fresh name and renamed over the last one.
+// Nothing is written when the plan keeps none, when the walk started from the kept
+// one and read few directories again (up to 1 in 32: the next run reads those again,
+// cheaper than a whole walk written at every run), or when it cannot be kept whole
+// (skipped directories). The oldest go past 64 kept walks.
+struct KeptWalkOf {
+    KeptWalkOf() = default;
+    explicit KeptWalkOf(const plan::Plan& plan);  // what keep_walk needs of it
+    plan::Plan::KeptScan kept;
+    std::string workspace;
+    std::shared_ptr<const sys::Scan> plan_walk;
+};
+Result<void> keep_walk(const KeptWalkOf& of, const sys::Scan& walk);
 
 }  // namespace agentjail::run

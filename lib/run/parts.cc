@@ -9,6 +9,7 @@
 #include "plan/plan.hpp"
 #include "policy/policy.hpp"
 #include "run/enforce.hpp"
+#include "run/host_actions.hpp"
 #include "run/loop.hpp"
 #include "util/fault.hpp"
 #include "workspace/audit.hpp"
@@ -286,14 +287,38 @@ public:
         // written from inside: a newer one is the host's (another run's placeholder).
         for (const auto& g : plan.guards) audit_.protected_paths.push_back(g.host);
         audit_.before = plan.workspace_scan;
+        kept_ = KeptWalkOf(plan);
         return {};
     }
     // Every process of the sandbox is gone: nothing can change the workspace under
-    // the audit but the user.
-    void finish(RunResult& r) override { r.workspace.audit = workspace::audit_direct(audit_); }
+    // the audit but the user. Its walk is the next run's start.
+    void finish(RunResult& r) override {
+        sys::Scan walked;
+        audit_.walked = &walked;
+        r.workspace.audit = workspace::audit_direct(audit_);
+        (void)keep_walk(kept_, walked);
+    }
 
 private:
     workspace::AuditOptions audit_;
+    KeptWalkOf kept_;
+};
+
+// The plan's walk of the workspace kept for the next run where no check after the
+// run walks it again (overlay and clone mode, a read-only workspace): the sandbox
+// did not write the workspace, so what the plan read holds.
+class KeptWalk : public Component {
+public:
+    Result<void> prepare(const plan::Plan& plan, Spawn&) override {
+        kept_ = KeptWalkOf(plan);
+        return {};
+    }
+    void finish(RunResult&) override {
+        if (kept_.plan_walk) (void)keep_walk(kept_, *kept_.plan_walk);
+    }
+
+private:
+    KeptWalkOf kept_;
 };
 
 }  // namespace
@@ -338,6 +363,8 @@ Components components_for(const plan::Plan& plan, const policy::Policy& policy,
     if (plan.workspace_mode == policy::WorkspaceMode::direct && !plan.workspace.empty() &&
         policy.workspace.value == policy::WorkspaceAccess::rw)
         list.add(std::make_unique<DirectAudit>(workspace::protect_patterns(policy)));
+    else if (!plan.kept_scan.name.empty() && plan.workspace_scan)
+        list.add(std::make_unique<KeptWalk>());
     return list;
 }
 

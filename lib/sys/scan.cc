@@ -54,8 +54,8 @@ struct timespec coarse_now() {
     return t;
 }
 
-bool before_time(const struct timespec& a, const struct timespec& b) {
-    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+std::int64_t ns_of(const struct timespec& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
 // An earlier scan's directories: each one's entries (a contiguous run, as the walk
@@ -102,13 +102,18 @@ public:
         bool has_head = false;
         bool listed = false;
         std::pair<std::uint32_t, std::uint32_t> old_run{0, 0};
-        if (earlier_ != nullptr && old != kNone) {
+        // Its ctime before its entries are read: a change after this reading sets
+        // another one, which the next scan sees.
+        struct stat self_st {};
+        const std::int64_t ctime = ::fstat(dirfd, &self_st) == 0 ? ns_of(self_st.st_ctim) : 0;
+        (self == ScanEntry::kTop ? scan_.root_ctime_ns : scan_.entries[self].ctime_ns) = ctime;
+        if (earlier_ != nullptr && old != kNone && ctime != 0) {
             old_run = earlier_->children(old);
             const Scan& e = earlier_->scan();
-            struct stat st {};
-            const ino_t want = old == ScanEntry::kTop ? e.root_ino : e.entries[old].ino;
-            if (::fstat(dirfd, &st) == 0 && st.st_ino == want && st.st_dev == scan_.root_dev &&
-                before_time(st.st_ctim, e.taken)) {
+            const bool top = old == ScanEntry::kTop;
+            const ino_t want = top ? e.root_ino : e.entries[old].ino;
+            const std::int64_t was = top ? e.root_ctime_ns : e.entries[old].ctime_ns;
+            if (self_st.st_ino == want && self_st.st_dev == scan_.root_dev && ctime == was && was < ns_of(e.taken)) {
                 for (std::uint32_t i = old_run.first; i < old_run.first + old_run.second; ++i) {
                     const ScanEntry& c = e.entries[i];
                     if (in_git && c.type == EntryType::file && c.name == "HEAD") has_head = true;
@@ -118,6 +123,7 @@ public:
                 ++scan_.reused;
             }
         }
+        if (!listed) ++scan_.listed;
         for (; !listed;) {
             long n = ::syscall(SYS_getdents64, dirfd, buf_, sizeof buf_);
             // Removed since it was opened (another run's staged placeholder directory,
@@ -261,9 +267,124 @@ Result<Scan> scan(const std::string& root, const ScanOptions& options) {
         options.before->root_dev == s.root_dev && options.before->root_ino == s.root_ino &&
         options.before->skipped.empty() && options.before->too_deep.empty())
         earlier = std::make_unique<Earlier>(*options.before);
+    if (earlier) s.entries.reserve(options.before->entries.size() + options.before->entries.size() / 8);
     auto walker = std::make_unique<Walker>(s, options, earlier.get());
     if (auto r = walker->walk(fd.get(), ScanEntry::kTop, false, 0, earlier ? ScanEntry::kTop : Walker::kNone); !r)
         return std::move(r).error();
+    return s;
+}
+
+// The kept scan: "agentjail-scan 1\n", then fixed-width native numbers (the file
+// never leaves the machine that wrote it): root device, inode and ctime, taken (ns),
+// the root's length and bytes, the count of entries, and per entry its parent, type,
+// inode, ctime (ns), name length (2 bytes) and name.
+namespace {
+
+constexpr std::string_view kScanMagic = "agentjail-scan 1\n";
+
+template <typename T>
+void put(std::string& out, T v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+class Reader {
+public:
+    explicit Reader(std::string_view b) : b_(b) {}
+    template <typename T>
+    bool get(T& v) {
+        if (b_.size() - at_ < sizeof v) return false;
+        std::memcpy(&v, b_.data() + at_, sizeof v);
+        at_ += sizeof v;
+        return true;
+    }
+    bool bytes(std::size_t n, std::string& out) {
+        if (b_.size() - at_ < n) return false;
+        out.assign(b_.data() + at_, n);
+        at_ += n;
+        return true;
+    }
+    bool done() const { return at_ == b_.size(); }
+
+private:
+    std::string_view b_;
+    std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::string encode(const Scan& scan) {
+    if (!scan.skipped.empty() || !scan.too_deep.empty()) return {};
+    std::string out(kScanMagic);
+    put<std::uint64_t>(out, scan.root_dev);
+    put<std::uint64_t>(out, scan.root_ino);
+    put<std::int64_t>(out, scan.root_ctime_ns);
+    put<std::int64_t>(out, ns_of(scan.taken));
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(scan.root.size()));
+    out += scan.root;
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(scan.entries.size()));
+    for (const auto& e : scan.entries) {
+        put<std::uint32_t>(out, e.parent);
+        put<std::uint8_t>(out, static_cast<std::uint8_t>(e.type));
+        put<std::uint64_t>(out, e.ino);
+        put<std::int64_t>(out, e.ctime_ns);
+        put<std::uint16_t>(out, static_cast<std::uint16_t>(e.name.size()));
+        out += e.name;
+    }
+    return out;
+}
+
+Result<Scan> decode(std::string_view bytes, const ScanOptions& options) {
+    auto bad = [](const std::string& why) { return Error(ErrorKind::invalid_input, EINVAL, "a kept scan " + why); };
+    if (bytes.substr(0, kScanMagic.size()) != kScanMagic) return bad("has another format");
+    Reader r(bytes.substr(kScanMagic.size()));
+    Scan s;
+    std::uint64_t dev = 0, ino = 0;
+    std::int64_t taken = 0;
+    std::uint32_t root_len = 0, count = 0;
+    if (!r.get(dev) || !r.get(ino) || !r.get(s.root_ctime_ns) || !r.get(taken) || !r.get(root_len) ||
+        root_len > 4096 || !r.bytes(root_len, s.root) || !r.get(count))
+        return bad("is cut short");
+    if (s.root.empty() || s.root[0] != '/' || taken <= 0) return bad("names no root");
+    if (count > options.max_entries) return bad("has more entries than a walk keeps");
+    s.root_dev = static_cast<dev_t>(dev);
+    s.root_ino = static_cast<ino_t>(ino);
+    s.taken.tv_sec = static_cast<time_t>(taken / 1'000'000'000);
+    s.taken.tv_nsec = static_cast<long>(taken % 1'000'000'000);
+    s.entries.reserve(count);
+    // Each directory's entries lie together: a parent seen before, then another, is
+    // never seen again.
+    std::vector<bool> closed(count, false);
+    bool top_closed = false;
+    std::uint32_t current = ScanEntry::kTop;
+    std::size_t name_bytes = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        ScanEntry e;
+        std::uint8_t type = 0;
+        std::uint64_t eino = 0;
+        std::uint16_t len = 0;
+        if (!r.get(e.parent) || !r.get(type) || !r.get(eino) || !r.get(e.ctime_ns) || !r.get(len) ||
+            !r.bytes(len, e.name))
+            return bad("is cut short");
+        if (type > static_cast<std::uint8_t>(EntryType::other)) return bad("has an unknown entry type");
+        e.type = static_cast<EntryType>(type);
+        e.ino = static_cast<ino_t>(eino);
+        if (e.name.empty() || e.name.size() > 255 || e.name == "." || e.name == ".." ||
+            e.name.find_first_of(std::string_view("/\0", 2)) != std::string::npos)
+            return bad("has an entry that is not a name");
+        name_bytes += e.name.size();
+        if (name_bytes > options.max_name_bytes) return bad("has more bytes of names than a walk keeps");
+        if (e.parent != ScanEntry::kTop && (e.parent >= i || s.entries[e.parent].type != EntryType::dir))
+            return bad("has an entry before its directory");
+        if (i == 0 || e.parent != current) {
+            if (i > 0 && current == ScanEntry::kTop) top_closed = true;
+            else if (i > 0) closed[current] = true;
+            const bool seen = e.parent == ScanEntry::kTop ? top_closed : static_cast<bool>(closed[e.parent]);
+            if (seen) return bad("has a directory's entries apart");
+            current = e.parent;
+        }
+        s.entries.push_back(std::move(e));
+    }
+    if (!r.done()) return bad("has bytes after its entries");
     return s;
 }
 

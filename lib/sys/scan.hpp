@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace agentjail::sys {
@@ -31,6 +32,9 @@ struct ScanEntry {
     mode_t mode = 0;
     dev_t dev = 0;
     nlink_t nlink = 0;
+    // A directory's ctime (ns) read just before its entries were listed; 0 for what
+    // the walk did not open. What a later scan compares (ScanOptions::before).
+    std::int64_t ctime_ns = 0;
 };
 
 struct ScanOptions {
@@ -51,11 +55,14 @@ struct ScanOptions {
     // the walk holds a descriptor per level, which must stay well inside a process's
     // usual limit of 1024.
     std::size_t max_depth = 256;
-    // An earlier scan of the same root (the plan's, for the check after the run): a
-    // directory that is the same one (device and inode) and has not changed since
-    // that scan began (its ctime, which no program can set back, is before
-    // Scan::taken) is not read again; its entries are taken from the earlier scan.
-    // Its subdirectories are still visited, each the same way. Ignored with `stat`.
+    // An earlier scan of the same root (the plan's, for the check after the run; the
+    // last run's, kept in agentjail's state, for the plan): a directory that is the
+    // same one (device and inode), whose ctime is the one the earlier scan read
+    // before listing it, and was then before that scan began (Scan::taken: no change
+    // can have come later in the same clock tick) is not read again; its entries are
+    // taken from the earlier scan. A change to a directory's entries sets its ctime
+    // to the time of the change, which no program can choose. Its subdirectories
+    // are still visited, each the same way. Ignored with `stat`.
     const struct Scan* before = nullptr;
 };
 
@@ -69,7 +76,9 @@ struct Scan {
     // When the walk began, by the clock that stamps inodes (CLOCK_REALTIME_COARSE):
     // a directory whose ctime is before it was not changed during the walk.
     struct timespec taken {};
+    std::int64_t root_ctime_ns = 0;  // as ScanEntry::ctime_ns, for the root
     std::size_t reused = 0;  // directories whose entries came from ScanOptions::before
+    std::size_t listed = 0;  // directories whose entries were read
 
     // The entry's path relative to the root, "packages/api/.env" (built from its
     // directories: O(depth)).
@@ -83,6 +92,14 @@ struct Scan {
 // earlier run cannot lead the walk out of the tree. Unreadable directories are
 // listed but not descended into (noted in `skipped`).
 Result<Scan> scan(const std::string& root, const ScanOptions& options = {});
+
+// A scan as bytes for agentjail's state (the workspace's walk kept from one run to
+// the next), and back. decode() checks what the walk guarantees (parents before
+// their entries, each directory's entries together, names that are names, the
+// bounds of `options`) and refuses anything else; a scan with skipped or too deep
+// directories is not kept (encode gives "").
+std::string encode(const Scan& scan);
+Result<Scan> decode(std::string_view bytes, const ScanOptions& options = {});
 
 // lstat of one entry, reached from the root without following any symlink
 // (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS); fills mode, dev, ino, nlink.

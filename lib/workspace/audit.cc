@@ -164,6 +164,7 @@ public:
             }
         }
         ::close(root_);
+        if (o_.walked != nullptr) *o_.walked = std::move(*sc);
         return std::move(out_);
     }
 

@@ -42,6 +42,8 @@ struct AuditOptions {
     // The plan's walk of the workspace (null: none): only the directories changed
     // since it began are read again (sys::ScanOptions::before).
     std::shared_ptr<const sys::Scan> before;
+    // Where the audit's own walk is left (null: dropped), for the next run's plan.
+    sys::Scan* walked = nullptr;
 };
 
 // The findings, in walk order. Never throws; a directory it cannot read is a finding.

@@ -21,6 +21,7 @@
 #include "policy/policy.hpp"
 #include "run/loop.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -416,6 +417,99 @@ TEST_F(Escape, ADV2_HardLinkOfANestedKeyIntoASubfolderIsHidden) {
     ::unlink(other.c_str());
     ::unlink(key.c_str());
     ::rmdir(dir.c_str());
+}
+
+// ---- WALK: the workspace's walk kept from one run to the next ----------------------
+
+namespace {
+// The runs' state under the fake home, named outright (the runner's own
+// XDG_STATE_HOME must not take the walks elsewhere).
+std::string walk_state(ajtest::Jail& jail) { return jail.home() + "/.local/state"; }
+ajtest::RunOptions with_state(ajtest::Jail& jail) {
+    ajtest::RunOptions o;
+    o.env = {"XDG_STATE_HOME=" + walk_state(jail)};
+    return o;
+}
+std::vector<std::string> kept_walks(ajtest::Jail& jail) {
+    std::vector<std::string> out;
+    if (DIR* d = ::opendir((walk_state(jail) + "/agentjail/scans").c_str())) {
+        while (dirent* e = ::readdir(d))
+            if (e->d_name[0] != '.') out.emplace_back(e->d_name);
+        ::closedir(d);
+    }
+    return out;
+}
+}  // namespace
+
+// The next run starts from the last run's walk: a key the host makes deep in the
+// project between runs (a new file in an old directory, a new directory holding one,
+// a directory moved in from outside) is hidden all the same. Control: the host reads
+// each, and the first run did keep a walk for the second to start from.
+TEST_F(Escape, WALK01_KeysTheHostMakesDeepBetweenRunsAreHidden) {
+    for (int i = 0; i < 30; ++i) jail.ws_dir().write("src/m" + std::to_string(i) + "/lib/code.py", "pass\n");
+    auto first = jail.sh("true", {}, with_state(jail));
+    ASSERT_EQ(first.status, 0) << describe(first);
+    ASSERT_EQ(kept_walks(jail).size(), 1u) << "the first run kept no walk";
+    ajtest::sleep_ms(20);
+    const std::string a = jail.new_canary(), b = jail.new_canary(), c = jail.new_canary();
+    jail.plant("src/m7/lib/.env", "KEY=" + a + "\n");
+    jail.plant("src/m9/new/deeper/.env.local", "KEY=" + b + "\n");
+    ajtest::TempDir outside("aj-walk");
+    outside.write("moved/.env", "KEY=" + c + "\n");
+    ASSERT_EQ(::rename((outside.path() + "/moved").c_str(), (jail.ws() + "/src/m11/moved").c_str()), 0);
+    auto e = jail.run({"explain", "-C", jail.ws(), "--", "/bin/true"}, with_state(jail));
+    EXPECT_TRUE(ajtest::contains(e.out, "unchanged since the last run's walk")) << describe(e);
+    auto r = jail.sh("cat src/m7/lib/.env src/m9/new/deeper/.env.local src/m11/moved/.env; true", {},
+                     with_state(jail));
+    for (const auto& k : {a, b, c}) EXPECT_FALSE(ajtest::contains(r.out + r.err, k)) << describe(r);
+    auto h = jail.host_sh("cd '" + jail.ws() + "' && cat src/m7/lib/.env src/m9/new/deeper/.env.local src/m11/moved/.env");
+    for (const auto& k : {a, b, c}) EXPECT_TRUE(ajtest::contains(h.out, k)) << describe(h);
+    ::unlink((jail.ws() + "/src/m11/moved/.env").c_str());
+}
+
+// The kept walks are agentjail's, out of the sandbox's reach even where a flag binds
+// the state home read-write: a walk the sandbox rewrote could make the next plan
+// miss a hidden name. Control: on the host the walk is there.
+TEST_F(Escape, WALK02_TheKeptWalksAreOutOfTheSandboxsReach) {
+    auto first = jail.sh("true", {}, with_state(jail));
+    ASSERT_EQ(first.status, 0) << describe(first);
+    auto names = kept_walks(jail);
+    ASSERT_EQ(names.size(), 1u);
+    const std::string dir = walk_state(jail) + "/agentjail/scans";
+    auto r = jail.sh("ls '" + dir + "' 2>&1; echo x > '" + dir + "/" + names[0] + "' && echo WROTE; "
+                     "echo x > '" + dir + "/other' && echo MADE; true",
+                     {"--rw", walk_state(jail)}, with_state(jail));
+    EXPECT_FALSE(ajtest::contains(r.out, names[0])) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, "WROTE")) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, "MADE")) << describe(r);
+    EXPECT_EQ(kept_walks(jail), names);
+    // Control: the state home itself was writable inside.
+    auto c = jail.sh("echo x > '" + walk_state(jail) + "/probe' && echo MADE", {"--rw", walk_state(jail)},
+                     with_state(jail));
+    EXPECT_TRUE(ajtest::contains(c.out, "MADE")) << describe(c);
+}
+
+// A kept walk that is not agentjail's own (open to others, or a link) is not used,
+// and explain says why; the walk is then made whole and a key is hidden. Control:
+// the run's own walk is used (explain says nothing of it).
+TEST_F(Escape, WALK03_AKeptWalkOpenToOthersIsNotUsed) {
+    jail.ws_dir().write("deep/er/code.py", "pass\n");
+    auto first = jail.sh("true", {}, with_state(jail));
+    ASSERT_EQ(first.status, 0) << describe(first);
+    auto names = kept_walks(jail);
+    ASSERT_EQ(names.size(), 1u);
+    const std::string file = walk_state(jail) + "/agentjail/scans/" + names[0];
+    auto opts = with_state(jail);
+    auto e0 = jail.run({"explain", "-C", jail.ws(), "--", "/bin/true"}, opts);
+    EXPECT_FALSE(ajtest::contains(e0.out + e0.err, "walked whole")) << describe(e0);
+    ASSERT_EQ(::chmod(file.c_str(), 0666), 0);
+    auto e = jail.run({"explain", "-C", jail.ws(), "--", "/bin/true"}, opts);
+    EXPECT_TRUE(ajtest::contains(e.out + e.err, "walked whole")) << describe(e);
+    EXPECT_TRUE(ajtest::contains(e.out + e.err, "readable or writable by others")) << describe(e);
+    const std::string k = jail.new_canary();
+    jail.plant("deep/er/.env", "KEY=" + k + "\n");
+    auto r = jail.sh("cat deep/er/.env; true", {}, opts);
+    EXPECT_FALSE(ajtest::contains(r.out + r.err, k)) << describe(r);
 }
 
 // Links toward a protected directory (.git/hooks), absolute and relative: a hook

@@ -249,6 +249,109 @@ TEST(WorkspaceScan, AScanWithAnEarlierOneReadsOnlyWhatChangedAndFindsWhatAFreshO
     EXPECT_EQ(d->reused, 0u);
 }
 
+// A walk kept from one run to the next comes back as it was, and a walk made from it
+// finds what a fresh one finds, reading only the directories changed since.
+TEST(WorkspaceScan, AKeptWalkComesBackWholeAndAWalkFromItFindsWhatAFreshOneFinds) {
+    PlanTree t;
+    git_tree(t);
+    for (int i = 0; i < 20; ++i) t.tmp.write("home/u/proj/pkg/d" + std::to_string(i) + "/f.txt", "x");
+    ajtest::sleep_ms(30);
+    auto a = ws::scan(t.proj());
+    ASSERT_TRUE(a) << a.error().message();
+    const std::string bytes = ws::encode(*a);
+    ASSERT_FALSE(bytes.empty());
+    auto back = ws::decode(bytes);
+    ASSERT_TRUE(back) << back.error().message();
+    EXPECT_EQ(back->root, a->root);
+    EXPECT_EQ(back->root_ino, a->root_ino);
+    EXPECT_EQ(rels_of(*back), rels_of(*a));
+    ASSERT_EQ(back->entries.size(), a->entries.size());
+    for (size_t i = 0; i < a->entries.size(); ++i) {
+        EXPECT_EQ(back->entries[i].ino, a->entries[i].ino);
+        EXPECT_EQ(back->entries[i].ctime_ns, a->entries[i].ctime_ns);
+    }
+    ajtest::sleep_ms(30);
+    t.tmp.write("home/u/proj/pkg/d3/.env", "KEY=x");
+    ws::ScanOptions again;
+    again.before = &*back;
+    auto b = ws::scan(t.proj(), again);
+    ASSERT_TRUE(b);
+    auto fresh = ws::scan(t.proj());
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(rels_of(*b), rels_of(*fresh));
+    EXPECT_TRUE(rels_of(*b).count("pkg/d3/.env"));
+    // Only pkg/d3 changed: it alone is read again (the control: a fresh walk reads all).
+    EXPECT_GT(b->reused, 15u);
+    EXPECT_EQ(b->listed, 1u);
+    EXPECT_EQ(fresh->reused, 0u);
+    EXPECT_GT(fresh->listed, 20u);
+}
+
+// A kept walk whose times were forged (a walk that claims to be from the future)
+// still reads a directory whose ctime moved: reuse needs the very ctime read before
+// the directory was listed, not only one older than the walk.
+TEST(WorkspaceScan, AForgedKeptWalkDoesNotHideAChangedDirectory) {
+    PlanTree t;
+    for (int i = 0; i < 5; ++i) t.tmp.write("home/u/proj/d" + std::to_string(i) + "/f.txt", "x");
+    ajtest::sleep_ms(30);
+    auto a = ws::scan(t.proj());
+    ASSERT_TRUE(a);
+    a->taken.tv_sec += 3600;  // "taken in an hour": every later change looks older
+    ajtest::sleep_ms(30);
+    t.tmp.write("home/u/proj/d2/.env", "KEY=x");
+    auto back = ws::decode(ws::encode(*a));
+    ASSERT_TRUE(back);
+    ws::ScanOptions again;
+    again.before = &*back;
+    auto b = ws::scan(t.proj(), again);
+    ASSERT_TRUE(b);
+    EXPECT_TRUE(rels_of(*b).count("d2/.env"));
+    // Control: the unchanged directories did come from it.
+    EXPECT_GE(b->reused, 4u);
+}
+
+// What a walk never makes is refused: bytes of another format, cut short or with
+// more after; an entry before its directory; a directory's entries apart; a name
+// with a slash, "..", or empty.
+TEST(WorkspaceScan, AKeptWalkThatNoWalkMakesIsRefused) {
+    PlanTree t;
+    t.tmp.write("home/u/proj/a/x", "x");
+    t.tmp.write("home/u/proj/b/y", "x");
+    auto a = ws::scan(t.proj());
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(ws::decode(ws::encode(*a)));  // the control
+    const std::string good = ws::encode(*a);
+    EXPECT_FALSE(ws::decode("agentjail-scan 2\n" + good.substr(17)));
+    EXPECT_FALSE(ws::decode(good.substr(0, good.size() - 1)));
+    EXPECT_FALSE(ws::decode(good + "x"));
+    auto with = [&](auto change) {
+        ws::Scan s = *a;
+        change(s);
+        return ws::decode(ws::encode(s));
+    };
+    // The last entry lies in a directory below the top (b/y or a/x, walked last).
+    const auto last = static_cast<std::uint32_t>(a->entries.size() - 1);
+    ASSERT_NE(a->entries[last].parent, ws::ScanEntry::kTop);
+    EXPECT_FALSE(with([&](ws::Scan& s) { s.entries[last].parent = last; }));          // its own directory
+    EXPECT_FALSE(with([&](ws::Scan& s) { s.entries[last].parent = last + 1; }));      // one after it
+    EXPECT_FALSE(with([&](ws::Scan& s) { s.entries[last].parent = ws::ScanEntry::kTop; }));  // the top's apart
+    EXPECT_FALSE(with([&](ws::Scan& s) { s.entries[last].name = "../x"; }));
+    EXPECT_FALSE(with([&](ws::Scan& s) { s.entries[last].name = ".."; }));
+    EXPECT_FALSE(with([&](ws::Scan& s) { s.entries[last].name = ""; }));
+    EXPECT_FALSE(with([&](ws::Scan& s) { s.entries[last].name = std::string(256, 'n'); }));
+    // An entry whose "directory" is a file.
+    std::uint32_t file = ws::ScanEntry::kTop;
+    for (std::uint32_t i = 0; i < last; ++i)
+        if (a->entries[i].type != ws::EntryType::dir) file = i;
+    if (file != ws::ScanEntry::kTop) {
+        EXPECT_FALSE(with([&](ws::Scan& s) { s.entries[last].parent = file; }));
+    }
+    // More entries than the walk's bound.
+    ws::ScanOptions small;
+    small.max_entries = a->entries.size() - 1;
+    EXPECT_FALSE(ws::decode(good, small));
+}
+
 // Long names are bounded by their bytes, not only by their count: a run may fill the
 // workspace with names of 255 bytes, which agentjail's walk would keep.
 TEST(WorkspaceScan, TooManyBytesOfNamesIsAnError) {
