@@ -250,7 +250,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         return Error(ErrorKind::invalid_input, E2BIG, "the seccomp program is too long (" +
                                                          std::to_string(plan.seccomp->bpf().size()) + " instructions)");
     sys::UniqueFd log;
-    if (!plan.seccomp_log.empty()) {
+    if (plan.seccomp && hooks.seccomp_log >= 0) {
+        log.reset(::fcntl(hooks.seccomp_log, F_DUPFD_CLOEXEC, 3));
+        if (!log) return util::errno_error(ErrorKind::setup, errno, "seccomp log");
+    } else if (!plan.seccomp_log.empty()) {
         // Never through a link, a FIFO or the sandbox's own files (sys/host_file.hpp).
         auto f = sys::open_host_file(plan.seccomp_log, sys::HostWrite::truncate, plan.host_files,
                                      "seccomp log");

@@ -50,6 +50,9 @@ struct JobChange {
 struct Hooks {
     // cgroup v2: clone the init straight into this cgroup (CLONE_INTO_CGROUP).
     int cgroup_fd = -1;
+    // The seccomp log, opened by the caller (duplicated here; -1: the launch opens
+    // plan.seccomp_log itself, when the plan names one).
+    int seccomp_log = -1;
     // Called with the init's pid after clone, before the child is released (it has
     // run nothing yet): the proxy makes its CA here. An error aborts the launch.
     std::function<Result<void>(pid_t)> before_release;

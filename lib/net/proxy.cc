@@ -60,7 +60,7 @@ void bound_buffers(int fd, const Bounds& b) {
 }
 
 void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
-    if (!log_fd) return;
+    if (log.fd() < 0) return;
     std::lock_guard lock(log_mu);
     double now = util::monotonic_s();
     // A flood of refused attempts (the sandbox can make them as fast as it can
@@ -80,7 +80,7 @@ void Proxy::Impl::write_log(const nlohmann::ordered_json& j) {
 }
 
 void Proxy::Impl::flush_log_summaries() {
-    if (!log_fd) return;
+    if (log.fd() < 0) return;
     std::lock_guard lock(log_mu);
     write_summaries(util::monotonic_s());
 }
@@ -96,7 +96,7 @@ void Proxy::Impl::write_summaries(double now) {
 void Proxy::Impl::write_line(const nlohmann::ordered_json& j) {
     // Also written from the caller's thread (sessions that end while the proxy is
     // destroyed): the sink blocks SIGPIPE around the write wherever it runs.
-    (void)sys::write_json_line(log_fd.get(), j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace));
+    (void)sys::write_json_line(log.fd(), j.dump(-1, ' ', true, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 const Gateway* Proxy::Impl::gateway_for(const std::string& host, std::uint16_t port) const {
@@ -271,13 +271,14 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Settings& settings) {
     if (impl->settings.max_connections == 0) impl->settings.max_connections = 1;
     if (!settings.log_path.empty()) {
         // Never through a link, a FIFO or the sandbox's own files (sys/host_file.hpp).
-        auto fd = sys::open_host_file(settings.log_path, sys::HostWrite::append, settings.log_rules,
-                                      "network log");
-        if (!fd) return std::move(fd).error();
-        impl->log_fd = std::move(*fd);
+        auto log = sys::HostLog::open(settings.log_path, sys::HostWrite::append, settings.log_rules, "network log");
+        if (!log) return std::move(log).error();
+        impl->log = std::move(*log);
     }
     return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
 }
+
+Result<void> Proxy::put_log_in_place() { return impl_->log.put_in_place(); }
 
 Result<void> Proxy::serve(boost::asio::io_context& io, sys::UniqueFd listener,
                           std::vector<sys::UniqueFd> gateway_listeners) {

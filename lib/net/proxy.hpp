@@ -60,6 +60,9 @@ public:
     // counts.
     Counters stop();
     Counters counters() const;
+    // After stop(), once nothing of the sandbox is left: a log kept aside (one the
+    // sandbox could write: sys::HostLog) goes to its path.
+    Result<void> put_log_in_place();
 
     struct Impl;
 

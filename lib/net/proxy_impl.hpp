@@ -12,6 +12,7 @@
 #include "net/proxy.hpp"
 #include "netrules/redact.hpp"
 #include "sys/fd.hpp"
+#include "sys/host_file.hpp"
 #include "util/log_limit.hpp"
 
 #include <boost/asio.hpp>
@@ -50,7 +51,7 @@ struct Proxy::Impl {
     void session_gone() {
         if (stopping && sessions.empty()) drain.done();
     }
-    sys::UniqueFd log_fd;
+    sys::HostLog log;  // --net-log (sys/host_file.hpp): its fd() is -1 without one
     std::mutex log_mu;
     util::LogLimiter log_limit;  // deny lines of a flood are counted, not written (log_mu)
     std::atomic<std::uint64_t> allowed{0}, denied{0};

@@ -22,6 +22,7 @@ Result<void> Components::prepare(const plan::Plan& plan, Spawn& spawn) {
 launch::Hooks Components::hooks(const Spawn& spawn) {
     launch::Hooks h;
     h.cgroup_fd = spawn.cgroup_fd;
+    h.seccomp_log = spawn.seccomp_log;
     h.watch = spawn.watch;
     h.freeze_group = spawn.freeze_group;
     h.before_release = [this](pid_t init) -> Result<void> {
@@ -57,6 +58,13 @@ void Components::end() {
 
 void Components::finish(RunResult& r) {
     for (std::size_t i = 0; i < prepared_; ++i) list_[i]->finish(r);
+}
+
+Result<void> Components::hand_over() {
+    Result<void> first;
+    for (std::size_t i = 0; i < prepared_; ++i)
+        if (auto r = list_[i]->hand_over(); !r && first) first = std::move(r);
+    return first;
 }
 
 void Components::abandon() {

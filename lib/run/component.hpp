@@ -45,6 +45,9 @@ struct Spawn {
     // A component's before_fork() has work to do: only then does the init wait for it
     // before forking the command (a wait that costs every other launch a round trip).
     bool before_fork = false;
+    // The seccomp log, open (launch::Hooks::seccomp_log; -1: the plan's path, if any,
+    // is opened by the launch).
+    int seccomp_log = -1;
 };
 
 class Component {
@@ -91,6 +94,10 @@ public:
     virtual void end() {}
     // After the init was reaped and everything was ended: its part of the result.
     virtual void finish(RunResult& r) { (void)r; }
+    // After every finish(): the files the run wrote aside for the caller (a log the
+    // sandbox could have reached: sys::HostLog) go to their paths. An error is the
+    // run's wait()'s, like a result file that cannot be written.
+    virtual Result<void> hand_over() { return {}; }
     // The start failed after this prepare() succeeded: what it made on the host for
     // the run goes again (nothing ran there that is worth keeping). Not called once
     // the start succeeded: from then on the run's state is the user's.
@@ -121,6 +128,8 @@ public:
     Result<void> attach(launch::Process& proc, Loop& loop);
     void end();
     void finish(RunResult& r);
+    // Each prepared component's hand_over(), all of them; the first error.
+    Result<void> hand_over();
     // The start failed: abandons the prepared ones in reverse order (once).
     void abandon();
 

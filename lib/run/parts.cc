@@ -11,6 +11,7 @@
 #include "run/enforce.hpp"
 #include "run/host_actions.hpp"
 #include "run/loop.hpp"
+#include "sys/host_file.hpp"
 #include "util/fault.hpp"
 #include "workspace/audit.hpp"
 #include "workspace/clone.hpp"
@@ -175,6 +176,7 @@ public:
     }
     // The command is gone: its connections end (each is logged) and are counted.
     void end() override { counters_ = proxy_->stop(); }
+    Result<void> hand_over() override { return proxy_->put_log_in_place(); }
     void finish(RunResult& r) override {
         r.network_denials = counters_.denied;
         r.network_allowed = counters_.allowed;
@@ -188,6 +190,24 @@ public:
 private:
     std::unique_ptr<net::Proxy> proxy_;
     net::Counters counters_;
+};
+
+// The seccomp log, opened before clone so that a bad --seccomp-log fails before
+// anything runs; one in a folder the sandbox writes is kept aside until the end
+// (sys::HostLog).
+class SeccompLog : public Component {
+public:
+    Result<void> prepare(const plan::Plan& plan, Spawn& spawn) override {
+        auto log = sys::HostLog::open(plan.seccomp_log, sys::HostWrite::truncate, plan.host_files, "seccomp log");
+        if (!log) return std::move(log).error();
+        log_ = std::move(*log);
+        spawn.seccomp_log = log_.fd();
+        return {};
+    }
+    Result<void> hand_over() override { return log_.put_in_place(); }
+
+private:
+    sys::HostLog log_;
 };
 
 // Published ports' listeners on the host.
@@ -350,6 +370,7 @@ Components components_for(const plan::Plan& plan, const policy::Policy& policy,
     auto stdio = std::make_unique<StdioRelay>(ro);
     relay = stdio.get();
     list.add(std::move(stdio));
+    if (plan.seccomp && !plan.seccomp_log.empty()) list.add(std::make_unique<SeccompLog>());
     if (plan.net) list.add(std::make_unique<NetProxy>());
     if (!plan.publish.empty()) list.add(std::make_unique<PublishedPorts>());
     if (plan.workspace_mode == policy::WorkspaceMode::overlay)

@@ -243,6 +243,9 @@ Result<RunResult> Run::wait() {
     l_->parts.finish(*r);
     if (auto f = l_->loop.failure(); !f.empty()) r->degraded.push_back(f);
     l_->result = *r;
+    // The logs kept aside (in a folder the sandbox wrote) go where they were asked
+    // for; one that cannot is this wait's error, after the record is written.
+    auto handed = l_->parts.hand_over();
     // Renamed over the target from a fresh name (sys/host_file.hpp): a reader never
     // sees half a record. A record that cannot be written is this wait's error; the
     // result stays, and a second wait() answers it.
@@ -251,6 +254,7 @@ Result<RunResult> Run::wait() {
                                             l_->result_rules, "result file");
             !w)
             return staged(std::move(w).error(), ErrorStage::wait);
+    if (!handed) return staged(std::move(handed).error(), ErrorStage::wait);
     return *r;
 }
 

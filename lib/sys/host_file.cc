@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -290,6 +292,73 @@ Result<void> replace_host_file(const std::string& path, const std::string& text,
     // replaced, never followed.
     if (::renameat(dirfd.get(), tmp.c_str(), dirfd.get(), name.c_str()) != 0) return drop(errno);
     return {};
+}
+
+Result<HostLog> HostLog::open(const std::string& path, HostWrite mode, const HostFileRules& rules,
+                              const std::string& what) {
+    HostLog log;
+    log.path_ = path;
+    log.what_ = what;
+    auto direct = open_host_file(path, mode, rules, what);
+    if (direct) {
+        log.fd_ = std::move(*direct);
+        return log;
+    }
+    // Refused only for where it lies (inside a folder the sandbox writes, or a file
+    // bound into it, or one with other links): kept aside when it can be replaced at
+    // the end.
+    const int code = direct.error().code();
+    if (rules.allow_in_sandbox || (code != EPERM && code != EMLINK)) return std::move(direct).error();
+    log.rules_ = rules;
+    log.rules_.allow_in_sandbox = true;
+    auto parent = open_parent(path, log.rules_, what);
+    if (!parent) return std::move(parent).error();
+    if (auto r = check_replaced(parent->first.get(), parent->second, path, log.rules_, what); !r)
+        return std::move(r).error();
+    log.fd_.reset(::memfd_create("agentjail-log", MFD_CLOEXEC));
+    if (!log.fd_) return failed(what, path, errno);
+    // An append log starts with what the file holds now, before the sandbox exists:
+    // what the sandbox writes at the name during the run is replaced at the end.
+    if (mode == HostWrite::append) {
+        UniqueFd old(::openat(parent->first.get(), parent->second.c_str(),
+                              O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+        struct stat st {};
+        if (old && ::fstat(old.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+            if (st.st_size > (off_t{1} << 30))
+                return refuse(what, path, EFBIG,
+                              "is over 1 GiB, too large to keep aside during the run; start another log");
+            for (off_t left = st.st_size; left > 0;) {
+                ssize_t n = ::sendfile(log.fd_.get(), old.get(), nullptr, static_cast<size_t>(left));
+                if (n < 0 && errno == EINTR) continue;
+                if (n < 0) return failed(what, path, errno);
+                if (n == 0) break;
+                left -= n;
+            }
+            char last = '\n';
+            if (st.st_size > 0 && ::pread(log.fd_.get(), &last, 1, st.st_size - 1) == 1 && last != '\n')
+                if (::write(log.fd_.get(), "\n", 1) != 1) return failed(what, path, errno);
+        }
+    }
+    log.aside_ = true;
+    return log;
+}
+
+Result<void> HostLog::put_in_place() {
+    if (!aside_ || !fd_) return {};
+    aside_ = false;
+    UniqueFd fd = std::move(fd_);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return failed(what_, path_, errno);
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+        ssize_t n = ::pread(fd.get(), text.data() + got, text.size() - got, static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+    return replace_host_file(path_, text, rules_, what_);
 }
 
 std::string read_small_file(const std::string& path, base::wstring& out, std::size_t max) {

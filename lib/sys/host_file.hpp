@@ -60,6 +60,33 @@ Result<void> replace_host_file(const std::string& path, const std::string& text,
 Result<void> check_replaceable_host_file(const std::string& path, const HostFileRules& rules,
                                          const std::string& what);
 
+// A log agentjail writes on the host during a run (the network log, the seccomp
+// log). Where open_host_file accepts the path, that file, written as the run goes.
+// Where it refuses it only because the sandbox can write there (a log in the
+// checkout: `--net-log net.jsonl`) and rules.allow_in_sandbox is off, the log is kept
+// aside in an unnamed file of agentjail's own for the run, and put_in_place() puts
+// it at the path once no process of the sandbox is left: nothing the sandbox can
+// reach holds it during the run, and what it planted at the name is replaced, not
+// written through (replace_host_file). An append log keeps what a regular file at
+// the name held when the run began (copied aside then, up to 1 GiB), not what the
+// sandbox wrote there since.
+class HostLog {
+public:
+    HostLog() = default;
+    static Result<HostLog> open(const std::string& path, HostWrite mode, const HostFileRules& rules,
+                                const std::string& what);
+    int fd() const { return fd_.get(); }
+    bool kept_aside() const { return aside_; }
+    // A log kept aside goes to its path (once; nothing to do otherwise).
+    Result<void> put_in_place();
+
+private:
+    UniqueFd fd_;
+    bool aside_ = false;
+    std::string path_, what_;
+    HostFileRules rules_;  // allow_in_sandbox set: the name is replaced, never written through
+};
+
 // Reads a small regular file (at most `max` bytes; never a FIFO or a device:
 // O_NONBLOCK and the type check) into a buffer wiped when freed: a secret's source.
 // "" on success, else why ("PATH: no such file or directory", "PATH: larger than 1 MiB").

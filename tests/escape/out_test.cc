@@ -167,30 +167,55 @@ TEST_F(Escape, OUT04_ResultFileTemporaryNameIsNotFollowed) {
 }
 
 // OUT-05: a log inside the workspace (which the sandbox writes, during the run) is
-// refused with 125, saying why and where to put it; the policy's opt-in accepts
-// it. Control for the refusal: the same names outside the workspace are accepted.
-// (The result file may lie there: OUT08.)
-TEST_F(Escape, OUT05_LogInsideTheWorkspaceIsRefusedUnlessOptedIn) {
+// never written while the sandbox runs: the sandbox sees no line of this run there,
+// and what it does at the name (a forged line, a link to the user's ~/.bashrc) is
+// replaced once it is gone, never written through. The network log keeps the lines
+// it held when the run began. Control: with the policy's opt-in the log is written
+// as the run goes, and the same probe reads this run's line and forges one.
+TEST_F(Escape, OUT05_ALogInsideTheWorkspaceIsWrittenOnlyOnceTheSandboxIsGone) {
     ajtest::TempDir cfg("aj-out05");
-    for (const char* flag : {"--seccomp-log", "--net-log"}) {
-        std::string path = jail.ws() + "/out-" + std::string(flag + 2) + ".json";
-        auto r = jail.run(cat(cat(jail.base(), {flag, path, "--net", "proxy"}), probe_three()));
-        EXPECT_EQ(r.status, 125) << flag << "\n" << describe(r);
-        EXPECT_TRUE(ajtest::contains(r.err, "which the sandbox can write")) << describe(r);
-        EXPECT_TRUE(ajtest::contains(r.err, "allow_in_sandbox")) << describe(r);
-        EXPECT_FALSE(ajtest::exists(path)) << flag << ": refused, yet created";
-        // Opted in: accepted and written.
-        auto ok =
-            jail.run(cat(cat(jail.base(), {"-p", opt_in_policy(cfg), flag, path, "--net", "proxy"}),
-                         probe_three()));
-        EXPECT_EQ(ok.status, 0) << flag << "\n" << describe(ok);
-        EXPECT_TRUE(ajtest::exists(path)) << flag;
+    const std::string victim = plant_victim(jail);
+    ASSERT_FALSE(victim.empty());
+    struct Case {
+        const char* flag;
+        const char* line;   // what this run's refusal puts in the log
+        bool earlier;       // an append log: the line already there stays
+    };
+    for (const Case& c : {Case{"--seccomp-log", "\"unshare\"", false}, Case{"--net-log", "\"deny\"", true}}) {
+        SCOPED_TRACE(c.flag);
+        const std::string name = std::string("out-") + (c.flag + 2) + ".jsonl";
+        const std::string path = jail.ws() + "/" + name;
+        jail.ws_dir().write(name, "{\"earlier\":1}\n");
+        // Refused: a namespace (the seccomp log) and a host (the network log); then
+        // the log is read, a line forged into it, and the name turned into a link to
+        // the victim, which the end must not write through.
+        const std::string probe = "unshare -U true 2>/dev/null; curl -s -m 5 -o /dev/null http://refused.test/; "
+                                  "sleep 0.3; echo \"seen=$(grep -c -e unshare -e deny " + name + ")\"; "
+                                  "echo '{\"forged\":1}' >> " + name + " && echo forged; "
+                                  "rm -f " + name + " && ln -s '" + victim + "' " + name + " && echo linked";
+        auto r = jail.sh(probe, {c.flag, path, "--net", "proxy"});
+        EXPECT_EQ(r.status, 0) << describe(r);
+        EXPECT_EQ(field(r.out, "seen"), "0") << describe(r);
+        EXPECT_TRUE(ajtest::contains(r.out, "linked")) << describe(r);
+        struct stat st {};
+        ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+        EXPECT_TRUE(S_ISREG(st.st_mode)) << "the link the sandbox left is still there";
+        EXPECT_EQ((st.st_mode & 0777), 0600u);
+        const std::string text = ajtest::read_file(path);
+        EXPECT_TRUE(ajtest::contains(text, c.line)) << text;
+        EXPECT_FALSE(ajtest::contains(text, "forged")) << text;
+        EXPECT_EQ(ajtest::contains(text, "earlier"), c.earlier) << text;
+        EXPECT_EQ(ajtest::read_file(victim), kVictimText);
+        // Control: opted in, the log is written during the run, where the same probe
+        // reads this run's line and forges one (the link then stays: no rename).
+        jail.ws_dir().write(name, "");
+        auto ok = jail.sh(probe, {"-p", opt_in_policy(cfg), c.flag, path, "--net", "proxy"});
+        EXPECT_EQ(ok.status, 0) << describe(ok);
+        EXPECT_NE(field(ok.out, "seen"), "0") << describe(ok);
+        ::unlink(path.c_str());
+        EXPECT_EQ(ajtest::read_file(victim).substr(0, std::string(kVictimText).size()), kVictimText);
+        plant_victim(jail);
     }
-    // Control: outside the workspace, no opt-in needed.
-    std::string outside = cfg.path() + "/seccomp.json";
-    auto c = jail.run(cat(cat(jail.base(), {"--seccomp-log", outside}), probe_three()));
-    EXPECT_EQ(c.status, 0) << describe(c);
-    EXPECT_TRUE(ajtest::exists(outside));
 }
 
 // OUT-06: a refused host name spelled as shell code, or with ESC, BEL and a

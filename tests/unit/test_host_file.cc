@@ -215,6 +215,47 @@ TEST_F(HostFile, InsideAWritableRootIsRefusedByIdentity) {
     EXPECT_TRUE(sys::open_host_file(p, HostWrite::append, rules, "test log"));
 }
 
+// A log inside a folder the sandbox writes is kept aside: nothing appears at the
+// name while it is written, what is written there meanwhile is replaced at the end,
+// an append log keeps what the file held at the start; a link there is replaced, its
+// target untouched. Control: outside, the file itself is written as it goes.
+TEST_F(HostFile, ALogInsideAWritableRootIsKeptAsideUntilTheEnd) {
+    std::string ws = dir.mkdir("ws");
+    HostFileRules rules;
+    rules.sandbox_writable.push_back({ws, "workspace"});
+    const std::string p = ws + "/net.jsonl";
+    dir.write("ws/net.jsonl", "{\"earlier\":1}");
+    auto log = sys::HostLog::open(p, HostWrite::append, rules, "test log");
+    ASSERT_TRUE(log) << log.error().message();
+    EXPECT_TRUE(log->kept_aside());
+    ASSERT_EQ(::write(log->fd(), "{\"now\":1}\n", 10), 10);
+    EXPECT_EQ(ajtest::read_file(p), "{\"earlier\":1}");  // nothing of this run yet
+    ASSERT_EQ(::unlink(p.c_str()), 0);
+    ASSERT_EQ(::symlink(victim.c_str(), p.c_str()), 0);  // what a sandbox could leave
+    ASSERT_TRUE(log->put_in_place());
+    EXPECT_EQ(ajtest::read_file(p), "{\"earlier\":1}\n{\"now\":1}\n");
+    EXPECT_EQ(ajtest::read_file(victim), "precious\n");
+    struct stat st {};
+    ASSERT_EQ(::lstat(p.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    // A truncating log holds this run's lines only.
+    auto trunc = sys::HostLog::open(p, HostWrite::truncate, rules, "test log");
+    ASSERT_TRUE(trunc);
+    ASSERT_EQ(::write(trunc->fd(), "x\n", 2), 2);
+    ASSERT_TRUE(trunc->put_in_place());
+    EXPECT_EQ(ajtest::read_file(p), "x\n");
+    // A directory at the name cannot be replaced: refused at the start.
+    dir.mkdir("ws/a-dir");
+    EXPECT_FALSE(sys::HostLog::open(ws + "/a-dir", HostWrite::append, rules, "test log"));
+    // Control: outside the root, the file itself, written as the run goes.
+    auto out = sys::HostLog::open(dir.path() + "/outside.log", HostWrite::append, rules, "test log");
+    ASSERT_TRUE(out);
+    EXPECT_FALSE(out->kept_aside());
+    ASSERT_EQ(::write(out->fd(), "y\n", 2), 2);
+    EXPECT_EQ(ajtest::read_file(dir.path() + "/outside.log"), "y\n");
+}
+
 TEST_F(HostFile, ReplaceWritesAtomicallyUnderAnUnguessableName) {
     std::string p = dir.path() + "/result.json";
     // Links planted at every name the old code would have used (FILE.tmp.PID).
