@@ -83,6 +83,7 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused, bool lea
     RecordRequest rec = prescan_record_flags(args, ctx->cwd);
     auto inv = parse_invocation(Verb::run, args, *ctx);
     if (!inv) return finish_error(rec, refused ? *refused : inv.error());
+    if (inv->policy) apply_stored_secrets(inv->policy->raw());
     if (inv->policy)
         if (auto r = prepare_record(rec, *inv); !r) return finish_error(rec, r.error());
     if (refused) return finish_error(rec, *refused);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "api/api.hpp"
+#include "policy/policy.hpp"
 
 #include <string>
 #include <vector>
@@ -34,5 +35,17 @@ void keep_run_log(const RunResult& r, const std::vector<std::string>& command, c
 std::string proposed_policy(const RunResult& r, const std::string& policy, const std::string& cwd);
 // `agentjail learn [OPTIONS] -- COMMAND`: a run, then the proposal on stderr.
 int cmd_learn(const std::vector<std::string>& args);
+// cmd_secret.cc: `agentjail secret set|list|rm`, and the secrets kept (names, the
+// file holding each value, hosts; never the values).
+int cmd_secret(const std::vector<std::string>& args);
+struct StoredSecret {
+    std::string name;
+    std::string path;
+    std::vector<std::string> hosts;
+};
+std::vector<StoredSecret> stored_secrets();
+// The kept secrets added to a run's policy, under the policy's and the flags' own of
+// the same name; the plan puts each in only where the run allows its hosts.
+void apply_stored_secrets(policy::Policy& p);
 
 }  // namespace agentjail::cli

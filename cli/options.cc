@@ -326,6 +326,7 @@ std::string global_help() {
           "  agentjail discard RUN...    remove a run's branch (clone mode) and its state\n"
           "  agentjail log [RUN]         what the last run (or RUN) was refused, and what would allow it\n"
           "  agentjail learn [OPTIONS] [--] COMMAND...   run it, then propose the policy lines it lacked\n"
+          "  agentjail secret set|list|rm   secrets kept outside, put in where a run allows their hosts\n"
           "  agentjail --version\n"
           "\n"
           "The first word that is not an option ends the options ('agentjail ls -l' runs\n"

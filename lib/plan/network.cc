@@ -266,9 +266,10 @@ Result<void> plan_secret(const policy::SecretRule& sec, const HostFacts& host, c
         if (!rule) return std::move(rule).error();
         out.hosts.push_back(*rule);
         // The hosts a secret is for are allowed: the secret is meaningless otherwise.
-        // (Implied: method and path rules written for the host still decide.)
+        // (Implied: method and path rules written for the host still decide.) A
+        // stored secret's are allowed already: it is only put in where they are.
         rule->implied = true;
-        s.rules.allow.push_back(std::move(*rule));
+        if (!sec.stored) s.rules.allow.push_back(std::move(*rule));
     }
     if (!sec.base_url.empty()) {
         // The gateway's origin gets the value too: over TLS, or over plain HTTP when
@@ -337,6 +338,8 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
 
     for (const auto& sec : n.secrets) {
         if (n.mode.value == policy::NetMode::proxy) break;
+        // A stored one goes only where the proxy runs (it asks for nothing itself).
+        if (sec.stored) continue;
         // An optional secret (an agent preset's) is only left out without the proxy.
         if (sec.optional) {
             plan.notes.push_back("secret " + sec.name + ": not set (optional; the network mode is " +
@@ -415,7 +418,44 @@ Result<void> build_network(const policy::Policy& policy, const HostFacts& host, 
     for (auto& g : *gateways)
         if (!g.loopback) s->gateways.push_back(g);
     for (const auto& sec : n.secrets) {
+        if (sec.stored) continue;
         auto r = plan_secret(sec, host, ctx, key, plan, *s);
+        if (!r) return r;
+    }
+    // The secrets kept with `agentjail secret set`: each goes to those of its hosts
+    // the run allows by now (the policy's rules, the flags', the other secrets'),
+    // and allows none itself.
+    for (const auto& sec : n.secrets) {
+        if (!sec.stored) continue;
+        policy::SecretRule only = sec;
+        only.hosts.clear();
+        for (const auto& h : sec.hosts) {
+            std::string why;
+            auto hp = net::parse_host_pattern(h, &why);
+            if (!hp) continue;
+            // Its port, or (none given) the rule's own: a name kept for every port
+            // goes where a rule allows that name on some port.
+            auto on = [&](const net::Rule& r, bool deny) {
+                return net::matches(r.pattern, hp->host, hp->port.value_or(r.pattern.port.value_or(443)), deny);
+            };
+            if (std::any_of(s->rules.deny.begin(), s->rules.deny.end(), [&](const net::Rule& r) { return on(r, true); }))
+                continue;
+            for (const auto& r : s->rules.allow)
+                if (on(r, false)) {
+                    const bool port_of_rule = !hp->port && r.pattern.port;
+                    std::string at = port_of_rule ? h + ":" + std::to_string(*r.pattern.port) : h;
+                    if (std::find(only.hosts.begin(), only.hosts.end(), at) == only.hosts.end())
+                        only.hosts.push_back(at);
+                }
+        }
+        if (only.hosts.empty()) {
+            std::string hosts;
+            for (const auto& h : sec.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+            plan.notes.push_back("stored secret " + sec.name + ": not put in (the run allows none of its hosts: " +
+                                 hosts + ")");
+            continue;
+        }
+        auto r = plan_secret(only, host, ctx, key, plan, *s);
         if (!r) return r;
     }
     dotenv_views(ctx, key, plan, s.get());

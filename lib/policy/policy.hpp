@@ -161,6 +161,9 @@ struct SecretRule {
     // base_url = "ANTHROPIC_BASE_URL": when that variable is set, the value is also
     // put in at the origin it names (a model gateway, see NetworkPolicy::gateways).
     std::string base_url;
+    // Kept with `agentjail secret set` (not the policy's): put in only where the run
+    // allows its hosts otherwise, and never allows one itself.
+    bool stored = false;
     Origin origin;
 };
 

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -364,4 +366,64 @@ TEST_F(Secrets, AnEchoedGuessComesBackTheSameWhetherItBeginsTheSecretOrNot) {
     const std::string clear = "auth=Bearer " + value + "\n" + filler + right;
     EXPECT_EQ(ctl.bytes, clear + "|end\n") << describe(u);
     EXPECT_EQ(show(ctl.bursts), show({clear.size(), 5})) << describe(u);
+}
+
+// A secret kept with `agentjail secret set` (value from stdin, never an argument) is
+// put in with no flag where the run allows its host, and nowhere else: a run through
+// the proxy that does not allow the host, or one without the proxy, has no $NAME and
+// runs all the same. `secret list` names it and its host, never its value; `secret
+// rm` takes it away. Control: the origin gets the exact value.
+TEST_F(Secrets, AStoredSecretGoesOnlyWhereTheRunAllowsItsHost) {
+    const std::string value = jail.new_canary();
+    const std::string config = scratch.path() + "/config";
+    auto with_config = [&] {
+        ajtest::RunOptions o;
+        o.env = {"HOME=" + jail.home(), "XDG_CONFIG_HOME=" + config};
+        o.cwd = jail.ws();
+        return o;
+    };
+    auto set_opts = with_config();
+    set_opts.input = value + "\n";
+    auto set = ajtest::agentjail_with({"secret", "set", "STORED_KEY", "--host", "api.test"}, set_opts);
+    ASSERT_EQ(set.status, 0) << describe(set);
+    struct stat st {};
+    ASSERT_EQ(::stat((config + "/agentjail/secrets/STORED_KEY").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    auto list = ajtest::agentjail_with({"secret", "list"}, with_config());
+    EXPECT_EQ(list.out, "STORED_KEY  api.test\n") << describe(list);
+    EXPECT_FALSE(ajtest::contains(list.out + list.err + set.out + set.err, value));
+    // An argument is never taken as the value.
+    auto arg = ajtest::agentjail_with({"secret", "set", "OTHER", value, "--host", "api.test"}, with_config());
+    EXPECT_EQ(arg.status, 125) << describe(arg);
+
+    const std::string p = policy("");
+    const std::string script = "echo placeholder=${STORED_KEY-unset}; " + curl("x-api-key: ${STORED_KEY-none}") + "true";
+    const std::vector<std::string> env = {"XDG_CONFIG_HOME=" + config};
+    auto allowed = run(script, {"-p", p, "--allow-host", "api.test:" + port}, env);
+    ASSERT_EQ(allowed.status, 0) << describe(allowed);
+    EXPECT_EQ(field(allowed.out, "placeholder").rfind("agentjail-secret-placeholder-STORED_KEY-", 0), 0u)
+        << describe(allowed);
+    EXPECT_EQ(line(allowed, "code"), "200") << describe(allowed);
+    ASSERT_EQ(api.requests().size(), 1u) << describe(allowed);
+    EXPECT_TRUE(ajtest::contains(api.requests()[0].head, "x-api-key: " + value)) << api.requests()[0].head;
+    // Through the proxy without its host: not there, and the host stays refused.
+    auto other = run(script, {"-p", p, "--allow-host", "other.test"}, env);
+    EXPECT_EQ(other.status, 0) << describe(other);
+    EXPECT_EQ(field(other.out, "placeholder"), "unset") << describe(other);
+    EXPECT_EQ(api.requests().size(), 1u) << "a stored secret allowed its host";
+    auto note = ajtest::agentjail_with({"explain", "-C", jail.ws(), "--allow-host", "other.test", "--", "true"},
+                                       with_config());
+    EXPECT_TRUE(ajtest::contains(note.out, "stored secret STORED_KEY: not put in (the run allows none of its hosts: "
+                                           "api.test)"))
+        << describe(note);
+    // No proxy at all: not there either, and the run goes on.
+    auto none = run("echo placeholder=${STORED_KEY-unset}", {}, env);
+    EXPECT_EQ(none.status, 0) << describe(none);
+    EXPECT_EQ(field(none.out, "placeholder"), "unset") << describe(none);
+    // The store is hidden inside whatever binds it.
+    auto peek = run("cat '" + config + "/agentjail/secrets/STORED_KEY'; echo done", {"--ro", config}, env);
+    EXPECT_TRUE(ajtest::contains(peek.out, "done")) << describe(peek);
+    auto rm = ajtest::agentjail_with({"secret", "rm", "STORED_KEY"}, with_config());
+    EXPECT_EQ(rm.status, 0) << describe(rm);
+    EXPECT_EQ(ajtest::agentjail_with({"secret", "list"}, with_config()).out, "");
 }
