@@ -34,11 +34,8 @@ constexpr std::size_t kMaxValue = 64 * 1024;
 
 // The store's directory, "" when neither XDG_CONFIG_HOME nor HOME is known.
 std::string store_dir() {
-    const char* xdg = std::getenv("XDG_CONFIG_HOME");
-    if (xdg != nullptr && xdg[0] == '/') return util::normalize_path(std::string(xdg) + "/agentjail/secrets");
-    const char* home = std::getenv("HOME");
-    if (home == nullptr || home[0] != '/') return {};
-    return util::normalize_path(std::string(home) + "/.config/agentjail/secrets");
+    const std::string dir = policy::user_config_dir();
+    return dir.empty() ? dir : dir + "/secrets";
 }
 
 // The store opened (made when `make`), never through a link, the caller's own and

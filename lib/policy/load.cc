@@ -45,12 +45,17 @@ std::string user_dir_shown() {
 
 }  // namespace
 
-std::string user_policy_dir() {
+std::string user_config_dir() {
     const char* xdg = std::getenv("XDG_CONFIG_HOME");
-    if (xdg != nullptr && xdg[0] == '/') return util::normalize_path(std::string(xdg) + "/agentjail/policies");
+    if (xdg != nullptr && xdg[0] == '/') return util::normalize_path(std::string(xdg) + "/agentjail");
     const char* home = std::getenv("HOME");
     if (home == nullptr || home[0] != '/') return {};
-    return util::normalize_path(std::string(home) + "/.config/agentjail/policies");
+    return util::normalize_path(std::string(home) + "/.config/agentjail");
+}
+
+std::string user_policy_dir() {
+    const std::string dir = user_config_dir();
+    return dir.empty() ? dir : dir + "/policies";
 }
 
 std::optional<std::string> user_policy_file(const std::string& name) {

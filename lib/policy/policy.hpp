@@ -301,6 +301,9 @@ Result<Policy> load(const std::string& name_or_path);
 // built-in. Every sandbox hides ~/.config/agentjail (default.toml), so no agent can
 // plant or change one.
 std::string user_policy_dir();
+// $XDG_CONFIG_HOME/agentjail (absolute), else ~/.config/agentjail; "" when neither is
+// known. Holds policies/ and secrets/ (`agentjail secret`).
+std::string user_config_dir();
 // <user_policy_dir()>/NAME.toml when NAME is a plain name and that file exists.
 std::optional<std::string> user_policy_file(const std::string& name);
 
