@@ -68,6 +68,7 @@ Result<Context> current_context() {
     c.pwd = sys::caller_pwd(c.cwd);
     c.home = sys::caller_home();
     if (c.home.empty()) c.home = "/";
+    c.config = policy::user_config_file();
     return c;
 }
 
@@ -173,23 +174,86 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
         if (vm["result-file"].as<std::string>().empty()) return invalid("--result-file: empty value");
     }
 
+    // The user's defaults (config.toml), read before anything else is decided.
+    policy::UserConfig config;
+    if (!ctx.config.empty()) {
+        auto c = policy::read_user_config(ctx.config);
+        if (!c) return std::move(c).error();
+        config = std::move(*c);
+    }
+    const policy::ConfigSetting* config_policy = nullptr;
+    for (const auto& s : config.settings)
+        if (s.key == "policy") config_policy = &s;
+    if (config_policy != nullptr && (config_policy->is_switch || config_policy->values.size() != 1))
+        return base::error_at(config_policy->origin, "policy: expected one policy name or file");
+
     // No --policy: an agent preset when the command is an agent it knows
-    // (`agentjail -- claude` is `agentjail --policy claude -- claude`), else default.
+    // (`agentjail -- claude` is `agentjail --policy claude -- claude`), else the
+    // config's policy, else default.
     std::string policy_name = "default";
     std::string chosen_by;
+    const policy::Builtin* preset = inv.command.empty() ? nullptr : policy::preset_for_command(inv.command.front());
     if (vm.count("policy")) {
         policy_name = vm["policy"].as<std::string>();
-    } else if (!inv.command.empty()) {
-        if (const auto* preset = policy::preset_for_command(inv.command.front())) {
-            policy_name = preset->name;
-            chosen_by = "the command's name (" + inv.command.front() + ")";
-        }
+    } else if (preset != nullptr) {
+        policy_name = preset->name;
+        chosen_by = "the command's name (" + inv.command.front() + ")";
+    } else if (config_policy != nullptr) {
+        policy_name = config_policy->values.front();
+        // A file named relative to the config file's own directory.
+        if (policy_name.find('/') != std::string::npos && policy_name[0] != '/' && policy_name[0] != '~')
+            policy_name = config.file.substr(0, config.file.rfind('/') + 1) + policy_name;
+        else if (policy_name[0] == '~')
+            policy_name = resolve_path(policy_name, ctx);
+        chosen_by = config_policy->origin.describe();
     }
     auto pol = agentjail::Policy::load(policy_name);
     if (!pol) return std::move(pol).error();
     policy::Policy& p = pol->raw();
     p.chosen_by = chosen_by;
 
+    // The config's settings first, each as its flag would (a relative path from the
+    // config file's directory), so that the command line's land on top.
+    Context config_ctx = ctx;
+    config_ctx.cwd = config.file.substr(0, config.file.rfind('/'));
+    for (const auto& s : config.settings) {
+        if (&s == config_policy) continue;
+        std::string name = s.key;
+        std::replace(name.begin(), name.end(), '_', '-');
+        const Flag* f = find_flag(name, verb);
+        // A setting of run's alone (quiet, tty) is not explain's business.
+        if (f == nullptr && verb != Verb::run && find_flag(name, Verb::run) != nullptr) continue;
+        if (f == nullptr || (f->limit == nullptr && f->apply == nullptr && f->sets == nullptr)) {
+            std::vector<std::string> names{"policy"};
+            for (const auto& fl : flags())
+                if (fl.limit != nullptr || fl.apply != nullptr || fl.sets != nullptr) names.emplace_back(fl.name);
+            std::vector<std::string_view> views(names.begin(), names.end());
+            const std::string near = base::closest(name, views);
+            return base::error_at(s.origin, "no such setting (a setting is a flag's long name, as `" +
+                                                          std::string("agentjail --help` lists them)") +
+                                                          (near.empty() ? "" : "; did you mean '" + near + "'?"));
+        }
+        if ((f->value_name == nullptr) != s.is_switch)
+            return base::error_at(s.origin, f->value_name == nullptr
+                                                          ? "expected true or false (--" + name + " takes no value)"
+                                                          : "expected the value of --" + name + " (" + f->value_name + ")");
+        if (!f->repeatable && s.values.size() > 1)
+            return base::error_at(s.origin, "--" + name + " takes one value, not a list");
+        if (s.is_switch) {
+            if (!s.on) continue;
+            if (f->sets != nullptr) {
+                inv.*(f->sets) = true;
+                continue;
+            }
+        }
+        const std::vector<std::string> values = s.is_switch ? std::vector<std::string>{""} : s.values;
+        for (const auto& value : values) {
+            if (f->value_name != nullptr && value.empty()) return base::error_at(s.origin, "empty value");
+            auto r = f->limit != nullptr ? policy::set_limit(p, f->limit, value, s.origin)
+                                         : f->apply(p, value, config_ctx, s.origin);
+            if (!r) return std::move(r).error();
+        }
+    }
     // Overrides in command-line order, so a later flag lands on top of an earlier one.
     for (const po::option& o : parsed.options) {
         const Flag* f = find_flag(o.string_key, verb);

@@ -21,6 +21,9 @@ struct Context {
     std::string cwd;   // the caller's working directory
     std::string home;  // $HOME (or the passwd entry)
     std::string pwd;   // cwd as the caller's shell names it (sys::caller_pwd); "": cwd
+    // The user's config.toml (policy::user_config_file), "" for none: its settings
+    // come before the command line's flags.
+    std::string config;
 };
 Result<Context> current_context();
 

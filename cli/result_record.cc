@@ -118,7 +118,7 @@ Result<void> check_result_file(RecordRequest& req, const plan::Plan& plan) {
 
 RecordRequest prescan_record_flags(const std::vector<std::string>& args, const std::string& cwd) {
     RecordRequest req;
-    Context ctx{cwd, "", ""};
+    Context ctx{cwd, "", "", ""};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         // The options end at "--" or at the first word that is not an option; this

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (args.size() > 256) return 0;
     // A fixed context: relative paths resolve below a directory that does not exist,
     // so no input names a real file by accident (absolute paths may, and are read).
-    agentjail::cli::Context ctx{"/nonexistent/agentjail-fuzz/work", "/nonexistent/agentjail-fuzz/home", ""};
+    agentjail::cli::Context ctx{"/nonexistent/agentjail-fuzz/work", "/nonexistent/agentjail-fuzz/home", "", ""};
     auto inv = agentjail::cli::parse_invocation(verb, args, ctx);
     if (!inv) {
         const std::string& m = inv.error().message();

@@ -193,7 +193,10 @@ std::string to_text(const Plan& plan) {
     for (const auto& l : plan.layers) layers += (layers.empty() ? "" : " -> ") + l;
     row("policy", plan.policy_name + (layers.empty() ? "" : "  (layers: " + layers + ")"));
     if (!plan.policy_chosen_by.empty())
-        row("", "chosen by " + plan.policy_chosen_by + " (--policy default turns the agent preset off)");
+        row("", "chosen by " + plan.policy_chosen_by +
+                    (util::starts_with(plan.policy_chosen_by, "the command's name")
+                         ? " (--policy default turns the agent preset off)"
+                         : " (--policy NAME chooses another)"));
     if (!plan.agent.empty()) row("agent", plan.agent);
     if (!plan.state_dir.empty()) row("state", plan.state_dir + "  (kept between runs, read-write inside)");
     if (!plan.git_identity.empty()) row("git", plan.git_identity + "  (user.name and user.email only)");

@@ -231,17 +231,18 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     plan.kept_scan = detail::kept_scan_place(host, view, plan.workspace);
     const std::string scans_dir = plan.kept_scan.name.empty() ? std::string() : plan.kept_scan.base + "/agentjail/scans";
     const bool hide_scans = !scans_dir.empty() && view.lstat(scans_dir, key_st) == 0;
-    // The secrets kept with `agentjail secret set`: hidden whatever policy or flag
-    // binds the configuration directory.
-    std::string secrets_dir;
+    // agentjail's configuration (config.toml, your policies, the secrets kept with
+    // `agentjail secret set`): hidden whatever policy or flag binds the directory
+    // above it, since a sandbox that wrote it would set the next run's defaults.
+    std::string config_dir;
     if (auto xdg = detail::env_lookup(host.environ, "XDG_CONFIG_HOME"); xdg && !xdg->empty() && (*xdg)[0] == '/')
-        secrets_dir = util::normalize_path(*xdg + "/agentjail/secrets");
+        config_dir = util::normalize_path(*xdg + "/agentjail");
     else if (!host.home.empty() && host.home[0] == '/')
-        secrets_dir = util::normalize_path(host.home + "/.config/agentjail/secrets");
-    const bool hide_secrets = !secrets_dir.empty() && view.lstat(secrets_dir, key_st) == 0;
+        config_dir = util::normalize_path(host.home + "/.config/agentjail");
+    const bool hide_config = !config_dir.empty() && view.lstat(config_dir, key_st) == 0;
     auto tools = detail::find_toolchains(policy, host, ctx, argv);
     plan.notes.insert(plan.notes.end(), tools.notes.begin(), tools.notes.end());
-    if (!plan.state_dir.empty() || hide_key || hide_scans || hide_secrets || !tools.ro.empty()) {
+    if (!plan.state_dir.empty() || hide_key || hide_scans || hide_config || !tools.ro.empty()) {
         policy::Policy adjusted = policy;
         // The agent's state is read-write inside at its own path; what the preset
         // binds into it (the user's settings, read-only) lies deeper and so on top.
@@ -255,9 +256,9 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
         if (hide_scans)
             adjusted.hide.push_back(
                 policy::HideRule{scans_dir, policy::Origin{"built-in", 0, 0, "the workspace walks agentjail keeps"}});
-        if (hide_secrets)
-            adjusted.hide.push_back(
-                policy::HideRule{secrets_dir, policy::Origin{"built-in", 0, 0, "the secrets agentjail keeps"}});
+        if (hide_config)
+            adjusted.hide.push_back(policy::HideRule{
+                config_dir, policy::Origin{"built-in", 0, 0, "agentjail's configuration, policies and kept secrets"}});
         if (auto r = detail::build_mounts(adjusted, ctx, plan); !r) return std::move(r).error();
     } else if (auto r = detail::build_mounts(policy, ctx, plan); !r) {
         return std::move(r).error();

@@ -304,6 +304,27 @@ std::string user_policy_dir();
 // $XDG_CONFIG_HOME/agentjail (absolute), else ~/.config/agentjail; "" when neither is
 // known. Holds policies/ and secrets/ (`agentjail secret`).
 std::string user_config_dir();
+
+// The user's defaults for run and explain: <user_config_dir()>/config.toml ("" when
+// there is no configuration directory). Each top-level key is a flag's long name
+// (`net-preset`, `ro`, `memory`; `_` for `-` too) with the flag's value, a list for a
+// repeatable flag, or true/false for a switch; `policy` is the policy for commands
+// no agent preset is for. The CLI applies them before the command line's own flags,
+// which come after and so win.
+struct ConfigSetting {
+    std::string key;                  // as written
+    std::vector<std::string> values;  // one per flag use
+    bool is_switch = false;           // true/false given
+    bool on = false;
+    Origin origin;                    // config.toml:LINE:COL (key)
+};
+struct UserConfig {
+    std::string file;
+    std::vector<ConfigSetting> settings;  // in the file's order
+};
+std::string user_config_file();
+// Reads the file; none there is an empty config. Errors carry file:line:column.
+Result<UserConfig> read_user_config(const std::string& path);
 // <user_policy_dir()>/NAME.toml when NAME is a plain name and that file exists.
 std::optional<std::string> user_policy_file(const std::string& name);
 

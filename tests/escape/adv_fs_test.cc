@@ -512,6 +512,31 @@ TEST_F(Escape, WALK03_AKeptWalkOpenToOthersIsNotUsed) {
     EXPECT_FALSE(ajtest::contains(r.out + r.err, k)) << describe(r);
 }
 
+// agentjail's configuration directory (config.toml, your policies, the kept secrets)
+// is out of the sandbox's reach whatever binds the directory above it: a sandbox that
+// wrote config.toml would set the defaults of every later run (`rw = ["/"]`). Control:
+// the directory beside it, under the same bind, is written.
+TEST_F(Escape, CFG01_TheConfigurationCannotBeWrittenFromInside) {
+    ajtest::TempDir config("aj-cfg01");
+    config.mkdir("agentjail");
+    config.write("agentjail/config.toml", "env = [\"MINE=1\"]\n");
+    ajtest::RunOptions o;
+    o.env = {"XDG_CONFIG_HOME=" + config.path()};
+    const std::string file = config.path() + "/agentjail/config.toml";
+    for (const char* policy : {"default", "minimal"}) {
+        SCOPED_TRACE(policy);
+        auto r = jail.sh("cat '" + file + "' 2>/dev/null; echo 'rw = [\"/\"]' >> '" + file + "' && echo WROTE; "
+                         "mkdir -p '" + config.path() + "/agentjail/policies' 2>/dev/null && echo MADE; "
+                         "echo x > '" + config.path() + "/other' && echo BESIDE",
+                         {"-p", policy, "--rw", config.path()}, o);
+        EXPECT_FALSE(ajtest::contains(r.out, "MINE")) << describe(r);
+        EXPECT_FALSE(ajtest::contains(r.out, "WROTE")) << describe(r);
+        EXPECT_FALSE(ajtest::contains(r.out, "MADE")) << describe(r);
+        EXPECT_TRUE(ajtest::contains(r.out, "BESIDE")) << describe(r);
+    }
+    EXPECT_EQ(ajtest::read_file(file), "env = [\"MINE=1\"]\n");
+}
+
 // Links toward a protected directory (.git/hooks), absolute and relative: a hook
 // written through either does not land.
 TEST_F(Escape, ADV2_LinksToTheProtectedHooksDirectoryCannotPlant) {

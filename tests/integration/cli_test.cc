@@ -189,6 +189,63 @@ TEST_F(Sandbox, AMistypedFlagSuggestsTheOneMeant) {
     EXPECT_FALSE(ajtest::contains(far.err, "did you mean")) << describe(far);
 }
 
+// ~/.config/agentjail/config.toml sets defaults as the flags of the same names
+// would, and the command line's own flags land on top: a repeatable one adds to the
+// list, a single one replaces; `policy` picks the policy for commands no agent preset
+// is for. A key no flag has, or a value of the wrong kind, is refused with its
+// file:line:column (125, one line), with the key meant. Control: without the file
+// none of it is there.
+namespace {
+std::vector<std::string> cfg_args(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+}  // namespace
+
+TEST_F(Sandbox, YourConfigSetsTheDefaultsAndTheCommandLineWins) {
+    ajtest::TempDir config("aj-config");
+    config.mkdir("agentjail");
+    ajtest::RunOptions o;
+    o.env = {"XDG_CONFIG_HOME=" + config.path()};
+    config.write("agentjail/config.toml",
+                 "# my defaults\nenv = [\"FROM_CONFIG=yes\", \"BOTH=config\"]\ntimeout = \"5m\"\n"
+                 "ro = [\"/usr/share\"]\n");
+    auto r = jail.run(cfg_args(jail.base(), {"-e", "BOTH=flag", "--", "/bin/sh", "-c",
+                                                "echo from=$FROM_CONFIG both=$BOTH"}), o);
+    EXPECT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(ajit::field(r.out, "from"), "yes both=flag") << describe(r);
+    auto e = jail.run({"explain", "-C", jail.ws(), "--", "/bin/true"}, o);
+    EXPECT_TRUE(ajtest::contains(e.out, "config.toml:4:1 (ro)")) << describe(e);
+    EXPECT_TRUE(ajtest::contains(e.out, "timeout 5m")) << describe(e);
+    // The policy for commands no agent preset is for, and -p over it.
+    config.write("agentjail/config.toml", "policy = \"minimal\"\n");
+    auto m = jail.run({"explain", "--", "/bin/true"}, o);
+    EXPECT_TRUE(ajtest::contains(m.out, "policy     minimal")) << describe(m);
+    auto d = jail.run({"explain", "-p", "default", "--", "/bin/true"}, o);
+    EXPECT_TRUE(ajtest::contains(d.out, "policy     default")) << describe(d);
+    // Refusals, one line each, with where and what was meant.
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"memroy = \"1G\"\n", "config.toml:1:1: memroy: no such setting"},
+        {"ro = true\n", "config.toml:1:1: ro: expected the value of --ro"},
+        {"\ntimeout = [\"1s\", \"2s\"]\n", "config.toml:2:1: timeout: --timeout takes one value"},
+        {"env = \"A\n", "config.toml:1:"},
+    };
+    for (const auto& [text, want] : bad) {
+        config.write("agentjail/config.toml", text);
+        auto b = jail.run(cfg_args(jail.base(), {"--", "/bin/true"}), o);
+        EXPECT_EQ(b.status, 125) << text << describe(b);
+        EXPECT_TRUE(ajtest::contains(b.err, want)) << text << describe(b);
+        EXPECT_EQ(ajtest::lines(b.err).size(), 1u) << describe(b);
+    }
+    config.write("agentjail/config.toml", "memroy = \"1G\"\n");
+    EXPECT_TRUE(ajtest::contains(jail.run(cfg_args(jail.base(), {"--", "/bin/true"}), o).err,
+                                 "did you mean 'memory'?"));
+    // Control: no file, no defaults.
+    ::unlink((config.path() + "/agentjail/config.toml").c_str());
+    auto none = jail.run(cfg_args(jail.base(), {"--", "/bin/sh", "-c", "echo from=${FROM_CONFIG-unset}"}), o);
+    EXPECT_EQ(ajit::field(none.out, "from"), "unset") << describe(none);
+}
+
 TEST_F(Sandbox, CExampleRunsACommandAndReturnsItsStatus) {
     std::string example = AJ_EXAMPLE_C;
     if (!ajtest::exists(example)) GTEST_SKIP() << "the C example " << example << " is not built";
