@@ -18,6 +18,7 @@ int cmd_explain(const std::vector<std::string>& args) {
     auto inv = parse_invocation(Verb::explain, args, *ctx);
     if (!inv) return report(inv.error());
     if (inv->policy) apply_stored_secrets(inv->policy->raw());
+    for (const auto& w : inv->warnings) say(w);
     if (inv->help) {
         std::fputs(explain_help().c_str(), stdout);
         return 0;

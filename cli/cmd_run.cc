@@ -84,6 +84,7 @@ int cmd_run(const std::vector<std::string>& args, const Error* refused, bool lea
     auto inv = parse_invocation(Verb::run, args, *ctx);
     if (!inv) return finish_error(rec, refused ? *refused : inv.error());
     if (inv->policy) apply_stored_secrets(inv->policy->raw());
+    for (const auto& w : inv->warnings) say(w);
     if (inv->policy)
         if (auto r = prepare_record(rec, *inv); !r) return finish_error(rec, r.error());
     if (refused) return finish_error(rec, *refused);

@@ -38,6 +38,8 @@ int cmd_learn(const std::vector<std::string>& args);
 // cmd_secret.cc: `agentjail secret set|list|rm`, and the secrets kept (names, the
 // file holding each value, hosts; never the values).
 int cmd_secret(const std::vector<std::string>& args);
+// cmd_trust.cc: `agentjail trust [-y] [FILE]`, the project's policy file approved as it is.
+int cmd_trust(const std::vector<std::string>& args);
 struct StoredSecret {
     std::string name;
     std::string path;

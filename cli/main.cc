@@ -26,7 +26,7 @@ const std::pair<const char*, Verb> other_verbs[] = {
     {"gc", agentjail::cli::cmd_gc},           {"apply", agentjail::cli::cmd_apply},
     {"runs", agentjail::cli::cmd_runs},       {"discard", agentjail::cli::cmd_discard},
     {"log", agentjail::cli::cmd_log},         {"learn", agentjail::cli::cmd_learn},
-    {"secret", agentjail::cli::cmd_secret},
+    {"secret", agentjail::cli::cmd_secret},     {"trust", agentjail::cli::cmd_trust},
 };
 
 // run's arguments when args run a command (`agentjail run ...`, or no verb: the

@@ -187,14 +187,24 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     if (config_policy != nullptr && (config_policy->is_switch || config_policy->values.size() != 1))
         return base::error_at(config_policy->origin, "policy: expected one policy name or file");
 
-    // No --policy: an agent preset when the command is an agent it knows
-    // (`agentjail -- claude` is `agentjail --policy claude -- claude`), else the
-    // config's policy, else default.
+    // No --policy: the project's own agentjail.toml once you trusted it as it is, then
+    // an agent preset when the command is an agent it knows (`agentjail -- claude` is
+    // `agentjail --policy claude -- claude`), else the config's policy, else default.
     std::string policy_name = "default";
     std::string chosen_by;
     const policy::Builtin* preset = inv.command.empty() ? nullptr : policy::preset_for_command(inv.command.front());
+    std::optional<std::string> project;
+    if (!vm.count("policy") && !ctx.config.empty()) project = project_policy_file(ctx);
+    const bool project_trusted = project && project_policy_trusted(*project);
+    if (project && !project_trusted)
+        inv.warnings.push_back(util::printable(*project) +
+                               " is not used: the agent can write the project, so it is used only once you "
+                               "trusted it as it is (`agentjail trust` shows it and asks)");
     if (vm.count("policy")) {
         policy_name = vm["policy"].as<std::string>();
+    } else if (project_trusted) {
+        policy_name = *project;
+        chosen_by = "the project's file, trusted as it is (agentjail trust)";
     } else if (preset != nullptr) {
         policy_name = preset->name;
         chosen_by = "the command's name (" + inv.command.front() + ")";
@@ -391,6 +401,7 @@ std::string global_help() {
           "  agentjail log [RUN]         what the last run (or RUN) was refused, and what would allow it\n"
           "  agentjail learn [OPTIONS] [--] COMMAND...   run it, then propose the policy lines it lacked\n"
           "  agentjail secret set|list|rm   secrets kept outside, put in where a run allows their hosts\n"
+          "  agentjail trust [FILE]      use the project's agentjail.toml, as it is now\n"
           "  agentjail --version\n"
           "\n"
           "The first word that is not an option ends the options ('agentjail ls -l' runs\n"

@@ -22,7 +22,8 @@ struct Context {
     std::string home;  // $HOME (or the passwd entry)
     std::string pwd;   // cwd as the caller's shell names it (sys::caller_pwd); "": cwd
     // The user's config.toml (policy::user_config_file), "" for none: its settings
-    // come before the command line's flags.
+    // come before the command line's flags. With it, the project's trusted
+    // agentjail.toml is looked for too (project_policy_file).
     std::string config;
 };
 Result<Context> current_context();
@@ -44,7 +45,16 @@ struct Invocation {
     bool no_tty = false;      // run: pipes even from a terminal
     bool apply = false;       // run: overlay mode, apply the change set at exit
     bool quiet = false;       // run: no summary of what was refused after the run
+    // Said on stderr before anything runs ("agentjail: " first): a project policy
+    // file that is there but not trusted.
+    std::vector<std::string> warnings;
 };
+
+// The project's own policy file: agentjail.toml in the current directory or above it,
+// up to the project's top (a directory holding .git) or the home; nullopt for none
+// (cmd_trust.cc). Used only when trusted: its content approved with `agentjail trust`.
+std::optional<std::string> project_policy_file(const Context& ctx);
+bool project_policy_trusted(const std::string& path);
 
 // Parses args (without the program name and the verb). The first word that is
 // not an option, or `--`, ends the options. Errors are invalid_input with the

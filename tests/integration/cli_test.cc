@@ -246,6 +246,43 @@ TEST_F(Sandbox, YourConfigSetsTheDefaultsAndTheCommandLineWins) {
     EXPECT_EQ(ajit::field(none.out, "from"), "unset") << describe(none);
 }
 
+// A project's own agentjail.toml is used only once the user trusted it as it is
+// (`agentjail trust -y`, by its SHA-256): before that, and again once it changed (the
+// agent can write the project), runs say it is there and do not use it. Without a
+// terminal, trust needs -y. Control: trusted and unchanged, it is the policy.
+TEST_F(Sandbox, AProjectPolicyIsUsedOnlyOnceTrustedAsItIs) {
+    ajtest::TempDir config("aj-trust");
+    jail.ws_dir().write("agentjail.toml", "extends = \"default\"\n[environment]\nset = { FROM_PROJECT = \"yes\" }\n");
+    ajtest::RunOptions o;
+    o.env = {"XDG_CONFIG_HOME=" + config.path()};
+    o.cwd = jail.ws();
+    const std::vector<std::string> probe = {"--ro", ajtest::helper(""), "--", "/bin/sh", "-c",
+                                            "echo p=${FROM_PROJECT-unset}"};
+    auto before = jail.run(probe, o);
+    EXPECT_EQ(before.status, 0) << describe(before);
+    EXPECT_EQ(ajit::field(before.out, "p"), "unset") << describe(before);
+    EXPECT_TRUE(ajtest::contains(before.err, "agentjail.toml is not used")) << describe(before);
+    auto asked = jail.run({"trust"}, o);
+    EXPECT_EQ(asked.status, 125) << describe(asked);
+    EXPECT_TRUE(ajtest::contains(asked.err, "give -y")) << describe(asked);
+    auto trust = jail.run({"trust", "-y"}, o);
+    EXPECT_EQ(trust.status, 0) << describe(trust);
+    EXPECT_TRUE(ajtest::contains(trust.out, "FROM_PROJECT")) << "the file is shown\n" << describe(trust);
+    auto after = jail.run(probe, o);
+    EXPECT_EQ(ajit::field(after.out, "p"), "yes") << describe(after);
+    EXPECT_FALSE(ajtest::contains(after.err, "not used")) << describe(after);
+    auto e = jail.run({"explain", "--", "/bin/true"}, o);
+    EXPECT_TRUE(ajtest::contains(e.out, "chosen by the project's file, trusted as it is")) << describe(e);
+    // Changed since: not used again, until trusted again.
+    jail.ws_dir().write("agentjail.toml", "extends = \"default\"\n[environment]\nset = { FROM_PROJECT = \"changed\" }\n");
+    auto changed = jail.run(probe, o);
+    EXPECT_EQ(ajit::field(changed.out, "p"), "unset") << describe(changed);
+    EXPECT_TRUE(ajtest::contains(changed.err, "agentjail.toml is not used")) << describe(changed);
+    // -p always wins, and says nothing of the file.
+    auto named = jail.run({"-p", "default", "--ro", ajtest::helper(""), "--", "/bin/true"}, o);
+    EXPECT_FALSE(ajtest::contains(named.err, "not used")) << describe(named);
+}
+
 TEST_F(Sandbox, CExampleRunsACommandAndReturnsItsStatus) {
     std::string example = AJ_EXAMPLE_C;
     if (!ajtest::exists(example)) GTEST_SKIP() << "the C example " << example << " is not built";
