@@ -49,13 +49,7 @@ std::string sha256_hex(const std::string& text) {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned len = 0;
     if (EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr) != 1) return {};
-    static const char hex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < len; ++i) {
-        out += hex[md[i] >> 4];
-        out += hex[md[i] & 15];
-    }
-    return out;
+    return util::hex(md, len);
 }
 
 std::string trusted_list() {

@@ -6,6 +6,7 @@
 #include "net/ca.hpp"
 
 #include "netrules/address.hpp"
+#include "util/strings.hpp"
 
 #include <openssl/bn.h>
 #include <openssl/err.h>
@@ -66,16 +67,6 @@ bool add_ext(X509* x, X509* issuer, int nid, const char* value) {
     return ok;
 }
 
-std::string hex(const unsigned char* p, size_t n) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (size_t i = 0; i < n; ++i) {
-        out += digits[p[i] >> 4];
-        out += digits[p[i] & 15];
-    }
-    return out;
-}
-
 // Only HTTP/1.1 is offered: the proxy parses HTTP/1.1 requests; a client that
 // asks for h2 alone gets no ALPN answer and speaks HTTP/1.1 or gives up.
 int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
@@ -123,7 +114,7 @@ Result<std::unique_ptr<Ca>> Ca::create() {
     X509_gmtime_adj(X509_getm_notAfter(x), ca_days * 86400);
     unsigned char id[6];
     if (RAND_bytes(id, sizeof id) != 1) return fail("random");
-    std::string cn = "agentjail run CA " + hex(id, sizeof id);
+    std::string cn = "agentjail run CA " + util::hex(id, sizeof id);
     X509_NAME* name = X509_get_subject_name(x);
     X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
                                reinterpret_cast<const unsigned char*>("agentjail"), -1, -1, 0);

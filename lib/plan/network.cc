@@ -74,13 +74,7 @@ std::string random_hex(size_t bytes) {
         if (n <= 0) break;
         got += static_cast<size_t>(n);
     }
-    static const char hex[] = "0123456789abcdef";
-    std::string out;
-    for (size_t i = 0; i < bytes; ++i) {
-        out += hex[raw[i] >> 4];
-        out += hex[raw[i] & 15];
-    }
-    return out;
+    return util::hex(raw, bytes);
 }
 
 // Where the sandbox finds the run's CA bundle, and the variables that point the

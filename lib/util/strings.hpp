@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,8 @@ std::string errno_text(int err);
 Error errno_error(ErrorKind kind, int err, const std::string& what);
 
 bool starts_with(std::string_view s, std::string_view prefix);
+// n bytes as lowercase hexadecimal, two digits each.
+std::string hex(const unsigned char* p, std::size_t n);
 
 // Lexically normalises an absolute path: collapses //, removes . and resolves ..
 // without touching the filesystem. Returns "" for a relative path.
