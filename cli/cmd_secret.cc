@@ -54,20 +54,6 @@ std::string check_name(const std::string& name) {
     return {};
 }
 
-// A small file of the store, read without following a link; nullopt when absent.
-std::optional<std::string> read_at(int dirfd, const std::string& name) {
-    sys::UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (!fd) return std::nullopt;
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > static_cast<off_t>(kMaxValue))
-        return std::nullopt;
-    std::string out(static_cast<std::size_t>(st.st_size), '\0');
-    ssize_t n = ::read(fd.get(), out.data(), out.size());
-    if (n < 0) return std::nullopt;
-    out.resize(static_cast<std::size_t>(n));
-    return out;
-}
-
 // The value from the terminal (not echoed) or, piped, from stdin whole.
 Result<std::string> read_value(const std::string& name) {
     std::string value;
@@ -175,7 +161,7 @@ std::vector<StoredSecret> stored_secrets() {
         StoredSecret s;
         s.name = n.substr(0, n.size() - 6);
         if (!check_name(s.name).empty()) continue;
-        auto hosts = read_at(dir->get(), n);
+        auto hosts = read_regular_at(dir->get(), n, kMaxValue);
         struct stat st {};
         if (!hosts || ::fstatat(dir->get(), s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
             continue;

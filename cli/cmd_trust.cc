@@ -27,23 +27,7 @@ namespace {
 
 constexpr std::size_t kMaxPolicy = 1 << 20;
 
-// The file's text (a regular file of at most 1 MiB, no link followed at its name).
-std::optional<std::string> read_policy_text(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    struct stat st {};
-    std::optional<std::string> out;
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= static_cast<off_t>(kMaxPolicy)) {
-        std::string text(static_cast<std::size_t>(st.st_size), '\0');
-        ssize_t n = ::read(fd, text.data(), text.size());
-        if (n >= 0) {
-            text.resize(static_cast<std::size_t>(n));
-            out = std::move(text);
-        }
-    }
-    ::close(fd);
-    return out;
-}
+std::optional<std::string> read_policy_text(const std::string& path) { return read_regular_at(AT_FDCWD, path, kMaxPolicy); }
 
 std::string sha256_hex(const std::string& text) {
     unsigned char md[EVP_MAX_MD_SIZE];
@@ -71,6 +55,18 @@ bool is_trusted(const std::string& path, const std::string& hash) {
 
 }  // namespace
 
+std::optional<std::string> read_regular_at(int dirfd, const std::string& name, std::size_t max) {
+    sys::UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > static_cast<off_t>(max)) return std::nullopt;
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    ssize_t n = ::read(fd.get(), text.data(), text.size());
+    if (n < 0) return std::nullopt;
+    text.resize(static_cast<std::size_t>(n));
+    return text;
+}
+
 std::optional<std::string> project_policy_file(const Context& ctx) {
     std::string dir = ctx.cwd;
     for (int depth = 0; depth < 64 && !dir.empty(); ++depth) {
@@ -84,9 +80,24 @@ std::optional<std::string> project_policy_file(const Context& ctx) {
     return std::nullopt;
 }
 
-bool project_policy_trusted(const std::string& path) {
+std::optional<std::string> trusted_project_policy(const std::string& path) {
     auto text = read_policy_text(path);
-    return text && is_trusted(path, sha256_hex(*text));
+    if (!text || !is_trusted(path, sha256_hex(*text))) return std::nullopt;
+    return text;
+}
+
+Result<agentjail::Policy> load_project_policy(const std::string& text, const std::string& path) {
+    auto pol = agentjail::Policy::load_text(text, path);
+    if (!pol) return pol;
+    const auto& layers = pol->raw().layers;
+    const std::string mine = policy::user_config_dir() + "/";
+    for (std::size_t i = 0; i + 1 < layers.size(); ++i)
+        if (layers[i].find('/') != std::string::npos && (mine.size() == 1 || !util::starts_with(layers[i], mine)))
+            return Error(ErrorKind::invalid_input, EPERM,
+                         path + " extends " + layers[i] +
+                             ", a file its trust does not cover (the agent could change it): extend a built-in "
+                             "policy or one of yours in ~/.config/agentjail/policies");
+    return pol;
 }
 
 int cmd_trust(const std::vector<std::string>& args) {
@@ -118,7 +129,7 @@ int cmd_trust(const std::vector<std::string>& args) {
     file = resolve_path(file, *ctx);
     auto text = read_policy_text(file);
     if (!text) return usage_error("trust: " + file + ": not a readable regular file of at most 1 MiB");
-    auto loaded = agentjail::Policy::load(file);
+    auto loaded = load_project_policy(*text, file);
     if (!loaded) return report(loaded.error());
     const std::string hash = sha256_hex(*text);
     std::fprintf(stdout, "%s (sha256 %s):\n%s%s", file.c_str(), hash.c_str(), text->c_str(),

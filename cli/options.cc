@@ -195,7 +195,8 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     const policy::Builtin* preset = inv.command.empty() ? nullptr : policy::preset_for_command(inv.command.front());
     std::optional<std::string> project;
     if (!vm.count("policy") && !ctx.config.empty()) project = project_policy_file(ctx);
-    const bool project_trusted = project && project_policy_trusted(*project);
+    const std::optional<std::string> project_text = project ? trusted_project_policy(*project) : std::nullopt;
+    const bool project_trusted = project_text.has_value();
     if (project && !project_trusted)
         inv.warnings.push_back(util::printable(*project) +
                                " is not used: the agent can write the project, so it is used only once you "
@@ -217,7 +218,8 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
             policy_name = resolve_path(policy_name, ctx);
         chosen_by = config_policy->origin.describe();
     }
-    auto pol = agentjail::Policy::load(policy_name);
+    auto pol = project_text ? load_project_policy(*project_text, *project)
+                                                   : agentjail::Policy::load(policy_name);
     if (!pol) return std::move(pol).error();
     policy::Policy& p = pol->raw();
     p.chosen_by = chosen_by;

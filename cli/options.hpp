@@ -54,7 +54,16 @@ struct Invocation {
 // up to the project's top (a directory holding .git) or the home; nullopt for none
 // (cmd_trust.cc). Used only when trusted: its content approved with `agentjail trust`.
 std::optional<std::string> project_policy_file(const Context& ctx);
-bool project_policy_trusted(const std::string& path);
+// A regular file of at most `max` bytes at dirfd/name (AT_FDCWD: a path), no link
+// followed at its name; nullopt otherwise.
+std::optional<std::string> read_regular_at(int dirfd, const std::string& name, std::size_t max);
+// The file's text when it is trusted as it is now: what the policy is then loaded
+// from (never read again, which the agent could have changed in between).
+std::optional<std::string> trusted_project_policy(const std::string& path);
+// The trusted project policy loaded from that text; refused when it extends a file
+// (which trust does not cover: the agent could change it) rather than a built-in or
+// one of your policies.
+Result<agentjail::Policy> load_project_policy(const std::string& text, const std::string& path);
 
 // Parses args (without the program name and the verb). The first word that is
 // not an option, or `--`, ends the options. Errors are invalid_input with the

@@ -153,13 +153,7 @@ std::string project_key(const std::string& workspace) {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     if (EVP_Digest(workspace.data(), workspace.size(), md, &len, EVP_sha256(), nullptr) != 1) len = 0;
-    static const char hex[] = "0123456789abcdef";
-    shown += '-';
-    for (unsigned int i = 0; i < 6 && i < len; ++i) {
-        shown += hex[md[i] >> 4];
-        shown += hex[md[i] & 15];
-    }
-    return shown;
+    return shown + "-" + util::hex(md, std::min(len, 6u));
 }
 
 Result<void> plan_agent_state(const policy::Policy& policy, const HostFacts& host, ExpandContext& ctx, Plan& plan) {

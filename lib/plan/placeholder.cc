@@ -59,12 +59,10 @@ Plan::KeptScan kept_scan_place(const HostFacts& host, const HostView& view, cons
     if (workspace.empty() || (host.home.empty() && !env_lookup(host.environ, "XDG_STATE_HOME"))) return k;
     std::string base = sys::state_home(host.environ, host.home);
     if (base.empty() || base[0] != '/' || !foreign_state_home(view, base).empty()) return k;
-    // FNV-1a over the path: a name, not a proof (the file names its root).
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : workspace) h = (h ^ c) * 0x100000001b3ull;
-    static const char hex[] = "0123456789abcdef";
+    // Named as the agent's per-project state is: a name, not a proof (the file names
+    // its root).
     k.base = base;
-    for (int i = 15; i >= 0; --i) k.name += hex[(h >> (i * 4)) & 15];
+    k.name = project_key(workspace);
     return k;
 }
 

@@ -240,11 +240,11 @@ struct Plan {
     // Where the walk is kept from one run to the next, so that the next plan reads
     // again only the directories changed since (sys::ScanOptions::before):
     // <base>/agentjail/scans/<name>, written by the run at its end, hidden inside.
-    // Empty name: not kept (no state home, or root with another user's HOME).
+    // Empty name: not kept (no state home, or root with another user's HOME). The
+    // plan's walk started from it when workspace_scan->reused > 0.
     struct KeptScan {
         std::string base;  // the state home
-        std::string name;  // a hash of the workspace's path
-        bool loaded = false;  // this plan's walk started from it
+        std::string name;  // project_key() of the workspace
     } kept_scan;
     // false: the sandbox's user namespace gets user.max_user_namespaces = 0, a second
     // lock (besides the filter) on nested user namespaces (CAP-04).

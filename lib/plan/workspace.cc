@@ -104,8 +104,7 @@ Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
     if (kept) options.before = &*kept;
     auto s = ctx_.view->scan(root, options);
     if (!s) return std::move(s).error();
-    plan_.kept_scan.loaded = kept.has_value() && s->reused > 0;
-    if (plan_.kept_scan.loaded)
+    if (s->reused > 0)
         plan_.notes.push_back("the workspace's walk read " + std::to_string(s->listed) + " of " +
                               std::to_string(s->listed + s->reused) +
                               " directories; the others are unchanged since the last run's walk");

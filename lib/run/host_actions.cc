@@ -205,8 +205,9 @@ Result<void> keep_walk(const KeptWalkOf& of, const sys::Scan& walk) {
     if (k.name.empty() || walk.root != of.workspace) return {};
     // The directories read again, this run's placeholders' among them: a few are
     // read again by the next run too, cheaper than writing the whole walk each time.
+    const bool from_kept = of.plan_walk && of.plan_walk->reused > 0;
     const std::size_t again = walk.listed + (of.plan_walk ? of.plan_walk->listed : 0);
-    if (k.loaded && again * 32 <= walk.listed + walk.reused) return {};
+    if (from_kept && again * 32 <= walk.listed + walk.reused) return {};
     const std::string bytes = sys::encode(walk);
     if (bytes.empty()) return {};
     auto dir = sys::open_own_state_dir(k.base, {"agentjail", "scans"});

@@ -281,6 +281,14 @@ TEST_F(Sandbox, AProjectPolicyIsUsedOnlyOnceTrustedAsItIs) {
     // -p always wins, and says nothing of the file.
     auto named = jail.run({"-p", "default", "--ro", ajtest::helper(""), "--", "/bin/true"}, o);
     EXPECT_FALSE(ajtest::contains(named.err, "not used")) << describe(named);
+    // A project file that extends another file of the project: its trust would not
+    // cover what the agent can change there, so it is refused. Control: extending a
+    // built-in is trusted (above).
+    jail.ws_dir().write("base.toml", "extends = \"default\"\n");
+    jail.ws_dir().write("agentjail.toml", "extends = \"base.toml\"\n");
+    auto chained = jail.run({"trust", "-y"}, o);
+    EXPECT_EQ(chained.status, 125) << describe(chained);
+    EXPECT_TRUE(ajtest::contains(chained.err, "a file its trust does not cover")) << describe(chained);
 }
 
 TEST_F(Sandbox, CExampleRunsACommandAndReturnsItsStatus) {
