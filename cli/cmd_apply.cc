@@ -72,8 +72,8 @@ int cmd_apply(const std::vector<std::string>& args) {
                       .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
                       .run(),
                   vm);
-    } catch (const po::error& e) {
-        return usage_error(std::string(e.what()) + " (see agentjail apply --help)");
+    } catch (po::error& e) {
+        return usage_error(error_text(e) + " (see agentjail apply --help)");
     }
     if (vm.count("help")) {
         std::fputs(apply_help().c_str(), stdout);

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 namespace po = boost::program_options;
@@ -32,10 +33,18 @@ Error invalid(const std::string& message) {
     return Error(ErrorKind::invalid_input, EINVAL, message);
 }
 
+// Reaches error_with_option_name's protected substitutions (what the user typed, put
+// into the message's %placeholders%) through a pointer to member; never instantiated.
+struct SubstitutionsOf : po::error_with_option_name {
+    static std::map<std::string, std::string> po::error_with_option_name::*member() {
+        return &SubstitutionsOf::m_substitutions;
+    }
+};
+
 // Boost's message for a parse error, with "did you mean --X?" for an option nobody
 // has, the closest long option within a few edits (as policy keys get).
-std::string parse_error_text(const po::error& e, const po::options_description& desc) {
-    std::string msg = e.what();
+std::string parse_error_text(po::error& e, const po::options_description& desc) {
+    std::string msg = error_text(e);
     const auto* unknown = dynamic_cast<const po::unknown_option*>(&e);
     if (unknown == nullptr) return msg;
     std::string given = unknown->get_option_name();
@@ -57,6 +66,23 @@ std::string parse_error_text(const po::error& e, const po::options_description& 
 }
 
 }  // namespace
+
+std::string error_text(po::error& e) {
+    // Boost fills %original_token% and the like by replacing each until none is left,
+    // so an argument that itself holds "%original_token%" loops forever (found by
+    // fuzz_cli). Each '%' the user gave is shown as U+FF05, which no placeholder
+    // matches; the message is otherwise Boost's.
+    if (auto* named = dynamic_cast<po::error_with_option_name*>(&e)) {
+        const auto given = named->*SubstitutionsOf::member();
+        for (const auto& [name, value] : given) {
+            if (value.find('%') == std::string::npos) continue;
+            std::string shown;
+            for (const char c : value) shown += c == '%' ? std::string("\uFF05") : std::string(1, c);
+            named->set_substitute(name, shown);
+        }
+    }
+    return e.what();
+}
 
 Result<Context> current_context() {
     // The planner's rule (sys/caller.hpp): a flag's ~ and relative paths mean what the
@@ -133,7 +159,7 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
                             ~po::command_line_style::allow_guessing)
                      .run();
         po::store(parsed, vm);
-    } catch (const po::error& e) {
+    } catch (po::error& e) {
         return invalid(parse_error_text(e, desc) + " (see agentjail " +
                        (verb == Verb::explain ? "explain " : "") + "--help)");
     }
@@ -302,7 +328,7 @@ Result<bool> parse_simple(const std::string& verb, const std::vector<std::string
                              ~po::command_line_style::allow_guessing)
                       .run(),
                   vm);
-    } catch (const po::error& e) {
+    } catch (po::error& e) {
         return invalid(parse_error_text(e, all) + " (see agentjail " + verb + " --help)");
     }
     if (vm.count("help")) return true;

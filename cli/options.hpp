@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+namespace boost::program_options {
+class error;
+}
+
 namespace agentjail::cli {
 
 // Exit status when agentjail itself fails (bad flag, bad policy, setup error).
@@ -94,6 +98,10 @@ std::string gc_help();
 // (125; 126/127 for a command that is not executable / not found).
 int report(const Error& e);
 int usage_error(const std::string& message);
+
+// A Boost.Program_options error's message, safe whatever the user typed (Boost's own
+// what() loops forever on an argument holding one of its %placeholders%).
+std::string error_text(boost::program_options::error& e);
 // Every other line agentjail writes on stderr: "agentjail: <line>" (say) or the line
 // alone (say_bare), made printable (util::printable): names from a policy file, the
 // host or the sandbox (a key with ESC or NUL in it) never act on the terminal or
