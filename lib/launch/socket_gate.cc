@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include <sys/sysmacros.h>
@@ -165,7 +166,55 @@ bool caller_may_write(pid_t tid, const struct stat& st) {
     return (st.st_mode & (group ? S_IWGRP : S_IWOTH)) != 0;
 }
 
+// Whether the caller owns the file (its filesystem uid as this process sees it): what
+// the kernel asks before O_NOATIME, which the supervisor's own rights must not lend.
+// CAP_FOWNER of the caller's is not counted: refused where the kernel might allow,
+// never the other way.
+bool caller_owns(pid_t tid, int fd) {
+    struct stat st{};
+    const Status s = read_status(tid);
+    return ::fstat(fd, &st) == 0 && s.fsuid >= 0 && static_cast<uid_t>(s.fsuid) == st.st_uid;
+}
+
 }  // namespace
+
+SocketGate::Outcome SocketGate::make(int listener, const seccomp_notif& req) {
+    if (req.data.nr == SYS_connect) return connect(listener, req);
+    set_mode(listener, req);
+    return {};
+}
+
+// fcntl(fd, F_SETFL, flags) or ioctl(fd, FIONBIO, &on), made on the caller's own file
+// description (pidfd_getfd), with the caller's errors: EBADF for a number it does not
+// have (or an O_PATH descriptor), EFAULT for an address it cannot read.
+void SocketGate::set_mode(int listener, const seccomp_notif& req) {
+    const int fdnum = static_cast<int>(req.data.args[0] & 0xffffffffu);
+    const auto cmd = static_cast<unsigned>(req.data.args[1] & 0xffffffffu);
+    const bool setfl = req.data.nr == SYS_fcntl && cmd == F_SETFL;
+    if (!setfl && !(req.data.nr == SYS_ioctl && cmd == FIONBIO)) return send_answer(listener, req.id, -EPERM);
+    sys::UniqueFd pidfd(open_pidfd(static_cast<pid_t>(req.pid)));
+    if (!id_valid(listener, req.id)) return;
+    if (!pidfd.valid()) return send_answer(listener, req.id, -EPERM);
+    const int got = sys::pidfd_getfd(pidfd.get(), fdnum);
+    if (got < 0) return send_answer(listener, req.id, got);
+    sys::UniqueFd file(got);
+    if (setfl) {
+        const auto want = static_cast<unsigned>(req.data.args[2] & 0xffffffffu);
+        const int now = ::fcntl(file.get(), F_GETFL);
+        if (now < 0) return send_answer(listener, req.id, -errno);
+        if ((want & O_NOATIME) != 0 && (now & O_NOATIME) == 0 && !caller_owns(static_cast<pid_t>(req.pid), file.get()))
+            return send_answer(listener, req.id, -EPERM);
+        return send_answer(listener, req.id, ::fcntl(file.get(), F_SETFL, want) < 0 ? -errno : 0);
+    }
+    int on = 0;
+    iovec local{&on, sizeof on};
+    iovec remote{reinterpret_cast<void*>(req.data.args[2]), sizeof on};
+    const bool read = ::process_vm_readv(static_cast<pid_t>(req.pid), &local, 1, &remote, 1, 0) ==
+                      static_cast<ssize_t>(sizeof on);
+    if (!id_valid(listener, req.id)) return;
+    if (!read) return send_answer(listener, req.id, -EFAULT);
+    send_answer(listener, req.id, ::ioctl(file.get(), FIONBIO, &on) < 0 ? -errno : 0);
+}
 
 SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) {
     Outcome out;

@@ -50,8 +50,13 @@ public:
 
     explicit SocketGate(Config c) : c_(std::move(c)) {}
 
-    // One notified connect: made here, answered on `listener` unless it must wait.
-    Outcome connect(int listener, const seccomp_notif& req);
+    // One notified call of the gate's, made here and answered on `listener`: a
+    // connect (unless it must wait), or fcntl(F_SETFL) or ioctl(FIONBIO), which are
+    // made here too, on the caller's file description, so that they fall between the
+    // supervisor's own calls and never between its setting a socket non-blocking and
+    // its connect (let through with CONTINUE, one would run whenever its thread is
+    // next scheduled: SOCK21).
+    Outcome make(int listener, const seccomp_notif& req);
 
     // The descriptors of pending connects, to wait for (POLLOUT), in order.
     void add_wait_fds(std::vector<pollfd>& fds) const;
@@ -62,6 +67,8 @@ public:
     void finish(int listener, const pollfd* ready, size_t n);
 
 private:
+    Outcome connect(int listener, const seccomp_notif& req);
+    void set_mode(int listener, const seccomp_notif& req);
     struct Pending {
         std::uint64_t id;
         sys::UniqueFd sock;

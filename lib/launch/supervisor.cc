@@ -160,8 +160,8 @@ void Supervisor::handle_notification() {
     bool refused = false;
     SocketGate::Outcome gated;
     if (dec.action.kind == seccomp::ActionKind::notify) {
-        // The socket gate: the supervisor makes the connect itself (and answers it).
-        gated = gate_.connect(c_.listener.get(), *req);
+        // The socket gate: the supervisor makes the call itself (and answers it).
+        gated = gate_.make(c_.listener.get(), *req);
         if (!gated.refused) return;
         dec.action = seccomp::Action{seccomp::ActionKind::errno_ret, EACCES};
         refused = true;

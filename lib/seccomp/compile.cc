@@ -194,7 +194,7 @@ private:
                 // above): SOCK_DGRAM, and SOCK_RAW, which AF_UNIX makes a datagram one.
                 if ((args[1] & 0xe) == 2) return Action{ActionKind::errno_ret, EACCES};
                 return Action{ActionKind::allow, 0};
-            case detail::Decider::serialize: return Action{ActionKind::allow, 0};
+            case detail::Decider::serialize:
             case detail::Decider::connect:
                 // The supervisor makes the call itself (launch/socket_gate.hpp).
                 return Action{ActionKind::notify, 0};

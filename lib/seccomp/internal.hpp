@@ -95,9 +95,10 @@ std::vector<Cube> narrowed_cubes(const Cmp& c);
 // unix_socket belong to the socket gate (rules.cc), which the launcher adds to every
 // filter whatever the policy says: connect is made by the supervisor itself
 // (launch/socket_gate.hpp), socket(AF_UNIX, ...) is answered from its registers.
-// serialize: allowed as it is, but through the supervisor, so that it waits while
-// the supervisor makes a connect (the blocking mode of a socket it connects cannot
-// change under it).
+// serialize: allowed as it is, but made by the supervisor itself between its other
+// calls (fcntl F_SETFL, ioctl FIONBIO), so the blocking mode of a socket it connects
+// cannot change under it; a call let through with CONTINUE would run whenever the
+// caller is next scheduled, after the supervisor has moved on.
 enum class Decider { none, personality, connect, unix_socket, serialize };
 
 // One alternative for one syscall: a rule's action when all comparisons hold.

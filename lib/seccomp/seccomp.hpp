@@ -22,8 +22,9 @@ enum class ActionKind {
     log,        // allowed, but recorded (notification answered with CONTINUE)
     notify,     // the supervisor decides (built-in deciders, e.g. personality queries)
 };
-// decide() returns notify only for connect (the socket gate: the supervisor makes the
-// call itself, launch/socket_gate.hpp); another notify rule's decider answers allow
+// decide() returns notify only for the socket gate's calls, connect, fcntl(F_SETFL) and
+// ioctl(FIONBIO): the supervisor makes them itself (launch/socket_gate.hpp). Another
+// notify rule's decider answers allow
 // (the supervisor lets the call run: SECCOMP_USER_NOTIF_FLAG_CONTINUE, not recorded)
 // or errno_ret.
 

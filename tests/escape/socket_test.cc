@@ -581,22 +581,82 @@ TEST_F(Escape, SOCK19_RefusedConnectIsLogged) {
 // non-blocking: a thread inside clearing O_NONBLOCK in the moment between would have
 // it connect blocking, and a listener inside whose backlog is full and that never
 // accepts would then hold the run's loop for good (no --timeout, nothing else
-// answered; attack review, session 17). fcntl(F_SETFL) and ioctl(FIONBIO) go
-// through the supervisor, so they wait while it connects: every connect is answered
-// (EAGAIN), and the run ends. Control: on the host, a blocking connect to that
-// listener waits (the probe is stopped by `timeout`).
+// answered; attack review, session 17). Passing fcntl(F_SETFL) and ioctl(FIONBIO)
+// through the supervisor with CONTINUE was not enough: such a call runs when its
+// thread is next scheduled, which under load was after the supervisor had gone on to
+// the connect (a hang in a whole-suite run). The supervisor now makes those calls
+// itself, between its own. Three ways to clear the flag: fcntl, ioctl, and fcntl on
+// a second descriptor number for the same socket. Every connect is answered (EAGAIN)
+// and the run ends. Control: on the host, a blocking connect to that listener waits
+// (the probe is stopped by `timeout`).
 TEST_F(Escape, SOCK21_ClearingONonblockDuringTheConnectCannotBlockTheSupervisor) {
-    ajtest::RunOptions o;
-    o.timeout_ms = 60000;
-    std::vector<std::string> a = cat(jail.base(), {"-t", "40s", "--kill-grace", "1s", "--", probe(), "blockrace",
-                                                    "race", "/tmp/full.sock"});
-    auto r = jail.run(a, o);
-    EXPECT_EQ(r.status, 0) << "the run did not end by itself\n" << describe(r);
-    EXPECT_EQ(field(r.out, "race"), "OK") << describe(r);
-
+    for (const std::string how : {"fcntl", "ioctl", "dup"}) {
+        ajtest::RunOptions o;
+        o.timeout_ms = 60000;
+        std::vector<std::string> a = cat(jail.base(), {"-t", "40s", "--kill-grace", "1s", "--", probe(),
+                                                        "blockrace", "race", "/tmp/full.sock", how});
+        auto r = jail.run(a, o);
+        EXPECT_EQ(r.status, 0) << how << ": the run did not end by itself\n" << describe(r);
+        EXPECT_EQ(field(r.out, "race"), "OK") << how << "\n" << describe(r);
+    }
     ajtest::TempDir d("aj-blockrace");
-    auto c = ajtest::run({"timeout", "3", probe(), "blockrace", "race", d.path() + "/full.sock"});
+    auto c = ajtest::run({"timeout", "3", probe(), "blockrace", "race", d.path() + "/full.sock", "fcntl"});
     EXPECT_EQ(c.status, 124) << "control: a blocking connect to the full listener did not wait\n" << describe(c);
+}
+
+// What fcntl(F_SETFL) and ioctl(FIONBIO) answer when the supervisor makes them (the
+// socket gate) is what the kernel answers without a filter (minimal): the flags set
+// and read back on a socket, a pipe and a file, EBADF for a number not open and for
+// an O_PATH descriptor, EFAULT for FIONBIO's unreadable address, and O_NOATIME, which
+// needs the file's owner (the supervisor's rights must not stand in for the caller's).
+TEST_F(Escape, SOCK24_TheGatesFcntlAndIoctlAnswerAsTheKernelDoes) {
+    const std::string script =
+        "cd /tmp && python3 -c \"\n"
+        "import ctypes, fcntl, os, socket\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "def call(label, f):\n"
+        "    try:\n"
+        "        print(label + '=' + str(f()))\n"
+        "    except OSError as e:\n"
+        "        print(label + '=errno' + str(e.errno))\n"
+        "def ioc(fd, arg):\n"
+        "    r = libc.ioctl(fd, 0x5421, arg)\n"
+        "    return r if r == 0 else 'errno' + str(ctypes.get_errno())\n"
+        "s = socket.socket(); r, w = os.pipe(); f = os.open('/tmp/gate-file', os.O_WRONLY | os.O_CREAT, 0o600)\n"
+        "for name, fd in (('sock', s.fileno()), ('pipe', r), ('file', f)):\n"
+        "    call(name + '.set', lambda: fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK | os.O_APPEND))\n"
+        "    call(name + '.got', lambda: fcntl.fcntl(fd, fcntl.F_GETFL) & (os.O_NONBLOCK | os.O_APPEND))\n"
+        "    on = ctypes.c_int(0)\n"
+        "    call(name + '.fionbio', lambda: ioc(fd, ctypes.byref(on)))\n"
+        "    call(name + '.after', lambda: fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK)\n"
+        "call('badfd', lambda: fcntl.fcntl(1000, fcntl.F_SETFL, 0))\n"
+        "call('badfd.ioctl', lambda: ioc(1000, ctypes.byref(ctypes.c_int(1))))\n"
+        "p = os.open('/tmp', os.O_PATH)\n"
+        "call('opath', lambda: fcntl.fcntl(p, fcntl.F_SETFL, os.O_NONBLOCK))\n"
+        "call('fault', lambda: ioc(s.fileno(), 16))\n"
+        "mine = os.open('/tmp/gate-file', os.O_RDONLY)\n"
+        "call('noatime.mine', lambda: fcntl.fcntl(mine, fcntl.F_SETFL, os.O_NOATIME))\n"
+        "theirs = os.open('/etc/passwd', os.O_RDONLY)\n"
+        "call('noatime.theirs', lambda: fcntl.fcntl(theirs, fcntl.F_SETFL, os.O_NOATIME))\n"
+        "\"";
+    auto gated = jail.sh(script);
+    ASSERT_EQ(gated.status, 0) << describe(gated);
+    auto plain = jail.sh(script, {"-p", "minimal", "--rw", jail.ws()});
+    ASSERT_EQ(plain.status, 0) << describe(plain);
+    const std::vector<std::string> labels = {
+        "sock.set", "sock.got", "sock.fionbio", "sock.after", "pipe.set", "pipe.got", "pipe.fionbio", "pipe.after",
+        "file.set", "file.got", "file.fionbio", "file.after", "badfd", "badfd.ioctl", "opath", "fault",
+        "noatime.mine", "noatime.theirs"};
+    for (const auto& l : labels) {
+        EXPECT_FALSE(field(plain.out, l).empty()) << l << " not printed\n" << describe(plain);
+        EXPECT_EQ(field(gated.out, l), field(plain.out, l)) << l << "\n" << describe(gated) << describe(plain);
+    }
+    // Controls: the calls did something, and failed where they should.
+    EXPECT_EQ(field(plain.out, "sock.got"), std::to_string(O_NONBLOCK | O_APPEND)) << describe(plain);
+    EXPECT_EQ(field(plain.out, "sock.after"), "0") << describe(plain);
+    EXPECT_EQ(field(plain.out, "badfd"), "errno" + std::to_string(EBADF)) << describe(plain);
+    EXPECT_EQ(field(plain.out, "fault"), "errno" + std::to_string(EFAULT)) << describe(plain);
+    EXPECT_EQ(field(plain.out, "noatime.mine"), "0") << describe(plain);
 }
 
 // With nested_sandboxes, a process inside may make a mount namespace of its own and

@@ -18,12 +18,13 @@
 //   socket LABEL TYPE         socket(AF_UNIX, TYPE): stream, seqpacket, dgram,
 //                             dgram_cloexec, dgram_nonblock, raw (a datagram socket
 //                             to AF_UNIX), raw_cloexec
-//   blockrace LABEL PATH      a listener at PATH with a full backlog that never
+//   blockrace LABEL PATH HOW  a listener at PATH with a full backlog that never
 //                             accepts; a thread clearing O_NONBLOCK on a socket in a
 //                             loop while the main thread makes a blocking connect of
 //                             it to PATH: prints LABEL=OK|ERRNO once the connect
 //                             returns (a supervisor that connects it blocking would
-//                             never return)
+//                             never return). HOW: fcntl (F_SETFL 0), ioctl (FIONBIO
+//                             0), dup (F_SETFL 0 on a second number for the socket)
 //   pair LABEL TYPE           socketpair(AF_UNIX, TYPE); for stream and seqpacket one
 //                             message each way
 //   tcp LABEL block|nonblock  a listener on 127.0.0.1 (ephemeral port), a connect to
@@ -54,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -558,15 +560,27 @@ static atomic_int g_block_fd = -1;
 static atomic_int g_block_stop;
 
 static void* clear_nonblock(void* arg) {
-    (void)arg;
+    const char* how = arg;
     while (!atomic_load(&g_block_stop)) {
         int fd = atomic_load(&g_block_fd);
-        if (fd >= 0) (void)fcntl(fd, F_SETFL, 0);
+        if (fd < 0) continue;
+        if (strcmp(how, "ioctl") == 0) {
+            int off = 0;
+            (void)ioctl(fd, FIONBIO, &off);
+        } else if (strcmp(how, "dup") == 0) {
+            int d = dup(fd);
+            if (d >= 0) {
+                (void)fcntl(d, F_SETFL, 0);
+                close(d);
+            }
+        } else {
+            (void)fcntl(fd, F_SETFL, 0);
+        }
     }
     return NULL;
 }
 
-static void op_blockrace(const char* label, const char* path) {
+static void op_blockrace(const char* label, const char* path, const char* how) {
     struct sockaddr_un a;
     socklen_t len = unix_addr(path, &a);
     unlink(path);
@@ -588,8 +602,10 @@ static void op_blockrace(const char* label, const char* path) {
     }
     int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     atomic_store(&g_block_fd, s);
-    pthread_t t;
-    pthread_create(&t, NULL, clear_nonblock, NULL);
+    // Several threads clearing it: the more calls of theirs the kernel holds at once,
+    // the likelier one runs in the supervisor's moment.
+    pthread_t t[4];
+    for (int i = 0; i < 4; ++i) pthread_create(&t[i], NULL, clear_nonblock, (void*)how);
     int rc = 0;
     // Many tries: the race needs the supervisor's moment between its fcntl and its
     // connect. Each connect is answered at once (EAGAIN) unless the supervisor blocks.
@@ -600,7 +616,7 @@ static void op_blockrace(const char* label, const char* path) {
         close(c);
     }
     atomic_store(&g_block_stop, 1);
-    pthread_join(t, NULL);
+    for (int i = 0; i < 4; ++i) pthread_join(t[i], NULL);
     result(label, "", rc);
     close(s);
     for (int i = 0; i < n; ++i) close(fill[i]);
@@ -637,9 +653,9 @@ int main(int argc, char** argv) {
         } else if (left >= 2 && strcmp(op, "pair") == 0 && type_of(argv[i + 2], &type) == 0) {
             op_pair(argv[i + 1], type);
             i += 3;
-        } else if (left >= 2 && strcmp(op, "blockrace") == 0) {
-            op_blockrace(argv[i + 1], argv[i + 2]);
-            i += 3;
+        } else if (left >= 3 && strcmp(op, "blockrace") == 0) {
+            op_blockrace(argv[i + 1], argv[i + 2], argv[i + 3]);
+            i += 4;
         } else if (left >= 2 && strcmp(op, "tcp") == 0) {
             op_tcp(argv[i + 1], strcmp(argv[i + 2], "nonblock") == 0);
             i += 3;

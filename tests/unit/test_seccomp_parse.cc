@@ -403,9 +403,11 @@ TEST(SeccompSocketGate, EveryPolicyGetsIt) {
     EXPECT_EQ(decide(*bare, SYS_socketpair, {AF_UNIX, SOCK_RAW | SOCK_CLOEXEC}).action.err, EACCES);
     EXPECT_EQ(decide(*bare, SYS_socket, {AF_UNIX, SOCK_SEQPACKET}).action.kind, ActionKind::allow);
     EXPECT_EQ(decide(*bare, SYS_socket, {AF_INET, SOCK_RAW}).action.kind, ActionKind::allow);
-    // A socket's blocking mode changes through the supervisor (allowed, recorded nowhere).
+    // A socket's blocking mode changes through the supervisor, which makes the call
+    // itself (never CONTINUE: SOCK21); recorded nowhere.
     auto setfl = decide(*bare, SYS_fcntl, {3, F_SETFL, O_NONBLOCK});
-    EXPECT_EQ(setfl.action.kind, ActionKind::allow);
+    EXPECT_EQ(setfl.action.kind, ActionKind::notify);
+    EXPECT_EQ(decide(*bare, SYS_ioctl, {3, FIONBIO}).action.kind, ActionKind::notify);
     ASSERT_GE(setfl.rule, 0);
     EXPECT_EQ(bare->rules()[static_cast<size_t>(setfl.rule)].where, "built-in");
     EXPECT_EQ(decide(*bare, SYS_fcntl, {3, F_GETFL}).rule, -1);
