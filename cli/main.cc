@@ -4,7 +4,12 @@
 #include "commands.hpp"
 #include "options.hpp"
 
+#include "commit.h"
+
 #include <fcntl.h>
+#include <linux/landlock.h>
+#include <seccomp.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -76,6 +81,45 @@ int refuse_closed_stdio(const std::vector<std::string>& args) {
     return run ? cli::cmd_run(*run, &e) : cli::report(e);
 }
 
+// The highest Landlock ABI the headers this was built with describe (each ABI added
+// a right), and the running kernel's (0: none).
+int landlock_abi_known() {
+#if defined(LANDLOCK_SCOPE_SIGNAL)
+    return 6;
+#elif defined(LANDLOCK_ACCESS_FS_IOCTL_DEV)
+    return 5;
+#elif defined(LANDLOCK_ACCESS_NET_BIND_TCP)
+    return 4;
+#elif defined(LANDLOCK_ACCESS_FS_TRUNCATE)
+    return 3;
+#elif defined(LANDLOCK_ACCESS_FS_REFER)
+    return 2;
+#else
+    return 1;
+#endif
+}
+
+int landlock_abi_running() {
+    const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
+    return abi < 0 ? 0 : static_cast<int>(abi);
+}
+
+// `agentjail --version`: the first line is the version alone (what scripts read),
+// then the commit and what the build holds.
+std::string version_text() {
+    const scmp_version* sv = seccomp_version();
+    const int running = landlock_abi_running();
+    std::string t = std::string("agentjail ") + AGENTJAIL_VERSION + "\n";
+    t += std::string("commit: ") + AGENTJAIL_COMMIT + "\n";
+    t += std::string("build: ") + AJ_BUILD_TYPE + ", " +
+         (AJ_STATIC_COMMAND ? "static (only libc is a shared library)" : "dynamic") + "\n";
+    t += "libseccomp: " + std::to_string(sv->major) + "." + std::to_string(sv->minor) + "." +
+         std::to_string(sv->micro) + "\n";
+    t += "landlock: ABI " + std::to_string(landlock_abi_known()) + " known; this kernel: " +
+         (running > 0 ? "ABI " + std::to_string(running) : std::string("none")) + "\n";
+    return t;
+}
+
 int dispatch(const std::vector<std::string>& args) {
     using namespace agentjail::cli;
     if (args.empty())
@@ -88,7 +132,7 @@ int dispatch(const std::vector<std::string>& args) {
         return 0;
     }
     if (first == "--version") {
-        std::printf("agentjail %s\n", AGENTJAIL_VERSION);
+        std::fputs(version_text().c_str(), stdout);
         return 0;
     }
     if (auto run = run_args(args)) return cmd_run(*run);

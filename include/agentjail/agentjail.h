@@ -232,7 +232,7 @@ typedef struct aj_run_options {
      * call only. NULL: nothing is reported. */
     void (*log)(void *payload, int level, const char *message);
     void *log_payload;
-    /* Since version 4 (library 0.4). Nonzero: filter what the command writes to stdout and stderr
+    /* Since version 4 (library 1.4). Nonzero: filter what the command writes to stdout and stderr
      * when they are pipes too, as the terminal is (OSC 52, file:// links, reports: see
      * docs/terminal.md), for a caller whose pipe ends on a terminal. 0 (default): a
      * pipe carries data, unchanged. Cannot be combined with tty_raw. */
@@ -261,7 +261,7 @@ AJ_API int aj_sandbox_kill(aj_sandbox *sb, int sig, aj_error **err);
 /* Ends the run on time: sig to the command now, everything inside killed once the
  * policy's kill grace ([limits] kill_grace, default 5s) has passed; a second call
  * kills at once. The result's exit status is then 128+sig (the record's "stop" says
- * whether it came to a kill). Since 0.3. */
+ * whether it came to a kill). Since 1.3. */
 AJ_API int aj_sandbox_stop(aj_sandbox *sb, int sig, aj_error **err);
 /* Waits for the command to end. *out: owned by the caller (aj_result_free). */
 AJ_API int aj_sandbox_wait(aj_result **out, aj_sandbox *sb, aj_error **err);
@@ -283,7 +283,7 @@ AJ_API int aj_result_timed_out(const aj_result *res);
  * the memory limit's OOM killer did (ML), 125 when agentjail's own supervision failed
  * (XX), 128+N when aj_sandbox_stop(N) ended it, else the command's own: its exit
  * code, or 128+N for signal N. 125 for NULL.
- * Since 0.2. */
+ * Since 1.2. */
 AJ_API int aj_result_exit_status(const aj_result *res);
 
 /* Counters of a run, read with aj_result_stat. Times are in microseconds. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The library's version as the build named it ("0.3.0"), for records and messages.
+// The library's version as the build named it ("1.4.0"), for records and messages.
 #pragma once
 
 namespace agentjail {

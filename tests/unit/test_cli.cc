@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -42,10 +43,26 @@ void expect_one_line_error(const RunOutput& r, const std::string& needle) {
     EXPECT_TRUE(has(lines[0], needle)) << "expected '" << needle << "'\n" << show(r);
 }
 
-TEST(Cli, VersionPrintsTheVersionMacro) {
+// The first line is the version alone (what scripts read); then the commit the build
+// was made from (one this checkout has, when it is one), the kind of build, the
+// libseccomp linked and the Landlock ABIs (issue 28, item 6).
+TEST(Cli, VersionPrintsTheVersionTheCommitAndTheBuild) {
     auto r = ajtest::agentjail({"--version"});
     EXPECT_EQ(r.status, 0) << show(r);
-    EXPECT_EQ(r.out, std::string("agentjail ") + AGENTJAIL_VERSION + "\n");
+    const auto lines = ajtest::lines(r.out);
+    ASSERT_EQ(lines.size(), 5u) << show(r);
+    EXPECT_EQ(lines[0], std::string("agentjail ") + AGENTJAIL_VERSION) << show(r);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(lines[1], m, std::regex("commit: ([0-9a-f]{12})(-dirty)?"))) << show(r);
+    if (ajtest::exists(std::string(AJ_SOURCE_DIR) + "/.git")) {
+        auto known = ajtest::run({"git", "-C", AJ_SOURCE_DIR, "cat-file", "-e", m[1].str() + "^{commit}"});
+        EXPECT_EQ(known.status, 0) << "not a commit of this checkout: " << lines[1];
+    }
+    EXPECT_TRUE(std::regex_match(lines[2], std::regex("build: [A-Za-z]+, (static \\(only libc is a shared library\\)|dynamic)")))
+        << show(r);
+    EXPECT_TRUE(std::regex_match(lines[3], std::regex("libseccomp: [0-9]+\\.[0-9]+\\.[0-9]+"))) << show(r);
+    EXPECT_TRUE(std::regex_match(lines[4], std::regex("landlock: ABI [1-9] known; this kernel: (ABI [0-9]+|none)")))
+        << show(r);
 }
 
 TEST(Cli, HelpNamesEveryFlagAndTheExamples) {
