@@ -17,8 +17,6 @@ namespace agentjail::cli {
 
 namespace po = boost::program_options;
 
-namespace {
-
 std::string apply_help() {
     return "agentjail apply RUN: write what an overlay run changed into its workspace.\n"
            "\n"
@@ -33,6 +31,8 @@ std::string apply_help() {
            "Exit status: 0 when everything was applied, 1 when something was skipped or failed,\n"
            "125 when the run cannot be applied. `agentjail runs` lists the runs.\n";
 }
+
+namespace {
 
 std::string root_for(const Context& ctx) {
     std::vector<std::string> env;

@@ -14,19 +14,21 @@
 
 namespace agentjail::cli {
 
+std::string check_help() {
+    return "agentjail check: load each policy FILE (with its extends chain), validate it and\n"
+           "print 'FILE: ok' (stdout) or the error (stderr: FILE:LINE:COL: KEY: message). Exits 0 "
+           "when all\n"
+           "are fine, 125 otherwise.\n"
+           "\nUsage:\n  agentjail check FILE...\n\nExamples:\n  agentjail check my.toml\n"
+           "  agentjail check policies/*.toml\n";
+}
+
 int cmd_check(const std::vector<std::string>& args) {
     std::vector<std::string> files;
     auto help = parse_simple("check", args, "FILE", files);
     if (!help) return report(help.error());
     if (*help) {
-        std::fputs(
-            "agentjail check: load each policy FILE (with its extends chain), validate it and\n"
-            "print 'FILE: ok' (stdout) or the error (stderr: FILE:LINE:COL: KEY: message). Exits 0 "
-            "when all\n"
-            "are fine, 125 otherwise.\n"
-            "\nUsage:\n  agentjail check FILE...\n\nExamples:\n  agentjail check my.toml\n"
-            "  agentjail check policies/*.toml\n",
-            stdout);
+        std::fputs(check_help().c_str(), stdout);
         return 0;
     }
     if (files.empty()) return usage_error("check: no FILE given (see agentjail check --help)");

@@ -9,18 +9,20 @@
 
 namespace agentjail::cli {
 
+std::string doctor_help() {
+    return "agentjail doctor: probe what this host's kernel offers agentjail (user\n"
+           "namespaces, AppArmor's userns restriction, seccomp, cgroups and delegation,\n"
+           "Landlock, the mount API, pidfds) by trying each, and say how to fix problems.\n"
+           "Exits 0 when nothing FAILs, 1 otherwise.\n"
+           "\nUsage:\n  agentjail doctor\n\nExamples:\n  agentjail doctor\n";
+}
+
 int cmd_doctor(const std::vector<std::string>& args) {
     std::vector<std::string> operands;
     auto help = parse_simple("doctor", args, "", operands);
     if (!help) return report(help.error());
     if (*help) {
-        std::fputs(
-            "agentjail doctor: probe what this host's kernel offers agentjail (user\n"
-            "namespaces, AppArmor's userns restriction, seccomp, cgroups and delegation,\n"
-            "Landlock, the mount API, pidfds) by trying each, and say how to fix problems.\n"
-            "Exits 0 when nothing FAILs, 1 otherwise.\n"
-            "\nUsage:\n  agentjail doctor\n\nExamples:\n  agentjail doctor\n",
-            stdout);
+        std::fputs(doctor_help().c_str(), stdout);
         return 0;
     }
     bool failed = false;

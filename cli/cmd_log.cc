@@ -158,27 +158,6 @@ void print_entry(const json& j) {
         if (line.is_string()) std::printf("  %s\n", util::printable(line.get<std::string>()).c_str());
 }
 
-std::string log_help() {
-    return "usage: agentjail log [RUN | --list] [--json | --policy]\n"
-           "\n"
-           "What the sandbox was refused in a run, as the run said on stderr when it ended:\n"
-           "hosts the proxy refused (or could not reach), system calls and Unix sockets the\n"
-           "filter refused, the limit that ended the run, layers that were missing; each\n"
-           "with the flag or policy line that would allow it. Without RUN: the last run.\n"
-           "\n"
-           "  RUN      a run id as --list shows it (20261206-231500-ab12cd)\n"
-           "  --list   the runs kept, newest last: id, exit status, refusals, command\n"
-           "  --json   the entry (or, with --list, every entry) as JSON\n"
-           "  --policy the policy lines that would have allowed what the run was refused,\n"
-           "           as a TOML file extending the run's policy (review before use;\n"
-           "           `agentjail learn -- COMMAND` prints the same after a run)\n"
-           "\n"
-           "The newest " + std::to_string(kMaxKept) + " runs (to " + std::to_string(kMaxKept + kSlack) +
-           ") are kept in $XDG_STATE_HOME/agentjail/log\n"
-           "(default ~/.local/state/agentjail/log). --net-log and --seccomp-log record every\n"
-           "single attempt; this log keeps the distinct ones with a count.\n";
-}
-
 }  // namespace
 
 std::string proposed_policy(const RunResult& r, const std::string& policy, const std::string& cwd) {
@@ -215,6 +194,27 @@ void keep_run_log(const RunResult& r, const std::vector<std::string>& command, c
     if (entries(dir->get(), false).size() <= kMaxKept + kSlack) return;
     auto all = entries(dir->get());
     for (size_t i = 0; i + kMaxKept < all.size(); ++i) (void)::unlinkat(dir->get(), (all[i] + ".json").c_str(), 0);
+}
+
+std::string log_help() {
+    return "usage: agentjail log [RUN | --list] [--json | --policy]\n"
+           "\n"
+           "What the sandbox was refused in a run, as the run said on stderr when it ended:\n"
+           "hosts the proxy refused (or could not reach), system calls and Unix sockets the\n"
+           "filter refused, the limit that ended the run, layers that were missing; each\n"
+           "with the flag or policy line that would allow it. Without RUN: the last run.\n"
+           "\n"
+           "  RUN      a run id as --list shows it (20261206-231500-ab12cd)\n"
+           "  --list   the runs kept, newest last: id, exit status, refusals, command\n"
+           "  --json   the entry (or, with --list, every entry) as JSON\n"
+           "  --policy the policy lines that would have allowed what the run was refused,\n"
+           "           as a TOML file extending the run's policy (review before use;\n"
+           "           `agentjail learn -- COMMAND` prints the same after a run)\n"
+           "\n"
+           "The newest " + std::to_string(kMaxKept) + " runs (to " + std::to_string(kMaxKept + kSlack) +
+           ") are kept in $XDG_STATE_HOME/agentjail/log\n"
+           "(default ~/.local/state/agentjail/log). --net-log and --seccomp-log record every\n"
+           "single attempt; this log keeps the distinct ones with a count.\n";
 }
 
 int cmd_log(const std::vector<std::string>& args) {

@@ -13,19 +13,21 @@
 
 namespace agentjail::cli {
 
+std::string policies_help() {
+    return "agentjail policies: list the built-in policies and yours (use one with --policy\n"
+           "NAME; 'agentjail explain --policy NAME' shows what it does). Yours are the\n"
+           "NAME.toml files in $XDG_CONFIG_HOME/agentjail/policies (default\n"
+           "~/.config/agentjail/policies), found by name by --policy and extends.\n"
+           "\nUsage:\n  agentjail policies\n\nExamples:\n  agentjail policies\n"
+           "  agentjail explain --policy minimal -- /bin/true\n";
+}
+
 int cmd_policies(const std::vector<std::string>& args) {
     std::vector<std::string> operands;
     auto help = parse_simple("policies", args, "", operands);
     if (!help) return report(help.error());
     if (*help) {
-        std::fputs(
-            "agentjail policies: list the built-in policies and yours (use one with --policy\n"
-            "NAME; 'agentjail explain --policy NAME' shows what it does). Yours are the\n"
-            "NAME.toml files in $XDG_CONFIG_HOME/agentjail/policies (default\n"
-            "~/.config/agentjail/policies), found by name by --policy and extends.\n"
-            "\nUsage:\n  agentjail policies\n\nExamples:\n  agentjail policies\n"
-            "  agentjail explain --policy minimal -- /bin/true\n",
-            stdout);
+        std::fputs(policies_help().c_str(), stdout);
         return 0;
     }
     size_t width = 0;

@@ -18,6 +18,14 @@ namespace agentjail::cli {
 
 namespace {
 
+Result<std::string> root_dir() {
+    auto host = plan::HostFacts::current();
+    if (!host) return std::move(host).error();
+    return sys::runs_root(host->environ, host->home);
+}
+
+}  // namespace
+
 std::string runs_help() {
     return "usage: agentjail runs [--json]\n"
            "\n"
@@ -49,14 +57,6 @@ std::string discard_help() {
            "its layer. RUN is an id as `agentjail runs` lists it (20261202-011500-ab12cd).\n"
            "Commits of the branch you merged elsewhere stay where you merged them.\n";
 }
-
-Result<std::string> root_dir() {
-    auto host = plan::HostFacts::current();
-    if (!host) return std::move(host).error();
-    return sys::runs_root(host->environ, host->home);
-}
-
-}  // namespace
 
 int cmd_runs(const std::vector<std::string>& args) {
     bool json = false;

@@ -193,6 +193,8 @@ void apply_stored_secrets(policy::Policy& p) {
     }
 }
 
+std::string secret_help() { return kHelp; }
+
 int cmd_secret(const std::vector<std::string>& args) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         std::fputs(kHelp, args.empty() ? stderr : stdout);

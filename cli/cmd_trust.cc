@@ -100,18 +100,21 @@ Result<agentjail::Policy> load_project_policy(const std::string& text, const std
     return pol;
 }
 
+std::string trust_help() {
+    return "agentjail trust: use the project's policy file (agentjail.toml at the top of the\n"
+           "project) from now on, as it is now. It is shown, and kept as trusted by its\n"
+           "SHA-256: once it changes (the agent can write the project) it is not used again\n"
+           "until you trust it again. Until then runs say that it is there and unused.\n"
+           "\nUsage:\n  agentjail trust [-y] [FILE]   FILE: agentjail.toml found from here by default\n"
+           "\nExamples:\n  agentjail trust\n  agentjail trust -y ./agentjail.toml\n";
+}
+
 int cmd_trust(const std::vector<std::string>& args) {
     bool yes = false;
     std::string file;
     for (const auto& a : args) {
         if (a == "-h" || a == "--help") {
-            std::fputs("agentjail trust: use the project's policy file (agentjail.toml at the top of the\n"
-                       "project) from now on, as it is now. It is shown, and kept as trusted by its\n"
-                       "SHA-256: once it changes (the agent can write the project) it is not used again\n"
-                       "until you trust it again. Until then runs say that it is there and unused.\n"
-                       "\nUsage:\n  agentjail trust [-y] [FILE]   FILE: agentjail.toml found from here by default\n"
-                       "\nExamples:\n  agentjail trust\n  agentjail trust -y ./agentjail.toml\n",
-                       stdout);
+            std::fputs(trust_help().c_str(), stdout);
             return 0;
         }
         if (a == "-y" || a == "--yes") yes = true;

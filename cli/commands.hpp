@@ -10,6 +10,19 @@
 
 namespace agentjail::cli {
 
+// What each subcommand's --help prints, one text each: the command prints it and the
+// man page carries it (global_help, explain_help and gc_help: options.hpp).
+std::string apply_help();
+std::string check_help();
+std::string doctor_help();
+std::string policies_help();
+std::string runs_help();
+std::string discard_help();
+std::string log_help();
+std::string secret_help();
+std::string trust_help();
+std::string completion_help();
+
 // refused: a refusal found before (a closed stdio), reported with the result record
 // the arguments ask for instead of running anything.
 int cmd_run(const std::vector<std::string>& args, const Error* refused = nullptr, bool learn = false);
@@ -40,6 +53,8 @@ int cmd_learn(const std::vector<std::string>& args);
 int cmd_secret(const std::vector<std::string>& args);
 // cmd_trust.cc: `agentjail trust [-y] [FILE]`, the project's policy file approved as it is.
 int cmd_trust(const std::vector<std::string>& args);
+// cmd_completion.cc: `agentjail completion bash|zsh|fish`, the shell's completion script.
+int cmd_completion(const std::vector<std::string>& args);
 struct StoredSecret {
     std::string name;
     std::string path;

@@ -140,7 +140,8 @@ std::vector<Flag> make_table() {
         {"policy", 'p', "NAME|FILE", false, both, O,
          "the policy: a built-in name (see 'agentjail policies') or a TOML file; default: the "
          "agent preset named like the command (claude, codex, gemini, aider), else default; "
-         "--policy default turns the preset off"},
+         "--policy default turns the preset off",
+         nullptr, nullptr, nullptr, FlagValue::policy},
         {"workspace", 'C', "DIR", false, both, O,
          "the workspace (default: the current directory), bound read-write at the same path; "
          "naming it here also allows / or the home directory (hidden paths stay hidden)",
@@ -151,7 +152,7 @@ std::vector<Flag> make_table() {
          "works in a private git clone whose commits come back as the branch "
          "agentjail/RUN; overlay: its writes go to a layer kept aside, shown at exit and "
          "applied with 'agentjail apply RUN' (docs/workspace.md)",
-         nullptr, checked<policy::set_workspace_mode>},
+         nullptr, checked<policy::set_workspace_mode>, nullptr, FlagValue::words, "direct clone overlay"},
         {"no-commit-uncommitted", 0, nullptr, false, both, O,
          "clone mode: bring back only the agent's own commits; its uncommitted work stays "
          "in the run's clone (default: one extra commit by agentjail holds it)",
@@ -229,7 +230,7 @@ std::vector<Flag> make_table() {
          "add a network preset on top of the policy: balanced (package registries, GitHub, "
          "model APIs), open (any public host), locked (nothing but an agent preset's own model "
          "API and what --allow-host adds); repeatable",
-         nullptr, checked<policy::apply_net_preset>},
+         nullptr, checked<policy::apply_net_preset>, nullptr, FlagValue::net_preset},
         {"secret", 0, "NAME=SOURCE[@HOSTS]", true, both, O,
          "$NAME holds a placeholder (stable across runs); the proxy puts the real value in "
          "requests to HOSTS (comma-separated) and sends them on over TLS. SOURCE: env:VAR, "
@@ -257,7 +258,8 @@ std::vector<Flag> make_table() {
          "clipboard, file:// links, title and colour reports, DCS/APC passthrough, and their C1 "
          "forms): terminal (the default: what the command writes to its terminal), always (its "
          "output pipes too, for `agentjail ... | tee log` on a terminal; a pipe's binary data "
-         "would be changed) or never (as --tty-raw)"},
+         "would be changed) or never (as --tty-raw)",
+         nullptr, nullptr, nullptr, FlagValue::words, "terminal always never"},
         {"tty-raw", 0, nullptr, false, run, T,
          "pass every escape sequence the command writes to your terminal (--tty-filter never)",
          nullptr, nullptr, &Invocation::tty_raw},
@@ -305,9 +307,13 @@ const Flag* find_flag(const std::string& name, Verb verb) {
 
 policy::Origin flag_origin(const std::string& name) { return policy::Origin{"command line", 0, 0, "--" + name}; }
 
-po::options_description flag_options(Verb verb, FlagGroup group) {
+const char* group_title(FlagGroup group) {
     static const char* const titles[] = {"Options", "Terminal", "Result record"};
-    po::options_description d(titles[static_cast<int>(group)]);
+    return titles[static_cast<int>(group)];
+}
+
+po::options_description flag_options(Verb verb, FlagGroup group) {
+    po::options_description d(group_title(group));
     // No option takes more than one token: a multitoken option would swallow the
     // command that follows it.
     for (const auto& f : flags()) {

@@ -3,6 +3,7 @@
 // anything unexpected into the one-line "agentjail: ..." message and status 125.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verbs.hpp"
 
 #include "commit.h"
 
@@ -23,17 +24,6 @@
 
 namespace {
 
-// The verbs other than run, each with its command.
-using Verb = int (*)(const std::vector<std::string>&);
-const std::pair<const char*, Verb> other_verbs[] = {
-    {"explain", agentjail::cli::cmd_explain}, {"check", agentjail::cli::cmd_check},
-    {"doctor", agentjail::cli::cmd_doctor},   {"policies", agentjail::cli::cmd_policies},
-    {"gc", agentjail::cli::cmd_gc},           {"apply", agentjail::cli::cmd_apply},
-    {"runs", agentjail::cli::cmd_runs},       {"discard", agentjail::cli::cmd_discard},
-    {"log", agentjail::cli::cmd_log},         {"learn", agentjail::cli::cmd_learn},
-    {"secret", agentjail::cli::cmd_secret},     {"trust", agentjail::cli::cmd_trust},
-};
-
 // run's arguments when args run a command (`agentjail run ...`, or no verb: the
 // arguments are run's, `agentjail -- claude`, `agentjail ls -l`; a program named like
 // a verb runs with `agentjail -- doctor`); nullopt for another verb or no arguments.
@@ -41,8 +31,7 @@ std::optional<std::vector<std::string>> run_args(const std::vector<std::string>&
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "--version")
         return std::nullopt;
     if (args[0] == "run") return std::vector<std::string>(args.begin() + 1, args.end());
-    for (const auto& [name, cmd] : other_verbs)
-        if (args[0] == name) return std::nullopt;
+    if (agentjail::cli::find_subcommand(args[0]) != nullptr) return std::nullopt;
     return args;
 }
 
@@ -136,8 +125,8 @@ int dispatch(const std::vector<std::string>& args) {
         return 0;
     }
     if (auto run = run_args(args)) return cmd_run(*run);
-    for (const auto& [name, cmd] : other_verbs)
-        if (first == name) return cmd(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (const Subcommand* sub = find_subcommand(first))
+        return sub->run(std::vector<std::string>(args.begin() + 1, args.end()));
     return exit_agentjail_error;  // not reached: run_args takes every other word
 }
 

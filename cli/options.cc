@@ -430,6 +430,7 @@ std::string global_help() {
           "  agentjail learn [OPTIONS] [--] COMMAND...   run it, then propose the policy lines it lacked\n"
           "  agentjail secret set|list|rm   secrets kept outside, put in where a run allows their hosts\n"
           "  agentjail trust [FILE]      use the project's agentjail.toml, as it is now\n"
+          "  agentjail completion bash|zsh|fish   print the shell's completion script\n"
           "  agentjail --version\n"
           "\n"
           "The first word that is not an option ends the options ('agentjail ls -l' runs\n"
