@@ -3,7 +3,8 @@
 # Installs agentjail's build, test and benchmark dependencies from Debian 12 packages,
 # and does nothing (no apt, no root needed) when they are all present already.
 #
-# Usage: scripts/setup.sh [--lint] [--bench] [--no-vm] [--no-clients] [--check]
+# Usage: scripts/setup.sh [--build-only] [--lint] [--bench] [--no-vm] [--no-clients] [--check]
+#   --build-only  only what building the command and the library needs (scripts/install.sh)
 #   --lint        also install clang-format and clang-tidy (for scripts/lint.sh)
 #   --bench       also install the peers bench/ compares with (firejail; srt from npm)
 #   --no-vm       leave out the QEMU guest's packages (the vm tests then skip, saying why)
@@ -12,17 +13,23 @@
 #   AGENTJAIL_CLIENTS_DIR  where the agent clients go (default: .clients in the checkout)
 set -euo pipefail
 
-# What cmake needs to configure and build the library, the CLI and the tests.
-build_pkgs=(build-essential cmake ninja-build ccache pkg-config libseccomp-dev libcap-dev
+# What cmake needs to configure and build the library and the command (a user's
+# install, scripts/install.sh; build-essential brings dpkg-dev, whose dpkg-shlibdeps
+# the .deb's Depends come from).
+user_pkgs=(build-essential cmake ninja-build pkg-config libseccomp-dev libcap-dev
     libboost-program-options-dev libboost-dev libfmt-dev libtomlplusplus-dev
-    libgtest-dev libgmock-dev nlohmann-json3-dev git ca-certificates libssl-dev libsystemd-dev)
+    nlohmann-json3-dev libssl-dev libsystemd-dev)
+# And for a developer: the tests' frameworks, ccache, git.
+build_pkgs=("${user_pkgs[@]}" ccache libgtest-dev libgmock-dev git ca-certificates)
 # What the test tiers and the benchmark run: hyperfine and bwrap (bench peers),
 # unshare/runuser (util-linux), ps (procps), useradd/userdel (passwd) for the
 # unprivileged pass of scripts/test.sh, capsh (libcap2-bin), python3; curl and
 # iproute2 (ip) for the network tests and bench/network.sh; ssh, sshd and OpenBSD netcat
 # for the git-over-SSH test (a throwaway sshd on loopback, reached through SOCKS5).
-test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 curl iproute2
-    openssh-client openssh-server netcat-openbsd)
+# python3-venv: the packaging test installs the Python binding with pip into a venv;
+# man-db, zsh and fish check the man pages and the completions.
+test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 python3-venv curl
+    iproute2 openssh-client openssh-server netcat-openbsd man-db zsh fish)
 # The slurm tier (tests/slurm/): a throwaway Slurm from Debian's slurm-wlm (slurmctld,
 # slurmd, the client commands) with a munged of its own; libslurm-dev's <slurm/spank.h>
 # is what the SPANK plugin (slurm/) builds against. python3-yaml checks the Kubernetes
@@ -68,6 +75,10 @@ with_clients=1
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${slurm_pkgs[@]}" "${fuzz_pkgs[@]}")
 for arg in "$@"; do
     case "$arg" in
+        --build-only)
+            pkgs=("${user_pkgs[@]}")
+            with_vm=0 with_clients=0
+            ;;
         --lint) pkgs+=("${lint_pkgs[@]}") ;;
         --bench)
             pkgs+=("${bench_pkgs[@]}")
@@ -206,6 +217,20 @@ say "apt-get install ${missing[*]}"
 # tests bring their own initramfs); skipping it saves about 30 s.
 INITRD=No apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 say "installed ${#missing[@]} packages"
+# The daemons some of them bring (sshd, slurmctld, slurmd, munged) are for nothing
+# here: the tests start throwaway ones of their own. Those this run installed are
+# stopped and not started at boot; a daemon the machine had before is left alone.
+declare -A daemon_units=([openssh-server]="ssh.service ssh.socket"
+    [slurm-wlm]="slurmctld.service slurmd.service" [munge]="munge.service")
+if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
+    for pkg in "${missing[@]}"; do
+        for unit in ${daemon_units[$pkg]:-}; do
+            systemctl cat "$unit" >/dev/null 2>&1 || continue
+            systemctl disable --now "$unit" >/dev/null 2>&1 || true
+            say "disabled $unit (installed for the tests, which start their own)"
+        done
+    done
+fi
 rc=0
 install_srt || rc=1
 install_clients || client_failed

@@ -20,6 +20,10 @@ import ctypes.util
 import json
 import os
 
+# The project's one version (CMakeLists.txt's project(); the packaging tests hold
+# them equal); the library actually loaded says its own with version().
+__version__ = "1.4.0"
+
 __all__ = ["Error", "Policy", "Sandbox", "Result", "spawn", "version", "version_info"]
 
 # aj_run_options.version this module fills in (see agentjail.h).
@@ -91,10 +95,38 @@ class _RunOptions(ctypes.Structure):
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
 
 
+_SONAME = "libagentjail.so.%d" % int(__version__.split(".")[0])
+
+
+def _library_path():
+    """Where libagentjail is, first found of: $AGENTJAIL_LIBRARY (a build tree, a
+    prefix not on the loader's path); a copy inside this package (a wheel that
+    carries it); the library installed with this package (_installed.py, written by
+    cmake --install); the loader's own search (its cache, LD_LIBRARY_PATH)."""
+    given = os.environ.get("AGENTJAIL_LIBRARY")
+    if given:
+        return given
+    own = os.path.join(os.path.dirname(os.path.abspath(__file__)), _SONAME)
+    if os.path.exists(own):
+        return own
+    try:
+        from agentjail._installed import LIBRARY as installed  # noqa: PLC0415
+    except ImportError:
+        installed = None
+    if installed and os.path.exists(installed):
+        return installed
+    return ctypes.util.find_library("agentjail") or _SONAME
+
+
 def _load():
-    # AGENTJAIL_LIBRARY: a path (a build tree, a prefix not on the loader's path).
-    path = os.environ.get("AGENTJAIL_LIBRARY") or ctypes.util.find_library("agentjail") or "libagentjail.so.1"
-    lib = ctypes.CDLL(path, use_errno=True)
+    path = _library_path()
+    try:
+        lib = ctypes.CDLL(path, use_errno=True)
+    except OSError as e:
+        raise ImportError(
+            "agentjail: cannot load %s (%s): install agentjail (scripts/install.sh, or its .deb), or set "
+            "AGENTJAIL_LIBRARY to the library's path" % (path, e)
+        ) from e
     P = ctypes.c_void_p
     S = ctypes.c_char_p
     E = ctypes.POINTER(ctypes.c_void_p)

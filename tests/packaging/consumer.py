@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A consumer of the installed Python binding (PYTHONPATH and AGENTJAIL_LIBRARY
-point into the scratch prefix): the version, an error with its class and stage,
-and one real run."""
+"""A consumer of the installed Python binding (AJ_PREFIX: where it was installed):
+the version, the library it loaded, an error with its class and stage, and one
+real run. Usage: consumer.py VERSION"""
 
 import errno
 import os
@@ -12,7 +12,12 @@ import agentjail
 
 expected = sys.argv[1]
 assert agentjail.version() == expected, agentjail.version()
+assert agentjail.__version__ == expected, agentjail.__version__
 assert agentjail.__file__.startswith(os.environ["AJ_PREFIX"]), agentjail.__file__
+# The library the package was installed with (or, where AJ_LIBRARY_IN names a
+# directory, the one found there), not one the loader found elsewhere.
+where = os.environ.get("AJ_LIBRARY_IN", os.environ["AJ_PREFIX"])
+assert agentjail._lib._name.startswith(where), agentjail._lib._name
 try:
     agentjail.Policy("no-such-policy")
     raise SystemExit("no error for an unknown policy")
