@@ -555,6 +555,11 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
           "    __agentjail_state >/dev/null\n"
           "    __fish_complete_subcommand --commandline $__agentjail_cmd (commandline -ct)\n"
           "end\n\n"
+          "# Policy files: *.toml, and directories to reach them (a word without '/' or\n"
+          "# .toml names a built-in).\n"
+          "function __agentjail_toml_files\n"
+          "    __fish_complete_suffix .toml | string match -r -- '^[^\\t]*(\\.toml|/)(\\t.*)?$'\n"
+          "end\n\n"
           "function __agentjail_policies\n"
           "    printf '%s\\tbuilt-in policy\\n' "
        << join(policies, " ")
@@ -564,13 +569,13 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
           "    for f in $dir/agentjail/policies/*.toml\n"
           "        printf '%s\\tyour policy\\n' (string replace -r '\\.toml$' '' -- (path basename $f))\n"
           "    end\n"
-          "    __fish_complete_suffix .toml\n"
+          "    __agentjail_toml_files\n"
           "end\n\n"
           "function __agentjail_net_presets\n"
           "    printf '%s\\tnetwork preset\\n' "
        << join(presets, " ")
        << "\n"
-          "    __fish_complete_suffix .toml\n"
+          "    __agentjail_toml_files\n"
           "end\n\n"
           "complete -c agentjail -f\n";
     for (const auto& v : verbs)
