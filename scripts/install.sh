@@ -59,7 +59,7 @@ if ((deb)); then
     say "apt install $file"
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$(pwd -P)/$file" </dev/null
 else
-    scripts/package.sh --configure-only --prefix "$prefix" --build-dir "$build"
+    scripts/package.sh --no-package --prefix "$prefix" --build-dir "$build"
     say "cmake --install $build (into $prefix)"
     "${as_root[@]}" cmake --install "$build"
 fi

@@ -4,31 +4,31 @@
 # tests) for the prefix /usr, then `cpack -G DEB` in that build tree. Prints the
 # .deb's path (relative to the checkout) on stdout and writes it to
 # BUILD/package-file. Also the one place that knows how a user's build is configured
-# (scripts/install.sh uses it with --configure-only).
+# (scripts/install.sh uses it with --no-package).
 #
-# Usage: scripts/package.sh [--build-dir DIR] [--prefix DIR] [--configure-only]
+# Usage: scripts/package.sh [--build-dir DIR] [--prefix DIR] [--no-package]
 #   --build-dir DIR   the build tree (default: $AGENTJAIL_PACKAGE_BUILD_DIR or build-release)
 #   --prefix DIR      CMAKE_INSTALL_PREFIX (default /usr; a .deb must be /usr)
-#   --configure-only  configure and build the tree, and stop there (no package)
+#   --no-package  configure and build the tree, and stop there (no package)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 umask 022
 
 build=${AGENTJAIL_PACKAGE_BUILD_DIR:-build-release}
 prefix=/usr
-configure_only=0
+no_package=0
 say() { printf 'package.sh: %s\n' "$*" >&2; }
 while (($#)); do
     case "$1" in
         --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
         --prefix) prefix=${2:?--prefix needs a directory}; shift ;;
-        --configure-only) configure_only=1 ;;
+        --no-package) no_package=1 ;;
         -h | --help) sed -n '3,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) say "unknown argument: $1 (try --help)"; exit 2 ;;
     esac
     shift
 done
-if ((!configure_only)) && [[ "$prefix" != /usr ]]; then
+if ((!no_package)) && [[ "$prefix" != /usr ]]; then
     say "a Debian package installs under /usr, not $prefix"
     exit 2
 fi
@@ -40,7 +40,7 @@ fi
 say "configure and build $build/ (prefix $prefix, no tests)"
 AGENTJAIL_BUILD_DIR=$build scripts/build.sh -DAGENTJAIL_TESTS=OFF -DCMAKE_INSTALL_PREFIX="$prefix" \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=OFF >&2
-((configure_only)) && exit 0
+((no_package)) && exit 0
 command -v dpkg-shlibdeps >/dev/null 2>&1 || { say "dpkg-shlibdeps is missing: apt-get install dpkg-dev"; exit 1; }
 say "cpack -G DEB"
 (cd "$build" && cpack -G DEB >&2)
