@@ -47,7 +47,8 @@ int cmd_completion(const std::vector<std::string>& args) {
         return 0;
     }
     if (operands.size() != 1)
-        return usage_error("completion: name one shell (usage: agentjail completion " + shell_list() + ")");
+        return usage_error("completion: name one shell (usage: agentjail completion " +
+                           shell_list() + ")");
     auto script = completion_script(operands.front());
     if (!script) return report(script.error());
     std::fputs(script->c_str(), stdout);

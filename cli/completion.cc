@@ -95,7 +95,8 @@ std::string fish_quote(const std::string& s) {
 std::string header(const std::string& shell, const std::string& install, const std::string& load) {
     std::ostringstream os;
     os << "# " << shell << " completion for agentjail " << AGENTJAIL_VERSION
-       << ", made by `agentjail completion " << shell << "`\n"
+       << ", made by `agentjail completion " << shell
+       << "`\n"
           "# from the command's flag table and help texts (do not edit: regenerate it).\n"
           "# Installed as "
        << install << ";\n# or, for this shell only: " << load << "\n";
@@ -106,7 +107,9 @@ std::string header(const std::string& shell, const std::string& install, const s
 
 std::string bash_script(const std::vector<VerbUsage>& verbs) {
     std::ostringstream os;
-    os << header("bash", "bash-completion/completions/agentjail", "source <(agentjail completion bash)") << "\n";
+    os << header("bash", "bash-completion/completions/agentjail",
+                 "source <(agentjail completion bash)")
+       << "\n";
     std::vector<std::string> names;
     for (const auto& v : verbs) names.push_back(v.name);
 
@@ -175,15 +178,17 @@ std::string bash_script(const std::vector<VerbUsage>& verbs) {
             case Kind::path: body = "        _agentjail_files ;;\n"; break;
             case Kind::dir: body = "        _agentjail_dirs ;;\n"; break;
             case Kind::words:
-                body = "        COMPREPLY=($(compgen -W " + sh_quote(join(f.value.words, " ")) + " -- \"$cur\")) ;;\n";
+                body = "        COMPREPLY=($(compgen -W " + sh_quote(join(f.value.words, " ")) +
+                       " -- \"$cur\")) ;;\n";
                 break;
             case Kind::policy:
-                body = "        COMPREPLY=($(compgen -W \"$(_agentjail_policies)\" -- \"$cur\"))\n"
-                       "        _agentjail_files '*.toml' ;;\n";
+                body =
+                    "        COMPREPLY=($(compgen -W \"$(_agentjail_policies)\" -- \"$cur\"))\n"
+                    "        _agentjail_files '*.toml' ;;\n";
                 break;
             case Kind::net_preset:
-                body = "        COMPREPLY=($(compgen -W " + sh_quote(join(presets, " ")) + " -- \"$cur\"))\n" +
-                       "        _agentjail_files '*.toml' ;;\n";
+                body = "        COMPREPLY=($(compgen -W " + sh_quote(join(presets, " ")) +
+                       " -- \"$cur\"))\n" + "        _agentjail_files '*.toml' ;;\n";
                 break;
             case Kind::command: body = "        COMPREPLY=($(compgen -c -- \"$cur\")) ;;\n"; break;
             case Kind::none: break;
@@ -308,8 +313,8 @@ std::string bash_script(const std::vector<VerbUsage>& verbs) {
         if (runs_command(v)) {
             os << "    " << v.name << ") _agentjail_command \"$COMP_CWORD\" ;;\n";
         } else if (!v.words.empty()) {
-            os << "    " << v.name << ") ((operands == 0)) && COMPREPLY=($(compgen -W " << sh_quote(join(v.words, " "))
-               << " -- \"$cur\")) ;;\n";
+            os << "    " << v.name << ") ((operands == 0)) && COMPREPLY=($(compgen -W "
+               << sh_quote(join(v.words, " ")) << " -- \"$cur\")) ;;\n";
         } else if (v.operand.kind == Kind::file || v.operand.kind == Kind::path) {
             os << "    " << v.name << ") _agentjail_files ;;\n";
         } else if (v.operand.kind == Kind::dir) {
@@ -361,15 +366,17 @@ std::vector<std::string> zsh_specs(const ScriptFlag& f) {
         return out;
     }
     if (!f.name.empty() && f.short_name != 0) {
-        const std::string excl = f.repeatable ? "" : "(-" + std::string(1, f.short_name) + " --" + f.name + ")";
+        const std::string excl =
+            f.repeatable ? "" : "(-" + std::string(1, f.short_name) + " --" + f.name + ")";
         const std::string l = "--" + f.name + (f.takes_value ? "=" : "");
         const std::string s = std::string("-") + f.short_name + (f.takes_value ? "+" : "");
         out.push_back(sh_quote(star + excl + l + desc + arg));
         out.push_back(sh_quote(star + excl + s + desc + arg));
         return out;
     }
-    const std::string one = f.name.empty() ? std::string("-") + f.short_name + (f.takes_value ? "+" : "")
-                                           : "--" + f.name + (f.takes_value ? "=" : "");
+    const std::string one = f.name.empty()
+                                ? std::string("-") + f.short_name + (f.takes_value ? "+" : "")
+                                : "--" + f.name + (f.takes_value ? "=" : "");
     out.push_back(sh_quote(star + one + desc + arg));
     return out;
 }
@@ -377,7 +384,9 @@ std::vector<std::string> zsh_specs(const ScriptFlag& f) {
 std::string zsh_script(const std::vector<VerbUsage>& verbs) {
     std::ostringstream os;
     os << "#compdef agentjail\n"
-       << header("zsh", "_agentjail in $fpath (zsh/vendor-completions)", "source <(agentjail completion zsh)") << "\n";
+       << header("zsh", "_agentjail in $fpath (zsh/vendor-completions)",
+                 "source <(agentjail completion zsh)")
+       << "\n";
     std::vector<std::string> policies, presets;
     for (const auto& v : verbs)
         for (const auto& f : script_flags(v)) {
@@ -391,7 +400,8 @@ std::string zsh_script(const std::vector<VerbUsage>& verbs) {
           "  names=("
        << join(policies, " ")
        << " $dir/agentjail/policies/*.toml(N-.:t:r))\n"
-          "  _alternative 'policies:policy:compadd -a names' 'files:policy file:_files -g \"*.toml(-.)\"'\n"
+          "  _alternative 'policies:policy:compadd -a names' 'files:policy file:_files -g "
+          "\"*.toml(-.)\"'\n"
           "}\n\n"
           "_agentjail_net_presets() {\n"
           "  _alternative 'presets:network preset:("
@@ -426,7 +436,8 @@ std::string zsh_script(const std::vector<VerbUsage>& verbs) {
         } else {
             std::string operands;
             if (!v.words.empty())
-                operands = " " + sh_quote("1:subcommand:(" + join(v.words, " ") + ")") + " '*:argument: '";
+                operands =
+                    " " + sh_quote("1:subcommand:(" + join(v.words, " ") + ")") + " '*:argument: '";
             else if (v.operand.kind != Kind::none)
                 operands = " " + sh_quote("*:argument:" + zsh_action(v.operand));
             os << "      _arguments -s -S : $flags_" << v.name << operands << "\n";
@@ -451,7 +462,9 @@ std::string zsh_script(const std::vector<VerbUsage>& verbs) {
 
 std::string fish_script(const std::vector<VerbUsage>& verbs) {
     std::ostringstream os;
-    os << header("fish", "fish/vendor_completions.d/agentjail.fish", "agentjail completion fish | source") << "\n";
+    os << header("fish", "fish/vendor_completions.d/agentjail.fish",
+                 "agentjail completion fish | source")
+       << "\n";
     std::vector<std::string> names, commanders, policies, presets;
     for (const auto& v : verbs) {
         names.push_back(v.name);
@@ -470,7 +483,8 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
             if (f.takes_value)
                 for (const auto& s : spellings(f)) pats.push_back(s);
         if (pats.empty()) continue;
-        os << "        case " << v.name << "\n            printf '%s\\n' " << join(pats, " ") << "\n";
+        os << "        case " << v.name << "\n            printf '%s\\n' " << join(pats, " ")
+           << "\n";
     }
     os << "    end\n"
           "end\n\n"
@@ -567,7 +581,8 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
           "    set -l dir $XDG_CONFIG_HOME\n"
           "    string match -q '/*' -- \"$dir\"; or set dir $HOME/.config\n"
           "    for f in $dir/agentjail/policies/*.toml\n"
-          "        printf '%s\\tyour policy\\n' (string replace -r '\\.toml$' '' -- (path basename $f))\n"
+          "        printf '%s\\tyour policy\\n' (string replace -r '\\.toml$' '' -- (path basename "
+          "$f))\n"
           "    end\n"
           "    __agentjail_toml_files\n"
           "end\n\n"
@@ -605,15 +620,16 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
             os << "complete -c agentjail -n " << fish_quote("__agentjail_at " + v.name + " 0")
                << " -a '(__fish_complete_command)'\n";
         } else if (!v.words.empty()) {
-            os << "complete -c agentjail -n " << fish_quote("__agentjail_at " + v.name + " 0") << " -a "
-               << fish_quote(join(v.words, " ")) << "\n";
+            os << "complete -c agentjail -n " << fish_quote("__agentjail_at " + v.name + " 0")
+               << " -a " << fish_quote(join(v.words, " ")) << "\n";
         } else if (v.operand.kind == Kind::file || v.operand.kind == Kind::path) {
             os << "complete -c agentjail " << cond << " -F\n";
         } else if (v.operand.kind == Kind::dir) {
             os << "complete -c agentjail " << cond << " -a '(__fish_complete_directories)'\n";
         }
     }
-    os << "complete -c agentjail -n 'test (__agentjail_state)[2] = command' -x -a '(__agentjail_command)'\n";
+    os << "complete -c agentjail -n 'test (__agentjail_state)[2] = command' -x -a "
+          "'(__agentjail_command)'\n";
     return os.str();
 }
 
@@ -633,7 +649,8 @@ Result<std::string> completion_script(const std::string& shell) {
     const auto& shells = completion_shells();
     for (size_t i = 0; i < shells.size(); ++i)
         known += (i == 0 ? "" : i + 1 == shells.size() ? " or " : ", ") + shells[i];
-    return Error(ErrorKind::invalid_input, EINVAL, "completion: no completion for the shell '" + shell + "' (" + known + ")");
+    return Error(ErrorKind::invalid_input, EINVAL,
+                 "completion: no completion for the shell '" + shell + "' (" + known + ")");
 }
 
 }  // namespace agentjail::cli

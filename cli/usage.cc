@@ -47,8 +47,8 @@ size_t indent_of(const std::string& s) {
 // "[--host" -> "--host", "HOST]..." -> "HOST", "FILE..." -> "FILE".
 std::string bare(std::string w) {
     while (!w.empty() && (w.front() == '[' || w.front() == '(')) w.erase(0, 1);
-    while (!w.empty() && (w.back() == ']' || w.back() == ')' || w.back() == '.' || w.back() == ',' ||
-                          w.back() == ':'))
+    while (!w.empty() && (w.back() == ']' || w.back() == ')' || w.back() == '.' ||
+                          w.back() == ',' || w.back() == ':'))
         w.pop_back();
     return w;
 }
@@ -56,8 +56,9 @@ std::string bare(std::string w) {
 bool is_value_name(const std::string& w) {
     if (w.empty() || !std::isupper(static_cast<unsigned char>(w[0]))) return false;
     return std::all_of(w.begin(), w.end(), [](char c) {
-        return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-               c == '_' || c == '|' || c == '[' || c == ']' || c == '=' || c == ':' || c == '@';
+        return std::isupper(static_cast<unsigned char>(c)) ||
+               std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '|' || c == '[' ||
+               c == ']' || c == '=' || c == ':' || c == '@';
     });
 }
 
@@ -80,7 +81,8 @@ std::vector<std::string> split_at(const std::string& s, char sep) {
 }
 
 // A flag from its spellings ("-y", "--yes").
-HelpFlag make_flag(const std::vector<std::string>& words, const std::string& value, const std::string& help) {
+HelpFlag make_flag(const std::vector<std::string>& words, const std::string& value,
+                   const std::string& help) {
     HelpFlag f;
     for (const auto& w : words) {
         if (w[1] == '-')
@@ -96,7 +98,8 @@ HelpFlag make_flag(const std::vector<std::string>& words, const std::string& val
 // Adds f, or what f knows that the same flag named before lacks.
 void merge(std::vector<HelpFlag>& flags, const HelpFlag& f) {
     for (auto& g : flags) {
-        if ((!f.name.empty() && g.name == f.name) || (f.short_name != 0 && g.short_name == f.short_name)) {
+        if ((!f.name.empty() && g.name == f.name) ||
+            (f.short_name != 0 && g.short_name == f.short_name)) {
             if (g.name.empty()) g.name = f.name;
             if (g.short_name == 0) g.short_name = f.short_name;
             if (g.value.empty()) g.value = f.value;
@@ -111,7 +114,9 @@ void merge(std::vector<HelpFlag>& flags, const HelpFlag& f) {
 bool is_word_list(const std::string& w) {
     if (w.find('|') == std::string::npos) return false;
     for (const auto& alt : split_at(w, '|'))
-        if (alt.empty() || !std::all_of(alt.begin(), alt.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || c == '-'; }))
+        if (alt.empty() || !std::all_of(alt.begin(), alt.end(), [](char c) {
+                return std::islower(static_cast<unsigned char>(c)) || c == '-';
+            }))
             return false;
     return true;
 }
@@ -199,7 +204,8 @@ std::vector<HelpFlag> help_flags(const std::string& help, const std::string& ver
                 const std::string name = flag_word(words[w]);
                 if (name.empty()) continue;
                 std::string value;
-                if (words[w].find(']') == std::string::npos && w + 1 < words.size() && is_value_name(bare(words[w + 1])))
+                if (words[w].find(']') == std::string::npos && w + 1 < words.size() &&
+                    is_value_name(bare(words[w + 1])))
                     value = bare(words[w + 1]);
                 merge(flags, make_flag({name}, value, ""));
             }
@@ -222,15 +228,16 @@ std::vector<HelpFlag> help_flags(const std::string& help, const std::string& ver
         std::string text;
         for (; w < words.size(); ++w) text += (text.empty() ? "" : " ") + words[w];
         const size_t flag_indent = indent_of(line);
-        while (i + 1 < lines.size() && indent_of(lines[i + 1]) > flag_indent && !trim(lines[i + 1]).empty() &&
-               trim(lines[i + 1])[0] != '-') {
+        while (i + 1 < lines.size() && indent_of(lines[i + 1]) > flag_indent &&
+               !trim(lines[i + 1]).empty() && trim(lines[i + 1])[0] != '-') {
             text += " " + trim(lines[++i]);
         }
         // "-y, --yes": one flag with both names.
         merge(flags, make_flag(names, value, text));
     }
     // Every subcommand takes -h/--help (global --help says so).
-    auto help_flag = std::find_if(flags.begin(), flags.end(), [](const HelpFlag& f) { return f.name == "help"; });
+    auto help_flag = std::find_if(flags.begin(), flags.end(),
+                                  [](const HelpFlag& f) { return f.name == "help"; });
     if (help_flag == flags.end())
         flags.insert(flags.begin(), HelpFlag{"help", 'h', "", "show this help and exit"});
     return flags;
@@ -288,7 +295,9 @@ std::vector<VerbUsage> verb_usages() {
         // The first operand: fixed words (set|list|rm) or a value name (FILE...).
         for (size_t w = 2; w < words.size(); ++w) {
             const std::string b = bare(words[w]);
-            if (b.empty() || b == "|" || b == "--" || b == "OPTIONS" || !flag_word(words[w]).empty()) continue;
+            if (b.empty() || b == "|" || b == "--" || b == "OPTIONS" ||
+                !flag_word(words[w]).empty())
+                continue;
             if (is_word_list(b)) {
                 v->words = split_at(b, '|');
             } else if (is_value_name(b)) {

@@ -18,7 +18,9 @@
 namespace {
 
 int usage() {
-    std::fputs("usage: aj_docgen man1 DATADIR OUT | man5 POLICY_FORMAT_MD OUT | completion SHELL OUT\n", stderr);
+    std::fputs(
+        "usage: aj_docgen man1 DATADIR OUT | man5 POLICY_FORMAT_MD OUT | completion SHELL OUT\n",
+        stderr);
     return 2;
 }
 

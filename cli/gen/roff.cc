@@ -216,7 +216,8 @@ std::string markdown_inline(std::string_view text) {
             // means nothing on a man page's reader's machine.
             const size_t close = text.find("](", i);
             const size_t end = close == std::string_view::npos ? close : text.find(')', close);
-            if (end != std::string_view::npos && text.substr(i + 1, close - i - 1).find('[') == std::string_view::npos) {
+            if (end != std::string_view::npos &&
+                text.substr(i + 1, close - i - 1).find('[') == std::string_view::npos) {
                 out += markdown_inline(text.substr(i + 1, close - i - 1));
                 i = end + 1;
                 continue;
@@ -237,7 +238,8 @@ std::string markdown_inline(std::string_view text) {
                     end = text.find(mark, end + 1);
                 }
                 if (end != std::string_view::npos) {
-                    out += (strong ? "\\fB" : "\\fI") + markdown_inline(text.substr(from, end - from)) + "\\fP";
+                    out += (strong ? "\\fB" : "\\fI") +
+                           markdown_inline(text.substr(from, end - from)) + "\\fP";
                     i = end + mark.size();
                     continue;
                 }
@@ -293,8 +295,8 @@ std::string markdown_to_roff(std::string_view markdown) {
             flush();
             // The item and the lines indented under it.
             std::vector<std::string> item{t.substr(2)};
-            while (i + 1 < lines.size() && starts_with(lines[i + 1], "  ") && !trim(lines[i + 1]).empty() &&
-                   !starts_with(trim(lines[i + 1]), "- "))
+            while (i + 1 < lines.size() && starts_with(lines[i + 1], "  ") &&
+                   !trim(lines[i + 1]).empty() && !starts_with(trim(lines[i + 1]), "- "))
                 item.push_back(lines[++i]);
             os << ".IP \\(bu 2\n" << roff_lines(markdown_inline(join_lines(item)));
             continue;
@@ -306,13 +308,15 @@ std::string markdown_to_roff(std::string_view markdown) {
             // their column's heading when there are more than two.
             const std::vector<std::string> head = table_cells(t);
             ++i;
-            while (i + 1 < lines.size() && trim(lines[i + 1]).size() > 0 && trim(lines[i + 1]).front() == '|') {
+            while (i + 1 < lines.size() && trim(lines[i + 1]).size() > 0 &&
+                   trim(lines[i + 1]).front() == '|') {
                 const std::vector<std::string> cells = table_cells(lines[++i]);
                 os << ".TP\n" << roff_lines(markdown_inline(cells.empty() ? "" : cells[0]));
                 for (size_t c = 1; c < cells.size(); ++c) {
                     if (c > 1) os << ".br\n";
                     std::string text = markdown_inline(cells[c]);
-                    if (head.size() > 2 && c < head.size()) text = "\\fI" + markdown_inline(head[c]) + "\\fP: " + text;
+                    if (head.size() > 2 && c < head.size())
+                        text = "\\fI" + markdown_inline(head[c]) + "\\fP: " + text;
                     os << roff_lines(text);
                 }
             }

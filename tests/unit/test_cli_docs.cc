@@ -47,10 +47,12 @@ std::string find_program(const std::string& name) {
     return {};
 }
 
-#define REQUIRE_PROGRAM(var, name)                                                                 \
-    const std::string var = find_program(name);                                                    \
-    if (var.empty()) GTEST_SKIP() << name " is not installed (scripts/setup.sh installs it); "    \
-                                          "its part of the completions and man pages is not tested"
+#define REQUIRE_PROGRAM(var, name)                           \
+    const std::string var = find_program(name);              \
+    if (var.empty())                                         \
+    GTEST_SKIP() << name                                     \
+        " is not installed (scripts/setup.sh installs it); " \
+        "its part of the completions and man pages is not tested"
 
 std::string script(const std::string& shell) {
     auto r = ajtest::agentjail({"completion", shell});
@@ -91,8 +93,10 @@ std::set<std::string> own_flags(const std::string& verb, const std::string& help
         if (examples) continue;
         std::smatch m;
         if (std::regex_search(l, m, option_line)) out.insert(m[1]);
-        if (t.rfind("usage: agentjail " + verb, 0) == 0 || t.rfind("agentjail " + verb + " ", 0) == 0)
-            for (auto it = std::sregex_iterator(t.begin(), t.end(), token); it != std::sregex_iterator(); ++it)
+        if (t.rfind("usage: agentjail " + verb, 0) == 0 ||
+            t.rfind("agentjail " + verb + " ", 0) == 0)
+            for (auto it = std::sregex_iterator(t.begin(), t.end(), token);
+                 it != std::sregex_iterator(); ++it)
                 out.insert((*it)[1]);
     }
     return out;
@@ -153,10 +157,13 @@ std::string lower(std::string s) {
 }
 
 bool has_word(const std::string& text, const std::string& word) {
-    static const std::string wordchar = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+    static const std::string wordchar =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
     for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
-        const bool left = at == 0 || wordchar.find(text[at - 1]) == std::string::npos || word[0] == '-';
-        const bool right = at + word.size() == text.size() || wordchar.find(text[at + word.size()]) == std::string::npos;
+        const bool left =
+            at == 0 || wordchar.find(text[at - 1]) == std::string::npos || word[0] == '-';
+        const bool right = at + word.size() == text.size() ||
+                           wordchar.find(text[at + word.size()]) == std::string::npos;
         if (left && right) return true;
     }
     return false;
@@ -168,12 +175,14 @@ TEST(CliCompletion, PrintsAScriptForEachShellAndRefusesOthers) {
     for (const char* shell : {"bash", "zsh", "fish"}) {
         auto r = ajtest::agentjail({"completion", shell});
         EXPECT_EQ(r.status, 0) << shell << "\n" << show(r);
-        EXPECT_TRUE(ajtest::contains(r.out, "agentjail completion " + std::string(shell))) << r.out.substr(0, 300);
+        EXPECT_TRUE(ajtest::contains(r.out, "agentjail completion " + std::string(shell)))
+            << r.out.substr(0, 300);
         EXPECT_TRUE(r.err.empty()) << show(r);
     }
-    for (const std::vector<std::string>& args :
-         {std::vector<std::string>{"completion", "tcsh"}, {"completion"}, {"completion", "bash", "zsh"},
-          {"completion", "--bogus"}}) {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"completion", "tcsh"},
+                                                 {"completion"},
+                                                 {"completion", "bash", "zsh"},
+                                                 {"completion", "--bogus"}}) {
         auto r = ajtest::agentjail(args);
         EXPECT_EQ(r.status, 125) << show(r);
         EXPECT_TRUE(r.out.empty()) << show(r);
@@ -190,7 +199,8 @@ TEST(CliCompletion, PrintsAScriptForEachShellAndRefusesOthers) {
 
 TEST(CliCompletion, IsASubcommandInGlobalHelp) {
     const auto verbs = subcommands();
-    EXPECT_NE(std::find(verbs.begin(), verbs.end(), "completion"), verbs.end()) << ajtest::agentjail({"--help"}).out;
+    EXPECT_NE(std::find(verbs.begin(), verbs.end(), "completion"), verbs.end())
+        << ajtest::agentjail({"--help"}).out;
     // Dispatched as a subcommand, not run as a program called completion.
     auto r = ajtest::agentjail({"completion", "-h"});
     EXPECT_EQ(r.status, 0) << show(r);
@@ -219,13 +229,16 @@ TEST(CliCompletion, ScriptsNameEveryFlagSubcommandAndPolicy) {
             for (const auto& f : names) {
                 // fish spells them -l NAME and -s X.
                 const std::string spelled = std::string(shell) != "fish" ? f
-                                            : f[1] == '-'                  ? "-l " + f.substr(2)
-                                                                           : "-s " + f.substr(1);
+                                            : f[1] == '-'                ? "-l " + f.substr(2)
+                                                                         : "-s " + f.substr(1);
                 EXPECT_TRUE(has_word(s, spelled)) << shell << " lacks " << verb << "'s " << f;
             }
-        for (const auto& v : verbs) EXPECT_TRUE(has_word(s, v)) << shell << " lacks the subcommand " << v;
-        for (const auto& p : policies) EXPECT_TRUE(has_word(s, p)) << shell << " lacks the policy " << p;
-        for (const auto& p : presets) EXPECT_TRUE(has_word(s, p)) << shell << " lacks the preset " << p;
+        for (const auto& v : verbs)
+            EXPECT_TRUE(has_word(s, v)) << shell << " lacks the subcommand " << v;
+        for (const auto& p : policies)
+            EXPECT_TRUE(has_word(s, p)) << shell << " lacks the policy " << p;
+        for (const auto& p : presets)
+            EXPECT_TRUE(has_word(s, p)) << shell << " lacks the preset " << p;
     }
 }
 
@@ -319,7 +332,8 @@ std::vector<Case> common_cases() {
 
 // Runs the cases through bash: COMP_WORDS and COMP_CWORD as bash sets them, then the
 // function `complete -p agentjail` names; prints "== LINE" and COMPREPLY, one a line.
-std::map<std::string, std::vector<std::string>> bash_complete(const std::vector<std::string>& lines, const Scene& scene) {
+std::map<std::string, std::vector<std::string>> bash_complete(const std::vector<std::string>& lines,
+                                                              const Scene& scene) {
     ajtest::TempDir dir("aj-compl-bash");
     const std::string file = dir.write("agentjail.bash", script("bash"));
     std::string driver = "source '" + file + "' || exit 1\n" +
@@ -376,7 +390,8 @@ TEST(CliCompletion, BashCompletesFlagsPoliciesAndValues) {
     cases.push_back({"agentjail --policy =", builtin_policies()});
     // Every flag of every subcommand, typed in full, completes to itself.
     for (const auto& [verb, names] : all_flags())
-        for (const auto& f : names) cases.push_back({"agentjail " + (verb == "run" ? "" : verb + " ") + f, {f}});
+        for (const auto& f : names)
+            cases.push_back({"agentjail " + (verb == "run" ? "" : verb + " ") + f, {f}});
     for (const auto& c : flag_cases()) cases.push_back(c);
     std::vector<std::string> lines;
     for (const auto& c : cases) lines.push_back(c.line);
@@ -476,11 +491,18 @@ struct Rendered {
 Rendered render(const std::string& page) {
     const std::string man = find_program("man");
     Rendered out;
-    out.r = ajtest::run({man, "--warnings", "-P", "cat", "-l", page}, {"MANWIDTH=80", "LC_ALL=C.UTF-8"});
+    out.r = ajtest::run({man, "--warnings", "-P", "cat", "-l", page},
+                        {"MANWIDTH=80", "LC_ALL=C.UTF-8"});
     std::string t = out.r.out;
-    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-             {"\u2010", "-"}, {"\u2212", "-"}, {"\u2018", "'"}, {"\u2019", "'"}, {"\u201c", "\""}, {"\u201d", "\""}}) {
-        for (size_t at = t.find(from); at != std::string::npos; at = t.find(from, at)) t.replace(at, from.size(), to);
+    for (const auto& [from, to] :
+         std::vector<std::pair<std::string, std::string>>{{"\u2010", "-"},
+                                                          {"\u2212", "-"},
+                                                          {"\u2018", "'"},
+                                                          {"\u2019", "'"},
+                                                          {"\u201c", "\""},
+                                                          {"\u201d", "\""}}) {
+        for (size_t at = t.find(from); at != std::string::npos; at = t.find(from, at))
+            t.replace(at, from.size(), to);
     }
     out.text = t;
     return out;
@@ -500,8 +522,9 @@ std::string collapse(const std::string& s) {
 // Every line of the source that is a request is one the generator writes: no text
 // of a help or of docs/ became one.
 void expect_only_known_requests(const std::string& roff) {
-    static const std::set<std::string> known = {".TH", ".SH", ".SS", ".PP", ".TP", ".IP", ".EX", ".EE",
-                                                ".nf", ".fi", ".br", ".nh", ".ad", ".nr", ".\\\""};
+    static const std::set<std::string> known = {".TH", ".SH", ".SS", ".PP", ".TP",
+                                                ".IP", ".EX", ".EE", ".nf", ".fi",
+                                                ".br", ".nh", ".ad", ".nr", ".\\\""};
     for (const auto& l : ajtest::lines(roff)) {
         if (l.empty() || (l[0] != '.' && l[0] != '\'')) continue;
         EXPECT_EQ(known.count(l.substr(0, l.find(' '))), 1u) << "a request nobody wrote: " << l;
@@ -522,7 +545,8 @@ TEST(CliManPage, AgentjailOneNamesEveryFlagAndSubcommand) {
     REQUIRE_PROGRAM(man, "man");
     const std::string text = render(share("man/man1/agentjail.1")).text;
     for (const auto& [verb, names] : all_flags())
-        for (const auto& f : names) EXPECT_TRUE(has_word(text, f)) << "agentjail(1) lacks " << verb << "'s " << f;
+        for (const auto& f : names)
+            EXPECT_TRUE(has_word(text, f)) << "agentjail(1) lacks " << verb << "'s " << f;
     const std::string flat = collapse(text);
     for (const auto& v : subcommands()) {
         EXPECT_TRUE(has_word(text, "agentjail " + v)) << "agentjail(1) lacks the subcommand " << v;
@@ -539,7 +563,8 @@ TEST(CliManPage, AgentjailOneNamesEveryFlagAndSubcommand) {
             }
             if (!para.empty() && para.rfind("Options:", 0) != 0) {
                 EXPECT_TRUE(ajtest::contains(flat, collapse(para)))
-                    << "agentjail(1) lacks this text of agentjail " << v << " --help:\n" << para;
+                    << "agentjail(1) lacks this text of agentjail " << v << " --help:\n"
+                    << para;
             }
             para.clear();
         }
@@ -549,18 +574,20 @@ TEST(CliManPage, AgentjailOneNamesEveryFlagAndSubcommand) {
 TEST(CliManPage, AgentjailOneHasTheSectionsAManPageHas) {
     REQUIRE_PROGRAM(man, "man");
     const std::string text = render(share("man/man1/agentjail.1")).text;
-    for (const char* s : {"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "EXIT STATUS", "EXAMPLES",
-                          "FILES", "ENVIRONMENT", "SEE ALSO"})
+    for (const char* s : {"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "EXIT STATUS",
+                          "EXAMPLES", "FILES", "ENVIRONMENT", "SEE ALSO"})
         EXPECT_TRUE(ajtest::contains(text, std::string("\n") + s + "\n")) << "no section " << s;
     for (const char* status : {"124", "125", "126", "127", "137", "128+N"})
         EXPECT_TRUE(has_word(text, status)) << "EXIT STATUS lacks " << status;
-    for (const char* file : {"~/.config/agentjail/config.toml", "~/.config/agentjail/policies/NAME.toml",
-                             "~/.config/agentjail/secrets/", "~/.config/agentjail/trusted", "agentjail.toml",
-                             "$XDG_STATE_HOME/agentjail/", "/agentjail/policies/"})
+    for (const char* file :
+         {"~/.config/agentjail/config.toml", "~/.config/agentjail/policies/NAME.toml",
+          "~/.config/agentjail/secrets/", "~/.config/agentjail/trusted", "agentjail.toml",
+          "$XDG_STATE_HOME/agentjail/", "/agentjail/policies/"})
         EXPECT_TRUE(ajtest::contains(text, file)) << "FILES lacks " << file;
     for (const char* var : {"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "TMPDIR", "PATH", "SHELL"})
         EXPECT_TRUE(has_word(text, var)) << "ENVIRONMENT lacks " << var;
-    for (const char* see : {"agentjail-policy(5)", "bwrap(1)"}) EXPECT_TRUE(ajtest::contains(text, see)) << see;
+    for (const char* see : {"agentjail-policy(5)", "bwrap(1)"})
+        EXPECT_TRUE(ajtest::contains(text, see)) << see;
     // The examples of --help, as lines of their own.
     EXPECT_TRUE(ajtest::contains(text, "agentjail --policy minimal -- /bin/true\n")) << text;
 }
@@ -614,9 +641,11 @@ TEST(CliManPage, MarkdownThatLooksLikeRoffStaysText) {
     expect_only_known_requests(ajtest::read_file(page));
     auto m = render(page);
     EXPECT_EQ(m.r.err, "") << "man --warnings:\n" << m.r.err;
-    for (const char* text : {".TH EVIL 9 'br", "\\fBnot bold\\fR", "\\n[.T]", ".SH SECTION", ".item one", "'item two",
-                             ".k", "'v, a \\ back", ".PP\n", "'x\n", "\\\\ two", "\u00fcber \u2014 1\u201363."})
-        EXPECT_TRUE(ajtest::contains(m.text, text)) << "not shown as written: " << text << "\n" << m.text;
+    for (const char* text :
+         {".TH EVIL 9 'br", "\\fBnot bold\\fR", "\\n[.T]", ".SH SECTION", ".item one", "'item two",
+          ".k", "'v, a \\ back", ".PP\n", "'x\n", "\\\\ two", "\u00fcber \u2014 1\u201363."})
+        EXPECT_TRUE(ajtest::contains(m.text, text)) << "not shown as written: " << text << "\n"
+                                                    << m.text;
 }
 
 }  // namespace
