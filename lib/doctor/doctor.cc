@@ -2,6 +2,8 @@
 // Host diagnostics: probes user namespaces, AppArmor's userns restriction,
 // seccomp, cgroups and their delegation, Landlock, the new mount API and pidfds.
 #include "doctor/doctor.hpp"
+
+#include "sys/confinement.hpp"
 #include "doctor/workspace.hpp"
 
 #include "sys/fd.hpp"
@@ -153,18 +155,17 @@ Check check_userns() {
                                      : "the probe could not run: ";
     facts.insert(facts.begin(), what + util::errno_text(r.err));
     c.detail = join(facts, "; ");
-    if (clone_ok && *clone_ok == 0)
-        c.fix = "sudo sysctl -w kernel.unprivileged_userns_clone=1";
-    else if (max_ns && *max_ns == 0)
-        c.fix = "sudo sysctl -w user.max_user_namespaces=15000";
-    else if (r.step == 2)
+    // The launcher's own diagnosis (sys/confinement.hpp): a container's seccomp
+    // profile, the host's sysctls, AppArmor, each with the fix for where this runs.
+    const sys::Confinement conf = sys::confinement();
+    if (!conf.container.empty()) c.detail += "; in a " + conf.container + " container";
+    if (conf.seccomp_filter) c.detail += "; started under a seccomp filter";
+    if (r.step == 2)
         c.fix = "see the AppArmor check below: the namespace is created without capabilities";
-    else if (r.err == EPERM)
-        c.fix =
-            "a seccomp filter or LSM of the caller (a container runtime?) denies unshare; "
-            "run agentjail outside that container or allow unshare there";
-    else
+    else if (r.step == 1 && r.err == EINVAL && !conf.seccomp_filter)
         c.fix = "the kernel needs CONFIG_USER_NS=y";
+    else
+        c.fix = sys::namespace_refusal(conf, r.err).fix;
     return c;
 }
 

@@ -7,6 +7,7 @@
 #include "launch/child.hpp"
 #include "launch/supervisor.hpp"
 #include "plan/limits.hpp"
+#include "sys/confinement.hpp"
 #include "sys/host_file.hpp"
 #include "sys/syscalls.hpp"
 #include "util/fault.hpp"
@@ -207,13 +208,13 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
     s.n_close_fds = stdio.close_in_child.size();
 }
 
+// What refused the namespaces, and the fix where agentjail runs (a container's
+// seccomp profile is not an old kernel, and a container cannot set a sysctl).
 Error clone_error(int err) {
-    if (err == ENOSYS)
-        return util::errno_error(ErrorKind::unsupported, err, "clone3 is missing: agentjail needs Linux 5.3 or newer");
-    if (err == EPERM || err == ENOSPC || err == EUSERS || err == EINVAL)
-        return util::errno_error(ErrorKind::unsupported, err,
-                           "cannot create the sandbox's namespaces (user namespaces disabled or restricted?); "
-                           "run `agentjail doctor` for the fix");
+    if (err == ENOSYS || err == EPERM || err == ENOSPC || err == EUSERS || err == EINVAL) {
+        const auto r = sys::namespace_refusal(sys::confinement(), err);
+        return Error(ErrorKind::unsupported, err, r.why + " (" + util::errno_name(err) + "); " + r.fix);
+    }
     return util::errno_error(ErrorKind::setup, err, "clone3");
 }
 
