@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <regex>
 
 using ajit::describe;
@@ -90,6 +91,39 @@ TEST_F(Sandbox, DoctorExitsZeroAndReports) {
     size_t n = 0;
     for (const auto& l : ajtest::lines(r.out)) n += ajtest::trim(l).empty() ? 0 : 1;
     EXPECT_GE(n, 2u) << r.out;
+}
+
+// Inside a container whose runtime's default seccomp profile refuses clone3 (ENOSYS)
+// and new user namespaces (EPERM), as tests/helpers/containerlike does (issue 29): the
+// refusal names that filter and the container's fix, not an old kernel; so does
+// doctor, with no sysctl a container cannot set; a Kubernetes pod gets its own
+// securityContext fix. Nothing is left behind (exit 125, one line). Control: the same
+// command without the filter runs.
+TEST_F(Sandbox, RefusedInsideAContainerTheMessageNamesItsSeccompProfile) {
+    const std::string in = ajtest::helper("containerlike");
+    ajtest::TempDir ws("aj-containerlike");
+    auto r = ajtest::run({in, ajtest::agentjail_bin(), "-C", ws.path(), "--", "/bin/true"});
+    EXPECT_EQ(r.status, 125) << describe(r);
+    EXPECT_EQ(ajtest::lines(r.err).size(), 1u) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "refused by the seccomp filter agentjail was started under")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "--security-opt seccomp=unconfined")) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.err, "Linux 5.3")) << describe(r);
+    EXPECT_TRUE(std::filesystem::is_empty(ws.path())) << "the refused run left something in the workspace";
+
+    auto k = ajtest::run({in, ajtest::agentjail_bin(), "-C", ws.path(), "--", "/bin/true"},
+                         {"KUBERNETES_SERVICE_HOST=10.0.0.1"});
+    EXPECT_EQ(k.status, 125) << describe(k);
+    EXPECT_TRUE(ajtest::contains(k.err, "this is a kubernetes container")) << describe(k);
+    EXPECT_TRUE(ajtest::contains(k.err, "seccompProfile.type: Unconfined")) << describe(k);
+
+    auto d = ajtest::run({in, ajtest::agentjail_bin(), "doctor"});
+    EXPECT_NE(d.status, 0) << describe(d);
+    EXPECT_TRUE(ajtest::contains(d.out, "--security-opt seccomp=unconfined")) << describe(d);
+    EXPECT_TRUE(ajtest::contains(d.out, "started under a seccomp filter")) << describe(d);
+    EXPECT_FALSE(ajtest::contains(d.out, "sysctl -w kernel.unprivileged_userns_clone")) << describe(d);
+
+    auto c = ajtest::run({ajtest::agentjail_bin(), "-C", ws.path(), "--", "/bin/true"});
+    EXPECT_EQ(c.status, 0) << "control: without the filter\n" << describe(c);
 }
 
 TEST_F(Sandbox, HelpAndVersion) {
