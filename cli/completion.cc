@@ -339,6 +339,16 @@ std::string zsh_describe(const std::string& s) {
     return out;
 }
 
+// A message between an _arguments spec's colons: \ and : escaped.
+std::string zsh_message(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '\\' || c == ':') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
 std::string zsh_action(const ValueSpec& v) {
     switch (v.kind) {
     case Kind::file:
@@ -357,7 +367,7 @@ std::string zsh_action(const ValueSpec& v) {
 std::vector<std::string> zsh_specs(const ScriptFlag& f) {
     const std::string desc = "[" + zsh_describe(short_help(f.help)) + "]";
     std::string arg;
-    if (f.takes_value) arg = ":" + zsh_describe(f.value_name) + ":" + zsh_action(f.value);
+    if (f.takes_value) arg = ":" + zsh_message(f.value_name) + ":" + zsh_action(f.value);
     std::vector<std::string> out;
     const std::string star = f.repeatable ? "*" : "";
     if (f.name == "help") {

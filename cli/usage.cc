@@ -5,8 +5,6 @@
 // "Examples:" block whose flags belong to other commands.
 #include "usage.hpp"
 
-#include "commands.hpp"
-
 #include "policy/embedded.hpp"
 #include "policy/policy.hpp"
 #include "util/strings.hpp"
