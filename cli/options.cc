@@ -431,7 +431,7 @@ std::string global_help() {
           "  agentjail secret set|list|rm   secrets kept outside, put in where a run allows their hosts\n"
           "  agentjail trust [FILE]      use the project's agentjail.toml, as it is now\n"
           "  agentjail completion bash|zsh|fish   print the shell's completion script\n"
-          "  agentjail --version\n"
+          "  agentjail --version         the version, the commit and what the build holds\n"
           "\n"
           "The first word that is not an option ends the options ('agentjail ls -l' runs\n"
           "'ls -l'); '--' ends them too. Relative paths are taken from the current\n"
