@@ -106,6 +106,7 @@ std::string trust_help() {
            "SHA-256: once it changes (the agent can write the project) it is not used again\n"
            "until you trust it again. Until then runs say that it is there and unused.\n"
            "\nUsage:\n  agentjail trust [-y] [FILE]   FILE: agentjail.toml found from here by default\n"
+           "\nOptions:\n  -y, --yes   trust it without showing it and asking\n"
            "\nExamples:\n  agentjail trust\n  agentjail trust -y ./agentjail.toml\n";
 }
 

@@ -190,6 +190,16 @@ Check check_apparmor() {
     c.status = Status::warn;
     c.detail = "kernel.apparmor_restrict_unprivileged_userns=" + std::to_string(*v) +
                ": unconfined programs get user namespaces without capabilities";
+    // agentjail's Debian package installs its profile (packaging/apparmor/); loaded by
+    // its postinst, unless AppArmor was off then.
+    if (::access("/etc/apparmor.d/agentjail", R_OK) == 0) {
+        const std::string exe = self_exe();
+        c.fix = "sudo apparmor_parser -r /etc/apparmor.d/agentjail (the profile agentjail's package installed, "
+                "for /usr/bin/agentjail" +
+                (exe == "/usr/bin/agentjail" ? std::string() : "; this agentjail is " + exe + ", which it does not cover") +
+                ")";
+        return c;
+    }
     c.fix =
         "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or give agentjail "
         "an AppArmor profile: /etc/apparmor.d/agentjail containing 'abi <abi/4.0>, "

@@ -93,6 +93,52 @@ TEST_F(Sandbox, DoctorExitsZeroAndReports) {
     EXPECT_GE(n, 2u) << r.out;
 }
 
+// doctor's first line says where agentjail runs, and --json gives the same as one
+// object: the environment (container, seccomp filter, WSL, kernel) and every check
+// with its status, detail and fix, the same checks the text lists, in order. Under a
+// Kubernetes-style filter (containerlike) the environment says so. A flag doctor does
+// not have: 125, one line.
+TEST_F(Sandbox, DoctorSaysWhereItRunsAndGivesJson) {
+    auto t = jail.run({"doctor"});
+    const auto lines = ajtest::lines(t.out);
+    ASSERT_FALSE(lines.empty()) << describe(t);
+    EXPECT_EQ(lines[0].rfind("environment: ", 0), 0u) << describe(t);
+    EXPECT_TRUE(ajtest::contains(lines[0], "; Linux ")) << describe(t);
+    auto j = jail.run({"doctor", "--json"});
+    EXPECT_EQ(j.status, t.status) << describe(j);
+    auto doc = nlohmann::json::parse(j.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << describe(j);
+    EXPECT_EQ(doc["ok"].get<bool>(), t.status == 0) << j.out;
+    ASSERT_TRUE(doc["environment"].is_object()) << j.out;
+    EXPECT_TRUE(doc["environment"]["seccomp_filter"].is_boolean()) << j.out;
+    EXPECT_TRUE(doc["environment"]["kernel"].is_string()) << j.out;
+    std::vector<std::string> text_names;
+    for (const auto& l : lines)
+        if (l.size() > 6 && l[0] != ' ' && l.rfind("environment:", 0) != 0)
+            text_names.push_back(l.substr(6, l.find(':') - 6));
+    std::vector<std::string> json_names;
+    for (const auto& c : doc["checks"]) {
+        json_names.push_back(c["name"].get<std::string>());
+        const std::string st = c["status"].get<std::string>();
+        EXPECT_TRUE(st == "ok" || st == "warn" || st == "fail") << c.dump();
+        EXPECT_TRUE(c["detail"].is_string()) << c.dump();
+    }
+    EXPECT_EQ(json_names, text_names) << j.out << "\n" << t.out;
+    EXPECT_GE(json_names.size(), 5u) << j.out;
+
+    auto k = ajtest::run({ajtest::helper("containerlike"), ajtest::agentjail_bin(), "doctor", "--json"},
+                         {"KUBERNETES_SERVICE_HOST=10.0.0.1"});
+    auto kd = nlohmann::json::parse(k.out, nullptr, false);
+    ASSERT_FALSE(kd.is_discarded()) << describe(k);
+    EXPECT_EQ(kd["environment"]["container"], "kubernetes") << k.out;
+    EXPECT_EQ(kd["environment"]["seccomp_filter"], true) << k.out;
+    EXPECT_EQ(kd["ok"], false) << k.out;
+
+    auto bad = jail.run({"doctor", "--jsn"});
+    EXPECT_EQ(bad.status, 125) << describe(bad);
+    EXPECT_EQ(ajtest::lines(bad.err).size(), 1u) << describe(bad);
+}
+
 // Inside a container whose runtime's default seccomp profile refuses clone3 (ENOSYS)
 // and new user namespaces (EPERM), as tests/helpers/containerlike does (issue 29): the
 // refusal names that filter and the container's fix, not an old kernel; so does

@@ -35,9 +35,22 @@ for path in /usr/bin/agentjail "/usr/lib/$multiarch/libagentjail.so.${version%%.
     /usr/share/agentjail/policies/default.toml /usr/share/doc/agentjail/LICENSE \
     /usr/share/man/man1/agentjail.1 /usr/share/man/man5/agentjail-policy.5 \
     /usr/share/bash-completion/completions/agentjail /usr/lib/python3/dist-packages/agentjail/__init__.py \
-    /usr/lib/python3/dist-packages/agentjail/_installed.py; do
+    /usr/lib/python3/dist-packages/agentjail/_installed.py /etc/apparmor.d/agentjail; do
     grep -qxF "$path" <<<"$listing" || fail "the package lacks $path"
 done
+# The AppArmor profile: a conffile, for the installed command, parsed where AppArmor's
+# parser is installed.
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/apparmor.d/agentjail ||
+    fail "/etc/apparmor.d/agentjail is not a conffile"
+profile=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./etc/apparmor.d/agentjail)
+grep -q '^profile agentjail /usr/bin/agentjail flags=(unconfined) {' <<<"$profile" || fail "the profile: $profile"
+grep -q '^  userns,' <<<"$profile" || fail "the profile grants no userns: $profile"
+if command -v apparmor_parser >/dev/null 2>&1; then
+    printf '%s\n' "$profile" >"$build/agentjail.apparmor"
+    apparmor_parser -Q -K "$build/agentjail.apparmor" || fail "apparmor_parser refuses the profile"
+else
+    say "the profile's syntax is not checked: apparmor_parser is not installed here"
+fi
 if grep -q '^/usr/local/\|^/home/\|^/root/\|^/tmp/' <<<"$listing"; then
     fail "files outside /usr: $(grep '^/usr/local/\|^/home/\|^/root/\|^/tmp/' <<<"$listing" | head -3)"
 fi

@@ -310,7 +310,10 @@ TEST(Cli, DoctorPrintsEveryCheckAndExitsByFailures) {
         // the name must be there either way.
         EXPECT_TRUE(has(r.out, "  " + c.name + ": ")) << c.name << "\n" << show(r);
     }
-    for (const auto& l : split_lines(r.out)) {
+    const auto all = split_lines(r.out);
+    ASSERT_FALSE(all.empty()) << show(r);
+    EXPECT_EQ(all[0].rfind("environment: ", 0), 0u) << "the first line says where agentjail runs\n" << show(r);
+    for (const auto& l : std::vector<std::string>(all.begin() + 1, all.end())) {
         bool check_line =
             l.rfind("ok    ", 0) == 0 || l.rfind("warn  ", 0) == 0 || l.rfind("FAIL  ", 0) == 0;
         bool fix_line = l.rfind("      fix: ", 0) == 0;
