@@ -109,6 +109,11 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
         hint = overlay_hint(stage, err, r.index >= 0 && static_cast<size_t>(r.index) < plan.mounts.size()
                                             ? plan.mounts[static_cast<size_t>(r.index)].upper
                                             : std::string());
+    if (stage == Stage::seccomp && err == EBUSY)
+        hint = "; agentjail was started under a seccomp filter that has a notification listener already (WSL2's "
+               "init installs one, as does a sandbox with a supervisor), and the kernel allows one per chain of "
+               "filters: agentjail needs its own for the socket gate and the log of refusals. Run it outside that "
+               "sandbox (docs/environments.md)";
     if (stage == Stage::clone_tree && err == ELOOP)
         hint = "; a path component became a symlink after planning, refusing to follow it";
     if (stage == Stage::clone_tree && err == EMFILE) {

@@ -172,6 +172,24 @@ TEST_F(Sandbox, RefusedInsideAContainerTheMessageNamesItsSeccompProfile) {
     EXPECT_EQ(c.status, 0) << "control: without the filter\n" << describe(c);
 }
 
+// Started under a filter that holds a seccomp notification listener already (WSL2's
+// init does; containerlike --listener here), agentjail cannot have its own: it
+// refuses (125, one line) and says why and what to do, never runs without its socket
+// gate. Control: the same run without that filter works.
+TEST_F(Sandbox, UnderAnotherListenerTheRefusalSaysWhy) {
+    ajtest::TempDir ws("aj-listener");
+    auto r = ajtest::run({ajtest::helper("containerlike"), "--listener", ajtest::agentjail_bin(), "-C", ws.path(),
+                          "--", "/bin/true"});
+    EXPECT_EQ(r.status, 125) << describe(r);
+    EXPECT_EQ(ajtest::lines(r.err).size(), 1u) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "loading the seccomp filter")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "EBUSY")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "has a notification listener already")) << describe(r);
+    EXPECT_TRUE(std::filesystem::is_empty(ws.path())) << "the refused run left something in the workspace";
+    auto c = ajtest::run({ajtest::agentjail_bin(), "-C", ws.path(), "--", "/bin/true"});
+    EXPECT_EQ(c.status, 0) << "control: without the listener\n" << describe(c);
+}
+
 TEST_F(Sandbox, HelpAndVersion) {
     auto h = jail.run({"--help"});
     EXPECT_EQ(h.status, 0) << describe(h);
