@@ -377,7 +377,7 @@ TEST_F(Sandbox, ATerminalTheProxyAndPublishedPortsShareTheRunsOneLoop) {
     };
     const size_t plain = threads_during({});
     const size_t served = threads_during({"--allow-host", "example.test", "--publish",
-                                          std::to_string(20000 + (::getpid() % 20000))});
+                                          std::to_string(ajtest::free_port())});
     // Control: the count reads agentjail's own threads, once the command ran on the
     // terminal (a run has more than one thread: the loop).
     ASSERT_GE(plain, 2u) << "the command never started on a terminal, or the count reads nothing";

@@ -27,21 +27,6 @@ using ajit::describe;
 
 namespace {
 
-// A free TCP port on 127.0.0.1: bound, read back, closed. sshd binds it right after,
-// so the window for another process to take it is a few milliseconds.
-int free_port() {
-    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (s >= 0 && ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-        port = ntohs(a.sin_port);
-    if (s >= 0) ::close(s);
-    return port;
-}
 
 bool listening(int port) {
     int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -109,7 +94,7 @@ protected:
                                   "commit -qm init; git clone -q --bare " + src + " " + repo_});
         ASSERT_EQ(g.status, 0) << describe(g);
 
-        port_ = free_port();
+        port_ = ajtest::free_port();
         ASSERT_GT(port_, 0);
         std::string cfg = scratch_.write("sshd_config",
                                          "ListenAddress 127.0.0.1\n"

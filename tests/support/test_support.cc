@@ -2,9 +2,12 @@
 // Shared test helpers: process running with captured output, scratch directories.
 #include "test_support.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -122,6 +125,20 @@ RunOutput run(const std::vector<std::string>& argv, const std::vector<std::strin
 std::string agentjail_bin() { return AJ_BIN; }
 
 std::string helper(const std::string& name) { return std::string(AJ_HELPERS_DIR) + "/" + name; }
+
+int free_port() {
+    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (s >= 0 && ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+        port = ntohs(a.sin_port);
+    if (s >= 0) ::close(s);
+    return port;
+}
 
 RunOutput agentjail(const std::vector<std::string>& args, const std::vector<std::string>& env,
                     const std::string& cwd) {

@@ -34,6 +34,10 @@ RunOutput agentjail(const std::vector<std::string>& args, const std::vector<std:
 // Path of the agentjail binary and of a static test helper by name.
 std::string agentjail_bin();
 std::string helper(const std::string& name);
+// A TCP port of 127.0.0.1 the kernel gave out a moment ago (bound to port 0, read
+// back, closed); -1 when none could be had. A fixed number could be any other
+// process's ephemeral port (a published-port test failed so under the suite's load).
+int free_port();
 
 // A scratch directory, canonical, removed with everything in it on destruction.
 class TempDir {
