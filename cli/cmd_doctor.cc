@@ -61,7 +61,7 @@ int cmd_doctor(const std::vector<std::string>& args) {
             return usage_error("doctor takes no arguments, got '" + a + "' (see agentjail doctor --help)");
     }
     const sys::Confinement env = sys::confinement();
-    const auto checks = doctor::run_checks();
+    const auto checks = doctor::run_checks(env);
     bool failed = false;
     for (const auto& c : checks) failed = failed || c.status == doctor::Check::Status::fail;
     if (json) {

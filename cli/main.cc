@@ -6,6 +6,7 @@
 #include "verbs.hpp"
 
 #include "commit.h"
+#include "sys/syscalls.hpp"
 
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -71,7 +72,7 @@ int refuse_closed_stdio(const std::vector<std::string>& args) {
 }
 
 // The highest Landlock ABI the headers this was built with describe (each ABI added
-// a right), and the running kernel's (0: none).
+// a right); the running kernel's is sys::landlock_abi().
 int landlock_abi_known() {
 #if defined(LANDLOCK_SCOPE_SIGNAL)
     return 6;
@@ -88,16 +89,11 @@ int landlock_abi_known() {
 #endif
 }
 
-int landlock_abi_running() {
-    const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
-    return abi < 0 ? 0 : static_cast<int>(abi);
-}
-
 // `agentjail --version`: the first line is the version alone (what scripts read),
 // then the commit and what the build holds.
 std::string version_text() {
     const scmp_version* sv = seccomp_version();
-    const int running = landlock_abi_running();
+    const long running = agentjail::sys::landlock_abi();
     std::string t = std::string("agentjail ") + AGENTJAIL_VERSION + "\n";
     t += std::string("commit: ") + AGENTJAIL_COMMIT + "\n";
     t += std::string("build: ") + AJ_BUILD_TYPE + ", " +

@@ -38,12 +38,6 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
 
 namespace agentjail::doctor {
 
@@ -59,16 +53,6 @@ std::optional<std::string> read_text(const std::string& path) {
     std::string s = ss.str();
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     return s;
-}
-
-std::optional<long> read_long(const std::string& path) {
-    auto s = read_text(path);
-    if (!s || s->empty()) return std::nullopt;
-    try {
-        return std::stol(*s);
-    } catch (...) {
-        return std::nullopt;
-    }
 }
 
 std::vector<std::string> words(const std::string& s) {
@@ -135,13 +119,15 @@ ProbeResult probe_userns() {
     return {msg[0], msg[1]};
 }
 
-Check check_userns() {
+// The host's switches come from sys::confinement (read once for the whole doctor),
+// which the launcher's refusal reads too.
+Check check_userns(const sys::Confinement& conf) {
     Check c{"user namespaces", Status::ok, "", ""};
     std::vector<std::string> facts;
-    auto clone_ok = read_long("/proc/sys/kernel/unprivileged_userns_clone");
-    if (clone_ok) facts.push_back("kernel.unprivileged_userns_clone=" + std::to_string(*clone_ok));
-    auto max_ns = read_long("/proc/sys/user/max_user_namespaces");
-    if (max_ns) facts.push_back("user.max_user_namespaces=" + std::to_string(*max_ns));
+    if (conf.unprivileged_userns_clone >= 0)
+        facts.push_back("kernel.unprivileged_userns_clone=" + std::to_string(conf.unprivileged_userns_clone));
+    if (conf.max_user_namespaces >= 0)
+        facts.push_back("user.max_user_namespaces=" + std::to_string(conf.max_user_namespaces));
 
     ProbeResult r = probe_userns();
     if (r.step == 0) {
@@ -157,7 +143,6 @@ Check check_userns() {
     c.detail = join(facts, "; ");
     // The launcher's own diagnosis (sys/confinement.hpp): a container's seccomp
     // profile, the host's sysctls, AppArmor, each with the fix for where this runs.
-    const sys::Confinement conf = sys::confinement();
     if (!conf.container.empty()) c.detail += "; in a " + conf.container + " container";
     if (conf.seccomp_filter) c.detail += "; started under a seccomp filter";
     if (r.step == 2)
@@ -176,19 +161,19 @@ std::string self_exe() {
     return std::string(buf, static_cast<size_t>(n));
 }
 
-Check check_apparmor() {
+Check check_apparmor(const sys::Confinement& conf) {
     Check c{"AppArmor userns restriction", Status::ok, "", ""};
-    auto v = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-    if (!v) {
+    const long v = conf.apparmor_restrict_userns;
+    if (v < 0) {
         c.detail = "kernel.apparmor_restrict_unprivileged_userns is not present";
         return c;
     }
-    if (*v == 0) {
+    if (v == 0) {
         c.detail = "kernel.apparmor_restrict_unprivileged_userns=0";
         return c;
     }
     c.status = Status::warn;
-    c.detail = "kernel.apparmor_restrict_unprivileged_userns=" + std::to_string(*v) +
+    c.detail = "kernel.apparmor_restrict_unprivileged_userns=" + std::to_string(v) +
                ": unconfined programs get user namespaces without capabilities";
     // agentjail's Debian package installs its profile (packaging/apparmor/); loaded by
     // its postinst, unless AppArmor was off then.
@@ -372,12 +357,12 @@ Check check_cgroup_delegation(const CgroupLayout& l) {
 
 Check check_landlock() {
     Check c{"Landlock", Status::ok, "", ""};
-    long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    const long abi = sys::landlock_abi();
     if (abi >= 0) {
         c.detail = "ABI " + std::to_string(abi);
         return c;
     }
-    int e = errno;
+    const int e = static_cast<int>(-abi);
     c.status = Status::warn;
     if (e == EOPNOTSUPP) {
         c.detail = "built into the kernel but disabled";
@@ -446,10 +431,10 @@ const char* status_label(Check::Status s) {
     return "?";
 }
 
-std::vector<Check> run_checks() {
+std::vector<Check> run_checks(const sys::Confinement& env) {
     std::vector<Check> out;
-    out.push_back(check_userns());
-    out.push_back(check_apparmor());
+    out.push_back(check_userns(env));
+    out.push_back(check_apparmor(env));
     out.push_back(check_seccomp());
     CgroupLayout l = cgroup_layout();
     out.push_back(check_cgroup_version(l));
@@ -461,5 +446,7 @@ std::vector<Check> run_checks() {
     out.push_back(check_overlay());
     return out;
 }
+
+std::vector<Check> run_checks() { return run_checks(sys::confinement()); }
 
 }  // namespace agentjail::doctor

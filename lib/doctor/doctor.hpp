@@ -3,6 +3,8 @@
 // (by trying it, never by comparing kernel versions); `agentjail doctor` prints them.
 #pragma once
 
+#include "sys/confinement.hpp"
+
 #include <string>
 #include <vector>
 
@@ -19,6 +21,8 @@ struct Check {
 // Runs every check. Forks short-lived probe children (for the user namespace
 // probe); prints nothing.
 std::vector<Check> run_checks();
+// The same, with where agentjail runs read already (agentjail doctor prints it too).
+std::vector<Check> run_checks(const sys::Confinement& env);
 
 // "ok", "warn", "FAIL".
 const char* status_label(Check::Status s);

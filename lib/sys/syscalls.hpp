@@ -73,6 +73,9 @@
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
@@ -168,6 +171,10 @@ inline int pidfd_open(pid_t pid, unsigned flags = 0) {
 }
 
 // Another process's descriptor `fd` as one of ours (Linux 5.6): the same open file.
+// The running kernel's Landlock ABI (landlock_create_ruleset's VERSION query), or
+// -errno: -ENOSYS not built in, -EOPNOTSUPP built in but off.
+inline long landlock_abi() { return ret(::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1U << 0)); }
+
 inline int pidfd_getfd(int pidfd, int fd) {
     return static_cast<int>(ret(::syscall(SYS_pidfd_getfd, pidfd, fd, 0)));
 }
