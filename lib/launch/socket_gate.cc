@@ -176,6 +176,44 @@ bool caller_owns(pid_t tid, int fd) {
     return ::fstat(fd, &st) == 0 && s.fsuid >= 0 && static_cast<uid_t>(s.fsuid) == st.st_uid;
 }
 
+// What the gate takes from the caller, once: a descriptor of its own (pidfd_getfd)
+// or bytes of its memory, each trusted only while the notification, still alive
+// afterwards, proves the pid named the caller throughout. gone: the caller is gone,
+// nobody to answer; error: 0, or the -errno to answer.
+struct Taken {
+    sys::UniqueFd fd;
+    int error = 0;
+    bool gone = false;
+};
+
+Taken take_fd(int listener, const seccomp_notif& req, int fdnum) {
+    Taken t;
+    sys::UniqueFd pidfd(open_pidfd(static_cast<pid_t>(req.pid)));
+    if (!id_valid(listener, req.id)) {
+        t.gone = true;
+    } else if (!pidfd.valid()) {
+        t.error = -EPERM;
+    } else if (const int got = sys::pidfd_getfd(pidfd.get(), fdnum); got < 0) {
+        t.error = got;
+    } else {
+        t.fd.reset(got);
+    }
+    return t;
+}
+
+Taken read_caller(int listener, const seccomp_notif& req, std::uint64_t addr, void* buf, size_t len) {
+    Taken t;
+    iovec local{buf, len};
+    iovec remote{reinterpret_cast<void*>(addr), len};
+    const bool read = ::process_vm_readv(static_cast<pid_t>(req.pid), &local, 1, &remote, 1, 0) ==
+                      static_cast<ssize_t>(len);
+    if (!id_valid(listener, req.id))
+        t.gone = true;
+    else if (!read)
+        t.error = -EFAULT;
+    return t;
+}
+
 }  // namespace
 
 SocketGate::Outcome SocketGate::make(int listener, const seccomp_notif& req) {
@@ -192,12 +230,10 @@ void SocketGate::set_mode(int listener, const seccomp_notif& req) {
     const auto cmd = static_cast<unsigned>(req.data.args[1] & 0xffffffffu);
     const bool setfl = req.data.nr == SYS_fcntl && cmd == F_SETFL;
     if (!setfl && !(req.data.nr == SYS_ioctl && cmd == FIONBIO)) return send_answer(listener, req.id, -EPERM);
-    sys::UniqueFd pidfd(open_pidfd(static_cast<pid_t>(req.pid)));
-    if (!id_valid(listener, req.id)) return;
-    if (!pidfd.valid()) return send_answer(listener, req.id, -EPERM);
-    const int got = sys::pidfd_getfd(pidfd.get(), fdnum);
-    if (got < 0) return send_answer(listener, req.id, got);
-    sys::UniqueFd file(got);
+    Taken taken = take_fd(listener, req, fdnum);
+    if (taken.gone) return;
+    if (taken.error != 0) return send_answer(listener, req.id, taken.error);
+    const sys::UniqueFd file = std::move(taken.fd);
     if (setfl) {
         const auto want = static_cast<unsigned>(req.data.args[2] & 0xffffffffu);
         const int now = ::fcntl(file.get(), F_GETFL);
@@ -207,12 +243,9 @@ void SocketGate::set_mode(int listener, const seccomp_notif& req) {
         return send_answer(listener, req.id, ::fcntl(file.get(), F_SETFL, want) < 0 ? -errno : 0);
     }
     int on = 0;
-    iovec local{&on, sizeof on};
-    iovec remote{reinterpret_cast<void*>(req.data.args[2]), sizeof on};
-    const bool read = ::process_vm_readv(static_cast<pid_t>(req.pid), &local, 1, &remote, 1, 0) ==
-                      static_cast<ssize_t>(sizeof on);
-    if (!id_valid(listener, req.id)) return;
-    if (!read) return send_answer(listener, req.id, -EFAULT);
+    const Taken read = read_caller(listener, req, req.data.args[2], &on, sizeof on);
+    if (read.gone) return;
+    if (read.error != 0) return send_answer(listener, req.id, read.error);
     send_answer(listener, req.id, ::ioctl(file.get(), FIONBIO, &on) < 0 ? -errno : 0);
 }
 
@@ -236,23 +269,17 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
     // The caller, its socket and its address, each taken once. The notification
     // still alive afterwards proves the pid named the caller throughout.
     const std::string proc = "/proc/" + std::to_string(req.pid);
-    sys::UniqueFd pidfd(open_pidfd(static_cast<pid_t>(req.pid)));
-    if (!id_valid(listener, req.id)) return out;  // the caller is gone: nobody to answer
-    if (!pidfd.valid()) return answer(-EPERM);
     // The kernel's order of errors: the descriptor, the address, the socket.
-    const int got = sys::pidfd_getfd(pidfd.get(), fdnum);
-    if (got < 0) return answer(got);
-    sys::UniqueFd sock(got);
+    Taken taken = take_fd(listener, req, fdnum);
+    if (taken.gone) return out;
+    if (taken.error != 0) return answer(taken.error);
+    sys::UniqueFd sock = std::move(taken.fd);
     if (len < 0 || static_cast<size_t>(len) > sizeof(sockaddr_storage)) return answer(-EINVAL);
     sockaddr_storage sa{};
     if (len > 0) {
-        iovec local{&sa, static_cast<size_t>(len)};
-        iovec remote{reinterpret_cast<void*>(addr), static_cast<size_t>(len)};
-        const bool read = ::process_vm_readv(static_cast<pid_t>(req.pid), &local, 1, &remote, 1, 0) == len;
-        // Read from the caller's memory only while the notification proves the pid
-        // is still the caller's.
-        if (!id_valid(listener, req.id)) return out;
-        if (!read) return answer(-EFAULT);
+        const Taken read = read_caller(listener, req, addr, &sa, static_cast<size_t>(len));
+        if (read.gone) return out;
+        if (read.error != 0) return answer(read.error);
     }
     int domain = 0;
     socklen_t dl = sizeof domain;
