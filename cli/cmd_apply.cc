@@ -3,19 +3,16 @@
 // leaving out protected paths and host-side conflicts unless told otherwise.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "workspace/overlay_run.hpp"
 #include "workspace/runs.hpp"
-
-#include <boost/program_options.hpp>
 
 #include <cstdio>
 
 extern char** environ;
 
 namespace agentjail::cli {
-
-namespace po = boost::program_options;
 
 std::string apply_help() {
     return "agentjail apply RUN: write what an overlay run changed into its workspace.\n"
@@ -55,41 +52,23 @@ int apply_at_exit(const std::string& run_id, bool json) {
 }
 
 int cmd_apply(const std::vector<std::string>& args) {
-    po::options_description desc;
-    desc.add_options()("help,h", "show help")("protected", "apply protected paths too")(
-        "force", "apply over host-side changes")("json", "JSON on stdout");
-    po::options_description hidden;
-    hidden.add_options()("run", po::value<std::vector<std::string>>());
-    po::options_description all;
-    all.add(desc).add(hidden);
-    po::positional_options_description pos;
-    pos.add("run", -1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args)
-                      .options(all)
-                      .positional(pos)
-                      .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
-                      .run(),
-                  vm);
-    } catch (po::error& e) {
-        return usage_error(error_text(e) + " (see agentjail apply --help)");
-    }
-    if (vm.count("help")) {
+    auto parsed = parse_verb_args("apply", apply_help(), args);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
         std::fputs(apply_help().c_str(), stdout);
         return 0;
     }
-    if (!vm.count("run") || vm["run"].as<std::vector<std::string>>().size() != 1)
+    if (parsed->operands.size() != 1)
         return usage_error("apply takes one run id (usage: agentjail apply [--protected] [--force] RUN)");
-    const std::string id = vm["run"].as<std::vector<std::string>>().front();
+    const std::string id = parsed->operands.front();
     auto ctx = current_context();
     if (!ctx) return report(ctx.error());
     workspace::ApplyOptions opts;
-    opts.allow_protected = vm.count("protected") > 0;
-    opts.force = vm.count("force") > 0;
+    opts.allow_protected = parsed->has("protected");
+    opts.force = parsed->has("force");
     auto a = workspace::apply_run(root_for(*ctx), id, opts);
     if (!a) return report(a.error());
-    if (vm.count("json"))
+    if (parsed->has("json"))
         std::printf("%s\n", workspace::apply_json(*a, -1).c_str());
     else
         std::fputs(workspace::apply_text(*a).c_str(), stderr);

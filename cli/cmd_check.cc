@@ -2,6 +2,7 @@
 // `agentjail check FILE...`: loads and validates policy files, one line each.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "policy/policy.hpp"
 #include "seccomp/seccomp.hpp"
@@ -24,13 +25,13 @@ std::string check_help() {
 }
 
 int cmd_check(const std::vector<std::string>& args) {
-    std::vector<std::string> files;
-    auto help = parse_simple("check", args, "FILE", files);
-    if (!help) return report(help.error());
-    if (*help) {
+    auto parsed = parse_verb_args("check", check_help(), args);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
         std::fputs(check_help().c_str(), stdout);
         return 0;
     }
+    const std::vector<std::string>& files = parsed->operands;
     if (files.empty()) return usage_error("check: no FILE given (see agentjail check --help)");
     bool all_ok = true;
     for (const auto& f : files) {

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "completion.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include <cstdio>
 
@@ -39,13 +40,13 @@ std::string completion_help() {
 }
 
 int cmd_completion(const std::vector<std::string>& args) {
-    std::vector<std::string> operands;
-    auto help = parse_simple("completion", args, "SHELL", operands);
-    if (!help) return report(help.error());
-    if (*help) {
+    auto parsed = parse_verb_args("completion", completion_help(), args);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
         std::fputs(completion_help().c_str(), stdout);
         return 0;
     }
+    const std::vector<std::string>& operands = parsed->operands;
     if (operands.size() != 1)
         return usage_error("completion: name one shell (usage: agentjail completion " +
                            shell_list() + ")");

@@ -2,6 +2,7 @@
 // `agentjail doctor`: prints the host checks of lib/doctor, with a fix for each problem.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "doctor/doctor.hpp"
 #include "sys/confinement.hpp"
@@ -47,19 +48,13 @@ nlohmann::ordered_json environment_json(const sys::Confinement& c) {
 }  // namespace
 
 int cmd_doctor(const std::vector<std::string>& args) {
-    bool json = false;
-    for (const auto& a : args) {
-        if (a == "-h" || a == "--help") {
-            std::fputs(doctor_help().c_str(), stdout);
-            return 0;
-        }
-        if (a == "--json")
-            json = true;
-        else if (!a.empty() && a[0] == '-')
-            return usage_error("doctor: unknown option " + a + " (see agentjail doctor --help)");
-        else
-            return usage_error("doctor takes no arguments, got '" + a + "' (see agentjail doctor --help)");
+    auto parsed = parse_verb_args("doctor", doctor_help(), args, 0);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
+        std::fputs(doctor_help().c_str(), stdout);
+        return 0;
     }
+    const bool json = parsed->has("json");
     const sys::Confinement env = sys::confinement();
     const auto checks = doctor::run_checks(env);
     bool failed = false;

@@ -4,6 +4,7 @@
 // in a workspace, the proxy's CA directory: guard/leftovers.hpp), and says which.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "cgroup/cgroup.hpp"
 #include "guard/leftovers.hpp"
@@ -14,10 +15,9 @@
 namespace agentjail::cli {
 
 int cmd_gc(const std::vector<std::string>& args) {
-    std::vector<std::string> operands;
-    auto help = parse_simple("gc", args, "", operands);
-    if (!help) return report(help.error());
-    if (*help) {
+    auto parsed = parse_verb_args("gc", gc_help(), args, 0);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
         std::fputs(gc_help().c_str(), stdout);
         return 0;
     }

@@ -4,6 +4,7 @@
 // kMaxKept runs), and `agentjail log [RUN]` to see it again.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "base/time.hpp"
 #include "plan/plan.hpp"
@@ -218,26 +219,14 @@ std::string log_help() {
 }
 
 int cmd_log(const std::vector<std::string>& args) {
-    bool list = false, as_json = false, as_policy = false;
-    std::string id;
-    for (const auto& a : args) {
-        if (a == "-h" || a == "--help") {
-            std::fputs(log_help().c_str(), stdout);
-            return 0;
-        }
-        if (a == "--list") {
-            list = true;
-        } else if (a == "--json") {
-            as_json = true;
-        } else if (a == "--policy") {
-            as_policy = true;
-        } else if (id.empty() && !a.empty() && a[0] != '-') {
-            id = a;
-        } else {
-            return usage_error("log: unexpected argument '" + util::printable(a) +
-                               "' (usage: agentjail log [RUN | --list] [--json])");
-        }
+    auto parsed = parse_verb_args("log", log_help(), args, 1);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
+        std::fputs(log_help().c_str(), stdout);
+        return 0;
     }
+    const bool list = parsed->has("list"), as_json = parsed->has("json"), as_policy = parsed->has("policy");
+    std::string id = parsed->operands.empty() ? "" : parsed->operands.front();
     if (!id.empty() && !sys::valid_run_id(id))
         return usage_error("log: '" + util::printable(id) + "' is not a run id (agentjail log --list shows them)");
     auto dir = log_dir(sys::StateDir::existing);

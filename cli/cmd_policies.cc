@@ -2,6 +2,7 @@
 // `agentjail policies`: lists the built-in policies with their descriptions.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "policy/policy.hpp"
 #include "util/strings.hpp"
@@ -23,10 +24,9 @@ std::string policies_help() {
 }
 
 int cmd_policies(const std::vector<std::string>& args) {
-    std::vector<std::string> operands;
-    auto help = parse_simple("policies", args, "", operands);
-    if (!help) return report(help.error());
-    if (*help) {
+    auto parsed = parse_verb_args("policies", policies_help(), args, 0);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
         std::fputs(policies_help().c_str(), stdout);
         return 0;
     }

@@ -3,6 +3,7 @@
 // branch and report) and `agentjail discard RUN` (a run's branch and state gone).
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "plan/plan.hpp"
 #include "util/strings.hpp"
@@ -59,18 +60,13 @@ std::string discard_help() {
 }
 
 int cmd_runs(const std::vector<std::string>& args) {
-    bool json = false;
-    for (const auto& a : args) {
-        if (a == "-h" || a == "--help") {
-            std::fputs(runs_help().c_str(), stdout);
-            return 0;
-        }
-        if (a == "--json") {
-            json = true;
-            continue;
-        }
-        return usage_error("runs: unexpected argument '" + util::printable(a) + "' (usage: agentjail runs [--json])");
+    auto parsed = parse_verb_args("runs", runs_help(), args, 0);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
+        std::fputs(runs_help().c_str(), stdout);
+        return 0;
     }
+    const bool json = parsed->has("json");
     auto root = root_dir();
     if (!root) return report(root.error());
     auto runs = workspace::list_runs(*root);
@@ -95,21 +91,13 @@ int cmd_runs(const std::vector<std::string>& args) {
 }
 
 int cmd_discard(const std::vector<std::string>& args) {
-    std::vector<std::string> ids;
-    bool opts = true;
-    for (const auto& a : args) {
-        if (opts && (a == "-h" || a == "--help")) {
-            std::fputs(discard_help().c_str(), stdout);
-            return 0;
-        }
-        if (opts && a == "--") {
-            opts = false;
-            continue;
-        }
-        if (opts && !a.empty() && a[0] == '-')
-            return usage_error("discard: unknown option '" + util::printable(a) + "' (usage: agentjail discard RUN...)");
-        ids.push_back(a);
+    auto parsed = parse_verb_args("discard", discard_help(), args);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
+        std::fputs(discard_help().c_str(), stdout);
+        return 0;
     }
+    const std::vector<std::string>& ids = parsed->operands;
     if (ids.empty()) return usage_error("discard: which run? (usage: agentjail discard RUN...; agentjail runs lists them)");
     auto root = root_dir();
     if (!root) return report(root.error());

@@ -7,6 +7,7 @@
 // to them (lib/plan/network.cc, SecretRule::stored); nothing else changes.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "policy/internal.hpp"
 #include "sys/fd.hpp"
@@ -101,30 +102,23 @@ const char kHelp[] =
     "  pass show openai | agentjail secret set OPENAI_API_KEY --host api.openai.com\n"
     "  agentjail --allow-host api.openai.com -- python agent.py\n";
 
-int secret_set(const std::vector<std::string>& args) {
+// args: what follows "set"; hosts: the --host values.
+int secret_set(const std::vector<std::string>& args, const std::vector<std::string>& host_flags) {
     std::string name;
     std::vector<std::string> hosts;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--host" || a.rfind("--host=", 0) == 0) {
-            std::string h = a == "--host" ? (i + 1 < args.size() ? args[++i] : std::string()) : a.substr(7);
-            if (h.empty()) return usage_error("secret set: --host needs a host name");
-            if (auto why = policy::detail::check_host_pattern(h); !why.empty())
-                return usage_error("secret set: --host " + h + ": " + why);
-            if (h.find('*') != std::string::npos)
-                return usage_error("secret set: --host " + h + ": give host names, not patterns (a stored secret goes "
-                                   "only where a run allows the host by name)");
-            hosts.push_back(h);
-        } else if (!a.empty() && a[0] == '-') {
-            return usage_error("secret set: unknown option " + a + " (the value is read from a prompt or stdin, "
-                               "never from an argument)");
-        } else if (name.empty()) {
-            name = a;
-        } else {
-            return usage_error("secret set: one NAME at a time (the value is read from a prompt or stdin, never "
-                               "from an argument)");
-        }
+    for (const auto& h : host_flags) {
+        if (h.empty()) return usage_error("secret set: --host needs a host name");
+        if (auto why = policy::detail::check_host_pattern(h); !why.empty())
+            return usage_error("secret set: --host " + h + ": " + why);
+        if (h.find('*') != std::string::npos)
+            return usage_error("secret set: --host " + h + ": give host names, not patterns (a stored secret goes "
+                               "only where a run allows the host by name)");
+        hosts.push_back(h);
     }
+    if (args.size() > 1)
+        return usage_error("secret set: one NAME at a time (the value is read from a prompt or stdin, never "
+                           "from an argument)");
+    if (!args.empty()) name = args.front();
     if (name.empty()) return usage_error("secret set: which NAME? agentjail secret set NAME --host HOST");
     if (auto why = check_name(name); !why.empty()) return usage_error(why);
     if (hosts.empty()) return usage_error("secret set " + name + ": which hosts is it for? add --host HOST");
@@ -196,13 +190,22 @@ void apply_stored_secrets(policy::Policy& p) {
 std::string secret_help() { return kHelp; }
 
 int cmd_secret(const std::vector<std::string>& args) {
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-        std::fputs(kHelp, args.empty() ? stderr : stdout);
-        return args.empty() ? 125 : 0;
+    if (args.empty()) {
+        std::fputs(kHelp, stderr);
+        return 125;
     }
-    const std::string& sub = args[0];
-    const std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (sub == "set") return secret_set(rest);
+    auto parsed = parse_verb_args("secret", kHelp, args);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
+        std::fputs(kHelp, stdout);
+        return 0;
+    }
+    if (parsed->operands.empty()) return usage_error("secret: which one? set, list or rm (see agentjail secret --help)");
+    const std::string& sub = parsed->operands[0];
+    const std::vector<std::string> rest(parsed->operands.begin() + 1, parsed->operands.end());
+    const std::vector<std::string> host_flags = parsed->values("host");
+    if (sub != "set" && !host_flags.empty()) return usage_error("secret " + sub + ": --host is for secret set");
+    if (sub == "set") return secret_set(rest, host_flags);
     if (sub == "list") {
         if (!rest.empty()) return usage_error("secret list takes no arguments");
         for (const auto& s : stored_secrets()) {

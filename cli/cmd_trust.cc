@@ -6,6 +6,7 @@
 // sandbox with the rest of the configuration), and a file changed since is not used.
 #include "commands.hpp"
 #include "options.hpp"
+#include "verb_args.hpp"
 
 #include "sys/state_dir.hpp"
 #include "util/strings.hpp"
@@ -111,18 +112,14 @@ std::string trust_help() {
 }
 
 int cmd_trust(const std::vector<std::string>& args) {
-    bool yes = false;
-    std::string file;
-    for (const auto& a : args) {
-        if (a == "-h" || a == "--help") {
-            std::fputs(trust_help().c_str(), stdout);
-            return 0;
-        }
-        if (a == "-y" || a == "--yes") yes = true;
-        else if (!a.empty() && a[0] == '-') return usage_error("trust: unknown option " + a);
-        else if (file.empty()) file = a;
-        else return usage_error("trust: one file at a time");
+    auto parsed = parse_verb_args("trust", trust_help(), args, 1);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
+        std::fputs(trust_help().c_str(), stdout);
+        return 0;
     }
+    const bool yes = parsed->has("yes");
+    std::string file = parsed->operands.empty() ? "" : parsed->operands.front();
     auto ctx = current_context();
     if (!ctx) return report(ctx.error());
     if (file.empty()) {

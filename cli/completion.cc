@@ -160,6 +160,16 @@ std::string bash_script(const std::vector<VerbUsage>& verbs) {
           "    fi\n"
           "}\n\n";
 
+    // Run ids are listed by the command itself (agentjail runs, agentjail log --list):
+    // where they are kept is its business, not the script's.
+    os << "# _agentjail_run_ids runs|log: the run ids that listing names.\n"
+          "_agentjail_run_ids() {\n"
+          "    local arg=\n"
+          "    [[ $1 == log ]] && arg=--list\n"
+          "    COMPREPLY=($(compgen -W \"$(command agentjail \"$1\" $arg 2>/dev/null |\n"
+          "        grep -oE '^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}')\" -- \"$cur\"))\n"
+          "}\n\n";
+
     // One value completion per flag name: a name means the same value in every
     // subcommand that gives it one (whether it takes one is asked per subcommand).
     // Flags whose values complete alike share a case.
@@ -191,6 +201,9 @@ std::string bash_script(const std::vector<VerbUsage>& verbs) {
                        " -- \"$cur\"))\n" + "        _agentjail_files '*.toml' ;;\n";
                 break;
             case Kind::command: body = "        COMPREPLY=($(compgen -c -- \"$cur\")) ;;\n"; break;
+            case Kind::run_id:
+                body = "        _agentjail_run_ids " + f.value.words.front() + " ;;\n";
+                break;
             case Kind::none: break;
             }
             Case* c = nullptr;
@@ -319,6 +332,8 @@ std::string bash_script(const std::vector<VerbUsage>& verbs) {
             os << "    " << v.name << ") _agentjail_files ;;\n";
         } else if (v.operand.kind == Kind::dir) {
             os << "    " << v.name << ") _agentjail_dirs ;;\n";
+        } else if (v.operand.kind == Kind::run_id) {
+            os << "    " << v.name << ") _agentjail_run_ids " << v.operand.words.front() << " ;;\n";
         }
     }
     os << "    esac\n"
@@ -358,6 +373,7 @@ std::string zsh_action(const ValueSpec& v) {
     case Kind::policy: return "_agentjail_policies";
     case Kind::net_preset: return "_agentjail_net_presets";
     case Kind::command: return "_command_names -e";
+    case Kind::run_id: return "_agentjail_run_ids " + v.words.front();
     case Kind::none: break;
     }
     return " ";
@@ -412,6 +428,14 @@ std::string zsh_script(const std::vector<VerbUsage>& verbs) {
        << " $dir/agentjail/policies/*.toml(N-.:t:r))\n"
           "  _alternative 'policies:policy:compadd -a names' 'files:policy file:_files -g "
           "\"*.toml(-.)\"'\n"
+          "}\n\n"
+          "_agentjail_run_ids() {\n"
+          "  local arg=\n"
+          "  [[ $1 == log ]] && arg=--list\n"
+          "  local -a ids\n"
+          "  ids=(${(f)\"$(command agentjail $1 $arg 2>/dev/null | grep -oE "
+          "'^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}')\"})\n"
+          "  _describe -t runs 'run' ids\n"
           "}\n\n"
           "_agentjail_net_presets() {\n"
           "  _alternative 'presets:network preset:("
@@ -596,6 +620,12 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
           "    end\n"
           "    __agentjail_toml_files\n"
           "end\n\n"
+          "# The run ids `agentjail runs` (or `agentjail log --list`) names.\n"
+          "function __agentjail_run_ids\n"
+          "    set -l arg\n"
+          "    test $argv[1] = log; and set arg --list\n"
+          "    command agentjail $argv[1] $arg 2>/dev/null | string match -r -- '^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}'\n"
+          "end\n\n"
           "function __agentjail_net_presets\n"
           "    printf '%s\\tnetwork preset\\n' "
        << join(presets, " ")
@@ -621,6 +651,9 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
                 case Kind::policy: os << " -x -a '(__agentjail_policies)'"; break;
                 case Kind::net_preset: os << " -x -a '(__agentjail_net_presets)'"; break;
                 case Kind::command: os << " -x -a '(__fish_complete_command)'"; break;
+                case Kind::run_id:
+                    os << " -x -a " << fish_quote("(__agentjail_run_ids " + f.value.words.front() + ")");
+                    break;
                 case Kind::none: os << " -x"; break;
                 }
             }
@@ -636,6 +669,9 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
             os << "complete -c agentjail " << cond << " -F\n";
         } else if (v.operand.kind == Kind::dir) {
             os << "complete -c agentjail " << cond << " -a '(__fish_complete_directories)'\n";
+        } else if (v.operand.kind == Kind::run_id) {
+            os << "complete -c agentjail " << cond << " -a "
+               << fish_quote("(__agentjail_run_ids " + v.operand.words.front() + ")") << "\n";
         }
     }
     os << "complete -c agentjail -n 'test (__agentjail_state)[2] = command' -x -a "

@@ -309,38 +309,6 @@ Result<Invocation> parse_invocation(Verb verb, const std::vector<std::string>& a
     return inv;
 }
 
-Result<bool> parse_simple(const std::string& verb, const std::vector<std::string>& args,
-                          const std::string& operand_name, std::vector<std::string>& operands) {
-    po::options_description desc;
-    desc.add_options()("help,h", "show help");
-    po::options_description hidden;
-    hidden.add_options()("operand", po::value<std::vector<std::string>>());
-    po::options_description all;
-    all.add(desc).add(hidden);
-    po::positional_options_description pos;
-    pos.add("operand", -1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args)
-                      .options(all)
-                      .positional(pos)
-                      .style(po::command_line_style::default_style &
-                             ~po::command_line_style::allow_guessing)
-                      .run(),
-                  vm);
-    } catch (po::error& e) {
-        return invalid(parse_error_text(e, all) + " (see agentjail " + verb + " --help)");
-    }
-    if (vm.count("help")) return true;
-    if (vm.count("operand")) {
-        operands = vm["operand"].as<std::vector<std::string>>();
-        if (operand_name.empty())
-            return invalid(verb + " takes no arguments, got '" + operands.front() +
-                           "' (see agentjail " + verb + " --help)");
-    }
-    return false;
-}
-
 std::vector<std::string> describe_overrides(const policy::Policy& p) {
     std::vector<std::string> out;
     auto from_cli = [](const policy::Origin& o) { return o.file == "command line"; };

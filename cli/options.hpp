@@ -83,12 +83,6 @@ std::string resolve_path(const std::string& path, const Context& ctx);
 // The overrides the command line put on p, one line each ("--ro /a -> /b").
 std::vector<std::string> describe_overrides(const policy::Policy& p);
 
-// Parses the arguments of a subcommand that has no flags but -h/--help:
-// returns true for help; the other words go to operands (none allowed when
-// `operand_name` is empty). "--" ends the options.
-Result<bool> parse_simple(const std::string& verb, const std::vector<std::string>& args,
-                          const std::string& operand_name, std::vector<std::string>& operands);
-
 // Help texts (stdout) for the whole program and per subcommand.
 std::string global_help();
 std::string explain_help();

@@ -137,6 +137,8 @@ ValueSpec value_of_name(const std::string& value_name) {
         v.kind = ValueSpec::Kind::path;
     else if (has("COMMAND"))
         v.kind = ValueSpec::Kind::command;
+    else if (value_name == "RUN")
+        v = ValueSpec{ValueSpec::Kind::run_id, {"runs"}};
     return v;
 }
 
@@ -300,6 +302,9 @@ std::vector<VerbUsage> verb_usages() {
                 v->words = split_at(b, '|');
             } else if (is_value_name(b)) {
                 v->operand = value_of_name(b);
+                // log names the runs it logged; apply and discard the runs kept.
+                if (v->operand.kind == ValueSpec::Kind::run_id)
+                    v->operand.words = {v->name == "log" ? "log" : "runs"};
             } else {
                 continue;
             }

@@ -25,9 +25,10 @@ struct HelpFlag {
 
 // What a flag's or an operand's value is, for completions.
 struct ValueSpec {
-    enum class Kind { none, file, dir, path, words, policy, net_preset, command };
+    enum class Kind { none, file, dir, path, words, policy, net_preset, command, run_id };
     Kind kind = Kind::none;
-    // words: the values; policy: the built-in policies; net_preset: the built-in presets.
+    // words: the values; policy: the built-in policies; net_preset: the built-in presets;
+    // run_id: the subcommand whose listing names the ids ("runs", or "log" for `log --list`).
     std::vector<std::string> words;
 };
 
@@ -49,8 +50,8 @@ std::vector<VerbUsage> verb_usages();
 
 // What the flag's value is: its FlagValue, else what its value name says.
 ValueSpec flag_value(const Flag& f);
-// FILE, DIR, PATH and SRC (in any value name: SRC[:DST], PATH[:SIZE]), COMMAND, and
-// a|b|c (the words).
+// FILE, DIR, PATH and SRC (in any value name: SRC[:DST], PATH[:SIZE]), COMMAND, RUN
+// (a run id), and a|b|c (the words).
 ValueSpec value_of_name(const std::string& value_name);
 
 // The Usage lines of a help text ("Usage:" and the indented lines below it), each

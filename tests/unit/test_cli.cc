@@ -124,6 +124,18 @@ TEST(Cli, UsageErrorsAreOneLineAnd125) {
     expect_one_line_error(ajtest::agentjail({"doctor", "extra"}), "extra");
     expect_one_line_error(ajtest::agentjail({"policies", "--bogus"}), "--bogus");
     expect_one_line_error(ajtest::agentjail({"check"}), "no FILE");
+    // Every other subcommand's flags are the ones its help names (cli/verb_args.hpp).
+    expect_one_line_error(ajtest::agentjail({"log", "--jsn"}), "did you mean --json?");
+    expect_one_line_error(ajtest::agentjail({"doctor", "--json=yes"}), "--json takes no value");
+    expect_one_line_error(ajtest::agentjail({"runs", "extra"}), "runs: takes no arguments, got 'extra'");
+    expect_one_line_error(ajtest::agentjail({"trust", "-y", "--bogus"}), "unknown option '--bogus'");
+    expect_one_line_error(ajtest::agentjail({"trust", "a.toml", "b.toml"}), "unexpected argument 'b.toml'");
+    expect_one_line_error(ajtest::agentjail({"secret", "set", "NAME", "--host"}), "--host needs a value");
+    expect_one_line_error(ajtest::agentjail({"secret", "list", "--host", "x.example"}),
+                          "--host is for secret set");
+    expect_one_line_error(ajtest::agentjail({"apply", "--forse", "20261206-231500-ab12cd"}),
+                          "did you mean --force?");
+    expect_one_line_error(ajtest::agentjail({"discard", "--json"}), "unknown option '--json'");
 }
 
 TEST(Cli, UnknownPolicyFailsBeforeAnythingRuns) {

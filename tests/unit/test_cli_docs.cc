@@ -284,7 +284,12 @@ struct Scene {
         cwd.write("notes.txt", "");
         cwd.mkdir("subdir");
     }
-    std::vector<std::string> env() const { return {"HOME=" + home.path(), "XDG_CONFIG_HOME="}; }
+    std::vector<std::string> extra_env;  // more NAME=VALUE for the shell
+    std::vector<std::string> env() const {
+        std::vector<std::string> e{"HOME=" + home.path(), "XDG_CONFIG_HOME="};
+        e.insert(e.end(), extra_env.begin(), extra_env.end());
+        return e;
+    }
 };
 
 // Every long flag of every subcommand typed in full completes to itself; the short
@@ -422,6 +427,46 @@ TEST(CliCompletion, FishCompletesFlagsPoliciesAndValues) {
         got[cur].push_back(v);
     }
     expect_cases("fish", cases, got);
+}
+
+// Run ids come from the command's own listings (`agentjail log --list`, `agentjail
+// runs`), asked of the agentjail on PATH: a real run is logged, and its id is then
+// what `log` completes to; `apply` and `discard` have no kept run here and offer none.
+TEST(CliCompletion, RunIdsAreTheOnesTheCommandLists) {
+    REQUIRE_PROGRAM(bash, "bash");
+    Scene scene;
+    const std::string bin = ajtest::agentjail_bin();
+    const std::string state = scene.home.path() + "/state";
+    scene.extra_env = {"XDG_STATE_HOME=" + state,
+                       "PATH=" + bin.substr(0, bin.rfind('/')) + ":/usr/bin:/bin"};
+    auto ran = ajtest::run({bin, "-q", "-p", "minimal", "--", "true"}, scene.env(), nullptr, scene.cwd.path());
+    ASSERT_EQ(ran.status, 0) << show(ran);
+    auto listed = ajtest::run({bin, "log", "--list"}, scene.env());
+    ASSERT_EQ(listed.status, 0) << show(listed);
+    std::string id;
+    for (const auto& l : ajtest::lines(listed.out))
+        if (l.size() > 22 && l[8] == '-' && l[15] == '-') id = l.substr(0, 22);
+    ASSERT_FALSE(id.empty()) << "the run was not logged: " << listed.out;
+    const std::vector<Case> cases = {
+        {"agentjail log ", {id}},
+        {"agentjail log " + id.substr(0, 4), {id}},
+        {"agentjail apply ", {}, {id}},
+        {"agentjail discard ", {}, {id}},
+    };
+    std::vector<std::string> lines;
+    for (const auto& c : cases) lines.push_back(c.line);
+    const auto got = bash_complete(lines, scene);
+    expect_cases("bash", cases, got);
+    EXPECT_TRUE(got.at("agentjail apply ").empty()) << "no run is kept, yet apply offers one";
+    if (const std::string fish = find_program("fish"); !fish.empty()) {
+        ajtest::TempDir dir("aj-compl-fish-ids");
+        const std::string file = dir.write("agentjail.fish", script("fish"));
+        const std::string drv =
+            dir.write("driver.fish", "source '" + file + "'\ncomplete -C 'agentjail log '\n");
+        auto r = ajtest::run({fish, drv}, scene.env(), nullptr, scene.cwd.path());
+        ASSERT_EQ(r.status, 0) << show(r);
+        EXPECT_NE(r.out.find(id), std::string::npos) << "fish: 'agentjail log ' offers: " << r.out;
+    }
 }
 
 // zsh completes only inside its line editor: an interactive zsh on a zpty, with
