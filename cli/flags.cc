@@ -212,6 +212,11 @@ std::vector<Flag> make_table() {
         {"allow-degraded", 0, nullptr, false, both, O,
          "run with rlimits only when no cgroup can be made for the limits (reported in the result)", nullptr,
          [](Policy& p, const std::string&, C, Or o) { return policy::set_limit(p, "allow_degraded", "true", o); }},
+        {"landlock", 0, "MODE", false, both, O,
+         "Landlock, a second wall behind the mounts: best-effort (default: applied where the "
+         "kernel has it, said in the result where not), required (refuse to run without it), "
+         "off (docs/landlock.md)",
+         nullptr, checked<policy::set_landlock_mode>, nullptr, FlagValue::words, "best-effort required off"},
         {"seccomp-log", 0, "FILE", false, both, O,
          "write one JSON line per refused system call (time, pid, syscall, arch, args, rule, action)", nullptr,
          path<policy::set_seccomp_log>},

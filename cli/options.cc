@@ -322,6 +322,8 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
             out.push_back(m.origin.key + " " + m.src + (m.dst.empty() ? "" : " -> " + m.dst));
     for (const auto& h : p.hide)
         if (from_cli(h.origin)) out.push_back(h.origin.key + " " + h.pattern);
+    if (from_cli(p.landlock.origin))
+        out.push_back(p.landlock.origin.key + " " + policy::landlock_mode_name(p.landlock.value));
     if (from_cli(p.workspace_mode.origin))
         out.push_back(p.workspace_mode.origin.key + " " + policy::workspace_mode_name(p.workspace_mode.value));
     for (const auto& r : p.protect)

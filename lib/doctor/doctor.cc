@@ -226,6 +226,13 @@ Check check_seccomp() {
                     ? "denials cannot be reported to the supervisor; a newer kernel adds user_notif"
                     : "the kernel's seccomp lacks actions agentjail's filters use";
     }
+    if (c.status == Status::ok && mode == 2 && sys::seccomp_listener_taken()) {
+        c.status = Status::warn;
+        c.detail += "; a filter of the ones above holds the notification listener (WSL2's init does): runs "
+                    "refuse what the policy refuses without logging it, and refuse every Unix socket";
+        c.fix = "run agentjail outside that filter for the log of refusals and the socket gate "
+                "(docs/environments.md)";
+    }
     return c;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -98,6 +99,23 @@ struct ChildSpec {
     const sock_filter* filter = nullptr;
     unsigned short filter_len = 0;
     bool want_listener = false;
+
+    // Landlock (plan.landlock), applied by the command after its rlimits and before
+    // the filter: the rules by path inside, plus one per standard or passed descriptor
+    // that is a file (reopened through /proc/self/fd it is the host's file, outside
+    // every rule), with what its open mode gives. landlock_fs 0: none.
+    struct LandlockRule {
+        const char* path;
+        std::uint64_t access;
+    };
+    std::vector<LandlockRule> landlock_rules;
+    std::uint64_t landlock_fs = 0;
+    std::uint64_t landlock_scoped = 0;
+    const char* landlock_probe = nullptr;
+    mode_t landlock_probe_type = S_IFCHR;  // S_IFIFO or S_IFCHR (plan::Landlock::probe_fifo)
+    // Required: a probe that cannot tell fails the launch; else it is said
+    // (Stage::landlock_unverified) and the command goes on.
+    bool landlock_required = false;
 
     int go_fd = -1;      // read end: one byte once the id maps are written
     // A second byte on go_fd before the init forks the command: the launcher's

@@ -4,6 +4,7 @@
 // fork (drop_privileges in child.cc), inherited here.
 #include "launch/command.hpp"
 
+#include "sys/landlock.hpp"
 #include "sys/syscalls.hpp"
 #include "util/fault.hpp"
 
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,9 +25,79 @@
 namespace agentjail::launch {
 
 namespace {
-[[noreturn]] void fail(const ChildSpec& s, Stage stage, int err) {
-    report(s.err_fd, stage, err, -1);
+[[noreturn]] void fail(const ChildSpec& s, Stage stage, int err, int index = -1) {
+    report(s.err_fd, stage, err, index);
     ::_exit(125);
+}
+
+namespace ll = sys::landlock;
+
+// A rule for one of the command's descriptors that is a file or a device (a passed
+// one; stdio are the relay's pipes or pty): reopened by name (/proc/self/fd/N) it is
+// the caller's file, which lies outside every rule of the tree; it gets what its
+// open mode already gives, no more.
+int add_descriptor_rule(int ruleset, int fd, std::uint64_t handled) {
+    struct stat st {};
+    if (::fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) return 0;
+    const int fl = ::fcntl(fd, F_GETFL);
+    if (fl < 0 || (fl & O_PATH) != 0) return 0;
+    std::uint64_t access = S_ISCHR(st.st_mode) ? ll::kIoctlDev : 0;
+    if ((fl & O_ACCMODE) != O_WRONLY) access |= ll::kReadFile;
+    if ((fl & O_ACCMODE) != O_RDONLY) access |= ll::kWriteFile | ll::kTruncate;
+    access &= handled;
+    if (access == 0) return 0;
+    const int r = ll::add_path_rule(ruleset, fd, access);
+    // A descriptor Landlock cannot name (an internal mount's file) needs no rule.
+    return r == -EBADFD ? 0 : r;
+}
+
+// The command's Landlock domain (plan.landlock), then the probe that proves it holds:
+// a character device made in a world-writable directory is refused with EACCES by
+// Landlock (the right is granted nowhere), and with EPERM without it (no CAP_MKNOD).
+void apply_landlock(const ChildSpec& s) {
+    if (fault::hit("command.landlock")) fail(s, Stage::landlock, EOPNOTSUPP);
+    const ll::RulesetAttr attr{s.landlock_fs, 0, s.landlock_scoped};
+    const int rs = ll::create_ruleset(attr);
+    if (rs < 0) fail(s, Stage::landlock, -rs);
+    for (size_t i = 0; i < s.landlock_rules.size(); ++i) {
+        const auto& rule = s.landlock_rules[i];
+        const int fd = ::open(rule.path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+        // A mount the launcher skipped (its name gone from the host): nothing to grant.
+        if (fd < 0 && errno == ENOENT) continue;
+        if (fd < 0) fail(s, Stage::landlock_rule, errno, static_cast<int>(i));
+        std::uint64_t access = rule.access;
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) access &= ll::kFileOnly;
+        const int r = ll::add_path_rule(rs, fd, access);
+        ::close(fd);
+        if (r < 0) fail(s, Stage::landlock_rule, -r, static_cast<int>(i));
+    }
+    for (int fd = 0; fd < 3; ++fd)
+        if (int r = add_descriptor_rule(rs, fd, s.landlock_fs); r < 0) fail(s, Stage::landlock, -r);
+    for (size_t i = 0; i < s.n_pass_fds; ++i)
+        if (int r = add_descriptor_rule(rs, s.pass_fds[i], s.landlock_fs); r < 0) fail(s, Stage::landlock, -r);
+    // The fault stands for a layer that is silently off: the probe must see it.
+    if (!fault::hit("command.landlock-restrict")) {
+        const int r = ll::restrict_self(rs);
+        if (r < 0) fail(s, Stage::landlock, -r);
+    }
+    ::close(rs);
+    if (s.landlock_probe == nullptr) return;
+    const dev_t dev = s.landlock_probe_type == S_IFCHR ? makedev(1, 3) : 0;
+    // The fault stands for a filter above agentjail that refuses mknod first.
+    int e = EPERM;
+    if (!fault::hit("command.landlock-probe")) {
+        if (::mknodat(AT_FDCWD, s.landlock_probe, s.landlock_probe_type | 0600, dev) == 0) {
+            ::unlinkat(AT_FDCWD, s.landlock_probe, 0);
+            fail(s, Stage::landlock_probe, 0, 0);
+        }
+        e = errno;
+    }
+    if (e == EACCES) return;
+    // Refused before Landlock could answer (a seccomp filter agentjail runs under that
+    // refuses mknod: systemd's PrivateDevices): the rules are on, but not shown to hold.
+    if (s.landlock_required) fail(s, Stage::landlock_probe, e, 1);
+    report(s.err_fd, Stage::landlock_unverified, e, 0);
 }
 
 }  // namespace
@@ -72,6 +144,8 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
     // ... but for those the caller named (checked open and >= 3 before clone).
     for (size_t i = 0; i < s.n_pass_fds; ++i)
         if (::fcntl(s.pass_fds[i], F_SETFD, 0) < 0) fail(s, Stage::pass_fds, errno);
+
+    if (s.landlock_fs != 0) apply_landlock(s);
 
     // The filter goes on last, so nothing above ran under it; from here to execve
     // only calls the compiler always allows (sendmsg, close, write, execve, exit).

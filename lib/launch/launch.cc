@@ -92,6 +92,28 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
         return Error(ErrorKind::command_not_executable, err, cmd + ": cannot execute: " + util::errno_text(err))
             .at(ErrorStage::exec, stage_name(stage));
     }
+    if (stage == Stage::landlock_probe) {
+        const std::string probe =
+            std::string(plan.landlock.probe_fifo ? "a FIFO" : "a device node") + " at " + plan.landlock.probe_path;
+        const std::string why =
+            r.index == 0 ? "the kernel let the command make " + probe +
+                               " after the restriction: the rules are not in force"
+                         : "making " + probe + " was refused with " + util::errno_name(err) +
+                               " where Landlock refuses with EACCES: that it holds could not be shown";
+        return Error(ErrorKind::setup, err == 0 ? EPERM : err,
+                     "setup failed while " + std::string(stage_name(stage)) + ": " + why +
+                         " (--landlock off runs without it; docs/landlock.md)")
+            .at(ErrorStage::sandbox, stage_name(stage));
+    }
+    if (stage == Stage::landlock || stage == Stage::landlock_rule) {
+        std::string what = std::string("setup failed while ") + stage_name(stage);
+        if (stage == Stage::landlock_rule && r.index >= 0 && static_cast<size_t>(r.index) < plan.landlock.rules.size())
+            what += " for " + plan.landlock.rules[static_cast<size_t>(r.index)].path;
+        return Error(ErrorKind::setup, err,
+                     what + ": " + util::errno_text(err) + " (" + plan.landlock.origin +
+                         "; --landlock off runs without it)")
+            .at(ErrorStage::sandbox, stage_name(stage));
+    }
     std::string what = std::string("setup failed while ") + stage_name(stage);
     if (r.index >= 0 && static_cast<size_t>(r.index) < plan.mounts.size()) {
         const auto& op = plan.mounts[static_cast<size_t>(r.index)];
@@ -196,6 +218,14 @@ void prepare(ChildSpec& s, const plan::Plan& plan, const Stdio& stdio) {
         s.filter = bpf.data();
         s.filter_len = static_cast<unsigned short>(bpf.size());
         s.want_listener = plan.seccomp->needs_listener();
+    }
+    if (plan.landlock.apply) {
+        s.landlock_fs = plan.landlock.handled_fs;
+        s.landlock_scoped = plan.landlock.scoped;
+        for (const auto& r : plan.landlock.rules) s.landlock_rules.push_back({r.path.c_str(), r.access});
+        if (!plan.landlock.probe_path.empty()) s.landlock_probe = plan.landlock.probe_path.c_str();
+        s.landlock_probe_type = plan.landlock.probe_fifo ? S_IFIFO : S_IFCHR;
+        s.landlock_required = plan.landlock.mode == policy::LandlockMode::required;
     }
     s.stdio[0] = stdio.in;
     s.stdio[1] = stdio.out;
@@ -504,6 +534,12 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         }
         if (r.stage == static_cast<std::int32_t>(Stage::pty_fd)) {
             p.set_pty_master(passed_fd());
+            continue;
+        }
+        if (r.stage == static_cast<std::int32_t>(Stage::landlock_unverified)) {
+            p.add_degraded("landlock: applied, but not shown to hold: making " + plan.landlock.probe_path +
+                           " was refused with " + util::errno_name(r.err) +
+                           " before Landlock could answer (a seccomp filter agentjail runs under?)");
             continue;
         }
         if (r.stage == static_cast<std::int32_t>(Stage::listener)) {

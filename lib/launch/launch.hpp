@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace boost::asio {
@@ -127,6 +128,9 @@ public:
     sys::UniqueFd take_publish_socket() { return std::move(publish_socket_); }
     void set_publish_socket(sys::UniqueFd fd) { publish_socket_ = std::move(fd); }
     sys::UniqueFd take_pty_master() { return std::move(pty_master_); }
+    // A layer in force but lessened, said by the sandbox during its setup: wait()
+    // puts each in the result's degraded list.
+    void add_degraded(std::string note) { degraded_.push_back(std::move(note)); }
     void set_pty_master(sys::UniqueFd fd) { pty_master_ = std::move(fd); }
 
     // Readable when the command stopped or went on (job control); -1 when not known.
@@ -146,6 +150,7 @@ private:
     sys::UniqueFd publish_socket_;
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
+    std::vector<std::string> degraded_;
 };
 
 // Clones the sandbox and runs every setup step; returns once the command has

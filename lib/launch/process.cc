@@ -29,7 +29,7 @@ Process::Process(Process&& o) noexcept
       proxy_socket_(std::move(o.proxy_socket_)), gateway_sockets_(std::move(o.gateway_sockets_)),
       publish_socket_(std::move(o.publish_socket_)),
       pty_master_(std::move(o.pty_master_)),
-      events_fd_(std::move(o.events_fd_)) {
+      events_fd_(std::move(o.events_fd_)), degraded_(std::move(o.degraded_)) {
     o.reaped_ = true;
 }
 
@@ -58,6 +58,7 @@ Process& Process::operator=(Process&& o) noexcept {
         publish_socket_ = std::move(o.publish_socket_);
         pty_master_ = std::move(o.pty_master_);
         events_fd_ = std::move(o.events_fd_);
+        degraded_ = std::move(o.degraded_);
         o.reaped_ = true;
     }
     return *this;
@@ -106,6 +107,7 @@ Result<RunResult> Process::wait() {
     }
     reaped_ = true;
     RunResult res;
+    res.degraded = degraded_;
     res.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     if (supervisor_) {
         supervisor_->join();

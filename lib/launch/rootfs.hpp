@@ -83,6 +83,9 @@ enum class Stage : int {
     gateway_socket,  // a model gateway's listener inside (docs/network.md)
     set_ids,         // taking the run's uid and gid (a root launcher's run as another identity)
     pass_fds,        // keeping the caller's descriptors open for the command
+    landlock,        // making or applying the Landlock ruleset
+    landlock_rule,   // a rule of it (index: plan.landlock.rules)
+    landlock_probe,  // the probe after it: index 0 made the node (not enforced), else the errno
     listener = 100,  // not a failure: the message carries the seccomp listener fd
     proxy_fd = 101,  // not a failure: the message carries the proxy's listening socket
     pty_fd = 102,    // not a failure: the message carries the sandbox's pty master
@@ -91,6 +94,7 @@ enum class Stage : int {
     diag_fd = 105,     // not a failure: the message carries the socket gate's sock_diag socket
     diag_socket = 106, // making that socket
     root_fd = 107,     // not a failure: the message carries the sandbox's root (O_PATH)
+    landlock_unverified = 108,  // not a failure: Landlock's probe was answered with err, not EACCES
 };
 
 const char* stage_name(Stage s);

@@ -122,6 +122,10 @@ const char* stage_name(Stage s) {
         case Stage::exec: return "executing the command";
         case Stage::rlimits: return "setting resource limits";
         case Stage::seccomp: return "loading the seccomp filter";
+        case Stage::landlock: return "applying Landlock";
+        case Stage::landlock_rule: return "adding a Landlock rule";
+        case Stage::landlock_probe: return "proving Landlock is enforced";
+        case Stage::landlock_unverified: return "proving Landlock is enforced (not shown)";
         case Stage::userns_limit: return "disabling nested user namespaces";
         case Stage::listener: return "passing the seccomp listener";
         case Stage::proxy_socket: return "opening the proxy's socket inside the sandbox";

@@ -250,6 +250,7 @@ std::string to_text(const Plan& plan) {
         out += "\nsystem calls (seccomp): no filter (the policy has no [seccomp] section)\n";
     }
 
+    out += detail::landlock_text(plan);
     out += workspace_text(plan);
     out += detail::network_text(plan);
 
@@ -309,6 +310,19 @@ std::string to_json(const Plan& plan) {
         for (const auto& r : plan.rlimits)
             rl.push_back({{"resource", detail::rlimit_name(r.resource)}, {"soft", r.soft}, {"hard", r.hard}, {"why", r.why}});
         j["rlimits"] = std::move(rl);
+    }
+    {
+        const auto& l = plan.landlock;
+        json rules = json::array();
+        for (const auto& r : l.rules)
+            rules.push_back({{"path", r.path}, {"access", detail::landlock_rights(r.access)}, {"why", r.why}});
+        j["landlock"] = {{"mode", policy::landlock_mode_name(l.mode)},
+                         {"origin", l.origin},
+                         {"abi", l.abi},
+                         {"applied", l.apply},
+                         {"missing", l.missing.empty() ? json(nullptr) : json(l.missing)},
+                         {"rules", std::move(rules)},
+                         {"probe", l.probe_path.empty() ? json(nullptr) : json(l.probe_path)}};
     }
     json mounts = json::array();
     for (const auto& op : plan.mounts) {

@@ -5,6 +5,7 @@
 
 #include "plan/plan.hpp"
 #include "sys/caller.hpp"
+#include "sys/confinement.hpp"
 
 #include "sys/fd.hpp"
 #include "sys/host_file.hpp"
@@ -406,6 +407,8 @@ Result<HostFacts> HostFacts::current() {
     h.cwd = *cwd;
 
     for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) h.environ.emplace_back(*e);
+    h.landlock_abi = sys::landlock_abi();
+    h.seccomp_listener_taken = sys::seccomp_listener_taken();
     for (int res : {RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU}) {
         struct rlimit rl {};
         if (::getrlimit(res, &rl) == 0) h.rlimit_hard.emplace_back(res, static_cast<std::uint64_t>(rl.rlim_max));

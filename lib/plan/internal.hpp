@@ -134,6 +134,12 @@ Result<void> plan_agent_exec(const policy::Policy& policy, Plan& plan, std::vect
 // [workspace] mode = "overlay": the workspace's bind becomes an overlay with the
 // workspace as its lower layer (overlay.cc); after build_mounts and the host-file rules.
 Result<void> overlay_workspace(const policy::Policy& policy, Plan& plan);
+// plan.landlock from the final mounts (landlock.cc); refuses a required Landlock the
+// kernel or the policy cannot give.
+Result<void> plan_landlock(const policy::Policy& policy, const HostFacts& host, Plan& plan);
+// explain's Landlock section, and its rights in words ("read write make remove").
+std::string landlock_text(const Plan& plan);
+std::string landlock_rights(std::uint64_t access);
 // Clone and overlay modes: the run's id and state directory, and what the sandbox
 // gets from there: the overlay's upper and work layers, or the clone bound at the
 // workspace's path (whose guards then have nothing to guard) (overlay.cc).

@@ -304,6 +304,20 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     if (!plan.seccomp)
         plan.notes.push_back("no [seccomp] section: the socket gate is off, so a Unix socket in a bound "
                              "directory can be connected to (docs/seccomp.md)");
+    if (plan.seccomp && plan.seccomp->needs_listener() && host.seccomp_listener_taken) {
+        // The kernel allows one listener per chain of filters, and one of the caller's
+        // holds it: the same refusals, answered by the kernel (docs/environments.md).
+        auto alone = seccomp::compile_without_listener(policy.seccomp);
+        if (!alone) return std::move(alone).error();
+        plan.seccomp = std::move(*alone);
+        plan.seccomp_without_listener =
+            "a seccomp filter agentjail was started under holds the one notification listener the kernel "
+            "allows (WSL2's init does): refused calls are refused by the kernel and not logged, and every "
+            "Unix socket but a connected pair is refused, since no socket gate can check where one connects";
+        if (!plan.sockets.empty())
+            plan.seccomp_without_listener += " (the allowed sockets too)";
+        plan.warnings.push_back(plan.seccomp_without_listener + "; docs/environments.md");
+    }
 
     plan.uid = host.uid;
     plan.gid = host.gid;
@@ -333,6 +347,8 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     // Without the proxy the project's .env files still show their keys (placeholders
     // that nothing swaps back); with it build_network made them.
     if (!plan.net) detail::dotenv_views(ctx, key, plan, nullptr);
+    // Last: its rules are the final tree's.
+    if (auto r = detail::plan_landlock(policy, host, plan); !r) return std::move(r).error();
     return plan;
 }
 

@@ -38,6 +38,12 @@ struct HostFacts {
     // directory with it. Empty (as current() leaves it): build() draws one
     // (sys::new_run_id()) for a clone or overlay plan only.
     std::string run_id;
+    // The kernel's Landlock ABI (1 and up), or -errno from asking it: -ENOSYS not
+    // built in, -EOPNOTSUPP built in but not enabled. 0: not asked (tests' facts).
+    long landlock_abi = 0;
+    // A seccomp filter this process runs under holds the one notification listener
+    // the kernel allows (sys::seccomp_listener_taken: WSL2's init).
+    bool seccomp_listener_taken = false;
 
     static Result<HostFacts> current();
     // The facts of a run as uid/gid, started by this process: the user's name and home
@@ -112,6 +118,34 @@ struct Guard {
     std::string pattern;  // the rule that matched, as written
     std::string why;      // its origin
     std::string link_of;  // a hard link: the hidden or protected name it shares an inode with
+};
+
+// Landlock, the second wall behind the mounts (lib/plan/landlock.cc, docs/landlock.md).
+// The command restricts itself to these rules on the final tree, after its rlimits and
+// before the seccomp filter, then proves the kernel enforces them (probe_path).
+struct Landlock {
+    policy::LandlockMode mode = policy::LandlockMode::off;
+    std::string origin;  // the policy line that chose the mode
+    long abi = 0;        // HostFacts::landlock_abi
+    bool apply = false;  // false: mode off, or missing says why not
+    std::string missing;
+    std::uint64_t handled_fs = 0;  // sys::landlock::fs_rights(abi)
+    std::uint64_t scoped = 0;      // sys::landlock::scopes(abi)
+    struct Rule {
+        std::string path;  // inside the sandbox
+        std::uint64_t access = 0;
+        std::string why;
+    };
+    std::vector<Rule> rules;
+    // What the command makes right after the restriction, to prove it holds; Landlock
+    // refuses it with EACCES, and anything else (removed again if it was made) means
+    // the rules are not in force, or could not be shown to be. Either a FIFO in /dev,
+    // the sandbox's tmpfs that the command's own uid owns and that the rules keep
+    // free of new names (probe_fifo), or else a character device in a world-writable
+    // tmpfs, which without Landlock the missing CAP_MKNOD refuses with EPERM. ""
+    // when the plan has neither.
+    std::string probe_path;
+    bool probe_fifo = false;
 };
 
 // Something a run makes on the host before the sandbox is built. The planner only
@@ -229,6 +263,9 @@ struct Plan {
     // where refused calls are logged as JSON lines (empty: counted only).
     std::shared_ptr<const seccomp::Program> seccomp;
     std::string seccomp_log;
+    // Why the filter is the one without a listener (seccomp::compile_without_listener:
+    // HostFacts::seccomp_listener_taken); "" for the usual one.
+    std::string seccomp_without_listener;
     // The socket gate's allowed Unix sockets ([filesystem] sockets), paths inside.
     std::vector<std::string> sockets;
     // What a file agentjail writes on the host (the logs, the result record) must
@@ -246,6 +283,8 @@ struct Plan {
         std::string base;  // the state home
         std::string name;  // project_key() of the workspace
     } kept_scan;
+    // [isolation] landlock as planned.
+    Landlock landlock;
     // false: the sandbox's user namespace gets user.max_user_namespaces = 0, a second
     // lock (besides the filter) on nested user namespaces (CAP-04).
     bool allow_nested_userns = false;

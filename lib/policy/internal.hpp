@@ -66,6 +66,7 @@ struct Layer {
     std::vector<SeccompRule> seccomp_rules;
 
     std::optional<Located<bool>> log_in_sandbox;  // [log] allow_in_sandbox
+    std::optional<Located<LandlockMode>> landlock;  // [isolation] landlock
 
     // [network] as written; apply_network() merges it (network.cc).
     std::optional<Located<NetMode>> net_mode;

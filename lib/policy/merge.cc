@@ -41,6 +41,7 @@ Policy default_policy() {
     p.seccomp.nested.origin = def("seccomp.nested_sandboxes");
     p.seccomp.log.origin = def("seccomp.log");
     p.log_in_sandbox.origin = def("log.allow_in_sandbox");
+    p.landlock.origin = def("isolation.landlock");
     p.limits.memory.origin = def("limits.memory");
     p.limits.swap.origin = def("limits.swap");
     p.limits.cpus.origin = def("limits.cpus");
@@ -104,6 +105,7 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.seccomp.nested, l.seccomp_nested);
     override_with(p.seccomp.log, l.seccomp_log);
     override_with(p.log_in_sandbox, l.log_in_sandbox);
+    override_with(p.landlock, l.landlock);
     apply_network(p, l);
 
     override_with(p.agent.name, l.agent_name);

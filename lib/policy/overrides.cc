@@ -71,6 +71,29 @@ const char* workspace_mode_name(WorkspaceMode m) {
     return "direct";
 }
 
+Result<void> set_landlock_mode(Policy& p, const std::string& mode, Origin origin) {
+    LandlockMode m;
+    if (mode == "best-effort")
+        m = LandlockMode::best_effort;
+    else if (mode == "required")
+        m = LandlockMode::required;
+    else if (mode == "off")
+        m = LandlockMode::off;
+    else
+        return detail::error_at(origin, "expected \"best-effort\", \"required\" or \"off\", got \"" + mode + "\"");
+    p.landlock = Located<LandlockMode>{m, std::move(origin)};
+    return {};
+}
+
+const char* landlock_mode_name(LandlockMode m) {
+    switch (m) {
+        case LandlockMode::best_effort: return "best-effort";
+        case LandlockMode::required: return "required";
+        case LandlockMode::off: return "off";
+    }
+    return "best-effort";
+}
+
 Result<void> add_protect(Policy& p, const std::string& pattern, Origin origin) {
     std::string problem = detail::check_protect_pattern(pattern);
     if (!problem.empty()) return detail::error_at(origin, problem);

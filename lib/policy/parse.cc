@@ -21,7 +21,7 @@ namespace agentjail::policy::detail {
 bool Parser::root(const toml::table& t) {
     static const std::vector<std::string_view> known = {
         "description", "extends", "filesystem", "environment", "process", "namespaces",
-        "seccomp",     "limits",  "network",    "workspace",   "secrets", "log", "agent"};
+        "seccomp",     "limits",  "network",    "workspace",   "secrets", "log", "agent", "isolation"};
     for (const auto& e : entries(t)) {
         std::string_view k = e.key->str();
         const toml::table* sub = nullptr;
@@ -51,6 +51,8 @@ bool Parser::root(const toml::table& t) {
             if (!table_of(*e.node, "log", sub) || !log(*sub)) return false;
         } else if (k == "agent") {
             if (!table_of(*e.node, "agent", sub) || !agent(*sub)) return false;
+        } else if (k == "isolation") {
+            if (!table_of(*e.node, "isolation", sub) || !isolation(*sub)) return false;
         } else if (k == "workspace") {
             if (!e.node->as_table())
                 return fail(e.node->source(), "workspace",
@@ -248,6 +250,24 @@ bool Parser::log(const toml::table& t) {
             if (!boolean(*e.node, key, out_.log_in_sandbox)) return false;
         } else {
             return unknown_key(e, key, log_keys);
+        }
+    }
+    return true;
+}
+
+// [isolation]: the walls besides the namespaces (docs/landlock.md).
+bool Parser::isolation(const toml::table& t) {
+    for (const auto& e : entries(t)) {
+        std::string_view k = e.key->str();
+        std::string key = "isolation." + std::string(k);
+        if (k == "landlock") {
+            size_t which = 0;
+            if (!choice(*e.node, key, {"best-effort", "required", "off"}, which)) return false;
+            static constexpr LandlockMode modes[] = {LandlockMode::best_effort, LandlockMode::required,
+                                                     LandlockMode::off};
+            out_.landlock = Located<LandlockMode>{modes[which], origin(e.node->source(), key)};
+        } else {
+            return unknown_key(e, key, isolation_keys);
         }
     }
     return true;

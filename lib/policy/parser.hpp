@@ -25,13 +25,14 @@ inline const std::vector<std::string_view> process_keys = {"hostname", "cwd", "d
 inline const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts", "cgroup"};
 inline const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};
 inline const std::vector<std::string_view> log_keys = {"allow_in_sandbox"};
+inline const std::vector<std::string_view> isolation_keys = {"landlock"};
 inline const std::vector<std::string_view> workspace_keys = {"mode", "protect", "unprotect"};
 inline const std::vector<std::string_view> agent_keys = {"name", "commands", "state", "git_identity", "args", "notes"};
 inline const std::vector<std::string_view> seccomp_rule_keys = {"syscalls", "action", "args", "why",
                                                          "unless",   "record"};
 inline const std::pair<std::string_view, const std::vector<std::string_view>&> section_keys[] = {
     {"filesystem", filesystem_keys}, {"environment", environment_keys}, {"process", process_keys},
-    {"namespaces", namespaces_keys}, {"seccomp", seccomp_keys},         {"log", log_keys},
+    {"namespaces", namespaces_keys}, {"seccomp", seccomp_keys},         {"log", log_keys}, {"isolation", isolation_keys},
     {"workspace", workspace_keys}, {"agent", agent_keys}};
 
 inline std::string type_name(const toml::node& n) {
@@ -170,6 +171,7 @@ private:
     bool process(const toml::table& t);
     bool namespaces(const toml::table& t);
     bool log(const toml::table& t);
+    bool isolation(const toml::table& t);
     bool seccomp(const toml::table& t);
     bool seccomp_rule(const toml::node& n, const std::string& key);
     bool limits(const toml::table& t);

@@ -58,6 +58,14 @@ enum class WorkspaceMode {
     overlay,  // an overlay over the workspace; the upper layer is applied on request
 };
 
+// [isolation] landlock (docs/landlock.md): Landlock as a second wall behind the
+// mounts, built from the plan on the final tree.
+enum class LandlockMode {
+    best_effort,  // applied where the kernel has Landlock ABI 2 or later; said when not
+    required,     // refused (exit 125) where it cannot be applied
+    off,
+};
+
 // [workspace] protect: a path or glob under the workspace (`.git/hooks`,
 // `**/.git/config`, `.claude/settings*.json`) that is read-only inside, and
 // protected against creation when it does not exist yet.
@@ -276,6 +284,9 @@ struct Policy {
     // can write (refused by default: the sandbox could plant a link there).
     Located<bool> log_in_sandbox{false, {}};
 
+    // [isolation]
+    Located<LandlockMode> landlock{LandlockMode::best_effort, {}};
+
     // [limits]
     LimitsPolicy limits;
 
@@ -384,6 +395,9 @@ const char* net_mode_name(NetMode m);
 // added; a protected path of the policy taken out (an error if it has none such).
 Result<void> set_workspace_mode(Policy& p, const std::string& mode, Origin origin);
 const char* workspace_mode_name(WorkspaceMode m);
+// "best-effort", "required", "off" (--landlock, [isolation] landlock).
+Result<void> set_landlock_mode(Policy& p, const std::string& mode, Origin origin);
+const char* landlock_mode_name(LandlockMode m);
 Result<void> add_protect(Policy& p, const std::string& pattern, Origin origin);
 Result<void> remove_protect(Policy& p, const std::string& pattern, Origin origin);
 // Reads NAME=VALUE lines (# comments, blank lines); errors name file:line.

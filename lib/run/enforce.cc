@@ -37,6 +37,12 @@ Result<void> Enforcer::prepare(const plan::Plan& plan, Spawn& spawn) {
         if (plan.clone_flags & flag) layers_.emplace_back(name);
     if (!plan.rlimits.empty()) layers_.emplace_back("rlimits");
     if (plan.seccomp) layers_.emplace_back("seccomp");
+    if (!plan.seccomp_without_listener.empty())
+        degraded_.push_back("seccomp-listener: " + plan.seccomp_without_listener);
+    if (plan.landlock.apply)
+        layers_.emplace_back("landlock");
+    else if (!plan.landlock.missing.empty())
+        degraded_.push_back("landlock: " + plan.landlock.missing);
     if (plan.timeout_s > 0) layers_.emplace_back("wall-clock");
 
     if (plan.limits.needs_cgroup()) {
@@ -93,7 +99,8 @@ double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + static
 void Enforcer::finish(RunResult& r) {
     r.limits = limits_;
     r.layers = layers_;
-    r.degraded = degraded_;
+    // The launch's own notes (the sandbox's, during its setup) come after these.
+    r.degraded.insert(r.degraded.begin(), degraded_.begin(), degraded_.end());
     if (group_) {
         (void)fault::hit("cgroup.stats");
         cgroup::Stats s = group_->stats();

@@ -420,6 +420,99 @@ Result<std::shared_ptr<const Program>> compile(const policy::Seccomp& spec) {
     return std::shared_ptr<const Program>(std::move(program));
 }
 
+namespace {
+
+// An action the kernel answers alone.
+Action without_supervisor(const Action& a) {
+    switch (a.kind) {
+        case ActionKind::allow:
+        case ActionKind::kill: return a;
+        case ActionKind::errno_ret: return Action{ActionKind::errno_ret, a.err, true};
+        case ActionKind::log: return Action{ActionKind::allow, 0};
+        case ActionKind::notify: break;
+    }
+    return Action{ActionKind::errno_ret, EPERM, true};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Program>> compile_without_listener(const policy::Seccomp& spec) {
+    if (!spec.present) return std::shared_ptr<const Program>();
+    if (seccomp_arch_native() != SCMP_ARCH_X86_64)
+        return Error{ErrorKind::unsupported, 0, "seccomp: the [seccomp] section is compiled for x86_64 only"};
+    auto resolved = detail::resolve(spec);
+    if (!resolved) return std::move(resolved).error();
+    detail::Resolved& r = *resolved;
+    r.default_action = without_supervisor(r.default_action);
+    const Action refuse_unix{ActionKind::errno_ret, EACCES, true};
+    // The gate's rule names the refusals of Unix sockets below.
+    int gate_rule = -1;
+    for (size_t i = 0; i < r.rules.size() && gate_rule < 0; ++i)
+        if (r.rules[i].info.text.find("(the socket gate") != std::string::npos) gate_rule = static_cast<int>(i);
+    auto bits = [](std::string_view name, unsigned arg) {
+        const auto w = detail::arg_widths(name);
+        return w ? w->bits[arg] : 32u;
+    };
+    for (auto& t : r.table) {
+        std::vector<Entry> entries;
+        for (const auto& e : t.entries) {
+            Entry x = e;
+            x.decider = detail::Decider::none;
+            if (e.action.kind != ActionKind::notify) {
+                x.action = without_supervisor(e.action);
+                entries.push_back(std::move(x));
+                continue;
+            }
+            switch (e.decider) {
+                case detail::Decider::connect:
+                case detail::Decider::serialize:
+                    // No Unix socket can be made that is not connected already, and
+                    // the rest are inside the sandbox's network: nothing to decide.
+                    x.action = Action{ActionKind::allow, 0};
+                    break;
+                case detail::Decider::unix_socket: {
+                    // socketpair: stream and seqpacket pairs, connected from the start,
+                    // are allowed; the rest (a datagram one could still send to any
+                    // path) takes what the table says otherwise. (socket: below.)
+                    for (const std::uint64_t type : {0u /* SOCK_STREAM */, 4u /* SOCK_SEQPACKET */}) {
+                        Entry pair = x;
+                        pair.cmps.push_back(Cmp{1, CmpOp::masked_eq, 0xe, type, bits(t.name, 1)});
+                        pair.action = Action{ActionKind::allow, 0};
+                        entries.push_back(std::move(pair));
+                    }
+                    continue;
+                }
+                case detail::Decider::personality:
+                    // The filter cannot tell the query, personality(0xffffffff), from a
+                    // change within the rule's own condition: both are refused.
+                    x.action = Action{ActionKind::errno_ret, EPERM, true};
+                    break;
+                case detail::Decider::none: x.action = Action{ActionKind::errno_ret, EPERM, true}; break;
+            }
+            entries.push_back(std::move(x));
+        }
+        if (t.name == "socket") {
+            // No Unix socket at all: one made unconnected could connect to any path.
+            std::vector<Entry> kept;
+            for (auto& e : entries) {
+                const bool unix_entry = std::any_of(e.cmps.begin(), e.cmps.end(), [](const Cmp& c) {
+                    return c.arg == 0 && c.op == CmpOp::eq && c.a == 1;
+                });
+                if (!unix_entry) kept.push_back(std::move(e));
+            }
+            kept.insert(kept.begin(), Entry{gate_rule, {Cmp{0, CmpOp::eq, 1 /* AF_UNIX */, 0, bits(t.name, 0)}},
+                                            refuse_unix, detail::Decider::none});
+            entries = std::move(kept);
+        }
+        t.entries = std::move(entries);
+    }
+    auto program = std::make_shared<CompiledProgram>(std::move(r));
+    if (auto ok = program->build(); !ok) return std::move(ok).error();
+    if (program->needs_listener())
+        return Error{ErrorKind::internal, 0, "seccomp: the filter without a listener still needs one"};
+    return std::shared_ptr<const Program>(std::move(program));
+}
+
 std::string to_json(const Program& program) {
     using json = nlohmann::ordered_json;
     const auto* compiled = dynamic_cast<const CompiledProgram*>(&program);

@@ -83,6 +83,16 @@ public:
 // Errors carry the rule's file:line:column.
 Result<std::shared_ptr<const Program>> compile(const policy::Seccomp& spec);
 
+// The same section for a run that cannot have a notification listener (a filter the
+// caller was started under holds one, as WSL2's init does: the kernel allows one per
+// chain). Refusals stay refusals, answered by the kernel (not recorded); log rules
+// allow; the socket gate, which needs the supervisor, becomes a refusal of every Unix
+// socket but a connected pair (socket(AF_UNIX) is EACCES, socketpair stream and
+// seqpacket are allowed, so no socket can connect to a path); personality calls the
+// policy hands its decider are refused, the query (0xffffffff) with them, since the
+// filter cannot tell them apart. The program needs no listener.
+Result<std::shared_ptr<const Program>> compile_without_listener(const policy::Seccomp& spec);
+
 // The SECCOMP_RET_* value an action compiles to: allow -> ALLOW, kill -> KILL_PROCESS,
 // errno_ret, log and notify -> USER_NOTIF (the supervisor answers them).
 std::uint32_t bpf_action(const Action& a);

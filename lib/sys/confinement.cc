@@ -2,6 +2,14 @@
 // What confines agentjail itself: see confinement.hpp.
 #include "sys/confinement.hpp"
 
+#include "sys/syscalls.hpp"
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -14,6 +22,14 @@
 namespace agentjail::sys {
 
 namespace {
+
+// /proc/self/status says "Seccomp: 2": a filter of the caller's is on this process.
+bool under_seccomp_filter() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("Seccomp:", 0) == 0) return line.find('2') != std::string::npos;
+    return false;
+}
 
 long read_number(const char* path) {
     std::ifstream in(path);
@@ -43,9 +59,7 @@ std::string container_kind() {
 
 Confinement confinement() {
     Confinement c;
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);)
-        if (line.rfind("Seccomp:", 0) == 0) c.seccomp_filter = line.find('2') != std::string::npos;
+    c.seccomp_filter = under_seccomp_filter();
     c.container = container_kind();
     struct utsname u{};
     if (::uname(&u) == 0) {
@@ -99,6 +113,23 @@ Refusal namespace_refusal(const Confinement& c, int err) {
                 "agentjail outside it; `agentjail doctor` says more"};
     return {"cannot create the sandbox's namespaces (user namespaces disabled or restricted?)",
             "run `agentjail doctor` for the fix"};
+}
+
+bool seccomp_listener_taken() {
+    if (!under_seccomp_filter()) return false;
+    const long pid = raw_fork();
+    if (pid < 0) return false;  // the launch will say what the kernel says
+    if (pid == 0) {
+        sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        sock_fprog prog{1, &allow};
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) ::_exit(2);
+        const long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        ::_exit(fd < 0 && errno == EBUSY ? 1 : 0);
+    }
+    int st = 0;
+    while (::waitpid(static_cast<pid_t>(pid), &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) && WEXITSTATUS(st) == 1;
 }
 
 }  // namespace agentjail::sys

@@ -24,6 +24,12 @@ struct Confinement {
 // Read from /proc, uname and the container runtimes' marker files.
 Confinement confinement();
 
+// Whether a seccomp filter this process runs under holds a notification listener
+// already (WSL2's init installs one), so that the kernel refuses another (EBUSY):
+// asked of a throwaway child that tries to load an allow-all filter with one. False
+// at once, without the child, when this process runs under no filter.
+bool seccomp_listener_taken();
+
 // Why a new user namespace (clone3 or unshare) was refused with `err`, and what to
 // do about it where agentjail runs: one sentence each, without a trailing period.
 struct Refusal {

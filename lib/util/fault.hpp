@@ -28,6 +28,10 @@ bool hit(const char* point) noexcept;
 
 // The point names, for tests that walk every stage: the launch's (the launcher's,
 // then the child's, then the end of the spawn) ...
+// (Three more points of the command, only where Landlock applies, are armed by their
+// own test: command.landlock fails the ruleset, command.landlock-restrict skips the
+// restriction as a layer silently off would, command.landlock-probe has the probe
+// refused with EPERM before Landlock answers.)
 extern const char* const launch_points[];
 extern const int n_launch_points;
 // ... and the run's, in the launcher's threads: the proxy after it accepted a

@@ -716,3 +716,41 @@ TEST_F(Escape, SOCK23_TheCallersPermissionOnTheSocketFileHolds) {
         EXPECT_EQ(field(gated.out, m), field(plain.out, m)) << m << "\n" << describe(gated) << describe(plain);
     EXPECT_EQ(field(plain.out, "mode777"), "OK") << "control\n" << describe(plain);
 }
+
+// SOCK25 (issue 29, item 6): under a filter that holds the one seccomp listener the
+// kernel allows per chain (WSL2's init; tests/helpers/containerlike --listener), there
+// is no socket gate to check where a Unix socket connects. The run goes on with the
+// filter that needs none: a Unix socket cannot even be made (EACCES), so the host's
+// socket in the workspace, allowed or not, stays out of reach; a connected pair still
+// works, and the policy's other refusals still hold. Controls: the host's socket
+// answers the same probe on the host, and without that filter the socket is made.
+TEST_F(Escape, SOCK25_WithoutAListenerNoUnixSocketCanBeMade) {
+    const std::string sock = jail.ws() + "/host.sock";
+    HostSocket host(sock);
+    ASSERT_TRUE(host.ok()) << host.error();
+    std::vector<std::string> argv{helper("containerlike"), "--listener", ajtest::agentjail_bin()};
+    for (const auto& a : cat(jail.base(), {"--allow-socket", sock, "--", "/bin/sh", "-c"}))
+        argv.push_back(a);
+    const std::string script = probe() + " connect host " + sock + " socket made stream pair pair stream; " +
+                               helper("trysys") + " userns_selfmap >/dev/null; echo userns=$?";
+    argv.push_back(script);
+    ajtest::RunOptions o;
+    o.env = {"HOME=" + jail.home()};
+    o.timeout_ms = 30000;
+    auto r = ajtest::run_with(argv, o);
+    jail.record(r);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "host"), "EACCES") << describe(r);
+    EXPECT_EQ(field(r.out, "made"), "EACCES") << describe(r);
+    EXPECT_EQ(field(r.out, "pair"), "OK") << describe(r);
+    EXPECT_NE(field(r.out, "userns"), "0") << "a refusal of the policy no longer holds\n" << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "(the allowed sockets too)")) << describe(r);
+    settle();
+    EXPECT_EQ(host.connections(), 0) << describe(r);
+    auto c = on_host({"connect", "ctl", sock});
+    expect_control(c, host, {"ctl"}, 1);
+    auto plain = inside(jail, {"socket", "made", "stream"});
+    ASSERT_EQ(plain.status, 0) << describe(plain);
+    EXPECT_EQ(field(plain.out, "made"), "OK") << "control: with its own listener the sandbox makes one\n"
+                                               << describe(plain);
+}

@@ -24,6 +24,8 @@
 //   utime PATH            utimensat(PATH, NULL): both times to now
 //   setxattr PATH NAME V  setxattr(PATH, NAME, V)
 //   truncate PATH LEN     truncate(PATH, LEN)
+//   mknod PATH            mknod(PATH, S_IFCHR|0600, 1:3), unlinked again if it was made
+//   mkdir PATH            mkdir(PATH, 0700), removed again if it was made
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -187,6 +189,20 @@ int main(int argc, char** argv) {
     }
     if (strcmp(op, "truncate") == 0 && argc == 4) {
         return report(truncate(argv[2], (off_t)atoll(argv[3])));
+    }
+    if (strcmp(op, "mknod") == 0 && argc == 3) {
+        int rc = mknod(argv[2], S_IFCHR | 0600, makedev(1, 3));
+        int e = errno;
+        if (rc == 0) unlink(argv[2]);
+        errno = e;
+        return report(rc);
+    }
+    if (strcmp(op, "mkdir") == 0 && argc == 3) {
+        int rc = mkdir(argv[2], 0700);
+        int e = errno;
+        if (rc == 0) rmdir(argv[2]);
+        errno = e;
+        return report(rc);
     }
     fprintf(stderr, "trysys: unknown operation or wrong arguments: %s\n", op);
     return 250;

@@ -6,6 +6,7 @@
 #include <agentjail/agentjail.h>
 
 #include "capi_handles.hpp"
+#include "sys/syscalls.hpp"
 #include "test_support.hpp"
 #include "util/fault.hpp"
 
@@ -218,6 +219,33 @@ TEST_F(CApiRun, PassedDescriptorsReachTheCommandOthersDoNot) {
     o.pass_fds = bad;
     EXPECT_EQ(spawn(sb, pol.p, {"/bin/true"}, &o, err), AJ_EINVAL);
     EXPECT_NE(err.message().find("below 3"), std::string::npos) << err.message();
+}
+
+// A passed descriptor of a file outside the sandbox's tree, reopened by name
+// (/proc/self/fd/N), lies outside every Landlock rule of the tree: it gets what its
+// open mode gave (docs/landlock.md), so writing to it by name works and reading a
+// write-only one back does not. Control: without Landlock the reopen reads.
+TEST_F(CApiRun, APassedFileKeepsItsOpenModeUnderLandlock) {
+    if (agentjail::sys::landlock_abi() < 2)
+        GTEST_SKIP() << "this kernel has no Landlock ABI 2 (docs/landlock.md): the layer is not applied here";
+    ajtest::TempDir dir("aj-passfile");
+    const std::string file = dir.write("log", "earlier\n");
+    const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND);  // not close-on-exec: passed
+    ASSERT_GE(fd, 3);
+    const std::string n = std::to_string(fd);
+    const std::string script = "echo by-name >> /proc/self/fd/" + n + " && echo wrote; cat /proc/self/fd/" + n +
+                               " >/dev/null 2>&1; echo read=$?";
+    int fds[] = {fd};
+    o.pass_fds = fds;
+    o.n_pass_fds = 1;
+    EXPECT_EQ(run_out(pol.p, {"/bin/sh", "-c", script.c_str()}, o), "wrote\nread=1\n");
+    Pol off;
+    const std::string text = "extends = \"default\"\n[isolation]\nlandlock = \"off\"\n";
+    ASSERT_EQ(aj_policy_load_text(&off.p, text.c_str(), "off.toml", err.out()), AJ_OK) << err.message();
+    ASSERT_EQ(aj_policy_set_workspace(off.p, ws.path().c_str(), err.out()), AJ_OK);
+    EXPECT_EQ(run_out(off.p, {"/bin/sh", "-c", script.c_str()}, o), "wrote\nread=0\n");
+    ::close(fd);
+    EXPECT_EQ(ajtest::read_file(file), "earlier\nby-name\nby-name\n");
 }
 
 // Version 4's filter_pipes (issue 26): the command's output pipe filtered as a

@@ -8,6 +8,7 @@
 #include "api/api.hpp"
 
 #include "test_support.hpp"
+#include "sys/syscalls.hpp"
 #include "util/fault.hpp"
 
 #include <dirent.h>
@@ -350,6 +351,76 @@ TEST_F(FaultArmed, AFailureAtEveryLaunchPointLeavesNothingBehind) {
         ASSERT_TRUE(r);
         EXPECT_EQ(r->exit_code, 3);
     }
+}
+
+}  // namespace
+
+namespace {
+
+// Landlock's own points (util/fault.hpp): a ruleset the kernel refuses, and a layer
+// silently off (the restriction skipped). Either way the spawn fails and says why,
+// nothing survives, and the next spawn works: the probe, not the ruleset's return
+// value, is what tells an enforced layer from one that is not.
+TEST_F(FaultArmed, ALandlockLayerThatDoesNotHoldStopsTheLaunch) {
+    if (agentjail::sys::landlock_abi() < 2)
+        GTEST_SKIP() << "this kernel has no Landlock ABI 2 (docs/landlock.md): the layer is not applied here";
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    const auto before = children_of_self();
+    const std::pair<const char*, const char*> cases[] = {
+        {"command.landlock", "applying Landlock"},
+        {"command.landlock-restrict", "the rules are not in force"},
+    };
+    for (const auto& [point, says] : cases) {
+        SCOPED_TRACE(point);
+        std::string marker = std::string("aj-fault-") + point + "-" + ajtest::canary().substr(10);
+        fault::arm(point, fault::Action::fail);
+        auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "echo " + marker + "; sleep 30"});
+        if (sb) {
+            (void)sb->wait();
+            ADD_FAILURE() << "the command ran though " << point << " was armed";
+        } else {
+            EXPECT_NE(sb.error().message().find(says), std::string::npos) << sb.error().message();
+        }
+        EXPECT_TRUE(ajtest::wait_no_pids_with_marker(marker, 3000)) << "a process survived " << point;
+        EXPECT_EQ(children_of_self(), before) << "an init survived " << point;
+        fault::disarm();
+    }
+    // The control: unarmed, the same policy runs, with the layer in force.
+    auto next = Sandbox::spawn(p, {"/bin/sh", "-c", "exit 3"});
+    ASSERT_TRUE(next) << next.error().message();
+    auto r = next->wait();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->exit_code, 3);
+    EXPECT_NE(std::find(r->layers.begin(), r->layers.end(), "landlock"), r->layers.end());
+    EXPECT_TRUE(r->degraded.empty()) << r->degraded.front();
+}
+
+// A probe refused before Landlock could answer (a filter above agentjail that refuses
+// mknod, as systemd's PrivateDevices does): a best-effort run goes on and says the
+// layer was not shown to hold; a required one does not start.
+TEST_F(FaultArmed, ALandlockProbeThatCannotTellIsSaid) {
+    if (agentjail::sys::landlock_abi() < 2)
+        GTEST_SKIP() << "this kernel has no Landlock ABI 2 (docs/landlock.md): the layer is not applied here";
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws);
+    fault::arm("command.landlock-probe", fault::Action::fail);
+    auto sb = Sandbox::spawn(p, {"/bin/sh", "-c", "exit 4"});
+    ASSERT_TRUE(sb) << sb.error().message();
+    auto r = sb->wait();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->exit_code, 4);
+    EXPECT_NE(std::find(r->layers.begin(), r->layers.end(), "landlock"), r->layers.end());
+    ASSERT_FALSE(r->degraded.empty());
+    EXPECT_NE(r->degraded.front().find("not shown to hold"), std::string::npos) << r->degraded.front();
+    EXPECT_NE(r->degraded.front().find("EPERM"), std::string::npos) << r->degraded.front();
+    ajtest::TempDir conf;
+    auto required = Policy::load(conf.write("req.toml", "extends = \"default\"\n[isolation]\nlandlock = \"required\"\n"));
+    ASSERT_TRUE(required) << required.error().message();
+    ASSERT_TRUE(required->set_workspace(ws.path()));
+    auto refused = Sandbox::spawn(*required, {"/bin/sh", "-c", "exit 4"});
+    ASSERT_FALSE(refused) << "a required Landlock ran though its probe could not tell";
+    EXPECT_NE(refused.error().message().find("could not be shown"), std::string::npos) << refused.error().message();
 }
 
 }  // namespace

@@ -405,6 +405,59 @@ TEST(SeccompBpf, DecideAgreesWithTheBpfForEverySyscallStrict) {
     sweep(*p, "strict");
 }
 
+// The same policies for a run without a listener (another filter holds the one the
+// kernel allows): nothing reaches the supervisor, every refusal stays a refusal with
+// its errno, and no Unix socket but a connected pair can be made.
+TEST(SeccompBpf, WithoutAListenerTheKernelAnswersEverything) {
+    for (const char* name : {"default", "strict"}) {
+        SCOPED_TRACE(name);
+        auto pol = policy::load(name);
+        ASSERT_TRUE(pol);
+        auto usual = compile(pol->seccomp);
+        auto alone = compile_without_listener(pol->seccomp);
+        ASSERT_TRUE(usual && alone) << (alone ? "" : alone.error().message());
+        const Program& u = **usual;
+        const Program& a = **alone;
+        EXPECT_FALSE(a.needs_listener());
+        // Every native number with no arguments and a few of each gated call: a call the
+        // usual program refuses (in the BPF or through the supervisor) is refused here
+        // by the kernel, with the errno decide() gives; one it allows is allowed.
+        for (int nr = 0; nr < 470; ++nr) {
+            const std::uint32_t got = run(a, X86_64, nr);
+            ASSERT_NE(got, NOTIFY) << syscall_name(X86_64, nr);
+            ASSERT_NE(got, static_cast<std::uint32_t>(SECCOMP_RET_LOG)) << syscall_name(X86_64, nr);
+            const Decision d = decide(u, nr);
+            if (d.action.kind == ActionKind::errno_ret) {
+                EXPECT_EQ(got, SECCOMP_RET_ERRNO | static_cast<std::uint32_t>(d.action.err)) << syscall_name(X86_64, nr);
+            }
+            if (d.action.kind == ActionKind::kill) {
+                EXPECT_EQ(got, KILL) << syscall_name(X86_64, nr);
+            }
+        }
+        const std::uint32_t eacces = SECCOMP_RET_ERRNO | EACCES;
+        EXPECT_EQ(run(a, X86_64, SYS_socket, {AF_UNIX, SOCK_STREAM}), eacces);
+        EXPECT_EQ(run(a, X86_64, SYS_socket, {AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC}), eacces);
+        EXPECT_EQ(run(a, X86_64, SYS_socket, {AF_UNIX, SOCK_DGRAM}), eacces);
+        EXPECT_EQ(run(a, X86_64, SYS_socketpair, {AF_UNIX, SOCK_STREAM}), ALLOW);
+        const std::uint32_t dgram_pair = run(a, X86_64, SYS_socketpair, {AF_UNIX, SOCK_DGRAM});
+        EXPECT_EQ(dgram_pair & SECCOMP_RET_ACTION_FULL, static_cast<std::uint32_t>(SECCOMP_RET_ERRNO)) << dgram_pair;
+        EXPECT_EQ(run(a, X86_64, SYS_socketpair, {AF_UNIX, SOCK_SEQPACKET}), ALLOW);
+        EXPECT_EQ(run(a, X86_64, SYS_socket, {AF_INET, SOCK_STREAM}), ALLOW);
+        EXPECT_EQ(run(a, X86_64, SYS_connect, {3, 0, 16}), ALLOW);
+        EXPECT_EQ(run(a, X86_64, SYS_fcntl, {3, F_SETFL, O_NONBLOCK}), ALLOW);
+        // The query cannot be told from a change in the filter alone: refused too.
+        EXPECT_EQ(run(a, X86_64, SYS_personality, {0xffffffffu}), SECCOMP_RET_ERRNO | EPERM);
+        EXPECT_EQ(run(a, X86_64, SYS_personality, {0x0040000}), SECCOMP_RET_ERRNO | EPERM);
+        EXPECT_EQ(run(a, X86_64, SYS_personality, {0}), ALLOW);
+        // decide() says what the BPF does.
+        std::uint64_t q[6] = {0xffffffffu};
+        EXPECT_EQ(a.decide(X86_64, SYS_personality, q).action.kind, ActionKind::errno_ret);
+        std::uint64_t us[6] = {AF_UNIX, SOCK_STREAM};
+        EXPECT_EQ(a.decide(X86_64, SYS_socket, us).action.err, EACCES);
+        EXPECT_EQ(run(a, I386, 1), KILL);
+    }
+}
+
 TEST(SeccompBpf, NestedSandboxesLeaveTheNamespaceRulesOut) {
     auto p = compiled_text("extends = 'default'\n[seccomp]\nnested_sandboxes = true\n");
     ASSERT_TRUE(p);
