@@ -52,23 +52,19 @@ int apply_at_exit(const std::string& run_id, bool json) {
 }
 
 int cmd_apply(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("apply", apply_help(), args);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(apply_help().c_str(), stdout);
-        return 0;
-    }
-    if (parsed->operands.size() != 1)
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("apply", apply_help(), args, parsed)) return *status;
+    if (parsed.operands.size() != 1)
         return usage_error("apply takes one run id (usage: agentjail apply [--protected] [--force] RUN)");
-    const std::string id = parsed->operands.front();
+    const std::string id = parsed.operands.front();
     auto ctx = current_context();
     if (!ctx) return report(ctx.error());
     workspace::ApplyOptions opts;
-    opts.allow_protected = parsed->has("protected");
-    opts.force = parsed->has("force");
+    opts.allow_protected = parsed.has("protected");
+    opts.force = parsed.has("force");
     auto a = workspace::apply_run(root_for(*ctx), id, opts);
     if (!a) return report(a.error());
-    if (parsed->has("json"))
+    if (parsed.has("json"))
         std::printf("%s\n", workspace::apply_json(*a, -1).c_str());
     else
         std::fputs(workspace::apply_text(*a).c_str(), stderr);

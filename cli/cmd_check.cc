@@ -25,13 +25,9 @@ std::string check_help() {
 }
 
 int cmd_check(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("check", check_help(), args);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(check_help().c_str(), stdout);
-        return 0;
-    }
-    const std::vector<std::string>& files = parsed->operands;
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("check", check_help(), args, parsed)) return *status;
+    const std::vector<std::string>& files = parsed.operands;
     if (files.empty()) return usage_error("check: no FILE given (see agentjail check --help)");
     bool all_ok = true;
     for (const auto& f : files) {

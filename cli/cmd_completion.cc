@@ -40,13 +40,9 @@ std::string completion_help() {
 }
 
 int cmd_completion(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("completion", completion_help(), args);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(completion_help().c_str(), stdout);
-        return 0;
-    }
-    const std::vector<std::string>& operands = parsed->operands;
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("completion", completion_help(), args, parsed)) return *status;
+    const std::vector<std::string>& operands = parsed.operands;
     if (operands.size() != 1)
         return usage_error("completion: name one shell (usage: agentjail completion " +
                            shell_list() + ")");

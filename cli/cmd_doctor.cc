@@ -48,13 +48,9 @@ nlohmann::ordered_json environment_json(const sys::Confinement& c) {
 }  // namespace
 
 int cmd_doctor(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("doctor", doctor_help(), args, 0);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(doctor_help().c_str(), stdout);
-        return 0;
-    }
-    const bool json = parsed->has("json");
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("doctor", doctor_help(), args, parsed, 0)) return *status;
+    const bool json = parsed.has("json");
     const sys::Confinement env = sys::confinement();
     const auto checks = doctor::run_checks(env);
     bool failed = false;

@@ -15,12 +15,8 @@
 namespace agentjail::cli {
 
 int cmd_gc(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("gc", gc_help(), args, 0);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(gc_help().c_str(), stdout);
-        return 0;
-    }
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("gc", gc_help(), args, parsed, 0)) return *status;
     auto r = cgroup::gc();
     for (const auto& p : r.removed) std::printf("removed %s\n", p.c_str());
     for (const auto& f : r.failed) say("gc: cannot remove " + f);

@@ -219,14 +219,10 @@ std::string log_help() {
 }
 
 int cmd_log(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("log", log_help(), args, 1);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(log_help().c_str(), stdout);
-        return 0;
-    }
-    const bool list = parsed->has("list"), as_json = parsed->has("json"), as_policy = parsed->has("policy");
-    std::string id = parsed->operands.empty() ? "" : parsed->operands.front();
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("log", log_help(), args, parsed, 1)) return *status;
+    const bool list = parsed.has("list"), as_json = parsed.has("json"), as_policy = parsed.has("policy");
+    std::string id = parsed.operands.empty() ? "" : parsed.operands.front();
     if (!id.empty() && !sys::valid_run_id(id))
         return usage_error("log: '" + util::printable(id) + "' is not a run id (agentjail log --list shows them)");
     auto dir = log_dir(sys::StateDir::existing);

@@ -24,12 +24,8 @@ std::string policies_help() {
 }
 
 int cmd_policies(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("policies", policies_help(), args, 0);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(policies_help().c_str(), stdout);
-        return 0;
-    }
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("policies", policies_help(), args, parsed, 0)) return *status;
     size_t width = 0;
     for (const auto& b : policy::builtins()) width = std::max(width, b.name.size());
     for (const auto& b : policy::builtins())

@@ -60,13 +60,9 @@ std::string discard_help() {
 }
 
 int cmd_runs(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("runs", runs_help(), args, 0);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(runs_help().c_str(), stdout);
-        return 0;
-    }
-    const bool json = parsed->has("json");
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("runs", runs_help(), args, parsed, 0)) return *status;
+    const bool json = parsed.has("json");
     auto root = root_dir();
     if (!root) return report(root.error());
     auto runs = workspace::list_runs(*root);
@@ -91,13 +87,9 @@ int cmd_runs(const std::vector<std::string>& args) {
 }
 
 int cmd_discard(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("discard", discard_help(), args);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(discard_help().c_str(), stdout);
-        return 0;
-    }
-    const std::vector<std::string>& ids = parsed->operands;
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("discard", discard_help(), args, parsed)) return *status;
+    const std::vector<std::string>& ids = parsed.operands;
     if (ids.empty()) return usage_error("discard: which run? (usage: agentjail discard RUN...; agentjail runs lists them)");
     auto root = root_dir();
     if (!root) return report(root.error());

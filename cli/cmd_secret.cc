@@ -194,16 +194,12 @@ int cmd_secret(const std::vector<std::string>& args) {
         std::fputs(kHelp, stderr);
         return 125;
     }
-    auto parsed = parse_verb_args("secret", kHelp, args);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(kHelp, stdout);
-        return 0;
-    }
-    if (parsed->operands.empty()) return usage_error("secret: which one? set, list or rm (see agentjail secret --help)");
-    const std::string& sub = parsed->operands[0];
-    const std::vector<std::string> rest(parsed->operands.begin() + 1, parsed->operands.end());
-    const std::vector<std::string> host_flags = parsed->values("host");
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("secret", kHelp, args, parsed)) return *status;
+    if (parsed.operands.empty()) return usage_error("secret: which one? set, list or rm (see agentjail secret --help)");
+    const std::string& sub = parsed.operands[0];
+    const std::vector<std::string> rest(parsed.operands.begin() + 1, parsed.operands.end());
+    const std::vector<std::string> host_flags = parsed.values("host");
     if (sub != "set" && !host_flags.empty()) return usage_error("secret " + sub + ": --host is for secret set");
     if (sub == "set") return secret_set(rest, host_flags);
     if (sub == "list") {

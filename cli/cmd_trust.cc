@@ -112,14 +112,10 @@ std::string trust_help() {
 }
 
 int cmd_trust(const std::vector<std::string>& args) {
-    auto parsed = parse_verb_args("trust", trust_help(), args, 1);
-    if (!parsed) return report(parsed.error());
-    if (parsed->help) {
-        std::fputs(trust_help().c_str(), stdout);
-        return 0;
-    }
-    const bool yes = parsed->has("yes");
-    std::string file = parsed->operands.empty() ? "" : parsed->operands.front();
+    VerbArgs parsed;
+    if (auto status = parse_or_exit("trust", trust_help(), args, parsed, 1)) return *status;
+    const bool yes = parsed.has("yes");
+    std::string file = parsed.operands.empty() ? "" : parsed.operands.front();
     auto ctx = current_context();
     if (!ctx) return report(ctx.error());
     if (file.empty()) {

@@ -2,10 +2,13 @@
 // Parses a subcommand's arguments against its help's flags (verb_args.hpp).
 #include "verb_args.hpp"
 
+#include "options.hpp"
+
 #include "base/text.hpp"
 #include "util/strings.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -97,6 +100,19 @@ Result<VerbArgs> parse_verb_args(const std::string& verb, const std::string& hel
         return bad(verb, max_operands == 0 ? "takes no arguments, got '" + util::printable(out.operands.front()) + "'"
                                            : "unexpected argument '" + util::printable(out.operands[max_operands]) + "'");
     return out;
+}
+
+std::optional<int> parse_or_exit(const std::string& verb, const std::string& help,
+                                 const std::vector<std::string>& args, VerbArgs& out,
+                                 std::size_t max_operands) {
+    auto parsed = parse_verb_args(verb, help, args, max_operands);
+    if (!parsed) return report(parsed.error());
+    if (parsed->help) {
+        std::fputs(help.c_str(), stdout);
+        return 0;
+    }
+    out = std::move(*parsed);
+    return std::nullopt;
 }
 
 }  // namespace agentjail::cli

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,13 @@ private:
 // the verb ("did you mean --json?").
 Result<VerbArgs> parse_verb_args(const std::string& verb, const std::string& help,
                                  const std::vector<std::string>& args,
+                                 std::size_t max_operands = SIZE_MAX);
+
+// A subcommand's first step: its words parsed into *out (nullopt: go on), or the
+// exit status it ends with: 0 once -h/--help printed the help on stdout, 125 once a
+// usage error was said on stderr.
+std::optional<int> parse_or_exit(const std::string& verb, const std::string& help,
+                                 const std::vector<std::string>& args, VerbArgs& out,
                                  std::size_t max_operands = SIZE_MAX);
 
 }  // namespace agentjail::cli
