@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Startup cost of a sandbox: one hyperfine run of /bin/true plain, under unshare,
 # bubblewrap, firejail (when installed) and agentjail (minimal and default policies,
-# default with -m 1G --pids 100, default with --net proxy, and `agentjail --version`),
+# default without Landlock, default with -m 1G --pids 100, default with --net proxy,
+# and `agentjail --version`),
 # then the medians, the ratios against plain and bubblewrap, the goals of issue 12
 # met or not, and the supervisor's memory during a run (VmRSS, Pss, anonymous).
 #
@@ -53,6 +54,8 @@ if [[ -n ${AGENTJAIL_BASELINE:-} ]]; then
     add baseline-minimal "$AGENTJAIL_BASELINE --policy minimal -- /bin/true"
 fi
 add agentjail-default "$aj -- /bin/true"
+# Landlock's share of default (docs/landlock.md): the same run without it.
+add agentjail-nolandlock "$aj --landlock off -- /bin/true"
 if [[ -n ${AGENTJAIL_BASELINE:-} ]]; then
     add baseline-default "$AGENTJAIL_BASELINE -- /bin/true"
 fi
