@@ -13,9 +13,12 @@
 // stream socket made, connected to a listener of the probe's own (127.0.0.1, and a
 // Unix socket in /tmp, the working directory or, failing both, the abstract
 // namespace), accepted and both closed: what agentjail's socket gate adds to a
-// connect (docs/seccomp.md).
+// connect (docs/seccomp.md). Then "fcntl_setfl": fcntl(F_SETFL, O_NONBLOCK) on a TCP
+// socket, ITERATIONS/100 times (at least 1000): agentjail's socket gate makes that
+// call in its supervisor, so that no blocking mode changes while it connects.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +51,9 @@ static long call_ioctl(void) {
     int n = 0;
     return syscall(SYS_ioctl, g_fd, FIONREAD, &n);
 }
+
+static int g_sock = -1;
+static long call_setfl(void) { return syscall(SYS_fcntl, g_sock, F_SETFL, O_NONBLOCK); }
 
 static int g_listener = -1;
 static struct sockaddr_storage g_addr;
@@ -149,5 +155,11 @@ int main(int argc, char** argv) {
     else
         printf("connect_unix refused %s\n", strerror(errno));
     if (g_unix_path[0] != '\0') unlink(g_unix_path);
+    g_sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    long setfls = iters / 100 < 1000 ? 1000 : iters / 100;
+    if (g_sock >= 0 && call_setfl() == 0)
+        measure("fcntl_setfl", call_setfl, setfls, repeats);
+    else
+        printf("fcntl_setfl refused %s\n", strerror(errno));
     return 0;
 }

@@ -4,7 +4,7 @@
 # call of getppid (allowed whatever the arguments) and ioctl(FIONREAD) on a pipe
 # (argument-filtered: TIOCSTI is refused), and of a whole loopback connect, TCP and
 # Unix (socket, connect, accept, close: agentjail's socket gate makes the connect in
-# its supervisor), plain, under agentjail's minimal (no
+# its supervisor), and of fcntl(F_SETFL) on a socket (the gate makes that too), plain, under agentjail's minimal (no
 # filter), default and strict policies, and under bubblewrap without a filter, with
 # an allow-all filter (the floor: what any filter costs) and with an equivalent
 # libseccomp filter (bench/bwrap_filter.c).
@@ -106,7 +106,7 @@ except OSError:
     pass
 print(f"host: Linux {platform.release()}, {os.cpu_count()} CPUs ({cpu}); "
       f"{sys.argv[2]} rounds x {sys.argv[3]} calls; ns per call, min / median of rounds")
-calls = ["getppid", "ioctl_fionread", "connect_tcp", "connect_unix"]
+calls = ["getppid", "ioctl_fionread", "connect_tcp", "connect_unix", "fcntl_setfl"]
 base = {c: min(rows["plain"][c]) if rows["plain"][c] else None for c in calls}
 ref = {c: min(rows["agentjail-minimal"][c]) if rows["agentjail-minimal"][c] else None for c in calls}
 hdr = f"{'mode':<20}" + "".join(f"{c + ' min':>20}{'median':>9}{'vs nofilter':>13}" for c in calls)
