@@ -2,8 +2,10 @@
 # Writes OUT, a header defining AGENTJAIL_COMMIT: the commit the build was made from,
 # for `agentjail --version`. Run at every build (cli/CMakeLists.txt), it rewrites OUT
 # only when the text changes, so only what includes it is compiled again. From git
-# (short hash, "-dirty" when the tree has changes), else from the COMMIT file a
-# release's source tarball carries (scripts/release.sh), else "unknown".
+# (short hash, "-dirty" when the tree has changes); a clone built where git is not
+# installed (scripts/install.sh needs no git) from .git's own files (HEAD, the ref
+# it names, packed-refs; no "-dirty": that takes git); else from the COMMIT file a
+# release's source tarball carries (scripts/release.sh); else "unknown".
 set(commit "")
 find_program(GIT git)
 if(GIT AND EXISTS "${SOURCE}/.git")
@@ -17,6 +19,41 @@ if(GIT AND EXISTS "${SOURCE}/.git")
     endif()
   else()
     set(commit "")
+  endif()
+endif()
+if(commit STREQUAL "" AND EXISTS "${SOURCE}/.git")
+  set(gitdir "${SOURCE}/.git")
+  if(NOT IS_DIRECTORY "${gitdir}")
+    # A worktree or submodule: ".git" is a file naming the git directory.
+    file(STRINGS "${gitdir}" line LIMIT_COUNT 1)
+    string(REGEX REPLACE "^gitdir: *" "" gitdir "${line}")
+    if(NOT IS_ABSOLUTE "${gitdir}")
+      set(gitdir "${SOURCE}/${gitdir}")
+    endif()
+  endif()
+  set(common "${gitdir}")
+  if(EXISTS "${gitdir}/commondir")
+    file(STRINGS "${gitdir}/commondir" rel LIMIT_COUNT 1)
+    get_filename_component(common "${gitdir}/${rel}" ABSOLUTE)
+  endif()
+  if(EXISTS "${gitdir}/HEAD")
+    file(STRINGS "${gitdir}/HEAD" head LIMIT_COUNT 1)
+    if(head MATCHES "^[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]")
+      set(hash "${head}")
+    elseif(head MATCHES "^ref: *(refs/[^ ]+)$")
+      set(ref "${CMAKE_MATCH_1}")
+      if(EXISTS "${gitdir}/${ref}")
+        file(STRINGS "${gitdir}/${ref}" hash LIMIT_COUNT 1)
+      elseif(EXISTS "${common}/${ref}")
+        file(STRINGS "${common}/${ref}" hash LIMIT_COUNT 1)
+      elseif(EXISTS "${common}/packed-refs")
+        file(STRINGS "${common}/packed-refs" packed REGEX " ${ref}$")
+        string(REGEX REPLACE " .*" "" hash "${packed}")
+      endif()
+    endif()
+    if(hash MATCHES "^[0-9a-f]+$")
+      string(SUBSTRING "${hash}" 0 12 commit)
+    endif()
   endif()
 endif()
 if(commit STREQUAL "" AND EXISTS "${SOURCE}/COMMIT")
