@@ -29,7 +29,7 @@ build_pkgs=("${user_pkgs[@]}" ccache libgtest-dev libgmock-dev git ca-certificat
 # python3-venv: the packaging test installs the Python binding with pip into a venv;
 # man-db, zsh and fish check the man pages and the completions.
 test_pkgs=(hyperfine bubblewrap util-linux procps passwd libcap2-bin python3 python3-venv curl
-    iproute2 openssh-client openssh-server netcat-openbsd man-db zsh fish)
+    iproute2 openssh-client openssh-server netcat-openbsd man-db zsh fish lintian)
 # The slurm tier (tests/slurm/): a throwaway Slurm from Debian's slurm-wlm (slurmctld,
 # slurmd, the client commands) with a munged of its own; libslurm-dev's <slurm/spank.h>
 # is what the SPANK plugin (slurm/) builds against. python3-yaml checks the Kubernetes

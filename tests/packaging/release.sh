@@ -34,6 +34,6 @@ grep -q "^commit: $commit" <<<"$version_text" || fail "--version names no commit
 grep -q "static" <<<"$version_text" || fail "not a static build: $version_text"
 out=$(cd "$tmp" && "$cmd" -- /bin/sh -c 'echo inside-$(hostname)') || fail "a run from the tarball's command"
 [[ "$out" == inside-agentjail ]] || fail "a run printed '$out'"
-MANWIDTH=80 man -l "$tmp/unpacked/agentjail-$version-linux-$arch/share/man/man1/agentjail.1" 2>/dev/null |
+MANWIDTH=80 man -l "$tmp/unpacked/agentjail-$version-linux-$arch/share/man/man1/agentjail.1.gz" 2>/dev/null |
     grep -q -- "--policy" || fail "the tarball's man page"
 echo "release test: ok ($(basename "$src"), $(basename "$bin"))"
