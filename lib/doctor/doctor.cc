@@ -365,17 +365,26 @@ Check check_cgroup_delegation(const CgroupLayout& l) {
 Check check_landlock() {
     Check c{"Landlock", Status::ok, "", ""};
     const long abi = sys::landlock_abi();
-    if (abi >= 0) {
-        c.detail = "ABI " + std::to_string(abi);
+    if (abi >= 2) {
+        // What runs get of it (docs/landlock.md).
+        c.detail = "ABI " + std::to_string(abi) + ": every run restricts itself to the plan's writable places, a "
+                   "second wall behind the mounts, proven by a probe";
+        if (abi < 6) c.detail += "; signals and abstract sockets are not scoped (that is ABI 6, Linux 6.12)";
+        return c;
+    }
+    c.status = Status::warn;
+    if (abi == 1) {
+        c.detail = "ABI 1: not used (it refuses every rename across directories); runs go on without it "
+                   "and say so, [isolation] landlock = \"required\" refuses them";
+        c.fix = "Linux 5.19 or newer has ABI 2";
         return c;
     }
     const int e = static_cast<int>(-abi);
-    c.status = Status::warn;
     if (e == EOPNOTSUPP) {
-        c.detail = "built into the kernel but disabled";
+        c.detail = "built into the kernel but disabled: runs go on without it and say so";
         c.fix = "add landlock to the lsm= kernel boot parameter";
     } else if (e == ENOSYS) {
-        c.detail = "not in this kernel (ENOSYS)";
+        c.detail = "not in this kernel (ENOSYS): runs go on without it and say so";
         c.fix = "a kernel with CONFIG_SECURITY_LANDLOCK=y adds a second filesystem barrier";
     } else {
         c.detail = "landlock_create_ruleset: " + util::errno_text(e);

@@ -2,8 +2,10 @@
 // Unit tests of lib/doctor: the checks exist, say what they found, offer a fix
 // for every problem, and agree with an independent probe of the same facility.
 #include "doctor/doctor.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sched.h>
 #include <sys/syscall.h>
@@ -70,3 +72,18 @@ TEST(Doctor, PidfdVerdictMatchesAnIndependentProbe) {
 }
 
 }  // namespace
+
+// The doctor's word on Landlock is what a run's plan does with it: ok where every
+// run applies it (explain's "landlock": applied), a warning where runs go on without.
+TEST(Doctor, LandlockVerdictIsWhatARunGets) {
+    auto checks = agentjail::doctor::run_checks();
+    const Check* c = find(checks, "Landlock");
+    ASSERT_NE(c, nullptr);
+    ajtest::TempDir ws("aj-doctor-ll");
+    auto r = ajtest::agentjail({"explain", "--json", "-C", ws.path(), "--", "true"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    EXPECT_EQ(c->status == Check::Status::ok, j["landlock"]["applied"].get<bool>()) << c->detail << "\n"
+                                                                                   << j["landlock"].dump();
+}
