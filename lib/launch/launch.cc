@@ -139,14 +139,11 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
     if (stage == Stage::clone_tree && err == ELOOP)
         hint = "; a path component became a symlink after planning, refusing to follow it";
     if (stage == Stage::clone_tree && err == EMFILE) {
-        size_t binds = 0;
-        for (const auto& m : plan.mounts) binds += m.kind == plan::MountKind::bind ? 1 : 0;
         struct rlimit nofile {};
         (void)::getrlimit(RLIMIT_NOFILE, &nofile);
-        hint = "; the sandbox's root needs a descriptor for each of its " + std::to_string(binds) +
-               " binds at once (the hidden and protected names of every repository in the workspace "
-               "count), above the hard limit of " + std::to_string(nofile.rlim_max) +
-               " (ulimit -Hn); raise it, or remove what planted the repositories";
+        hint = "; the sandbox holds a few descriptors while it builds its root, one bind at a time, but "
+               "the hard limit of " + std::to_string(nofile.rlim_max) +
+               " open files (ulimit -Hn) was reached: raise it";
     }
     return Error(ErrorKind::setup, err, what + ": " + util::errno_text(err) + hint)
         .at(ErrorStage::sandbox, stage_name(stage));

@@ -155,8 +155,20 @@ int set_tree_attr(int tree_fd, std::uint64_t attr) {
 
 // Clones the source into a detached tree carrying its final flags, so the tree is
 // read-only before it is ever reachable from the new root.
-int clone_source(const ChildMount& m) {
-    int src = sys::openat2(AT_FDCWD, m.src, O_PATH | O_CLOEXEC, kSource);
+// m.src cloned. Once the staging tmpfs covers the staging directory, a source below it
+// (a workspace under /tmp) is reached through `under`, that directory as it was
+// before the cover (a lookup from it starts below the mount on it); under < 0: by
+// its path (before the cover, or a source elsewhere).
+int clone_source(const ChildMount& m, const char* staging, int under) {
+    const std::size_t n = std::strlen(staging);
+    int src;
+    if (under < 0) {
+        src = sys::openat2(AT_FDCWD, m.src, O_PATH | O_CLOEXEC, kSource);
+    } else if (std::strncmp(m.src, staging, n) == 0 && m.src[n] == '/' && m.src[n + 1] != '\0') {
+        src = sys::openat2(under, m.src + n + 1, O_PATH | O_CLOEXEC, kSource);
+    } else {
+        src = sys::openat2(AT_FDCWD, m.src, O_PATH | O_CLOEXEC, kSource);
+    }
     if (src < 0) return src;
     int tree = sys::open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
     ::close(src);
@@ -264,19 +276,21 @@ int build_root(RootPlan& rp, Failure* fail) {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0)
         return fail_with(fail, Stage::mount_private, err(), -1);
 
-    // Clone every bind source (and make the workspace's overlay) before the staging
-    // tmpfs covers its path (a workspace under /tmp must still be reachable).
+    // The workspace's overlay is made, and the staging directory kept open, before the
+    // staging tmpfs covers it: a bind source below it (a workspace under /tmp) is
+    // then cloned through that descriptor, as each bind is attached, so that the
+    // build holds a few descriptors, not one per bind (a workspace with many
+    // repositories has thousands of protected names; issue 25).
     const int n = static_cast<int>(rp.mounts.size());
-    // That holds a descriptor per bind at once: a workspace with many repositories
-    // (each with its protected names) needs more than a caller's usual soft limit of
-    // 1024. Raised to the hard limit in the sandbox's own processes only; the command
-    // gets the caller's limit back before execve (launch.cc lists it in its rlimits).
+    // Raised to the hard limit in the sandbox's own processes anyway; the command gets
+    // the caller's limit back before execve (launch.cc lists it in its rlimits).
     struct rlimit nofile {};
     if (::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
         nofile.rlim_cur = nofile.rlim_max;
         (void)::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &nofile, nullptr);
     }
     bool need_mask_file = false;
+    const std::size_t staging_len = std::strlen(rp.staging);
     for (int i = 0; i < n; ++i) {
         ChildMount& m = rp.mounts[static_cast<size_t>(i)];
         if (m.kind == MountKind::mask_file) need_mask_file = true;
@@ -286,17 +300,25 @@ int build_root(RootPlan& rp, Failure* fail) {
             if (m.tree_fd < 0) return fail_with(fail, stage, m.tree_fd, i);
             continue;
         }
-        if (m.kind != MountKind::bind) continue;
-        m.tree_fd = clone_source(m);
+        // A source that is the staging directory or above it: its recursive clone
+        // would take the staging tmpfs along once that is mounted, so it is made now.
+        if (m.kind != MountKind::bind || m.src == nullptr) continue;
+        const std::size_t len = std::strlen(m.src);
+        const bool above = (std::strcmp(m.src, "/") == 0 ||
+                            (len <= staging_len && std::strncmp(rp.staging, m.src, len) == 0 &&
+                             (rp.staging[len] == '\0' || rp.staging[len] == '/')));
+        if (!above) continue;
+        m.tree_fd = clone_source(m, "", -1);
         if (m.tree_fd == -ENOENT && m.may_vanish) {
             m.tree_fd = -1;
             m.gone = true;
             continue;
         }
         if (m.tree_fd < 0) return fail_with(fail, Stage::clone_tree, m.tree_fd, i);
-        int r = set_tree_attr(m.tree_fd, m.attr);
-        if (r < 0) return fail_with(fail, Stage::set_attr, r, i);
+        if (int r = set_tree_attr(m.tree_fd, m.attr); r < 0) return fail_with(fail, Stage::set_attr, r, i);
     }
+    const int under = ::open(rp.staging, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (under < 0) return fail_with(fail, Stage::staging_root, err(), -1);
 
     if (::mount("tmpfs", rp.staging, "tmpfs", MS_NOSUID | MS_NODEV, rp.root_data) < 0)
         return fail_with(fail, Stage::staging_root, err(), -1);
@@ -324,8 +346,23 @@ int build_root(RootPlan& rp, Failure* fail) {
             continue;
         }
         if (m.gone) continue;
+        if (m.kind == MountKind::bind && m.tree_fd < 0) {
+            m.tree_fd = clone_source(m, rp.staging, under);
+            // Removed on the host since the plan: as gone as a mount point that is.
+            if (m.tree_fd == -ENOENT && m.may_vanish) continue;
+            if (m.tree_fd < 0) return fail_with(fail, Stage::clone_tree, m.tree_fd, i);
+            int r = set_tree_attr(m.tree_fd, m.attr);
+            if (r < 0) {
+                ::close(m.tree_fd);
+                return fail_with(fail, Stage::set_attr, r, i);
+            }
+        }
         int target = open_mount_point_cached(root, m.rel, m.is_dir, !m.no_create, parents);
-        if (target == -ENOENT && m.may_vanish) continue;  // gone from the host: nothing to hide
+        if (target == -ENOENT && m.may_vanish) {  // gone from the host: nothing to hide
+            if (m.tree_fd >= 0) ::close(m.tree_fd);
+            m.tree_fd = -1;
+            continue;
+        }
         if (target < 0) return fail_with(fail, Stage::mount_point, target, i);
         int r = 0;
         Stage stage = Stage::mount_fs;
@@ -382,6 +419,7 @@ int build_root(RootPlan& rp, Failure* fail) {
         parents.covered_by(m.rel);
     }
     parents.drop();
+    ::close(under);
     if (need_mask_file && ::unlinkat(root, kMaskFile, 0) < 0) return fail_with(fail, Stage::mask, err(), -1);
 
     // The root itself is read-only: nothing can be planted beside the planned mounts.
