@@ -51,9 +51,11 @@ int add_descriptor_rule(int ruleset, int fd, std::uint64_t handled) {
     return r == -EBADFD ? 0 : r;
 }
 
-// The command's Landlock domain (plan.landlock), then the probe that proves it holds:
-// a character device made in a world-writable directory is refused with EACCES by
-// Landlock (the right is granted nowhere), and with EPERM without it (no CAP_MKNOD).
+// The command's Landlock domain (plan.landlock), then the probe that proves it holds
+// (plan::Landlock::probe_path): a FIFO in /dev, which the command's uid owns and the
+// rules keep free of new names, or a character device in a world-writable tmpfs
+// (granted nowhere; without Landlock the missing CAP_MKNOD refuses it with EPERM).
+// Landlock answers EACCES; a probe that is made means the rules are not in force.
 void apply_landlock(const ChildSpec& s) {
     if (fault::hit("command.landlock")) fail(s, Stage::landlock, EOPNOTSUPP);
     const ll::RulesetAttr attr{s.landlock_fs, 0, s.landlock_scoped};
