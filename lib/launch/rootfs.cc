@@ -153,12 +153,11 @@ int set_tree_attr(int tree_fd, std::uint64_t attr) {
     return sys::mount_setattr(tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a);
 }
 
-// Clones the source into a detached tree carrying its final flags, so the tree is
-// read-only before it is ever reachable from the new root.
-// m.src cloned. Once the staging tmpfs covers the staging directory, a source below it
-// (a workspace under /tmp) is reached through `under`, that directory as it was
-// before the cover (a lookup from it starts below the mount on it); under < 0: by
-// its path (before the cover, or a source elsewhere).
+// Clones the source into a detached tree (build_root sets its final flags before it is
+// ever reachable from the new root). Once the staging tmpfs covers the staging
+// directory, a source below it (a workspace under /tmp) is reached through `under`,
+// that directory as it was before the cover (a lookup from it starts below the mount
+// on it); under < 0: by its path (before the cover, or a source elsewhere).
 int clone_source(const ChildMount& m, const char* staging, int under) {
     const std::size_t n = std::strlen(staging);
     int src;
