@@ -16,6 +16,9 @@ namespace agentjail::cli {
 
 namespace {
 
+// What a given flag is recorded under: its long name, or its letter when it has none.
+std::string key_of(const HelpFlag& f) { return f.name.empty() ? std::string(1, f.short_name) : f.name; }
+
 Error bad(const std::string& verb, const std::string& what) {
     return Error(ErrorKind::invalid_input, EINVAL,
                  verb + ": " + what + " (see agentjail " + verb + " --help)");
@@ -32,17 +35,17 @@ const HelpFlag& VerbArgs::known(std::string_view flag) const {
 }
 
 bool VerbArgs::has(std::string_view flag) const {
-    const HelpFlag& f = known(flag);
+    const std::string key = key_of(known(flag));
     for (const auto& [name, value] : given_)
-        if (name == f.name) return true;
+        if (name == key) return true;
     return false;
 }
 
 std::vector<std::string> VerbArgs::values(std::string_view flag) const {
-    const HelpFlag& f = known(flag);
+    const std::string key = key_of(known(flag));
     std::vector<std::string> out;
     for (const auto& [name, value] : given_)
-        if (name == f.name) out.push_back(value);
+        if (name == key) out.push_back(value);
     return out;
 }
 
@@ -94,7 +97,7 @@ Result<VerbArgs> parse_verb_args(const std::string& verb, const std::string& hel
         } else {
             return bad(verb, util::printable(a) + " needs a value (" + f->value + ")");
         }
-        out.given_.emplace_back(f->name.empty() ? std::string(1, f->short_name) : f->name, value);
+        out.given_.emplace_back(key_of(*f), value);
     }
     if (out.operands.size() > max_operands)
         return bad(verb, max_operands == 0 ? "takes no arguments, got '" + util::printable(out.operands.front()) + "'"
