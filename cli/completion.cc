@@ -19,6 +19,10 @@ namespace {
 
 using Kind = ValueSpec::Kind;
 
+// A run id at the start of a line of `agentjail runs` or `agentjail log --list`
+// (sys::valid_run_id's YYYYMMDD-HHMMSS-xxxxxx), as the three scripts grep it.
+constexpr const char* kRunIdPattern = "'^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}'";
+
 // A flag as the scripts need it, from the table or from a help text.
 struct ScriptFlag {
     std::string name;  // long, without --; may be ""
@@ -167,7 +171,8 @@ std::string bash_script(const std::vector<VerbUsage>& verbs) {
           "    local arg=\n"
           "    [[ $1 == log ]] && arg=--list\n"
           "    COMPREPLY=($(compgen -W \"$(command agentjail \"$1\" $arg 2>/dev/null |\n"
-          "        grep -oE '^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}')\" -- \"$cur\"))\n"
+          "        grep -oE "
+       << kRunIdPattern << ")\" -- \"$cur\"))\n"
           "}\n\n";
 
     // One value completion per flag name: a name means the same value in every
@@ -434,7 +439,7 @@ std::string zsh_script(const std::vector<VerbUsage>& verbs) {
           "  [[ $1 == log ]] && arg=--list\n"
           "  local -a ids\n"
           "  ids=(${(f)\"$(command agentjail $1 $arg 2>/dev/null | grep -oE "
-          "'^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}')\"})\n"
+       << kRunIdPattern << ")\"})\n"
           "  _describe -t runs 'run' ids\n"
           "}\n\n"
           "_agentjail_net_presets() {\n"
@@ -624,7 +629,8 @@ std::string fish_script(const std::vector<VerbUsage>& verbs) {
           "function __agentjail_run_ids\n"
           "    set -l arg\n"
           "    test $argv[1] = log; and set arg --list\n"
-          "    command agentjail $argv[1] $arg 2>/dev/null | string match -r -- '^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}'\n"
+          "    command agentjail $argv[1] $arg 2>/dev/null | string match -r -- "
+       << kRunIdPattern << "\n"
           "end\n\n"
           "function __agentjail_net_presets\n"
           "    printf '%s\\tnetwork preset\\n' "

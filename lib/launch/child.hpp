@@ -101,9 +101,9 @@ struct ChildSpec {
     bool want_listener = false;
 
     // Landlock (plan.landlock), applied by the command after its rlimits and before
-    // the filter: the rules by path inside, plus one per standard or passed descriptor
-    // that is a file (reopened through /proc/self/fd it is the host's file, outside
-    // every rule), with what its open mode gives. landlock_fs 0: none.
+    // the filter: the rules by path inside, plus one per passed descriptor that is a
+    // file (reopened through /proc/self/fd it is the host's file, outside every rule),
+    // with what its open mode gives. landlock_fs 0: none.
     struct LandlockRule {
         const char* path;
         std::uint64_t access;

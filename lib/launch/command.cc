@@ -32,10 +32,11 @@ namespace {
 
 namespace ll = sys::landlock;
 
-// A rule for one of the command's descriptors that is a file or a device (a passed
-// one; stdio are the relay's pipes or pty): reopened by name (/proc/self/fd/N) it is
-// the caller's file, which lies outside every rule of the tree; it gets what its
-// open mode already gives, no more.
+// A rule for a descriptor the caller passed (pass_fds) that is a file or a device:
+// reopened by name (/proc/self/fd/N) it is the caller's file, which lies outside
+// every rule of the tree; it gets what its open mode already gives, no more. (The
+// command's stdio are the relay's pipes, which Landlock does not govern, or the
+// sandbox's pty, under /dev/pts's rule.)
 int add_descriptor_rule(int ruleset, int fd, std::uint64_t handled) {
     struct stat st {};
     if (::fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) return 0;
@@ -74,8 +75,6 @@ void apply_landlock(const ChildSpec& s) {
         ::close(fd);
         if (r < 0) fail(s, Stage::landlock_rule, -r, static_cast<int>(i));
     }
-    for (int fd = 0; fd < 3; ++fd)
-        if (int r = add_descriptor_rule(rs, fd, s.landlock_fs); r < 0) fail(s, Stage::landlock, -r);
     for (size_t i = 0; i < s.n_pass_fds; ++i)
         if (int r = add_descriptor_rule(rs, s.pass_fds[i], s.landlock_fs); r < 0) fail(s, Stage::landlock, -r);
     // The fault stands for a layer that is silently off: the probe must see it.

@@ -93,8 +93,7 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
             .at(ErrorStage::exec, stage_name(stage));
     }
     if (stage == Stage::landlock_probe) {
-        const std::string probe =
-            std::string(plan.landlock.probe_fifo ? "a FIFO" : "a device node") + " at " + plan.landlock.probe_path;
+        const std::string probe = plan.landlock.probe_what();
         const std::string why =
             r.index == 0 ? "the kernel let the command make " + probe +
                                " after the restriction: the rules are not in force"
@@ -534,7 +533,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
             continue;
         }
         if (r.stage == static_cast<std::int32_t>(Stage::landlock_unverified)) {
-            p.add_degraded("landlock: applied, but not shown to hold: making " + plan.landlock.probe_path +
+            p.add_degraded("landlock: applied, but not shown to hold: making " + plan.landlock.probe_what() +
                            " was refused with " + util::errno_name(r.err) +
                            " before Landlock could answer (a seccomp filter agentjail runs under?)");
             continue;

@@ -157,17 +157,12 @@ int set_tree_attr(int tree_fd, std::uint64_t attr) {
 // ever reachable from the new root). Once the staging tmpfs covers the staging
 // directory, a source below it (a workspace under /tmp) is reached through `under`,
 // that directory as it was before the cover (a lookup from it starts below the mount
-// on it); under < 0: by its path (before the cover, or a source elsewhere).
-int clone_source(const ChildMount& m, const char* staging, int under) {
-    const std::size_t n = std::strlen(staging);
-    int src;
-    if (under < 0) {
-        src = sys::openat2(AT_FDCWD, m.src, O_PATH | O_CLOEXEC, kSource);
-    } else if (std::strncmp(m.src, staging, n) == 0 && m.src[n] == '/' && m.src[n + 1] != '\0') {
-        src = sys::openat2(under, m.src + n + 1, O_PATH | O_CLOEXEC, kSource);
-    } else {
-        src = sys::openat2(AT_FDCWD, m.src, O_PATH | O_CLOEXEC, kSource);
-    }
+// on it); staging null: by its path (before the cover).
+int clone_source(const ChildMount& m, const char* staging = nullptr, int under = -1) {
+    const std::size_t n = staging == nullptr ? 0 : std::strlen(staging);
+    const bool below = n > 0 && std::strncmp(m.src, staging, n) == 0 && m.src[n] == '/' && m.src[n + 1] != '\0';
+    const int src = below ? sys::openat2(under, m.src + n + 1, O_PATH | O_CLOEXEC, kSource)
+                          : sys::openat2(AT_FDCWD, m.src, O_PATH | O_CLOEXEC, kSource);
     if (src < 0) return src;
     int tree = sys::open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
     ::close(src);
@@ -307,7 +302,7 @@ int build_root(RootPlan& rp, Failure* fail) {
                             (len <= staging_len && std::strncmp(rp.staging, m.src, len) == 0 &&
                              (rp.staging[len] == '\0' || rp.staging[len] == '/')));
         if (!above) continue;
-        m.tree_fd = clone_source(m, "", -1);
+        m.tree_fd = clone_source(m);
         if (m.tree_fd == -ENOENT && m.may_vanish) {
             m.tree_fd = -1;
             m.gone = true;

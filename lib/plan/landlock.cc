@@ -131,12 +131,18 @@ std::string landlock_text(const Plan& plan) {
     out += "  (and descriptors passed to the command, where they are files, as they were opened)\n";
     if (l.scoped != 0)
         out += "  scoped     signals and abstract Unix sockets reach no process outside the command's own\n";
-    out += "  probe      " + (l.probe_path.empty()
-                                     ? std::string("none (neither /dev nor a world-writable tmpfs)")
-                                     : std::string(l.probe_fifo ? "a FIFO" : "a device node") + " at " +
-                                           l.probe_path + " must be refused") +
+    out += "  probe      " +
+           (l.probe_path.empty() ? "none (neither /dev nor a world-writable tmpfs)" : l.probe_what() + " must be refused") +
            "\n";
     return out;
 }
 
 }  // namespace agentjail::plan::detail
+
+namespace agentjail::plan {
+
+std::string Landlock::probe_what() const {
+    return std::string(probe_fifo ? "a FIFO" : "a device node") + " at " + probe_path;
+}
+
+}  // namespace agentjail::plan

@@ -146,6 +146,9 @@ struct Landlock {
     // when the plan has neither.
     std::string probe_path;
     bool probe_fifo = false;
+    // "a FIFO at /dev/.agentjail-landlock-probe": the probe in words, as explain and
+    // the launch's messages name it.
+    std::string probe_what() const;
 };
 
 // Something a run makes on the host before the sandbox is built. The planner only

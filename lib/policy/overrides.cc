@@ -72,17 +72,12 @@ const char* workspace_mode_name(WorkspaceMode m) {
 }
 
 Result<void> set_landlock_mode(Policy& p, const std::string& mode, Origin origin) {
-    LandlockMode m;
-    if (mode == "best-effort")
-        m = LandlockMode::best_effort;
-    else if (mode == "required")
-        m = LandlockMode::required;
-    else if (mode == "off")
-        m = LandlockMode::off;
-    else
-        return detail::error_at(origin, "expected \"best-effort\", \"required\" or \"off\", got \"" + mode + "\"");
-    p.landlock = Located<LandlockMode>{m, std::move(origin)};
-    return {};
+    for (const auto m : {LandlockMode::best_effort, LandlockMode::required, LandlockMode::off}) {
+        if (mode != landlock_mode_name(m)) continue;
+        p.landlock = Located<LandlockMode>{m, std::move(origin)};
+        return {};
+    }
+    return detail::error_at(origin, "expected \"best-effort\", \"required\" or \"off\", got \"" + mode + "\"");
 }
 
 const char* landlock_mode_name(LandlockMode m) {

@@ -408,16 +408,28 @@ std::string CompiledProgram::to_text() const {
 
 }  // namespace
 
-Result<std::shared_ptr<const Program>> compile(const policy::Seccomp& spec) {
+namespace {
+
+// The section resolved for the native architecture, adjusted, then built: what
+// compile() and compile_without_listener() share.
+Result<std::shared_ptr<const Program>> compile_adjusted(const policy::Seccomp& spec,
+                                                        void (*adjust)(detail::Resolved&)) {
     if (!spec.present) return std::shared_ptr<const Program>();
     if (seccomp_arch_native() != SCMP_ARCH_X86_64)
         return Error{ErrorKind::unsupported, 0,
                      "seccomp: the [seccomp] section is compiled for x86_64 only"};
     auto resolved = detail::resolve(spec);
     if (!resolved) return std::move(resolved).error();
+    if (adjust != nullptr) adjust(*resolved);
     auto program = std::make_shared<CompiledProgram>(std::move(*resolved));
     if (auto ok = program->build(); !ok) return std::move(ok).error();
     return std::shared_ptr<const Program>(std::move(program));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Program>> compile(const policy::Seccomp& spec) {
+    return compile_adjusted(spec, nullptr);
 }
 
 namespace {
@@ -434,21 +446,16 @@ Action without_supervisor(const Action& a) {
     return Action{ActionKind::errno_ret, EPERM, true};
 }
 
-}  // namespace
-
-Result<std::shared_ptr<const Program>> compile_without_listener(const policy::Seccomp& spec) {
-    if (!spec.present) return std::shared_ptr<const Program>();
-    if (seccomp_arch_native() != SCMP_ARCH_X86_64)
-        return Error{ErrorKind::unsupported, 0, "seccomp: the [seccomp] section is compiled for x86_64 only"};
-    auto resolved = detail::resolve(spec);
-    if (!resolved) return std::move(resolved).error();
-    detail::Resolved& r = *resolved;
+// compile_without_listener's change to the resolved table: every action one the
+// kernel answers alone.
+void answer_alone(detail::Resolved& r) {
     r.default_action = without_supervisor(r.default_action);
     const Action refuse_unix{ActionKind::errno_ret, EACCES, true};
-    // The gate's rule names the refusals of Unix sockets below.
+    // The gate's connect rule (every filter has one) names the refusal of Unix sockets.
     int gate_rule = -1;
-    for (size_t i = 0; i < r.rules.size() && gate_rule < 0; ++i)
-        if (r.rules[i].info.text.find("(the socket gate") != std::string::npos) gate_rule = static_cast<int>(i);
+    for (const auto& t : r.table)
+        for (const auto& e : t.entries)
+            if (e.decider == detail::Decider::connect) gate_rule = e.rule;
     auto bits = [](std::string_view name, unsigned arg) {
         const auto w = detail::arg_widths(name);
         return w ? w->bits[arg] : 32u;
@@ -506,11 +513,15 @@ Result<std::shared_ptr<const Program>> compile_without_listener(const policy::Se
         }
         t.entries = std::move(entries);
     }
-    auto program = std::make_shared<CompiledProgram>(std::move(r));
-    if (auto ok = program->build(); !ok) return std::move(ok).error();
-    if (program->needs_listener())
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Program>> compile_without_listener(const policy::Seccomp& spec) {
+    auto program = compile_adjusted(spec, answer_alone);
+    if (program && *program && (*program)->needs_listener())
         return Error{ErrorKind::internal, 0, "seccomp: the filter without a listener still needs one"};
-    return std::shared_ptr<const Program>(std::move(program));
+    return program;
 }
 
 std::string to_json(const Program& program) {

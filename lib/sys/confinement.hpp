@@ -12,7 +12,7 @@
 namespace agentjail::sys {
 
 struct Confinement {
-    bool seccomp_filter = false;  // /proc/self/status: Seccomp: 2 (a filter of the caller's)
+    bool seccomp_filter = false;  // prctl(PR_GET_SECCOMP) is 2: a filter of the caller's
     std::string container;        // "docker", "podman", "kubernetes", "lxc", a container=... value, or ""
     bool wsl = false;             // the kernel is WSL's
     int kernel_major = 0, kernel_minor = 0;

@@ -6,10 +6,8 @@
 // lock, only system calls.
 #pragma once
 
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "sys/syscalls.hpp"
 
-#include <cerrno>
 #include <cstdint>
 
 namespace agentjail::sys::landlock {
@@ -32,10 +30,6 @@ inline constexpr std::uint64_t kRefer = 1ULL << 13;      // 2: links and renames
 inline constexpr std::uint64_t kTruncate = 1ULL << 14;   // 3
 inline constexpr std::uint64_t kIoctlDev = 1ULL << 15;   // 5: ioctl on a device opened from here
 
-// Network rights (LANDLOCK_ACCESS_NET_*, ABI 4): TCP bind and connect by port.
-inline constexpr std::uint64_t kBindTcp = 1ULL << 0;
-inline constexpr std::uint64_t kConnectTcp = 1ULL << 1;
-
 // Scopes (LANDLOCK_SCOPE_*, ABI 6): what a process of the domain may not reach
 // outside it.
 inline constexpr std::uint64_t kScopeAbstractUnix = 1ULL << 0;
@@ -54,33 +48,25 @@ constexpr std::uint64_t fs_rights(long abi) {
     if (abi >= 5) r |= kIoctlDev;
     return r;
 }
-constexpr std::uint64_t net_rights(long abi) { return abi >= 4 ? kBindTcp | kConnectTcp : 0; }
 constexpr std::uint64_t scopes(long abi) { return abi >= 6 ? kScopeAbstractUnix | kScopeSignal : 0; }
 
 // struct landlock_ruleset_attr as of ABI 6; an older kernel takes it whole as long as
-// the fields it does not know are zero.
+// the fields it does not know are zero (handled_access_net stays 0: inside its own
+// network namespace the sandbox needs no TCP rule, docs/landlock.md).
 struct RulesetAttr {
     std::uint64_t handled_access_fs;
     std::uint64_t handled_access_net;
     std::uint64_t scoped;
 };
 
-// struct landlock_path_beneath_attr and landlock_net_port_attr (packed in the UAPI).
+// struct landlock_path_beneath_attr (packed in the UAPI).
 struct __attribute__((packed)) PathBeneath {
     std::uint64_t allowed_access;
     std::int32_t parent_fd;
 };
-struct NetPort {
-    std::uint64_t allowed_access;
-    std::uint64_t port;
-};
 
 inline constexpr int kRulePathBeneath = 1;  // LANDLOCK_RULE_PATH_BENEATH
-inline constexpr int kRuleNetPort = 2;      // LANDLOCK_RULE_NET_PORT
 
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
 #ifndef SYS_landlock_add_rule
 #define SYS_landlock_add_rule 445
 #endif
@@ -88,22 +74,17 @@ inline constexpr int kRuleNetPort = 2;      // LANDLOCK_RULE_NET_PORT
 #define SYS_landlock_restrict_self 446
 #endif
 
-// Each returns the result or -errno.
+// Each returns the result or -errno (sys::ret). The ABI itself: sys::landlock_abi().
 inline int create_ruleset(const RulesetAttr& attr) {
-    long r = ::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0U);
-    return r < 0 ? -errno : static_cast<int>(r);
+    return static_cast<int>(ret(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0U)));
 }
 inline int add_path_rule(int ruleset, int parent_fd, std::uint64_t access) {
     PathBeneath pb{access, parent_fd};
-    return ::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &pb, 0U) < 0 ? -errno : 0;
-}
-inline int add_port_rule(int ruleset, std::uint16_t port, std::uint64_t access) {
-    NetPort np{access, port};
-    return ::syscall(SYS_landlock_add_rule, ruleset, kRuleNetPort, &np, 0U) < 0 ? -errno : 0;
+    return static_cast<int>(ret(::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &pb, 0U)));
 }
 // Needs no_new_privs (or CAP_SYS_ADMIN).
 inline int restrict_self(int ruleset) {
-    return ::syscall(SYS_landlock_restrict_self, ruleset, 0U) < 0 ? -errno : 0;
+    return static_cast<int>(ret(::syscall(SYS_landlock_restrict_self, ruleset, 0U)));
 }
 
 }  // namespace agentjail::sys::landlock
