@@ -324,6 +324,8 @@ std::vector<std::string> describe_overrides(const policy::Policy& p) {
         if (from_cli(h.origin)) out.push_back(h.origin.key + " " + h.pattern);
     if (from_cli(p.landlock.origin))
         out.push_back(p.landlock.origin.key + " " + policy::landlock_mode_name(p.landlock.value));
+    if (from_cli(p.workspace_view.origin))
+        out.push_back(p.workspace_view.origin.key + " " + policy::workspace_view_name(p.workspace_view.value));
     if (from_cli(p.workspace_mode.origin))
         out.push_back(p.workspace_mode.origin.key + " " + policy::workspace_mode_name(p.workspace_mode.value));
     for (const auto& r : p.protect)

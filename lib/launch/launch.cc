@@ -12,6 +12,7 @@
 #include "sys/syscalls.hpp"
 #include "util/fault.hpp"
 #include "util/strings.hpp"
+#include "launch/view_server.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -135,6 +136,10 @@ Error explain_report(const Report& r, const plan::Plan& plan) {
                "init installs one, as does a sandbox with a supervisor), and the kernel allows one per chain of "
                "filters: agentjail needs its own for the socket gate and the log of refusals. Run it outside that "
                "sandbox (docs/environments.md)";
+    if (stage == Stage::view_open || stage == Stage::view_mount)
+        hint = "; the workspace's view needs /dev/fuse and a kernel that lets a user namespace mount FUSE "
+               "(in a container, pass the device: --device /dev/fuse); --view mounts guards the workspace "
+               "without it (docs/workspace.md)";
     if (stage == Stage::clone_tree && err == ELOOP)
         hint = "; a path component became a symlink after planning, refusing to follow it";
     if (stage == Stage::clone_tree && err == EMFILE) {
@@ -326,6 +331,17 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     spec.go_fd = go_r.get();
     spec.wait_before_fork = static_cast<bool>(hooks.before_fork);
     spec.err_fd = err_w.get();
+    spec.root.report_fd = spec.err_fd;
+    // The workspace's view is served from the directory as it is now: opened before
+    // the sandbox exists, so a rename on the host meanwhile changes nothing.
+    sys::UniqueFd view_root;
+    std::shared_ptr<const view::Rules> view_rules;
+    for (const auto& m : plan.mounts)
+        if (m.kind == plan::MountKind::view) {
+            view_root.reset(::open(m.src.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!view_root) return util::errno_error(ErrorKind::setup, errno, "opening the workspace " + m.src + " for its view");
+            view_rules = m.view_rules;
+        }
     spec.status_fd = status_w.get();
     // Published ports: the init makes sockets in the sandbox's network namespace on
     // request over this pair (net/publish.hpp says why).
@@ -518,6 +534,17 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         }
         if (r.stage == static_cast<std::int32_t>(Stage::root_fd)) {
             sandbox_root = passed_fd();
+            continue;
+        }
+        if (r.stage == static_cast<std::int32_t>(Stage::view_fd)) {
+            // Served at once: the sandbox's next step may look below the mount.
+            auto server = view::Server::start(passed_fd(), std::move(view_root), view_rules);
+            if (!server) {
+                (void)p.kill(SIGKILL);
+                (void)p.wait();
+                return std::move(server).error();
+            }
+            p.set_view(std::move(*server));
             continue;
         }
         if (r.stage == static_cast<std::int32_t>(Stage::proxy_fd)) {

@@ -8,6 +8,7 @@
 #include "launch/host_watch.hpp"
 #include "plan/plan.hpp"
 #include "sys/fd.hpp"
+#include "launch/view_server.hpp"
 
 #include <sys/types.h>
 
@@ -132,6 +133,10 @@ public:
     // puts each in the result's degraded list.
     void add_degraded(std::string note) { degraded_.push_back(std::move(note)); }
     void set_pty_master(sys::UniqueFd fd) { pty_master_ = std::move(fd); }
+    // The workspace's view (plan::MountKind::view), served from the moment the sandbox
+    // mounted it; stopped once the run is over.
+    void set_view(std::unique_ptr<view::Server> v) { view_ = std::move(v); }
+    view::Server* view() const noexcept { return view_.get(); }
 
     // Readable when the command stopped or went on (job control); -1 when not known.
     int events_fd() const noexcept { return events_fd_.get(); }
@@ -151,6 +156,7 @@ private:
     sys::UniqueFd pty_master_;
     sys::UniqueFd events_fd_;
     std::vector<std::string> degraded_;
+    std::unique_ptr<view::Server> view_;
 };
 
 // Clones the sandbox and runs every setup step; returns once the command has

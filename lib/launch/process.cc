@@ -29,7 +29,7 @@ Process::Process(Process&& o) noexcept
       proxy_socket_(std::move(o.proxy_socket_)), gateway_sockets_(std::move(o.gateway_sockets_)),
       publish_socket_(std::move(o.publish_socket_)),
       pty_master_(std::move(o.pty_master_)),
-      events_fd_(std::move(o.events_fd_)), degraded_(std::move(o.degraded_)) {
+      events_fd_(std::move(o.events_fd_)), degraded_(std::move(o.degraded_)), view_(std::move(o.view_)) {
     o.reaped_ = true;
 }
 
@@ -59,6 +59,7 @@ Process& Process::operator=(Process&& o) noexcept {
         pty_master_ = std::move(o.pty_master_);
         events_fd_ = std::move(o.events_fd_);
         degraded_ = std::move(o.degraded_);
+        view_ = std::move(o.view_);
         o.reaped_ = true;
     }
     return *this;

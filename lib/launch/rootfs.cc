@@ -402,6 +402,39 @@ int build_root(RootPlan& rp, Failure* fail) {
                 r = attach_sealed_clone(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE,
                                         target);
                 break;
+            case MountKind::view: {
+                stage = Stage::view_open;
+                const int fuse = ::open("/dev/fuse", O_RDWR | O_CLOEXEC);
+                if (fuse < 0) {
+                    r = err();
+                    break;
+                }
+                char data[256];
+                const std::size_t dl = std::strlen(m.data);
+                if (dl + 12 > sizeof data) {
+                    ::close(fuse);
+                    r = -E2BIG;
+                    break;
+                }
+                std::memcpy(data, m.data, dl);
+                char digits[12];
+                int nd = 0;
+                for (unsigned v = static_cast<unsigned>(fuse); nd == 0 || v != 0; v /= 10)
+                    digits[nd++] = static_cast<char>('0' + v % 10);
+                std::size_t at = dl;
+                while (nd > 0) data[at++] = digits[--nd];
+                data[at] = '\0';
+                fd_path(path, target);
+                stage = Stage::view_mount;
+                r = ::mount("agentjail", path, "fuse", m.flags, data) < 0 ? err() : 0;
+                // The supervisor serves it from now on; nothing may look below it first.
+                if (r == 0) {
+                    stage = Stage::view_fd;
+                    r = send_fd(rp.report_fd, Stage::view_fd, fuse);
+                }
+                ::close(fuse);
+                break;
+            }
             case MountKind::symlink:
                 break;
         }

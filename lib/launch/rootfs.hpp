@@ -86,6 +86,8 @@ enum class Stage : int {
     landlock,        // making or applying the Landlock ruleset
     landlock_rule,   // a rule of it (index: plan.landlock.rules)
     landlock_probe,  // the probe after it: index 0 made the node (not enforced), else the errno
+    view_open,       // opening /dev/fuse for the workspace's view
+    view_mount,      // mounting the view
     listener = 100,  // not a failure: the message carries the seccomp listener fd
     proxy_fd = 101,  // not a failure: the message carries the proxy's listening socket
     pty_fd = 102,    // not a failure: the message carries the sandbox's pty master
@@ -95,6 +97,7 @@ enum class Stage : int {
     diag_socket = 106, // making that socket
     root_fd = 107,     // not a failure: the message carries the sandbox's root (O_PATH)
     landlock_unverified = 108,  // not a failure: Landlock's probe was answered with err, not EACCES
+    view_fd = 109,     // not a failure: the message carries the view's /dev/fuse descriptor
 };
 
 const char* stage_name(Stage s);
@@ -109,8 +112,14 @@ struct RootPlan {
     std::vector<ChildMount> mounts;
     const char* root_data = nullptr;  // tmpfs options of the new root
     const char* staging = "/tmp";     // where the new root is assembled before pivot
+    // Where a view's /dev/fuse descriptor goes as soon as it is mounted (the parent's
+    // report socket): the supervisor must serve it before anything looks below it.
+    int report_fd = -1;
     std::vector<std::string> storage; // owns the strings the pointers above refer to
 };
+
+// Defined in child.cc: passes fd to the parent with a report of stage `what`.
+int send_fd(int sock, Stage what, int fd);
 
 // Parent side: flatten the plan's mounts (allocates; before clone).
 RootPlan prepare_root(const plan::Plan& plan);

@@ -84,6 +84,14 @@ RootPlan prepare_root(const plan::Plan& plan) {
                 break;
             case plan::MountKind::readonly:
                 break;
+            case plan::MountKind::view:
+                // The child adds fd=N, the /dev/fuse descriptor it opens. Ids are the
+                // sandbox's own; allow_other lets every process of the sandbox's user
+                // namespace in (the kernel admits no one outside it).
+                m.flags = MS_NOSUID | MS_NODEV;
+                m.data = keep("rootmode=40000,user_id=" + std::to_string(plan.uid) +
+                              ",group_id=" + std::to_string(plan.gid) + ",default_permissions,allow_other,fd=");
+                break;
         }
         rp.mounts.push_back(m);
     }
@@ -133,6 +141,9 @@ const char* stage_name(Stage s) {
         case Stage::diag_socket: return "opening the socket gate's sock_diag socket inside the sandbox";
         case Stage::diag_fd: return "passing the socket gate's sock_diag socket";
         case Stage::root_fd: return "passing the sandbox's root to the socket gate";
+        case Stage::view_open: return "opening /dev/fuse for the workspace's view";
+        case Stage::view_mount: return "mounting the workspace's view (FUSE)";
+        case Stage::view_fd: return "passing the view's FUSE descriptor";
         case Stage::new_session: return "starting the sandbox's own session";
         case Stage::pty_open: return "opening a pty in the sandbox's /dev/pts";
         case Stage::pty_setup: return "setting up the sandbox's pty";

@@ -122,6 +122,10 @@ std::string mount_line(const MountOp& op) {
     std::string detail;
     switch (op.kind) {
     case MountKind::bind: detail = "<- " + op.src; break;
+    case MountKind::view:
+        detail = "<- " + op.src + " (served by agentjail: " + std::to_string(op.view_rules->hide.size()) +
+                 " hide and " + std::to_string(op.view_rules->protect.size()) + " protect patterns judged per name)";
+        break;
     case MountKind::overlay:
         detail = "<- " + op.src + " (lower; writes go to " +
                  (op.upper.empty() ? std::string("the run's upper layer") : op.upper) + ")";

@@ -116,6 +116,21 @@ Result<WorkspaceFindings> plan_workspace(const policy::Policy& policy, const Exp
 // True when a hide rule uses `**` (matched by lib/base/pattern, not glob(3)).
 bool uses_globstar(const std::string& raw);
 
+// A hide rule split into the literal directory it starts at and the pattern below it
+// (workspace.cc).
+struct Split {
+    std::string base;  // absolute, normalised, no wildcard
+    std::string rest;  // relative pattern ("**/.env*")
+};
+Result<Split> split_rule(const std::string& raw, const ExpandContext& ctx, const policy::Origin& origin);
+// A [workspace] protect pattern as a workspace-relative one ("{workspace}/x" is "x";
+// workspace_protect.cc).
+Result<std::string> protect_rel(const std::string& raw, const policy::Origin& origin);
+
+// [workspace] view = "fuse" (view.cc): the workspace's bind becomes the view, and the
+// masks, read-only binds, placeholders and guards below it become its rules.
+Result<void> serve_workspace(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan);
+
 // Builds the mount list (everything in plan.mounts; notes appended). `ctx` has
 // the workspace already decided; plan.workspace and plan.home are set.
 Result<void> build_mounts(const policy::Policy& policy, const ExpandContext& ctx, Plan& plan);

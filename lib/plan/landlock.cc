@@ -83,7 +83,8 @@ Result<void> plan_landlock(const policy::Policy& policy, const HostFacts& host, 
                 }
                 break;
             case MountKind::bind: access = m.is_dir ? kWriteTree : ll::kFileOnly & kWriteTree; break;
-            case MountKind::overlay: access = kWriteTree; break;
+            case MountKind::overlay:
+            case MountKind::view: access = kWriteTree; break;
             case MountKind::symlink:
             case MountKind::mask_dir:
             case MountKind::mask_file:

@@ -364,11 +364,12 @@ Result<void> Builder::check_mount_points(std::vector<MountOp>& ops) {
         if (!parent) continue;  // on the new root, a tmpfs
         const MountOp& p = ops[*parent];
         ops[i].in_host_dir = p.kind == MountKind::bind || p.kind == MountKind::overlay ||
-                             p.kind == MountKind::proc;
+                             p.kind == MountKind::view || p.kind == MountKind::proc;
         switch (p.kind) {
         case MountKind::tmpfs: continue;
         case MountKind::bind:
-        case MountKind::overlay: break;  // the lower layer is what is there
+        case MountKind::overlay:
+        case MountKind::view: break;  // the lower layer, or the host's directory, is what is there
         case MountKind::symlink:
             return invalid(op.why, "cannot mount " + op.dst + " under the symlink " + p.dst);
         case MountKind::proc:

@@ -213,6 +213,7 @@ const char* kind_name(MountKind kind) {
     case MountKind::mask_file: return "mask_file";
     case MountKind::readonly: return "readonly";
     case MountKind::overlay: return "overlay";
+    case MountKind::view: return "view";
     }
     return "unknown";
 }

@@ -347,6 +347,7 @@ Result<Plan> build(const policy::Policy& policy, const std::vector<std::string>&
     // Without the proxy the project's .env files still show their keys (placeholders
     // that nothing swaps back); with it build_network made them.
     if (!plan.net) detail::dotenv_views(ctx, key, plan, nullptr);
+    if (auto r = detail::serve_workspace(policy, ctx, plan); !r) return std::move(r).error();
     // Last: its rules are the final tree's.
     if (auto r = detail::plan_landlock(policy, host, plan); !r) return std::move(r).error();
     return plan;

@@ -9,6 +9,7 @@
 #include "seccomp/seccomp.hpp"
 #include "sys/host_file.hpp"
 #include "sys/scan.hpp"
+#include "plan/view_rules.hpp"
 
 #include <sys/types.h>
 
@@ -64,6 +65,10 @@ enum class MountKind {
     // written; the writes go to upper, beside work (both in the run's state directory,
     // set by lib/workspace when the run starts: empty in a plan that was only built).
     overlay,
+    // The workspace served through FUSE at dst by the supervisor from src (host,
+    // canonical), each name judged by MountOp::view_rules as the sandbox asks for it
+    // ([workspace] view = "fuse", launch/view_server.hpp).
+    view,
 };
 
 struct MountOp {
@@ -90,6 +95,8 @@ struct MountOp {
     // above a hidden or protected name): one gone from the host since the plan looked
     // has nothing left to keep, and is skipped, by the plan and by the launcher.
     bool lock_only = false;
+    // view: what the view hides, keeps read-only and shows instead.
+    std::shared_ptr<const view::Rules> view_rules;
 };
 
 // A name in a host directory the sandbox sees that the plan masks (hidden) or binds

@@ -24,12 +24,9 @@ using sys::EntryType;
 using base::Pattern;
 using sys::Scan;
 
-// A rule split into the literal directory it starts at and the pattern below it.
-struct Split {
-    std::string base;  // absolute, normalised, no wildcard
-    std::string rest;  // relative pattern ("**/.env*")
-};
+}  // namespace
 
+// A rule split into the literal directory it starts at and the pattern below it.
 Result<Split> split_rule(const std::string& raw, const ExpandContext& ctx, const policy::Origin& origin) {
     // The placeholder part is expanded as a path (its value is literal even if it
     // holds '*' or '['); the rest is the pattern.
@@ -69,7 +66,6 @@ Result<Split> split_rule(const std::string& raw, const ExpandContext& ctx, const
     return Split{base, rest};
 }
 
-}  // namespace
 
 std::string base_name(std::string_view rel) {
     auto slash = rel.rfind('/');

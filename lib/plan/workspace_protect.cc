@@ -30,20 +30,6 @@ bool no_placeholder(const std::string& name) {
     return name == ".git" || name == "commondir" || name == "gitdir";
 }
 
-// A [workspace] protect pattern as a workspace-relative pattern ("{workspace}/x" is "x").
-Result<std::string> protect_rel(const std::string& raw, const policy::Origin& origin) {
-    std::string rel = raw;
-    if (rel == "{workspace}" || util::starts_with(rel, "{workspace}/")) rel = rel.substr(11);
-    while (!rel.empty() && rel[0] == '/') rel.erase(0, 1);
-    if (raw.empty() || raw[0] == '/' || raw[0] == '~' || rel.empty())
-        return invalid(describe(origin), "protect pattern " + raw +
-                                             " must name a path inside the workspace, relative to it "
-                                             "(\".git/hooks\", \"**/.gitattributes\")");
-    for (auto s : base::split_path(rel))
-        if (s == "..") return invalid(describe(origin), "protect pattern " + raw + ": '..' is not allowed");
-    return rel;
-}
-
 struct Stat {
     bool exists = false;
     struct stat st {};
@@ -124,6 +110,21 @@ bool below_git_dir(const std::string& rel) {
 }
 
 }  // namespace
+
+// A [workspace] protect pattern as a workspace-relative pattern ("{workspace}/x" is "x").
+Result<std::string> protect_rel(const std::string& raw, const policy::Origin& origin) {
+    std::string rel = raw;
+    if (rel == "{workspace}" || util::starts_with(rel, "{workspace}/")) rel = rel.substr(11);
+    while (!rel.empty() && rel[0] == '/') rel.erase(0, 1);
+    if (raw.empty() || raw[0] == '/' || raw[0] == '~' || rel.empty())
+        return invalid(describe(origin), "protect pattern " + raw +
+                                             " must name a path inside the workspace, relative to it "
+                                             "(\".git/hooks\", \"**/.gitattributes\")");
+    for (auto s : base::split_path(rel))
+        if (s == "..") return invalid(describe(origin), "protect pattern " + raw + ": '..' is not allowed");
+    return rel;
+}
+
 
 // policy.protect is what is left after every layer's unprotect (lib/policy/merge.cc).
 Result<void> WorkspaceRules::collect_protect_rules() {

@@ -39,6 +39,7 @@ struct Layer {
     std::optional<Located<bool>> path_tools;
 
     std::optional<Located<WorkspaceMode>> workspace_mode;  // [workspace]
+    std::optional<Located<WorkspaceView>> workspace_view;
     std::vector<ProtectRule> protect;
     std::vector<ProtectRule> unprotect;
 

@@ -29,6 +29,7 @@ Policy default_policy() {
     p.dev.origin = def("filesystem.dev");
     p.path_tools.origin = def("filesystem.path_tools");
     p.workspace_mode.origin = def("workspace.mode");
+    p.workspace_view.origin = def("workspace.view");
     p.hostname.origin = def("process.hostname");
     p.cwd.origin = def("process.cwd");
     p.die_with_parent.origin = def("process.die_with_parent");
@@ -72,6 +73,7 @@ void apply_layer(Policy& p, const Layer& l) {
     override_with(p.path_tools, l.path_tools);
 
     override_with(p.workspace_mode, l.workspace_mode);
+    override_with(p.workspace_view, l.workspace_view);
     append(p.protect, l.protect);
     // unprotect takes an entry out of what the layers below protect (by the pattern
     // as written); an entry no layer below has is refused by validate().

@@ -71,6 +71,17 @@ const char* workspace_mode_name(WorkspaceMode m) {
     return "direct";
 }
 
+Result<void> set_workspace_view(Policy& p, const std::string& view, Origin origin) {
+    for (const auto v : {WorkspaceView::mounts, WorkspaceView::fuse}) {
+        if (view != workspace_view_name(v)) continue;
+        p.workspace_view = Located<WorkspaceView>{v, std::move(origin)};
+        return {};
+    }
+    return detail::error_at(origin, "expected \"mounts\" or \"fuse\", got \"" + view + "\"");
+}
+
+const char* workspace_view_name(WorkspaceView v) { return v == WorkspaceView::fuse ? "fuse" : "mounts"; }
+
 Result<void> set_landlock_mode(Policy& p, const std::string& mode, Origin origin) {
     for (const auto m : {LandlockMode::best_effort, LandlockMode::required, LandlockMode::off}) {
         if (mode != landlock_mode_name(m)) continue;

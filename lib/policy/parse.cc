@@ -102,6 +102,11 @@ bool Parser::workspace(const toml::table& t) {
             static constexpr WorkspaceMode modes[] = {WorkspaceMode::direct, WorkspaceMode::clone,
                                                       WorkspaceMode::overlay};
             out_.workspace_mode = Located<WorkspaceMode>{modes[which], origin(n.source(), key)};
+        } else if (k == "view") {
+            size_t which = 0;
+            if (!choice(n, key, {"mounts", "fuse"}, which)) return false;
+            out_.workspace_view =
+                Located<WorkspaceView>{which == 0 ? WorkspaceView::mounts : WorkspaceView::fuse, origin(n.source(), key)};
         } else if (k == "protect") {
             if (!protect_list(n, key, out_.protect)) return false;
         } else if (k == "unprotect") {

@@ -26,7 +26,7 @@ inline const std::vector<std::string_view> namespaces_keys = {"net", "ipc", "uts
 inline const std::vector<std::string_view> seccomp_keys = {"default", "nested_sandboxes", "log", "rule"};
 inline const std::vector<std::string_view> log_keys = {"allow_in_sandbox"};
 inline const std::vector<std::string_view> isolation_keys = {"landlock"};
-inline const std::vector<std::string_view> workspace_keys = {"mode", "protect", "unprotect"};
+inline const std::vector<std::string_view> workspace_keys = {"mode", "view", "protect", "unprotect"};
 inline const std::vector<std::string_view> agent_keys = {"name", "commands", "state", "git_identity", "args", "notes"};
 inline const std::vector<std::string_view> seccomp_rule_keys = {"syscalls", "action", "args", "why",
                                                          "unless",   "record"};

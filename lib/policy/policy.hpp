@@ -58,6 +58,13 @@ enum class WorkspaceMode {
     overlay,  // an overlay over the workspace; the upper layer is applied on request
 };
 
+// [workspace] view (docs/workspace.md, "The view"): how direct mode keeps what runs
+// on the host out of the agent's reach.
+enum class WorkspaceView {
+    mounts,  // read-only binds over protected names, placeholders for missing ones
+    fuse,    // the project served through FUSE by the supervisor, each name judged when asked
+};
+
 // [isolation] landlock (docs/landlock.md): Landlock as a second wall behind the
 // mounts, built from the plan on the final tree.
 enum class LandlockMode {
@@ -247,6 +254,7 @@ struct Policy {
     // [workspace]  protect accumulates over layers; unprotect drops entries of it
     // (by the pattern as written) from every layer below.
     Located<WorkspaceMode> workspace_mode{WorkspaceMode::direct, {}};
+    Located<WorkspaceView> workspace_view{WorkspaceView::mounts, {}};
     std::vector<ProtectRule> protect;
     std::vector<ProtectRule> unprotect;
     // Clone mode: the work tree's uncommitted changes come back as one extra commit
@@ -395,6 +403,8 @@ const char* net_mode_name(NetMode m);
 // added; a protected path of the policy taken out (an error if it has none such).
 Result<void> set_workspace_mode(Policy& p, const std::string& mode, Origin origin);
 const char* workspace_mode_name(WorkspaceMode m);
+Result<void> set_workspace_view(Policy& p, const std::string& view, Origin origin);
+const char* workspace_view_name(WorkspaceView v);
 // "best-effort", "required", "off" (--landlock, [isolation] landlock).
 Result<void> set_landlock_mode(Policy& p, const std::string& mode, Origin origin);
 const char* landlock_mode_name(LandlockMode m);

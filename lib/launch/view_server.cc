@@ -1,0 +1,1018 @@
+// SPDX-License-Identifier: Apache-2.0
+// The view's FUSE server: the kernel's requests (linux/fuse.h) answered from the
+// host's directory, each name judged by view::Rules first.
+#include "launch/view_server.hpp"
+
+#include "util/strings.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace agentjail::view {
+
+namespace {
+
+constexpr std::uint32_t kMaxWrite = 1u << 20;
+constexpr std::size_t kBufSize = kMaxWrite + 4096;
+constexpr std::uint32_t kOverflowId = 65534;
+constexpr std::size_t kMaxEvents = 1000;
+constexpr std::size_t kMaxChanged = 100000;
+// A directory the run did not make is renamed only when nothing below it is protected
+// or hidden; past this many entries the walk gives up and the rename is refused with
+// EXDEV (mv then copies, and each file's name is judged).
+constexpr std::size_t kRenameWalkMax = 20000;
+
+struct Node {
+    int fd = -1;  // O_PATH, never following a link
+    dev_t dev = 0;
+    ino_t ino = 0;
+    mode_t type = 0;
+    std::uint64_t nlookup = 0;
+    std::uint64_t parent = 0;  // 0: the root
+    std::string name;
+    bool protect = false;  // judged protected by a name it was found under (sticky)
+    bool made = false;     // the run made it through the view
+    const std::string* text = nullptr;  // a file of Rules::files
+};
+
+std::uint32_t map_id(const std::vector<IdRange>& map, std::uint32_t outside) {
+    for (const auto& r : map)
+        if (outside >= r.outside && outside - r.outside < r.count) return r.inside + (outside - r.outside);
+    return kOverflowId;
+}
+
+std::string proc_fd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+bool write_access(std::uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0; }
+
+}  // namespace
+
+struct Server::State {
+    sys::UniqueFd fuse;
+    sys::UniqueFd stop_fd;
+    std::shared_ptr<const Rules> rules;
+    std::vector<std::thread> threads;
+    std::atomic<bool> stopping{false};
+    std::atomic<std::uint64_t> requests{0};
+    std::uint32_t minor = 0;
+
+    mutable std::mutex mu;
+    std::unordered_map<std::uint64_t, Node> nodes;
+    std::map<std::pair<dev_t, ino_t>, std::uint64_t> by_inode;
+    std::map<std::string, std::uint64_t> text_nodes;  // rel of a Rules::files entry -> nodeid
+    std::set<std::pair<dev_t, ino_t>> made;
+    std::uint64_t next_id = FUSE_ROOT_ID + 1;
+    std::vector<Event> events;
+    std::uint64_t events_dropped = 0;
+    std::unordered_set<std::string> changed;
+    bool changed_overflow = false;
+
+    // --- the node table (mu held) ---
+
+    std::string rel_of_locked(std::uint64_t id) const {
+        std::vector<const std::string*> parts;
+        for (auto it = nodes.find(id); it != nodes.end() && it->second.parent != 0 && parts.size() < 4096;
+             it = nodes.find(it->second.parent))
+            parts.push_back(&it->second.name);
+        std::string out;
+        for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
+            if (!out.empty()) out += '/';
+            out += **p;
+        }
+        return out;
+    }
+
+    // Is `id` below `ancestor` (or it)?
+    bool descends_locked(std::uint64_t id, std::uint64_t ancestor) const {
+        for (int depth = 0; id != 0; ++depth) {
+            if (id == ancestor || depth >= 4096) return true;
+            auto it = nodes.find(id);
+            if (it == nodes.end()) return false;
+            id = it->second.parent;
+        }
+        return false;
+    }
+
+    void event(Event::Kind kind, std::string path, std::string what) {
+        std::lock_guard<std::mutex> l(mu);
+        if (events.size() >= kMaxEvents) {
+            ++events_dropped;
+            return;
+        }
+        events.push_back({kind, std::move(path), std::move(what)});
+    }
+
+    void note_change(const std::string& rel) {
+        std::lock_guard<std::mutex> l(mu);
+        if (changed.size() >= kMaxChanged) {
+            changed_overflow = true;
+            return;
+        }
+        changed.insert(rel);
+    }
+
+    // What a request names: the node's descriptor and facts, taken under the lock.
+    struct Ref {
+        int fd = -1;
+        mode_t type = 0;
+        bool protect = false;
+        bool made = false;
+        const std::string* text = nullptr;
+        std::string rel;
+        bool ok = false;
+    };
+    Ref ref(std::uint64_t id) {
+        std::lock_guard<std::mutex> l(mu);
+        auto it = nodes.find(id);
+        if (it == nodes.end()) return {};
+        Ref r;
+        r.fd = it->second.fd;
+        r.type = it->second.type;
+        r.protect = it->second.protect;
+        r.made = it->second.made;
+        r.text = it->second.text;
+        r.rel = rel_of_locked(id);
+        r.ok = true;
+        return r;
+    }
+
+    static std::string join(const std::string& dir, std::string_view name) {
+        return dir.empty() ? std::string(name) : dir + "/" + std::string(name);
+    }
+
+    // --- replies ---
+
+    void reply(std::uint64_t unique, int error, const void* data = nullptr, std::size_t size = 0,
+               const void* data2 = nullptr, std::size_t size2 = 0) {
+        fuse_out_header h{};
+        h.unique = unique;
+        h.error = error == 0 ? 0 : -std::abs(error);
+        iovec iov[3] = {{&h, sizeof h}, {const_cast<void*>(data), size}, {const_cast<void*>(data2), size2}};
+        int n = 1;
+        if (error == 0 && size > 0) n = 2;
+        if (error == 0 && size2 > 0) n = 3;
+        h.len = static_cast<std::uint32_t>(sizeof h + (n > 1 ? size : 0) + (n > 2 ? size2 : 0));
+        // ENOENT: the request was interrupted and is gone; nothing else to do.
+        (void)::writev(fuse.get(), iov, n);
+    }
+    template <class T>
+    void reply_struct(std::uint64_t unique, const T& t) {
+        reply(unique, 0, &t, sizeof t);
+    }
+
+    void fill_attr(fuse_attr& a, const struct stat& st) const {
+        a.ino = st.st_ino;
+        a.size = static_cast<std::uint64_t>(st.st_size);
+        a.blocks = static_cast<std::uint64_t>(st.st_blocks);
+        a.atime = static_cast<std::uint64_t>(st.st_atim.tv_sec);
+        a.mtime = static_cast<std::uint64_t>(st.st_mtim.tv_sec);
+        a.ctime = static_cast<std::uint64_t>(st.st_ctim.tv_sec);
+        a.atimensec = static_cast<std::uint32_t>(st.st_atim.tv_nsec);
+        a.mtimensec = static_cast<std::uint32_t>(st.st_mtim.tv_nsec);
+        a.ctimensec = static_cast<std::uint32_t>(st.st_ctim.tv_nsec);
+        a.mode = st.st_mode;
+        a.nlink = static_cast<std::uint32_t>(st.st_nlink);
+        a.uid = map_id(rules->uid_map, st.st_uid);
+        a.gid = map_id(rules->gid_map, st.st_gid);
+        // Device numbers are not shown: the mount is nodev, and a node's number is
+        // the host's business.
+        a.rdev = 0;
+        a.blksize = static_cast<std::uint32_t>(st.st_blksize);
+    }
+    void fill_text_attr(fuse_attr& a, std::uint64_t id, const std::string& text) const {
+        a = {};
+        a.ino = id;
+        a.size = text.size();
+        a.blocks = (text.size() + 511) / 512;
+        a.mode = S_IFREG | 0444;
+        a.nlink = 1;
+        a.uid = rules->uid_map.empty() ? 0 : rules->uid_map.front().inside;
+        a.gid = rules->gid_map.empty() ? 0 : rules->gid_map.front().inside;
+        a.blksize = 4096;
+    }
+    void valid(std::uint64_t& s, std::uint32_t& ns) const {
+        const double t = std::max(0.0, rules->cache_s);
+        s = static_cast<std::uint64_t>(t);
+        ns = static_cast<std::uint32_t>((t - static_cast<double>(s)) * 1e9);
+    }
+    void reply_entry(std::uint64_t unique, std::uint64_t id, const struct stat& st) {
+        fuse_entry_out e{};
+        e.nodeid = id;
+        valid(e.entry_valid, e.entry_valid_nsec);
+        valid(e.attr_valid, e.attr_valid_nsec);
+        fill_attr(e.attr, st);
+        reply_struct(unique, e);
+    }
+
+    // --- lookups ---
+
+    // The node for `name` in directory `parent`, counted as one more lookup by the
+    // kernel. 0 with *err set: not there (or hidden).
+    std::uint64_t find(std::uint64_t parent, const char* name, struct stat& st, int& err, bool count = true) {
+        Ref p = ref(parent);
+        if (!p.ok) {
+            err = ENOENT;
+            return 0;
+        }
+        if (!S_ISDIR(p.type)) {
+            err = ENOTDIR;
+            return 0;
+        }
+        const std::string rel = join(p.rel, name);
+        if (auto t = rules->files.find(rel); t != rules->files.end()) return text_node(rel, t->second, st);
+        int fd = ::openat(p.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            err = errno;
+            return 0;
+        }
+        if (::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+            err = errno;
+            ::close(fd);
+            return 0;
+        }
+        const auto key = std::make_pair(st.st_dev, st.st_ino);
+        bool made_here;
+        {
+            std::lock_guard<std::mutex> l(mu);
+            made_here = made.count(key) > 0;
+        }
+        const bool is_dir = S_ISDIR(st.st_mode);
+        Rules::Verdict v = Rules::Verdict::plain;
+        if (!made_here) {
+            v = rules->hide_inodes.count(key) ? Rules::Verdict::hidden : rules->judge(rel, is_dir);
+            if (v == Rules::Verdict::plain && p.protect && !p.made) v = Rules::Verdict::protect;
+        }
+        if (v == Rules::Verdict::hidden) {
+            ::close(fd);
+            event(Event::Kind::hidden, rel, "look up");
+            err = ENOENT;
+            return 0;
+        }
+        std::lock_guard<std::mutex> l(mu);
+        auto known = by_inode.find(key);
+        if (known != by_inode.end()) {
+            // The same directory under a second path (a bind mount of an ancestor inside
+            // the project): its place in the tree would become a loop.
+            if (is_dir && (known->second == FUSE_ROOT_ID || descends_locked(parent, known->second))) {
+                ::close(fd);
+                err = ELOOP;
+                return 0;
+            }
+            Node& n = nodes[known->second];
+            ::close(fd);
+            if (count) ++n.nlookup;
+            n.parent = parent;
+            n.name = name;
+            n.protect = n.protect || v == Rules::Verdict::protect;
+            return known->second;
+        }
+        const std::uint64_t id = next_id++;
+        Node n;
+        n.fd = fd;
+        n.dev = st.st_dev;
+        n.ino = st.st_ino;
+        n.type = st.st_mode & S_IFMT;
+        n.nlookup = count ? 1 : 0;
+        n.parent = parent;
+        n.name = name;
+        n.protect = v == Rules::Verdict::protect;
+        n.made = made_here;
+        nodes.emplace(id, std::move(n));
+        by_inode.emplace(key, id);
+        return id;
+    }
+
+    std::uint64_t text_node(const std::string& rel, const std::string& text, struct stat& st) {
+        std::lock_guard<std::mutex> l(mu);
+        std::uint64_t id;
+        if (auto it = text_nodes.find(rel); it != text_nodes.end() && nodes.count(it->second)) {
+            id = it->second;
+        } else {
+            id = next_id++;
+            Node n;
+            n.type = S_IFREG;
+            n.text = &text;
+            n.protect = true;
+            nodes.emplace(id, std::move(n));
+            text_nodes[rel] = id;
+        }
+        ++nodes[id].nlookup;
+        st = {};
+        st.st_ino = id;
+        st.st_size = static_cast<off_t>(text.size());
+        st.st_mode = S_IFREG | 0444;
+        st.st_nlink = 1;
+        st.st_blksize = 4096;
+        st.st_uid = rules->uid_map.empty() ? 0 : rules->uid_map.front().outside;
+        st.st_gid = rules->gid_map.empty() ? 0 : rules->gid_map.front().outside;
+        return id;
+    }
+
+    void forget(std::uint64_t id, std::uint64_t n) {
+        if (id == FUSE_ROOT_ID) return;
+        std::lock_guard<std::mutex> l(mu);
+        auto it = nodes.find(id);
+        if (it == nodes.end()) return;
+        it->second.nlookup = it->second.nlookup > n ? it->second.nlookup - n : 0;
+        if (it->second.nlookup > 0) return;
+        if (it->second.fd >= 0) {
+            by_inode.erase({it->second.dev, it->second.ino});
+            ::close(it->second.fd);
+        }
+        nodes.erase(it);
+    }
+
+    // May the run make `name` in the directory `dir` (Ref)? 0 or an errno.
+    int may_make(const Ref& dir, const char* name, bool is_dir, const char* what) {
+        if (dir.text != nullptr) return ENOTDIR;
+        if (dir.made) return 0;
+        const std::string rel = join(dir.rel, name);
+        if (dir.protect || rules->protects(rel, is_dir) || rules->files.count(rel) > 0) {
+            event(Event::Kind::protect, rel, what);
+            return EACCES;
+        }
+        return 0;
+    }
+
+    // The existing name `name` in `dir`, for an unlink or a rename's source or target:
+    // 0, or an errno (EACCES for a protected one, ENOENT for a hidden one).
+    int may_change(const Ref& dir, const char* name, const char* what, struct stat* out = nullptr) {
+        if (dir.text != nullptr) return ENOTDIR;
+        const std::string rel = join(dir.rel, name);
+        struct stat st {};
+        if (rules->files.count(rel) == 0) {
+            if (::fstatat(dir.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno;
+            if (out != nullptr) *out = st;
+        }
+        const auto key = std::make_pair(st.st_dev, st.st_ino);
+        bool made_here = false, held_protected = false;
+        {
+            std::lock_guard<std::mutex> l(mu);
+            made_here = made.count(key) > 0;
+            if (auto k = by_inode.find(key); k != by_inode.end()) held_protected = nodes[k->second].protect;
+        }
+        bool refuse = rules->files.count(rel) > 0 || held_protected;
+        if (!refuse && !made_here) {
+            if (rules->hide_inodes.count(key)) return ENOENT;
+            const auto v = rules->judge(rel, S_ISDIR(st.st_mode));
+            if (v == Rules::Verdict::hidden) return ENOENT;
+            refuse = v == Rules::Verdict::protect || (dir.protect && !dir.made);
+        }
+        if (!refuse) return 0;
+        event(Event::Kind::protect, rel, what);
+        return EACCES;
+    }
+
+    // Is a name a listing of `dir` found hidden? A file the run made never is.
+    bool hidden_in_listing(const Ref& dir, std::string_view name, unsigned char type) {
+        const std::string rel = join(dir.rel, name);
+        if (rules->files.count(rel)) return false;
+        if (!rules->hide_exact.count(rel) && rules->judge(rel, type == DT_DIR) != Rules::Verdict::hidden) return false;
+        struct stat st {};
+        if (::fstatat(dir.fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
+        std::lock_guard<std::mutex> l(mu);
+        return made.count({st.st_dev, st.st_ino}) == 0;
+    }
+
+    // A directory the run did not make may move only when nothing below it is
+    // protected or hidden: a rename would take those names out of their rules' reach
+    // (`mv .git g; edit g/config; mv g .git`).
+    int may_move_dir(int parent_fd, const char* name, const std::string& rel) {
+        int fd = ::openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) return errno;
+        std::size_t seen = 0;
+        int r = walk_clean(fd, rel, 0, seen);
+        if (r == EXDEV) event(Event::Kind::protect, rel, "rename of a folder holding protected or hidden names");
+        return r;
+    }
+    int walk_clean(int fd, const std::string& rel, int depth, std::size_t& seen) {
+        DIR* d = ::fdopendir(fd);
+        if (d == nullptr) {
+            ::close(fd);
+            return EXDEV;
+        }
+        int result = 0;
+        while (dirent* e = ::readdir(d)) {
+            if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+            if (++seen > kRenameWalkMax || depth > 64) {
+                result = EXDEV;
+                break;
+            }
+            const bool is_dir = e->d_type == DT_DIR;
+            const std::string child = join(rel, e->d_name);
+            if (rules->judge(child, is_dir) != Rules::Verdict::plain || rules->hide_exact.count(child) ||
+                rules->files.count(child)) {
+                result = EXDEV;
+                break;
+            }
+            if (e->d_type == DT_UNKNOWN) {
+                result = EXDEV;
+                break;
+            }
+            if (is_dir) {
+                int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0 || (result = walk_clean(sub, child, depth + 1, seen)) != 0) {
+                    if (result == 0) result = EXDEV;
+                    break;
+                }
+            }
+        }
+        ::closedir(d);
+        return result;
+    }
+
+    void mark_made(int dir_fd, const char* name) {
+        struct stat st {};
+        if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+        std::lock_guard<std::mutex> l(mu);
+        made.insert({st.st_dev, st.st_ino});
+    }
+
+    // --- the requests ---
+
+    void handle(const fuse_in_header& h, const char* body, std::size_t size);
+    void serve();
+};
+
+namespace {
+
+// The request's argument of type T at the start of the body, or null when short.
+template <class T>
+const T* arg(const char* body, std::size_t size) {
+    return size >= sizeof(T) ? reinterpret_cast<const T*>(body) : nullptr;
+}
+
+// A NUL-terminated name at body+off (within size), or null.
+const char* name_at(const char* body, std::size_t size, std::size_t off) {
+    if (off >= size) return nullptr;
+    const void* nul = std::memchr(body + off, '\0', size - off);
+    if (nul == nullptr || body + off == nul) return nullptr;
+    const char* n = body + off;
+    if (std::strchr(n, '/') != nullptr || std::strcmp(n, ".") == 0 || std::strcmp(n, "..") == 0) return nullptr;
+    return n;
+}
+
+}  // namespace
+
+void Server::State::handle(const fuse_in_header& h, const char* body, std::size_t size) {
+    const std::uint64_t u = h.unique;
+    switch (h.opcode) {
+        case FUSE_INIT: {
+            const auto* in = arg<fuse_init_in>(body, size);
+            if (in == nullptr || in->major < 7) return reply(u, EPROTO);
+            fuse_init_out out{};
+            out.major = FUSE_KERNEL_VERSION;
+            out.minor = std::min<std::uint32_t>(in->minor, FUSE_KERNEL_MINOR_VERSION);
+            minor = out.minor;
+            out.max_readahead = in->max_readahead;
+            const std::uint32_t want = FUSE_ASYNC_READ | FUSE_BIG_WRITES | FUSE_ATOMIC_O_TRUNC | FUSE_AUTO_INVAL_DATA |
+                                       FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES | FUSE_CACHE_SYMLINKS;
+            out.flags = in->flags & want;
+            out.max_background = 64;
+            out.congestion_threshold = 48;
+            out.max_write = kMaxWrite;
+            out.time_gran = 1;
+            out.max_pages = static_cast<std::uint16_t>(kMaxWrite / 4096);
+            // The reply's size is the one the kernel's minor version knows.
+            return reply(u, 0, &out, out.minor < 5 ? FUSE_COMPAT_INIT_OUT_SIZE
+                                     : out.minor < 23 ? FUSE_COMPAT_22_INIT_OUT_SIZE
+                                                      : sizeof out);
+        }
+        case FUSE_DESTROY: return reply(u, 0);
+        case FUSE_INTERRUPT: return;  // every request is answered promptly anyway
+        case FUSE_LOOKUP: {
+            const char* name = name_at(body, size, 0);
+            if (name == nullptr) return reply(u, EINVAL);
+            struct stat st {};
+            int err = 0;
+            std::uint64_t id = find(h.nodeid, name, st, err);
+            if (id == 0) return reply(u, err);
+            return reply_entry(u, id, st);
+        }
+        case FUSE_FORGET: {
+            if (const auto* in = arg<fuse_forget_in>(body, size)) forget(h.nodeid, in->nlookup);
+            return;  // no reply
+        }
+        case FUSE_BATCH_FORGET: {
+            const auto* in = arg<fuse_batch_forget_in>(body, size);
+            if (in == nullptr) return;
+            const std::size_t n = std::min<std::size_t>(in->count, (size - sizeof *in) / sizeof(fuse_forget_one));
+            const auto* one = reinterpret_cast<const fuse_forget_one*>(body + sizeof *in);
+            for (std::size_t i = 0; i < n; ++i) forget(one[i].nodeid, one[i].nlookup);
+            return;
+        }
+        case FUSE_GETATTR: {
+            Ref r = ref(h.nodeid);
+            if (!r.ok) return reply(u, ENOENT);
+            fuse_attr_out out{};
+            valid(out.attr_valid, out.attr_valid_nsec);
+            if (r.text != nullptr) {
+                fill_text_attr(out.attr, h.nodeid, *r.text);
+                return reply_struct(u, out);
+            }
+            struct stat st {};
+            if (::fstatat(r.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply(u, errno);
+            fill_attr(out.attr, st);
+            return reply_struct(u, out);
+        }
+        case FUSE_SETATTR: {
+            const auto* in = arg<fuse_setattr_in>(body, size);
+            Ref r = ref(h.nodeid);
+            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : ENOENT);
+            if (r.text != nullptr || r.protect) {
+                event(Event::Kind::protect, r.rel, "change of its attributes");
+                return reply(u, EACCES);
+            }
+            if (S_ISLNK(r.type)) return reply(u, EPERM);
+            const std::string path = proc_fd(r.fd);
+            // A descriptor the sandbox has open, where it has one: it is the file it opened.
+            const int fh = (in->valid & FATTR_FH) != 0 ? static_cast<int>(in->fh) : -1;
+            if ((in->valid & (FATTR_UID | FATTR_GID)) != 0) {
+                struct stat st {};
+                if (::fstatat(r.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply(u, errno);
+                if (((in->valid & FATTR_UID) && in->uid != map_id(rules->uid_map, st.st_uid)) ||
+                    ((in->valid & FATTR_GID) && in->gid != map_id(rules->gid_map, st.st_gid)))
+                    return reply(u, EPERM);
+            }
+            if ((in->valid & FATTR_MODE) != 0 && ::chmod(path.c_str(), in->mode & 07777) != 0) return reply(u, errno);
+            if ((in->valid & FATTR_SIZE) != 0) {
+                if (!S_ISREG(r.type)) return reply(u, EINVAL);
+                int rc = fh >= 0 ? ::ftruncate(fh, static_cast<off_t>(in->size))
+                                 : ::truncate(path.c_str(), static_cast<off_t>(in->size));
+                if (rc != 0) return reply(u, errno);
+            }
+            if ((in->valid & (FATTR_ATIME | FATTR_MTIME)) != 0) {
+                timespec ts[2];
+                ts[0].tv_nsec = UTIME_OMIT;
+                ts[1].tv_nsec = UTIME_OMIT;
+                if (in->valid & FATTR_ATIME_NOW) ts[0].tv_nsec = UTIME_NOW;
+                else if (in->valid & FATTR_ATIME) ts[0] = {static_cast<time_t>(in->atime), static_cast<long>(in->atimensec)};
+                if (in->valid & FATTR_MTIME_NOW) ts[1].tv_nsec = UTIME_NOW;
+                else if (in->valid & FATTR_MTIME) ts[1] = {static_cast<time_t>(in->mtime), static_cast<long>(in->mtimensec)};
+                if (::utimensat(AT_FDCWD, path.c_str(), ts, 0) != 0) return reply(u, errno);
+            }
+            note_change(r.rel);
+            fuse_attr_out out{};
+            valid(out.attr_valid, out.attr_valid_nsec);
+            struct stat st {};
+            if (::fstatat(r.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply(u, errno);
+            fill_attr(out.attr, st);
+            return reply_struct(u, out);
+        }
+        case FUSE_READLINK: {
+            Ref r = ref(h.nodeid);
+            if (!r.ok || !S_ISLNK(r.type)) return reply(u, r.ok ? EINVAL : ENOENT);
+            char buf[PATH_MAX];
+            ssize_t n = ::readlinkat(r.fd, "", buf, sizeof buf);
+            if (n < 0) return reply(u, errno);
+            return reply(u, 0, buf, static_cast<std::size_t>(n));
+        }
+        case FUSE_MKNOD:
+        case FUSE_MKDIR:
+        case FUSE_SYMLINK:
+        case FUSE_LINK: {
+            Ref dir = ref(h.nodeid);
+            if (!dir.ok) return reply(u, ENOENT);
+            const char* name = nullptr;
+            int rc = 0;
+            if (h.opcode == FUSE_MKNOD) {
+                const auto* in = arg<fuse_mknod_in>(body, size);
+                name = in ? name_at(body, size, sizeof *in) : nullptr;
+                if (name == nullptr) return reply(u, EINVAL);
+                const mode_t type = in->mode & S_IFMT;
+                // No device node: the mount is nodev, and the host's would be real.
+                if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) return reply(u, EPERM);
+                if (int e = may_make(dir, name, false, "create")) return reply(u, e);
+                rc = ::mknodat(dir.fd, name, type | (in->mode & 07777 & ~in->umask), 0);
+                if (rc == 0) (void)::fchmodat(dir.fd, name, in->mode & 07777 & ~in->umask, AT_SYMLINK_NOFOLLOW);
+            } else if (h.opcode == FUSE_MKDIR) {
+                const auto* in = arg<fuse_mkdir_in>(body, size);
+                name = in ? name_at(body, size, sizeof *in) : nullptr;
+                if (name == nullptr) return reply(u, EINVAL);
+                if (int e = may_make(dir, name, true, "create")) return reply(u, e);
+                rc = ::mkdirat(dir.fd, name, in->mode & 07777 & ~in->umask);
+                if (rc == 0) {
+                    // The server's own umask took bits off: the sandbox's decides.
+                    int d = ::openat(dir.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                    if (d >= 0) {
+                        (void)::fchmod(d, in->mode & 07777 & ~in->umask);
+                        ::close(d);
+                    }
+                }
+            } else if (h.opcode == FUSE_SYMLINK) {
+                name = name_at(body, size, 0);
+                if (name == nullptr) return reply(u, EINVAL);
+                const std::size_t off = std::strlen(name) + 1;
+                if (off >= size || std::memchr(body + off, '\0', size - off) == nullptr) return reply(u, EINVAL);
+                const char* target = body + off;
+                if (int e = may_make(dir, name, false, "create")) return reply(u, e);
+                rc = ::symlinkat(target, dir.fd, name);
+            } else {
+                const auto* in = arg<fuse_link_in>(body, size);
+                name = in ? name_at(body, size, sizeof *in) : nullptr;
+                if (name == nullptr) return reply(u, EINVAL);
+                Ref src = ref(in->oldnodeid);
+                if (!src.ok) return reply(u, ENOENT);
+                if (src.protect || src.text != nullptr) {
+                    event(Event::Kind::protect, src.rel, "hard link");
+                    return reply(u, EACCES);
+                }
+                if (int e = may_make(dir, name, S_ISDIR(src.type), "create")) return reply(u, e);
+                rc = ::linkat(src.fd, "", dir.fd, name, AT_EMPTY_PATH);
+                // Without CAP_DAC_READ_SEARCH, AT_EMPTY_PATH is refused: the magic link
+                // names the same inode.
+                if (rc != 0 && errno == ENOENT)
+                    rc = ::linkat(AT_FDCWD, proc_fd(src.fd).c_str(), dir.fd, name, AT_SYMLINK_FOLLOW);
+                if (rc == 0) {
+                    note_change(join(dir.rel, name));
+                    struct stat st {};
+                    int err = 0;
+                    std::uint64_t id = find(h.nodeid, name, st, err);
+                    return id == 0 ? reply(u, err) : reply_entry(u, id, st);
+                }
+                return reply(u, errno);
+            }
+            if (rc != 0) return reply(u, errno);
+            mark_made(dir.fd, name);
+            note_change(join(dir.rel, name));
+            struct stat st {};
+            int err = 0;
+            std::uint64_t id = find(h.nodeid, name, st, err);
+            return id == 0 ? reply(u, err) : reply_entry(u, id, st);
+        }
+        case FUSE_UNLINK:
+        case FUSE_RMDIR: {
+            const char* name = name_at(body, size, 0);
+            Ref dir = ref(h.nodeid);
+            if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : ENOENT);
+            if (int e = may_change(dir, name, "remove")) return reply(u, e);
+            if (::unlinkat(dir.fd, name, h.opcode == FUSE_RMDIR ? AT_REMOVEDIR : 0) != 0) return reply(u, errno);
+            note_change(join(dir.rel, name));
+            return reply(u, 0);
+        }
+        case FUSE_RENAME:
+        case FUSE_RENAME2: {
+            std::uint64_t newdir = 0;
+            unsigned flags = 0;
+            std::size_t off = 0;
+            if (h.opcode == FUSE_RENAME) {
+                const auto* in = arg<fuse_rename_in>(body, size);
+                if (in == nullptr) return reply(u, EINVAL);
+                newdir = in->newdir;
+                off = sizeof *in;
+            } else {
+                const auto* in = arg<fuse_rename2_in>(body, size);
+                if (in == nullptr) return reply(u, EINVAL);
+                newdir = in->newdir;
+                flags = in->flags;
+                off = sizeof *in;
+            }
+            const char* oldname = name_at(body, size, off);
+            const char* newname = oldname ? name_at(body, size, off + std::strlen(oldname) + 1) : nullptr;
+            Ref from = ref(h.nodeid);
+            Ref to = ref(newdir);
+            if (oldname == nullptr || newname == nullptr) return reply(u, EINVAL);
+            if (!from.ok || !to.ok) return reply(u, ENOENT);
+            struct stat src {};
+            if (int e = may_change(from, oldname, "rename", &src)) return reply(u, e);
+            struct stat dst {};
+            const bool target_exists = ::fstatat(to.fd, newname, &dst, AT_SYMLINK_NOFOLLOW) == 0;
+            if (target_exists) {
+                if (int e = may_change(to, newname, "replace")) return reply(u, e);
+            } else if (int e = may_make(to, newname, S_ISDIR(src.st_mode), "rename onto")) {
+                return reply(u, e);
+            }
+            if ((flags & RENAME_EXCHANGE) != 0 && target_exists && S_ISDIR(dst.st_mode)) {
+                bool made_dst;
+                {
+                    std::lock_guard<std::mutex> l(mu);
+                    made_dst = made.count({dst.st_dev, dst.st_ino}) > 0;
+                }
+                if (!made_dst)
+                    if (int e = may_move_dir(to.fd, newname, join(to.rel, newname))) return reply(u, e);
+            }
+            if (S_ISDIR(src.st_mode)) {
+                bool made_src;
+                {
+                    std::lock_guard<std::mutex> l(mu);
+                    made_src = made.count({src.st_dev, src.st_ino}) > 0;
+                }
+                if (!made_src)
+                    if (int e = may_move_dir(from.fd, oldname, join(from.rel, oldname))) return reply(u, e);
+            }
+            if (::renameat2(from.fd, oldname, to.fd, newname, flags) != 0) return reply(u, errno);
+            note_change(join(from.rel, oldname));
+            note_change(join(to.rel, newname));
+            {
+                std::lock_guard<std::mutex> l(mu);
+                if (auto k = by_inode.find({src.st_dev, src.st_ino}); k != by_inode.end()) {
+                    nodes[k->second].parent = newdir;
+                    nodes[k->second].name = newname;
+                }
+            }
+            return reply(u, 0);
+        }
+        case FUSE_OPEN:
+        case FUSE_OPENDIR: {
+            const auto* in = arg<fuse_open_in>(body, size);
+            Ref r = ref(h.nodeid);
+            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : ENOENT);
+            fuse_open_out out{};
+            if (r.text != nullptr) {
+                if (h.opcode == FUSE_OPENDIR) return reply(u, ENOTDIR);
+                if (write_access(in->flags)) {
+                    event(Event::Kind::protect, r.rel, "open for writing");
+                    return reply(u, EACCES);
+                }
+                out.fh = static_cast<std::uint64_t>(-1);
+                out.open_flags = FOPEN_KEEP_CACHE;
+                return reply_struct(u, out);
+            }
+            const bool dir = h.opcode == FUSE_OPENDIR;
+            if (dir ? !S_ISDIR(r.type) : !S_ISREG(r.type)) return reply(u, dir ? ENOTDIR : EINVAL);
+            // O_NOFOLLOW was the kernel's to honour (it resolved the name); here it would refuse
+            // the magic link itself.
+            int flags = static_cast<int>(in->flags) & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT | O_NOFOLLOW);
+            if (dir) {
+                flags = O_RDONLY | O_DIRECTORY;
+            } else if (write_access(in->flags) && r.protect) {
+                event(Event::Kind::protect, r.rel, "open for writing");
+                return reply(u, EACCES);
+            }
+            int fd = ::open(proc_fd(r.fd).c_str(), flags | O_CLOEXEC);
+            if (fd < 0) return reply(u, errno);
+            if (!dir && write_access(in->flags)) note_change(r.rel);
+            out.fh = static_cast<std::uint64_t>(fd);
+            // The page cache is kept across opens; FUSE_AUTO_INVAL_DATA drops it when
+            // the host changed the file (its mtime, seen at the next attribute refresh).
+            if (!dir) out.open_flags = FOPEN_KEEP_CACHE;
+            return reply_struct(u, out);
+        }
+        case FUSE_READ: {
+            const auto* in = arg<fuse_read_in>(body, size);
+            if (in == nullptr) return reply(u, EINVAL);
+            const std::size_t want = std::min<std::size_t>(in->size, kMaxWrite);
+            if (static_cast<std::int64_t>(in->fh) == -1) {
+                Ref r = ref(h.nodeid);
+                if (!r.ok || r.text == nullptr) return reply(u, EBADF);
+                const std::string& t = *r.text;
+                if (in->offset >= t.size()) return reply(u, 0);
+                return reply(u, 0, t.data() + in->offset, std::min<std::size_t>(want, t.size() - in->offset));
+            }
+            std::vector<char> buf(want);
+            ssize_t n = ::pread(static_cast<int>(in->fh), buf.data(), want, static_cast<off_t>(in->offset));
+            if (n < 0) return reply(u, errno);
+            return reply(u, 0, buf.data(), static_cast<std::size_t>(n));
+        }
+        case FUSE_WRITE: {
+            const auto* in = arg<fuse_write_in>(body, size);
+            if (in == nullptr || size < sizeof *in + in->size) return reply(u, EINVAL);
+            if (static_cast<std::int64_t>(in->fh) == -1) return reply(u, EBADF);
+            ssize_t n = ::pwrite(static_cast<int>(in->fh), body + sizeof *in, in->size, static_cast<off_t>(in->offset));
+            if (n < 0) return reply(u, errno);
+            fuse_write_out out{};
+            out.size = static_cast<std::uint32_t>(n);
+            return reply_struct(u, out);
+        }
+        case FUSE_RELEASE:
+        case FUSE_RELEASEDIR: {
+            const auto* in = arg<fuse_release_in>(body, size);
+            if (in != nullptr && static_cast<std::int64_t>(in->fh) != -1) ::close(static_cast<int>(in->fh));
+            return reply(u, 0);
+        }
+        case FUSE_FLUSH: return reply(u, 0);
+        case FUSE_FSYNC:
+        case FUSE_FSYNCDIR: {
+            const auto* in = arg<fuse_fsync_in>(body, size);
+            if (in == nullptr || static_cast<std::int64_t>(in->fh) == -1) return reply(u, 0);
+            int rc = (in->fsync_flags & 1) != 0 ? ::fdatasync(static_cast<int>(in->fh)) : ::fsync(static_cast<int>(in->fh));
+            return reply(u, rc == 0 ? 0 : errno);
+        }
+        case FUSE_READDIR: {
+            const auto* in = arg<fuse_read_in>(body, size);
+            Ref r = ref(h.nodeid);
+            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : ENOENT);
+            const int fd = static_cast<int>(in->fh);
+            // Each call starts where the kernel says (the last entry's d_off it took).
+            if (::lseek(fd, static_cast<off_t>(in->offset), SEEK_SET) < 0) return reply(u, errno);
+            const std::size_t cap = std::min<std::size_t>(in->size, kMaxWrite);
+            std::vector<char> out;
+            out.reserve(cap);
+            std::vector<char> raw(32768);
+            for (bool full = false; !full;) {
+                long n = ::syscall(SYS_getdents64, fd, raw.data(), raw.size());
+                if (n < 0) return reply(u, errno);
+                if (n == 0) break;
+                for (long at = 0; at < n;) {
+                    const auto* d = reinterpret_cast<const struct dirent64*>(raw.data() + at);
+                    at += d->d_reclen;
+                    const std::string_view nm(d->d_name);
+                    if (nm != "." && nm != ".." && hidden_in_listing(r, nm, d->d_type)) continue;
+                    const std::size_t rec = FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET + nm.size());
+                    if (out.size() + rec > cap) {
+                        full = true;  // the next call starts at this entry
+                        break;
+                    }
+                    const std::size_t base = out.size();
+                    out.resize(base + rec, 0);
+                    auto* e = reinterpret_cast<fuse_dirent*>(out.data() + base);
+                    e->ino = d->d_ino;
+                    e->off = static_cast<std::uint64_t>(d->d_off);
+                    e->namelen = static_cast<std::uint32_t>(nm.size());
+                    e->type = d->d_type;
+                    std::memcpy(out.data() + base + FUSE_NAME_OFFSET, nm.data(), nm.size());
+                }
+            }
+            return reply(u, 0, out.data(), out.size());
+        }
+        case FUSE_STATFS: {
+            struct statfs sf {};
+            Ref r = ref(FUSE_ROOT_ID);
+            if (!r.ok || ::fstatfs(r.fd, &sf) != 0) return reply(u, r.ok ? errno : ENOENT);
+            fuse_statfs_out out{};
+            out.st.blocks = sf.f_blocks;
+            out.st.bfree = sf.f_bfree;
+            out.st.bavail = sf.f_bavail;
+            out.st.files = sf.f_files;
+            out.st.ffree = sf.f_ffree;
+            out.st.bsize = static_cast<std::uint32_t>(sf.f_bsize);
+            out.st.namelen = static_cast<std::uint32_t>(sf.f_namelen);
+            out.st.frsize = static_cast<std::uint32_t>(sf.f_frsize);
+            return reply_struct(u, out);
+        }
+        case FUSE_CREATE: {
+            const auto* in = arg<fuse_create_in>(body, size);
+            const char* name = in ? name_at(body, size, sizeof *in) : nullptr;
+            Ref dir = ref(h.nodeid);
+            if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : ENOENT);
+            // An existing name is opened as it is (O_CREAT without O_EXCL): the same
+            // rules as an open.
+            struct stat st {};
+            const bool exists = ::fstatat(dir.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+            if (exists) {
+                if (int e = may_change(dir, name, "open for writing")) return reply(u, e);
+            } else if (int e = may_make(dir, name, false, "create")) {
+                return reply(u, e);
+            }
+            const mode_t mode = in->mode & 07777 & ~in->umask;
+            int fd = ::openat(dir.fd, name, static_cast<int>(in->flags) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode);
+            if (fd < 0) return reply(u, errno);
+            if (!exists) {
+                (void)::fchmod(fd, mode);
+                mark_made(dir.fd, name);
+            }
+            note_change(join(dir.rel, name));
+            int err = 0;
+            std::uint64_t id = find(h.nodeid, name, st, err);
+            if (id == 0) {
+                ::close(fd);
+                return reply(u, err);
+            }
+            fuse_entry_out e{};
+            e.nodeid = id;
+            valid(e.entry_valid, e.entry_valid_nsec);
+            valid(e.attr_valid, e.attr_valid_nsec);
+            fill_attr(e.attr, st);
+            fuse_open_out o{};
+            o.fh = static_cast<std::uint64_t>(fd);
+            o.open_flags = FOPEN_KEEP_CACHE;
+            return reply(u, 0, &e, sizeof e, &o, sizeof o);
+        }
+        case FUSE_FALLOCATE: {
+            const auto* in = arg<fuse_fallocate_in>(body, size);
+            if (in == nullptr || static_cast<std::int64_t>(in->fh) == -1) return reply(u, EINVAL);
+            int rc = ::fallocate(static_cast<int>(in->fh), static_cast<int>(in->mode), static_cast<off_t>(in->offset),
+                                 static_cast<off_t>(in->length));
+            return reply(u, rc == 0 ? 0 : errno);
+        }
+        default:
+            // xattrs, locks (the kernel keeps them locally), ioctl, poll, copy_file_range,
+            // lseek, tmpfile, statx: the kernel falls back, or says it is not supported.
+            return reply(u, ENOSYS);
+    }
+}
+
+void Server::State::serve() {
+    std::vector<char> buf(kBufSize);
+    pollfd pf[2] = {{fuse.get(), POLLIN, 0}, {stop_fd.get(), POLLIN, 0}};
+    while (!stopping.load()) {
+        int pr = ::poll(pf, 2, -1);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0 || (pf[1].revents & POLLIN) != 0) return;
+        if ((pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 && (pf[0].revents & POLLIN) == 0) return;
+        ssize_t n = ::read(fuse.get(), buf.data(), buf.size());
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == ENOENT) continue;
+            return;  // ENODEV: the mount is gone
+        }
+        if (static_cast<std::size_t>(n) < sizeof(fuse_in_header)) continue;
+        fuse_in_header h;
+        std::memcpy(&h, buf.data(), sizeof h);
+        if (h.len > static_cast<std::size_t>(n)) continue;
+        std::size_t body = h.len - sizeof h;
+        if (static_cast<std::size_t>(h.total_extlen) * 8 <= body) body -= static_cast<std::size_t>(h.total_extlen) * 8;
+        requests.fetch_add(1, std::memory_order_relaxed);
+        try {
+            handle(h, buf.data() + sizeof h, body);
+        } catch (...) {
+            if (h.opcode != FUSE_FORGET && h.opcode != FUSE_BATCH_FORGET && h.opcode != FUSE_INTERRUPT) reply(h.unique, EIO);
+        }
+    }
+}
+
+Server::Server(std::unique_ptr<State> s) : s_(std::move(s)) {}
+
+Result<std::unique_ptr<Server>> Server::start(sys::UniqueFd fuse, sys::UniqueFd root, std::shared_ptr<const Rules> rules,
+                                              int threads) {
+    auto s = std::make_unique<State>();
+    struct stat st {};
+    if (::fstat(root.get(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return Error(ErrorKind::setup, ENOTDIR, "the view's root is not a directory");
+    int flags = ::fcntl(fuse.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fuse.get(), F_SETFL, flags | O_NONBLOCK) != 0)
+        return util::errno_error(ErrorKind::setup, errno, "making the view's FUSE descriptor non-blocking");
+    // A descriptor per inode the sandbox holds (its dentry cache decides how many):
+    // the soft limit goes up to the hard one, as far as this process is concerned.
+    struct rlimit nofile {};
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        (void)::setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    s->stop_fd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!s->stop_fd) return util::errno_error(ErrorKind::setup, errno, "eventfd for the view");
+    int rfd = ::openat(root.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0) return util::errno_error(ErrorKind::setup, errno, "opening the view's root");
+    Node r;
+    r.fd = rfd;
+    r.dev = st.st_dev;
+    r.ino = st.st_ino;
+    r.type = S_IFDIR;
+    r.nlookup = 1;
+    s->nodes.emplace(FUSE_ROOT_ID, std::move(r));
+    s->by_inode.emplace(std::make_pair(st.st_dev, st.st_ino), FUSE_ROOT_ID);
+    s->fuse = std::move(fuse);
+    s->rules = std::move(rules);
+    State* raw = s.get();
+    for (int i = 0; i < std::max(1, threads); ++i) s->threads.emplace_back([raw] { raw->serve(); });
+    return std::unique_ptr<Server>(new Server(std::move(s)));
+}
+
+void Server::stop() {
+    if (!s_ || s_->stopping.exchange(true)) return;
+    std::uint64_t one = 1;
+    (void)::write(s_->stop_fd.get(), &one, sizeof one);
+    for (auto& t : s_->threads)
+        if (t.joinable()) t.join();
+    std::lock_guard<std::mutex> l(s_->mu);
+    for (auto& [id, n] : s_->nodes)
+        if (n.fd >= 0) ::close(n.fd);
+    s_->nodes.clear();
+    s_->by_inode.clear();
+}
+
+Server::~Server() { stop(); }
+
+std::vector<Event> Server::take_events(std::uint64_t* dropped) {
+    std::lock_guard<std::mutex> l(s_->mu);
+    if (dropped != nullptr) *dropped = s_->events_dropped;
+    s_->events_dropped = 0;
+    return std::exchange(s_->events, {});
+}
+
+std::vector<std::string> Server::changed() const {
+    std::lock_guard<std::mutex> l(s_->mu);
+    std::vector<std::string> out(s_->changed.begin(), s_->changed.end());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool Server::overflowed() const {
+    std::lock_guard<std::mutex> l(s_->mu);
+    return s_->changed_overflow;
+}
+
+Stats Server::stats() const {
+    std::lock_guard<std::mutex> l(s_->mu);
+    return {s_->requests.load(), s_->nodes.size()};
+}
+
+}  // namespace agentjail::view

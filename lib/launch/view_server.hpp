@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// The workspace's private view: the host's project served to the sandbox through
+// FUSE by the supervisor, which decides every name as it is asked for, instead of
+// mounts over names decided before the run (docs/workspace.md, "The view").
+//
+// What this structure gives direct mode, and the name-guarding one could not:
+// - nothing is made in the project for the run (no placeholder for a mount point);
+// - a hidden name the host creates during the run is hidden (it is judged when the
+//   sandbox looks it up, not when the plan walked the tree);
+// - a protected name the host replaces during the run (an editor's save, `git
+//   config`) is read-only from the first lookup of the new file: no watcher, no window;
+// - the start costs no walk of the project: rules are patterns, judged per lookup.
+//
+// The server runs outside the sandbox with the caller's rights. It reaches the host
+// only through descriptors of the files the kernel named (one O_PATH descriptor per
+// inode the sandbox looked up, every name a single component, never a link followed),
+// so the sandbox cannot make it act outside the project.
+#pragma once
+
+#include "base/error.hpp"
+#include "sys/fd.hpp"
+#include "plan/view_rules.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace agentjail::view {
+
+// What the view refused, for the run's log and the user (a hidden name looked up, a
+// protected one written).
+struct Event {
+    enum class Kind { hidden, protect };
+    Kind kind = Kind::hidden;
+    std::string path;  // relative to the view's root
+    std::string what;  // "open for writing", "create", "rename", ...
+};
+
+struct Stats {
+    std::uint64_t requests = 0;
+    std::uint64_t nodes = 0;  // the inodes the sandbox holds now
+};
+
+class Server {
+public:
+    // Serves the FUSE connection `fuse` (a /dev/fuse descriptor mounted by the sandbox)
+    // from the directory `root` (any descriptor of it), on `threads` threads of its
+    // own: a lookup of the sandbox's must never wait on the run's loop, which may itself
+    // be resolving a path in the sandbox (the socket gate). Stops when the mount is gone
+    // or stop() is called.
+    static Result<std::unique_ptr<Server>> start(sys::UniqueFd fuse, sys::UniqueFd root,
+                                                 std::shared_ptr<const Rules> rules, int threads = 2);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    void stop();
+    // The refusals since the last call (at most 1000 are kept; more are counted).
+    std::vector<Event> take_events(std::uint64_t* dropped = nullptr);
+    // The paths the run made or wrote, relative to the root (each once, at most
+    // 100,000; past that, overflowed() is true and the caller must look for itself).
+    std::vector<std::string> changed() const;
+    bool overflowed() const;
+    Stats stats() const;
+
+    struct State;
+
+private:
+    explicit Server(std::unique_ptr<State> s);
+    std::unique_ptr<State> s_;
+};
+
+}  // namespace agentjail::view
