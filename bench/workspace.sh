@@ -4,7 +4,8 @@
 # 10,000 and 100,000 files (sizes with --sizes), under agentjail's default policy in
 # direct, overlay and clone mode, and under bubblewrap with the project bound
 # read-write (its cost does not depend on the project), side by side in one
-# hyperfine run per size. The start (the plan's walk for the `**` rules, the binds)
+# hyperfine run per size; direct mode once guarded by mounts (the default) and once
+# through the view (--view fuse), each also with `git status` as the work. The start (the plan's walk for the `**` rules, the binds)
 # and the end (direct mode's check after the run, overlay's change set, clone's
 # fetch) are both in the time.
 #
@@ -82,6 +83,11 @@ for n in $sizes; do
     make_repo "$repo_dir" "$n"
     names=() cmds=()
     add "direct-$n" "$aj -C $repo_dir -- /bin/true"
+    add "view-$n" "$aj -C $repo_dir --view fuse -- /bin/true"
+    # What the view costs the work itself: every lookup and stat of git status is a
+    # round trip to agentjail's FUSE server (names and attributes cached for 1 s).
+    add "direct+status-$n" "$aj -C $repo_dir -- git status --porcelain"
+    add "view+status-$n" "$aj -C $repo_dir --view fuse -- git status --porcelain"
     add "overlay-$n" "$aj -C $repo_dir --workspace-mode overlay -- /bin/true"
     add "clone-$n" "$aj -C $repo_dir --workspace-mode clone -- /bin/true"
     add "bwrap-$n" "bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind $repo_dir $repo_dir --unshare-all --die-with-parent -- /bin/true"

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// The workspace's view ([workspace] view = "fuse", issue 25): the project served by
+// agentjail, each name judged when the sandbox asks for it. One attack per test, each
+// with its positive control; the escape tier runs them as root and as a user.
+#include "common.hpp"
+#include "live_run.hpp"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+using namespace ajesc;
+
+namespace {
+
+const std::vector<std::string> kView = {"--view", "fuse"};
+
+// Every name in the workspace, relative, with its type and size (what a user's `ls
+// -laR` would show changed), .git's objects and logs left out.
+std::set<std::string> listing(const std::string& root, const std::string& rel = "") {
+    std::set<std::string> out;
+    const std::string dir = rel.empty() ? root : root + "/" + rel;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string r = rel.empty() ? name : rel + "/" + name;
+        struct stat st {};
+        if (::lstat((root + "/" + r).c_str(), &st) != 0) continue;
+        out.insert(r + (S_ISDIR(st.st_mode) ? "/" : ":" + std::to_string(st.st_size)));
+        if (S_ISDIR(st.st_mode) && r.find("objects") == std::string::npos && r.find("logs") == std::string::npos)
+            for (auto& s : listing(root, r)) out.insert(s);
+    }
+    ::closedir(d);
+    return out;
+}
+
+std::string diff(const std::set<std::string>& a, const std::set<std::string>& b) {
+    std::string out;
+    for (const auto& x : a)
+        if (!b.count(x)) out += "  - " + x + "\n";
+    for (const auto& x : b)
+        if (!a.count(x)) out += "  + " + x + "\n";
+    return out;
+}
+
+}  // namespace
+
+// Nothing appears in the project for the run: during it, the host's listing is the
+// one from before. Control: the same run without the view makes its placeholders,
+// which this listing sees.
+TEST_F(Escape, VIEW01_NothingIsMadeInTheProjectDuringTheRun) {
+    host("git init -q .", jail.ws());
+    const auto before = listing(jail.ws());
+    LiveRun r = start(jail, "echo done", kView);
+    ASSERT_TRUE(ready(r));
+    auto during = listing(jail.ws());
+    during.erase("ready:0");
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_EQ(during, before) << "the run changed the project:\n" << diff(before, during);
+
+    ::unlink((jail.ws() + "/ready").c_str());
+    ::unlink((jail.ws() + "/probe").c_str());
+    LiveRun c = start(jail, "echo done", {"--view", "mounts"});
+    ASSERT_TRUE(ready(c));
+    auto with_mounts = listing(jail.ws());
+    auto cout_ = finish(jail, c);
+    ASSERT_EQ(cout_.status, 0) << describe(cout_);
+    EXPECT_TRUE(with_mounts.count(".claude/")) << "control: the listing did not see the placeholders\n"
+                                               << diff(before, with_mounts);
+}
+
+// A hidden name the host makes during the run (an editor saving a new .env.production,
+// a key copied in) is hidden as soon as it exists: the view judges it at its lookup.
+// Control: a plain name the host makes at the same moment is seen.
+TEST_F(Escape, VIEW02_AHiddenNameTheHostMakesDuringTheRunIsHidden) {
+    const std::string fresh = jail.new_canary();
+    LiveRun r = start(jail,
+                      "cat .npmrc; echo rc=$?; ls -a | grep -c npmrc; cat notes.txt; "
+                      "cat keys/id.pem; echo pem=$?",
+                      kView);
+    ASSERT_TRUE(ready(r));
+    host("printf '//registry/:_authToken=" + fresh + "\\n' > .npmrc && echo note-" + fresh.substr(0, 4) +
+             " > notes.txt && mkdir -p keys && echo " + fresh + " > keys/id.pem",
+         r.ws);
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_EQ(field(out.out, "rc"), "1") << describe(out);
+    EXPECT_EQ(field(out.out, "pem"), "1") << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, fresh)) << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.out, "note-" + fresh.substr(0, 4))) << "control: a plain new name\n" << describe(out);
+    EXPECT_TRUE(ajtest::contains(ajtest::read_file(r.ws + "/keys/id.pem"), fresh)) << "the host did not write it";
+    // The host's own secrets go before the sweep looks for canaries in the workspace.
+    host("rm -rf .npmrc keys", r.ws);
+}
+
+// The host replaces a protected file during the run (`git config` renames config.lock
+// over config; an editor's atomic save): the new file is read-only inside from its
+// first lookup, and so is the lock the host writes it through. Control: a plain file
+// the host replaces the same way stays writable.
+TEST_F(Escape, VIEW03_AProtectedFileTheHostReplacesStaysReadOnly) {
+    host("git init -q . && echo plain > plain.txt", jail.ws());
+    LiveRun r = start(jail,
+                      "(echo '[core]' >> .git/config) 2>/dev/null && echo WROTE-CONFIG; "
+                      "(git config core.fsmonitor 'touch ran') 2>/dev/null && echo SET-FSMONITOR; "
+                      "(echo x > .git/config.lock) 2>/dev/null && echo WROTE-LOCK; "
+                      "(echo more >> plain.txt) && echo WROTE-PLAIN; git config --get core.editor",
+                      kView);
+    ASSERT_TRUE(ready(r));
+    host("git config core.editor host-editor && printf 'new\\n' > p.tmp && mv p.tmp plain.txt", r.ws);
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, "WROTE-CONFIG")) << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, "SET-FSMONITOR")) << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, "WROTE-LOCK")) << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.out, "host-editor")) << "the host's new config is read inside\n" << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.out, "WROTE-PLAIN")) << "control: a replaced plain file\n" << describe(out);
+    EXPECT_EQ(ajtest::read_file(r.ws + "/plain.txt"), "new\nmore\n");
+    host("git status >/dev/null 2>&1; true", r.ws);
+    EXPECT_FALSE(ajtest::exists(r.ws + "/ran")) << "a planted fsmonitor ran on the host";
+}
+
+// A protected name cannot be taken out of its rule's reach: a rename of .git (or of
+// a folder holding a repository), a hard link of its config, a symlink or a rename
+// onto a protected name. Control: the same moves of plain names work.
+TEST_F(Escape, VIEW04_ProtectedNamesCannotBeMovedLinkedOrReplaced) {
+    host("git init -q . && mkdir -p sub && git -C sub init -q && mkdir plain && echo p > plain/f", jail.ws());
+    auto r = jail.sh(
+        "mv .git g 2>/dev/null; test -d .git && echo dotgit=kept; test -e g/config && echo copied=yes; "
+        "mv sub sub2 2>/dev/null; test -d sub/.git && echo sub=kept; "
+        "ln .git/config cfg 2>/dev/null && echo LINKED; "
+        "echo '[core]' > evil; mv evil .git/config 2>/dev/null && echo REPLACED; "
+        "ln -s /tmp .git/hooks/pre-commit 2>/dev/null && echo SYMLINKED; "
+        "rm -f .git/config 2>/dev/null; test -f .git/config && echo config=kept; "
+        "mv plain plain2 && ln plain2/f g2 && echo control=ok",
+        kView);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "dotgit"), "kept") << describe(r);
+    EXPECT_EQ(field(r.out, "sub"), "kept") << describe(r);
+    EXPECT_EQ(field(r.out, "config"), "kept") << describe(r);
+    for (const char* bad : {"LINKED", "REPLACED", "SYMLINKED"}) EXPECT_FALSE(ajtest::contains(r.out, bad)) << bad << describe(r);
+    EXPECT_EQ(field(r.out, "control"), "ok") << describe(r);
+    EXPECT_FALSE(ajtest::exists(jail.ws() + "/.git/hooks/pre-commit"));
+}
+
+// The names that run code on the host cannot be made in the project's folders, at the
+// top or below; a folder the run made holds what it likes (git init there works), and
+// the check after the run reads it. Control: a plain name is made everywhere.
+TEST_F(Escape, VIEW05_ProtectedNamesCannotBeMadeInTheProjectsFolders) {
+    host("mkdir -p existing", jail.ws());
+    auto r = jail.sh(
+        "for n in .envrc .mcp.json .claude/settings.json existing/.envrc existing/.vscode/tasks.json "
+        "existing/.gitattributes; do mkdir -p $(dirname $n) 2>/dev/null; (echo x > $n) 2>/dev/null && echo MADE=$n; "
+        "done; mkdir fresh && cd fresh && git init -q && git config user.name agent && echo fresh=ok; cd ..; "
+        "echo ok > existing/plain && echo control=ok",
+        kView);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, "MADE=")) << describe(r);
+    EXPECT_EQ(field(r.out, "fresh"), "ok") << describe(r);
+    EXPECT_EQ(field(r.out, "control"), "ok") << describe(r);
+    for (const char* n : {".envrc", ".mcp.json", ".claude", "existing/.envrc", "existing/.vscode", "existing/.gitattributes"})
+        EXPECT_FALSE(ajtest::exists(jail.ws() + "/" + n)) << n;
+}
+
+// git inside and on the host sees only what the agent wrote: `git add -A` commits its
+// file alone, and the host's `git status` after the run lists only that commit's work.
+// Control: the same commit under the mounts view holds no placeholder either, and the
+// host sees the file.
+TEST_F(Escape, VIEW06_GitSeesOnlyTheAgentsChanges) {
+    host("git init -q . && printf '.env*\\n' > .gitignore && git add .gitignore && "
+         "git -c user.name=u -c user.email=u@e commit -qm base",
+         jail.ws());
+    auto r = jail.sh(
+        "echo work > feature.txt && git status --porcelain && git add -A && "
+        "git -c user.name=a -c user.email=a@e commit -qm agent && git show --name-only --format= HEAD",
+        kView);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(ajtest::trim(r.out), "?? feature.txt\nfeature.txt") << describe(r);
+    auto h = jail.host_sh("cd '" + jail.ws() + "' && git status --porcelain && git log --format=%s");
+    EXPECT_EQ(ajtest::trim(h.out), "agent\nbase") << describe(h);
+}
+
+// Runs at once in one workspace all start and leave it as it was.
+TEST_F(Escape, VIEW07_RunsAtOnceInOneWorkspaceAllWork) {
+    host("git init -q .", jail.ws());
+    const auto before = listing(jail.ws());
+    std::vector<std::unique_ptr<ajtest::Child>> runs;
+    for (int i = 0; i < 20; ++i) {
+        std::vector<std::string> argv = {ajtest::agentjail_bin()};
+        for (const auto& a : jail.base()) argv.push_back(a);
+        for (const auto& f : kView) argv.push_back(f);
+        argv.insert(argv.end(), {"--", "/bin/sh", "-c", "git status --porcelain >/dev/null && cat .gitignore 2>/dev/null; true"});
+        ajtest::RunOptions o;
+        o.env = {"HOME=" + jail.home()};
+        o.cwd = jail.ws();
+        runs.push_back(std::make_unique<ajtest::Child>(argv, o));
+    }
+    int failed = 0;
+    std::string why;
+    for (auto& c : runs) {
+        auto out = c->wait(60000);
+        if (out.status != 0) {
+            ++failed;
+            why += describe(out) + "\n";
+        }
+    }
+    EXPECT_EQ(failed, 0) << why;
+    EXPECT_EQ(listing(jail.ws()), before) << diff(before, listing(jail.ws()));
+}
+
+// A hidden file is left out of listings too, and cannot be reached by a rename or a
+// hard link of its folder's contents. Control: its plain neighbour is listed.
+TEST_F(Escape, VIEW08_HiddenNamesAreNotListedNorReachable) {
+    const std::string secret = jail.new_canary();
+    jail.plant("conf/tls.pem", "KEY=" + secret + "\n");
+    jail.plant("conf/app.yml", "name: app\n");
+    auto r = jail.sh(
+        "ls -a conf; cat conf/tls.pem; mv conf conf2 2>/dev/null; cat conf2/tls.pem conf/tls.pem 2>/dev/null; "
+        "ln conf/tls.pem x 2>/dev/null && cat x; cp -r conf c3 2>/dev/null; cat c3/tls.pem 2>/dev/null; true",
+        kView);
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, secret)) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, "tls.pem")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "app.yml")) << "control\n" << describe(r);
+}
