@@ -119,6 +119,14 @@ Result<RunResult> Process::wait() {
         res.refusals_more = supervisor_->refusals().more();
         res.internal_error = supervisor_->failure();
     }
+    if (view_) {
+        // The sandbox is gone, and its mount with it: what the view refused joins the
+        // filter's and the proxy's refusals.
+        view_->stop();
+        const RefusalTally t = view_->refusals();
+        res.refusals.insert(res.refusals.end(), t.list().begin(), t.list().end());
+        res.refusals_more += t.more();
+    }
     // The sandbox is gone: what the run made on the host for it (placeholders, the
     // proxy's CA directory) is removed after this, by the run's components; a test
     // kills the launcher here, and the next run's sweep must find it all.

@@ -34,7 +34,6 @@ namespace {
 constexpr std::uint32_t kMaxWrite = 1u << 20;
 constexpr std::size_t kBufSize = kMaxWrite + 4096;
 constexpr std::uint32_t kOverflowId = 65534;
-constexpr std::size_t kMaxEvents = 1000;
 constexpr std::size_t kMaxChanged = 100000;
 // A directory the run did not make is renamed only when nothing below it is protected
 // or hidden; past this many entries the walk gives up and the rename is refused with
@@ -81,8 +80,8 @@ struct Server::State {
     std::map<std::string, std::uint64_t> text_nodes;  // rel of a Rules::files entry -> nodeid
     std::set<std::pair<dev_t, ino_t>> made;
     std::uint64_t next_id = FUSE_ROOT_ID + 1;
-    std::vector<Event> events;
-    std::uint64_t events_dropped = 0;
+    RefusalTally refused;
+    std::string root_path;  // the workspace inside, for the refusals' paths
     std::unordered_set<std::string> changed;
     bool changed_overflow = false;
 
@@ -112,13 +111,16 @@ struct Server::State {
         return false;
     }
 
-    void event(Event::Kind kind, std::string path, std::string what) {
+    // A refusal for the record: the path as the sandbox names it, and why.
+    void event(bool hidden, const std::string& rel, const std::string& what) {
+        const std::string path = rel.empty() ? root_path : root_path + "/" + rel;
         std::lock_guard<std::mutex> l(mu);
-        if (events.size() >= kMaxEvents) {
-            ++events_dropped;
-            return;
-        }
-        events.push_back({kind, std::move(path), std::move(what)});
+        if (hidden)
+            refused.add("workspace", path, "hidden by the policy's hide rules (" + what + ")", "");
+        else
+            refused.add("workspace", path,
+                        what + ": protected (it can run code on the host later; docs/workspace.md)",
+                        "[workspace] unprotect, if it is meant for the agent to change");
     }
 
     void note_change(const std::string& rel) {
@@ -263,7 +265,7 @@ struct Server::State {
         }
         if (v == Rules::Verdict::hidden) {
             ::close(fd);
-            event(Event::Kind::hidden, rel, "look up");
+            event(true, rel, "look up");
             err = ENOENT;
             return 0;
         }
@@ -347,7 +349,7 @@ struct Server::State {
         if (dir.made) return 0;
         const std::string rel = join(dir.rel, name);
         if (dir.protect || rules->protects(rel, is_dir) || rules->files.count(rel) > 0) {
-            event(Event::Kind::protect, rel, what);
+            event(false, rel, what);
             return EACCES;
         }
         return 0;
@@ -378,7 +380,7 @@ struct Server::State {
             refuse = v == Rules::Verdict::protect || (dir.protect && !dir.made);
         }
         if (!refuse) return 0;
-        event(Event::Kind::protect, rel, what);
+        event(false, rel, what);
         return EACCES;
     }
 
@@ -401,7 +403,7 @@ struct Server::State {
         if (fd < 0) return errno;
         std::size_t seen = 0;
         int r = walk_clean(fd, rel, 0, seen);
-        if (r == EXDEV) event(Event::Kind::protect, rel, "rename of a folder holding protected or hidden names");
+        if (r == EXDEV) event(false, rel, "rename of a folder holding protected or hidden names");
         return r;
     }
     int walk_clean(int fd, const std::string& rel, int depth, std::size_t& seen) {
@@ -539,7 +541,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             Ref r = ref(h.nodeid);
             if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : ENOENT);
             if (r.text != nullptr || r.protect) {
-                event(Event::Kind::protect, r.rel, "change of its attributes");
+                event(false, r.rel, "change of its attributes");
                 return reply(u, EACCES);
             }
             if (S_ISLNK(r.type)) return reply(u, EPERM);
@@ -633,7 +635,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 Ref src = ref(in->oldnodeid);
                 if (!src.ok) return reply(u, ENOENT);
                 if (src.protect || src.text != nullptr) {
-                    event(Event::Kind::protect, src.rel, "hard link");
+                    event(false, src.rel, "hard link");
                     return reply(u, EACCES);
                 }
                 if (int e = may_make(dir, name, S_ISDIR(src.type), "create")) return reply(u, e);
@@ -740,7 +742,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             if (r.text != nullptr) {
                 if (h.opcode == FUSE_OPENDIR) return reply(u, ENOTDIR);
                 if (write_access(in->flags)) {
-                    event(Event::Kind::protect, r.rel, "open for writing");
+                    event(false, r.rel, "open for writing");
                     return reply(u, EACCES);
                 }
                 out.fh = static_cast<std::uint64_t>(-1);
@@ -755,7 +757,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             if (dir) {
                 flags = O_RDONLY | O_DIRECTORY;
             } else if (write_access(in->flags) && r.protect) {
-                event(Event::Kind::protect, r.rel, "open for writing");
+                event(false, r.rel, "open for writing");
                 return reply(u, EACCES);
             }
             int fd = ::open(proc_fd(r.fd).c_str(), flags | O_CLOEXEC);
@@ -970,6 +972,7 @@ Result<std::unique_ptr<Server>> Server::start(sys::UniqueFd fuse, sys::UniqueFd 
     s->nodes.emplace(FUSE_ROOT_ID, std::move(r));
     s->by_inode.emplace(std::make_pair(st.st_dev, st.st_ino), FUSE_ROOT_ID);
     s->fuse = std::move(fuse);
+    s->root_path = rules->inside;
     s->rules = std::move(rules);
     State* raw = s.get();
     for (int i = 0; i < std::max(1, threads); ++i) s->threads.emplace_back([raw] { raw->serve(); });
@@ -991,11 +994,9 @@ void Server::stop() {
 
 Server::~Server() { stop(); }
 
-std::vector<Event> Server::take_events(std::uint64_t* dropped) {
+RefusalTally Server::refusals() const {
     std::lock_guard<std::mutex> l(s_->mu);
-    if (dropped != nullptr) *dropped = s_->events_dropped;
-    s_->events_dropped = 0;
-    return std::exchange(s_->events, {});
+    return s_->refused;
 }
 
 std::vector<std::string> Server::changed() const {

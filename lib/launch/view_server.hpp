@@ -18,6 +18,7 @@
 #pragma once
 
 #include "base/error.hpp"
+#include "base/outcome.hpp"
 #include "sys/fd.hpp"
 #include "plan/view_rules.hpp"
 
@@ -33,15 +34,6 @@
 #include <vector>
 
 namespace agentjail::view {
-
-// What the view refused, for the run's log and the user (a hidden name looked up, a
-// protected one written).
-struct Event {
-    enum class Kind { hidden, protect };
-    Kind kind = Kind::hidden;
-    std::string path;  // relative to the view's root
-    std::string what;  // "open for writing", "create", "rename", ...
-};
 
 struct Stats {
     std::uint64_t requests = 0;
@@ -62,8 +54,10 @@ public:
     Server& operator=(const Server&) = delete;
 
     void stop();
-    // The refusals since the last call (at most 1000 are kept; more are counted).
-    std::vector<Event> take_events(std::uint64_t* dropped = nullptr);
+    // What the view refused (a hidden name looked up, a protected one written, made,
+    // moved): kind "workspace", what the path inside, bounded as the filter's are.
+    // The run's record and `agentjail log` show them beside the filter's and the proxy's.
+    RefusalTally refusals() const;
     // The paths the run made or wrote, relative to the root (each once, at most
     // 100,000; past that, overflowed() is true and the caller must look for itself).
     std::vector<std::string> changed() const;

@@ -53,6 +53,8 @@ struct Rules {
     // How long the kernel may keep a name's answer and a file's attributes before it
     // asks again (a change the host makes shows inside after at most this long).
     double cache_s = 1.0;
+    // The view's root as the sandbox sees it (the refusals name paths inside).
+    std::string inside;
 
     enum class Verdict { plain, hidden, protect };
     Verdict judge(std::string_view rel, bool is_dir) const;

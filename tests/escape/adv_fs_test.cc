@@ -605,9 +605,9 @@ TEST_F(Escape, ADV2_HiddenNameCreatedOnTheHostDuringTheRunIsHidden) {
            "run starts (.env, key.pem) and that the host creates during the run is readable "
            "inside: "
            "hide rules are resolved at plan time and the guard watch follows only names that "
-           "existed then. The fix (placeholders for hidden names, or a watch of every workspace "
-           "directory that masks new matches before they can be opened) is larger than this "
-           "change.";
+           "existed then, under the default --view mounts. With --view fuse the view judges "
+           "each name at its lookup and it holds: Escape.VIEW02 tests that; the mounts view "
+           "cannot without a watch that leaves a window.";
 }
 
 // ---- ADV3: what agentjail writes on the host is private ---------------------------

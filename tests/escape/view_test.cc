@@ -4,6 +4,7 @@
 // with its positive control; the escape tier runs them as root and as a user.
 #include "common.hpp"
 #include "live_run.hpp"
+#include "../integration/record.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -227,4 +228,28 @@ TEST_F(Escape, VIEW08_HiddenNamesAreNotListedNorReachable) {
     EXPECT_FALSE(ajtest::contains(r.out, secret)) << describe(r);
     EXPECT_FALSE(ajtest::contains(r.out, "tls.pem")) << describe(r);
     EXPECT_TRUE(ajtest::contains(r.out, "app.yml")) << "control\n" << describe(r);
+}
+
+// What the view refused is in the run's record, with the path inside and why, beside
+// the filter's and the proxy's refusals (and so in `agentjail log`). Control: a plain
+// write is not a refusal.
+TEST_F(Escape, VIEW09_WhatTheViewRefusedIsInTheRecord) {
+    host("git init -q . && echo '//registry/:_authToken=not-a-canary' > .npmrc", jail.ws());
+    auto r = jail.sh("(echo x >> .git/config) 2>/dev/null; cat .npmrc 2>/dev/null; echo fine > plain.txt",
+                     {"--view", "fuse", "--json"});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    auto rec = ajit::record_of(r);
+    ASSERT_TRUE(rec.is_object()) << describe(r);
+    std::set<std::string> seen;
+    for (const auto& f : rec["refusals"])
+        if (f["kind"] == "workspace") seen.insert(f["what"].get<std::string>() + " | " + f["why"].get<std::string>());
+    auto has = [&](const std::string& path, const std::string& why) {
+        return std::any_of(seen.begin(), seen.end(), [&](const std::string& s) {
+            return s.rfind(path + " | ", 0) == 0 && ajtest::contains(s, why);
+        });
+    };
+    EXPECT_TRUE(has(jail.ws() + "/.git/config", "open for writing: protected")) << rec["refusals"].dump(1);
+    EXPECT_TRUE(has(jail.ws() + "/.npmrc", "hidden by the policy")) << rec["refusals"].dump(1);
+    EXPECT_FALSE(has(jail.ws() + "/plain.txt", "")) << rec["refusals"].dump(1);
+    EXPECT_EQ(ajtest::read_file(jail.ws() + "/plain.txt"), "fine\n") << "control: the plain write";
 }
