@@ -229,7 +229,8 @@ struct Server::State {
 
     // The node for `name` in directory `parent`, counted as one more lookup by the
     // kernel. 0 with *err set: not there (or hidden).
-    std::uint64_t find(std::uint64_t parent, const char* name, struct stat& st, int& err, bool count = true) {
+    std::uint64_t find(std::uint64_t parent, const char* name, struct stat& st, int& err, bool count = true,
+                       bool retry = true) {
         Ref p = ref(parent);
         if (!p.ok) {
             err = ENOENT;
@@ -241,14 +242,9 @@ struct Server::State {
         }
         const std::string rel = join(p.rel, name);
         if (auto t = rules->files.find(rel); t != rules->files.end()) return text_node(rel, t->second, st);
-        int fd = ::openat(p.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
+        // A name the sandbox looked up before costs a stat: its node keeps a descriptor.
+        if (::fstatat(p.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             err = errno;
-            return 0;
-        }
-        if (::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-            err = errno;
-            ::close(fd);
             return 0;
         }
         const auto key = std::make_pair(st.st_dev, st.st_ino);
@@ -264,28 +260,48 @@ struct Server::State {
             if (v == Rules::Verdict::plain && p.protect && !p.made) v = Rules::Verdict::protect;
         }
         if (v == Rules::Verdict::hidden) {
-            ::close(fd);
             event(true, rel, "look up");
             err = ENOENT;
             return 0;
         }
-        std::lock_guard<std::mutex> l(mu);
-        auto known = by_inode.find(key);
-        if (known != by_inode.end()) {
+        auto reuse = [&](std::uint64_t id) -> std::uint64_t {
             // The same directory under a second path (a bind mount of an ancestor inside
             // the project): its place in the tree would become a loop.
-            if (is_dir && (known->second == FUSE_ROOT_ID || descends_locked(parent, known->second))) {
-                ::close(fd);
+            if (is_dir && (id == FUSE_ROOT_ID || descends_locked(parent, id))) {
                 err = ELOOP;
                 return 0;
             }
-            Node& n = nodes[known->second];
-            ::close(fd);
+            Node& n = nodes[id];
             if (count) ++n.nlookup;
             n.parent = parent;
             n.name = name;
             n.protect = n.protect || v == Rules::Verdict::protect;
-            return known->second;
+            return id;
+        };
+        {
+            std::lock_guard<std::mutex> l(mu);
+            if (auto known = by_inode.find(key); known != by_inode.end()) return reuse(known->second);
+        }
+        // A new inode: its descriptor, which must be the file just judged (the host may
+        // have replaced the name between the stat and the open: then it is asked again).
+        int fd = ::openat(p.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            err = errno;
+            return 0;
+        }
+        struct stat again {};
+        if (::fstatat(fd, "", &again, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 || again.st_dev != st.st_dev ||
+            again.st_ino != st.st_ino) {
+            ::close(fd);
+            if (retry) return find(parent, name, st, err, count, false);
+            err = ESTALE;
+            return 0;
+        }
+        st = again;
+        std::lock_guard<std::mutex> l(mu);
+        if (auto known = by_inode.find(key); known != by_inode.end()) {
+            ::close(fd);
+            return reuse(known->second);
         }
         const std::uint64_t id = next_id++;
         Node n;

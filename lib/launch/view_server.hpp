@@ -48,7 +48,7 @@ public:
     // be resolving a path in the sandbox (the socket gate). Stops when the mount is gone
     // or stop() is called.
     static Result<std::unique_ptr<Server>> start(sys::UniqueFd fuse, sys::UniqueFd root,
-                                                 std::shared_ptr<const Rules> rules, int threads = 2);
+                                                 std::shared_ptr<const Rules> rules, int threads = 4);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;

@@ -49,6 +49,7 @@ Result<void> serve_workspace(const policy::Policy& policy, const ExpandContext& 
         // file: the lock is the file's future content.
         if (!rel->ends_with("/")) rules->protect.emplace_back(*rel + ".lock");
     }
+    rules->prepare();
     rules->inside = ws;
     rules->uid_map = view::parse_id_map(plan.uid_map);
     rules->gid_map = view::parse_id_map(plan.gid_map);

@@ -56,6 +56,13 @@ struct Rules {
     // The view's root as the sandbox sees it (the refusals name paths inside).
     std::string inside;
 
+    // Each pattern's last segment as a quick test (base::SegmentPrefilter), made by
+    // prepare() once the patterns are in: a lookup tries a pattern only when its name
+    // could end it.
+    std::vector<base::SegmentPrefilter> hide_last;
+    std::vector<base::SegmentPrefilter> protect_last;
+    void prepare();
+
     enum class Verdict { plain, hidden, protect };
     Verdict judge(std::string_view rel, bool is_dir) const;
     // Each side alone: a name may be both (".envrc" under "**/.env*" and
