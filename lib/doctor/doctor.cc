@@ -460,6 +460,7 @@ std::vector<Check> run_checks(const sys::Confinement& env) {
     out.push_back(check_pidfd());
     out.push_back(check_direct_mode());
     out.push_back(check_overlay());
+    out.push_back(check_fuse());
     return out;
 }
 

@@ -255,4 +255,21 @@ Check check_overlay() {
     return c;
 }
 
+Check check_fuse() {
+    Check c{"FUSE (--view fuse)", Status::ok, "", ""};
+    const int fd = ::open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+        ::close(fd);
+        c.detail = "/dev/fuse opens: direct mode can be served through the view (docs/workspace.md)";
+        return c;
+    }
+    const int e = errno;
+    c.status = Status::warn;
+    c.detail = "/dev/fuse: " + util::errno_text(e) + ": --view fuse refuses to run; the default (--view mounts) "
+               "does not need it";
+    c.fix = e == ENOENT ? "in a container, pass the device (docker run --device /dev/fuse); on a host, modprobe fuse"
+                        : "let this user open /dev/fuse (mode 0666 is usual)";
+    return c;
+}
+
 }  // namespace agentjail::doctor

@@ -10,5 +10,7 @@ namespace agentjail::doctor {
 Check check_direct_mode();
 // Whether overlayfs mounts in a user namespace (overlay mode), tried.
 Check check_overlay();
+// /dev/fuse, which direct mode's view (--view fuse) is served through.
+Check check_fuse();
 
 }  // namespace agentjail::doctor

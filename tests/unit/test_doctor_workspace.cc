@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 using agentjail::doctor::Check;
 
 TEST(DoctorWorkspace, DirectModeSaysWhatHoldsAndNamesTheStrongModes) {
@@ -26,6 +29,21 @@ TEST(DoctorWorkspace, OverlayProbeAnswers) {
     EXPECT_EQ(c.name, "unprivileged overlayfs");
     ASSERT_FALSE(c.detail.empty());
     if (c.status != Check::Status::ok) {
+        EXPECT_FALSE(c.fix.empty());
+    }
+}
+
+// The FUSE check says what a --view fuse run finds: ok exactly when /dev/fuse opens
+// here, and a warning with a fix otherwise (the default view does not need it).
+TEST(DoctorWorkspace, FuseVerdictIsWhatTheViewFinds) {
+    Check c = agentjail::doctor::check_fuse();
+    EXPECT_EQ(c.name, "FUSE (--view fuse)");
+    const int fd = ::open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    const bool opens = fd >= 0;
+    if (fd >= 0) ::close(fd);
+    EXPECT_EQ(c.status == Check::Status::ok, opens) << c.detail;
+    if (!opens) {
+        EXPECT_EQ(c.status, Check::Status::warn);
         EXPECT_FALSE(c.fix.empty());
     }
 }
