@@ -59,6 +59,13 @@ std::uint32_t map_id(const std::vector<IdRange>& map, std::uint32_t outside) {
     return kOverflowId;
 }
 
+// The host's id for an id inside (the inverse of map_id); the overflow id when unmapped.
+std::uint32_t unmap_id(const std::vector<IdRange>& map, std::uint32_t inside) {
+    for (const auto& r : map)
+        if (inside >= r.inside && inside - r.inside < r.count) return r.outside + (inside - r.inside);
+    return kOverflowId;
+}
+
 std::string proc_fd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 bool write_access(std::uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0; }
@@ -73,6 +80,7 @@ struct Server::State {
     std::atomic<bool> stopping{false};
     std::atomic<std::uint64_t> requests{0};
     std::uint32_t minor = 0;
+    bool server_root = ::geteuid() == 0;
 
     mutable std::mutex mu;
     std::unordered_map<std::uint64_t, Node> nodes;
@@ -458,9 +466,16 @@ struct Server::State {
         return result;
     }
 
-    void mark_made(int dir_fd, const char* name) {
+    // A name the run made: remembered as the run's, and owned by whoever made it. The
+    // server makes it with its own ids; when that is root serving a sandbox that runs
+    // as another identity (a root launcher's run as the job's user), the file goes to
+    // the maker's ids, as a write through a bind would have left it.
+    void mark_made(int dir_fd, const char* name, const fuse_in_header& h) {
         struct stat st {};
         if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+        const std::uint32_t uid = unmap_id(rules->uid_map, h.uid), gid = unmap_id(rules->gid_map, h.gid);
+        if (server_root && (st.st_uid != uid || st.st_gid != gid) && uid != kOverflowId && gid != kOverflowId)
+            (void)::fchownat(dir_fd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
         std::lock_guard<std::mutex> l(mu);
         made.insert({st.st_dev, st.st_ino});
     }
@@ -670,7 +685,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 return reply(u, errno);
             }
             if (rc != 0) return reply(u, errno);
-            mark_made(dir.fd, name);
+            mark_made(dir.fd, name, h);
             note_change(join(dir.rel, name));
             struct stat st {};
             int err = 0;
@@ -896,7 +911,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             if (fd < 0) return reply(u, errno);
             if (!exists) {
                 (void)::fchmod(fd, mode);
-                mark_made(dir.fd, name);
+                mark_made(dir.fd, name, h);
             }
             note_change(join(dir.rel, name));
             int err = 0;

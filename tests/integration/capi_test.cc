@@ -189,6 +189,35 @@ TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentity) {
     EXPECT_EQ(run_out(pol.p, {"/bin/cat", "root-only"}, o), "secret\n");
 }
 
+// The same through the workspace's view: its server runs as root, and what the command
+// makes goes to the command's identity, not the server's.
+TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentityThroughTheView) {
+    if (!root()) GTEST_SKIP() << "only root may run the command as another identity";
+    const uid_t uid = 23456;
+    const gid_t gid = 23457;
+    ajtest::TempDir home;
+    ASSERT_EQ(::chown(ws.path().c_str(), uid, gid), 0);
+    ASSERT_EQ(::chown(home.path().c_str(), uid, gid), 0);
+    Pol view;
+    Err e;
+    ASSERT_EQ(aj_policy_load_text(&view.p, "extends = \"default\"\n[workspace]\nview = \"fuse\"\n", "view.toml",
+                                  e.out()),
+              AJ_OK)
+        << e.message();
+    ASSERT_EQ(aj_policy_set_workspace(view.p, ws.path().c_str(), e.out()), AJ_OK) << e.message();
+    o.uid = uid;
+    o.gid = gid;
+    o.home = home.path().c_str();
+    EXPECT_EQ(run_out(view.p, {"/bin/sh", "-c", "touch made && mkdir dir && ln -s made link && id -u"}, o),
+              std::to_string(uid) + "\n");
+    for (const char* name : {"made", "dir", "link"}) {
+        struct stat st {};
+        ASSERT_EQ(::lstat((ws.path() + "/" + name).c_str(), &st), 0) << name;
+        EXPECT_EQ(st.st_uid, uid) << name;
+        EXPECT_EQ(st.st_gid, gid) << name;
+    }
+}
+
 TEST_F(CApiRun, OnlyRootMayNameAnotherIdentity) {
     if (root()) GTEST_SKIP() << "root may; RootRunsTheCommandAsTheGivenIdentity covers it";
     o.uid = 0;
