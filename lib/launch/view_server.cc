@@ -902,7 +902,14 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             struct stat st {};
             const bool exists = ::fstatat(dir.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
             if (exists) {
-                if (int e = may_change(dir, name, "open for writing")) return reply(u, e);
+                if (int e = may_change(dir, name, "open for writing")) {
+                    // A hidden file is there: not made anew over it, and said so.
+                    if (e == ENOENT) {
+                        event(true, join(dir.rel, name), "create over it");
+                        e = EACCES;
+                    }
+                    return reply(u, e);
+                }
             } else if (int e = may_make(dir, name, false, "create")) {
                 return reply(u, e);
             }

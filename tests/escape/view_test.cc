@@ -235,7 +235,8 @@ TEST_F(Escape, VIEW08_HiddenNamesAreNotListedNorReachable) {
 // write is not a refusal.
 TEST_F(Escape, VIEW09_WhatTheViewRefusedIsInTheRecord) {
     host("git init -q . && echo '//registry/:_authToken=not-a-canary' > .npmrc", jail.ws());
-    auto r = jail.sh("(echo x >> .git/config) 2>/dev/null; cat .npmrc 2>/dev/null; echo fine > plain.txt",
+    auto r = jail.sh("(echo x >> .git/config) 2>/dev/null; cat .npmrc 2>/dev/null; "
+                     "(echo //evil/:_authToken=x > .npmrc) 2>/dev/null || echo create=refused; echo fine > plain.txt",
                      {"--view", "fuse", "--json"});
     ASSERT_EQ(r.status, 0) << describe(r);
     auto rec = ajit::record_of(r);
@@ -249,7 +250,11 @@ TEST_F(Escape, VIEW09_WhatTheViewRefusedIsInTheRecord) {
         });
     };
     EXPECT_TRUE(has(jail.ws() + "/.git/config", "open for writing: protected")) << rec["refusals"].dump(1);
-    EXPECT_TRUE(has(jail.ws() + "/.npmrc", "hidden by the policy")) << rec["refusals"].dump(1);
+    EXPECT_TRUE(has(jail.ws() + "/.npmrc", "hide rules (look up)")) << rec["refusals"].dump(1);
+    EXPECT_TRUE(has(jail.ws() + "/.npmrc", "hide rules (create over it)")) << rec["refusals"].dump(1);
+    EXPECT_EQ(field(r.out, "create"), "refused") << describe(r);
+    EXPECT_EQ(ajtest::read_file(jail.ws() + "/.npmrc"), "//registry/:_authToken=not-a-canary\n")
+        << "the host's hidden file was written";
     EXPECT_FALSE(has(jail.ws() + "/plain.txt", "")) << rec["refusals"].dump(1);
     EXPECT_EQ(ajtest::read_file(jail.ws() + "/plain.txt"), "fine\n") << "control: the plain write";
 }
