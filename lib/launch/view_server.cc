@@ -25,7 +25,6 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace agentjail::view {
 
@@ -34,7 +33,6 @@ namespace {
 constexpr std::uint32_t kMaxWrite = 1u << 20;
 constexpr std::size_t kBufSize = kMaxWrite + 4096;
 constexpr std::uint32_t kOverflowId = 65534;
-constexpr std::size_t kMaxChanged = 100000;
 // A directory the run did not make is renamed only when nothing below it is protected
 // or hidden; past this many entries the walk gives up and the rename is refused with
 // EXDEV (mv then copies, and each file's name is judged).
@@ -78,7 +76,6 @@ struct Server::State {
     std::shared_ptr<const Rules> rules;
     std::vector<std::thread> threads;
     std::atomic<bool> stopping{false};
-    std::atomic<std::uint64_t> requests{0};
     std::uint32_t minor = 0;
     bool server_root = ::geteuid() == 0;
 
@@ -90,8 +87,6 @@ struct Server::State {
     std::uint64_t next_id = FUSE_ROOT_ID + 1;
     RefusalTally refused;
     std::string root_path;  // the workspace inside, for the refusals' paths
-    std::unordered_set<std::string> changed;
-    bool changed_overflow = false;
 
     // --- the node table (mu held) ---
 
@@ -131,14 +126,6 @@ struct Server::State {
                         "[workspace] unprotect, if it is meant for the agent to change");
     }
 
-    void note_change(const std::string& rel) {
-        std::lock_guard<std::mutex> l(mu);
-        if (changed.size() >= kMaxChanged) {
-            changed_overflow = true;
-            return;
-        }
-        changed.insert(rel);
-    }
 
     // What a request names: the node's descriptor and facts, taken under the lock.
     struct Ref {
@@ -603,7 +590,6 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 else if (in->valid & FATTR_MTIME) ts[1] = {static_cast<time_t>(in->mtime), static_cast<long>(in->mtimensec)};
                 if (::utimensat(AT_FDCWD, path.c_str(), ts, 0) != 0) return reply(u, errno);
             }
-            note_change(r.rel);
             fuse_attr_out out{};
             valid(out.attr_valid, out.attr_valid_nsec);
             struct stat st {};
@@ -676,7 +662,6 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 if (rc != 0 && errno == ENOENT)
                     rc = ::linkat(AT_FDCWD, proc_fd(src.fd).c_str(), dir.fd, name, AT_SYMLINK_FOLLOW);
                 if (rc == 0) {
-                    note_change(join(dir.rel, name));
                     struct stat st {};
                     int err = 0;
                     std::uint64_t id = find(h.nodeid, name, st, err);
@@ -686,7 +671,6 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             }
             if (rc != 0) return reply(u, errno);
             mark_made(dir.fd, name, h);
-            note_change(join(dir.rel, name));
             struct stat st {};
             int err = 0;
             std::uint64_t id = find(h.nodeid, name, st, err);
@@ -699,7 +683,6 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : ENOENT);
             if (int e = may_change(dir, name, "remove")) return reply(u, e);
             if (::unlinkat(dir.fd, name, h.opcode == FUSE_RMDIR ? AT_REMOVEDIR : 0) != 0) return reply(u, errno);
-            note_change(join(dir.rel, name));
             return reply(u, 0);
         }
         case FUSE_RENAME:
@@ -753,8 +736,6 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                     if (int e = may_move_dir(from.fd, oldname, join(from.rel, oldname))) return reply(u, e);
             }
             if (::renameat2(from.fd, oldname, to.fd, newname, flags) != 0) return reply(u, errno);
-            note_change(join(from.rel, oldname));
-            note_change(join(to.rel, newname));
             {
                 std::lock_guard<std::mutex> l(mu);
                 if (auto k = by_inode.find({src.st_dev, src.st_ino}); k != by_inode.end()) {
@@ -793,7 +774,6 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             }
             int fd = ::open(proc_fd(r.fd).c_str(), flags | O_CLOEXEC);
             if (fd < 0) return reply(u, errno);
-            if (!dir && write_access(in->flags)) note_change(r.rel);
             out.fh = static_cast<std::uint64_t>(fd);
             // The page cache is kept across opens; FUSE_AUTO_INVAL_DATA drops it when
             // the host changed the file (its mtime, seen at the next attribute refresh).
@@ -920,7 +900,6 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 (void)::fchmod(fd, mode);
                 mark_made(dir.fd, name, h);
             }
-            note_change(join(dir.rel, name));
             int err = 0;
             std::uint64_t id = find(h.nodeid, name, st, err);
             if (id == 0) {
@@ -970,7 +949,6 @@ void Server::State::serve() {
         if (h.len > static_cast<std::size_t>(n)) continue;
         std::size_t body = h.len - sizeof h;
         if (static_cast<std::size_t>(h.total_extlen) * 8 <= body) body -= static_cast<std::size_t>(h.total_extlen) * 8;
-        requests.fetch_add(1, std::memory_order_relaxed);
         try {
             handle(h, buf.data() + sizeof h, body);
         } catch (...) {
@@ -1035,23 +1013,6 @@ Server::~Server() { stop(); }
 RefusalTally Server::refusals() const {
     std::lock_guard<std::mutex> l(s_->mu);
     return s_->refused;
-}
-
-std::vector<std::string> Server::changed() const {
-    std::lock_guard<std::mutex> l(s_->mu);
-    std::vector<std::string> out(s_->changed.begin(), s_->changed.end());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-bool Server::overflowed() const {
-    std::lock_guard<std::mutex> l(s_->mu);
-    return s_->changed_overflow;
-}
-
-Stats Server::stats() const {
-    std::lock_guard<std::mutex> l(s_->mu);
-    return {s_->requests.load(), s_->nodes.size()};
 }
 
 }  // namespace agentjail::view

@@ -35,10 +35,6 @@
 
 namespace agentjail::view {
 
-struct Stats {
-    std::uint64_t requests = 0;
-    std::uint64_t nodes = 0;  // the inodes the sandbox holds now
-};
 
 class Server {
 public:
@@ -58,11 +54,6 @@ public:
     // moved): kind "workspace", what the path inside, bounded as the filter's are.
     // The run's record and `agentjail log` show them beside the filter's and the proxy's.
     RefusalTally refusals() const;
-    // The paths the run made or wrote, relative to the root (each once, at most
-    // 100,000; past that, overflowed() is true and the caller must look for itself).
-    std::vector<std::string> changed() const;
-    bool overflowed() const;
-    Stats stats() const;
 
     struct State;
 
