@@ -134,6 +134,7 @@ struct Server::State {
         bool protect = false;
         bool made = false;
         const std::string* text = nullptr;
+        dev_t dev = 0;
         std::string rel;
         bool ok = false;
     };
@@ -147,6 +148,7 @@ struct Server::State {
         r.protect = it->second.protect;
         r.made = it->second.made;
         r.text = it->second.text;
+        r.dev = it->second.dev;
         r.rel = rel_of_locked(id);
         r.ok = true;
         return r;
@@ -396,9 +398,12 @@ struct Server::State {
     }
 
     // Is a name a listing of `dir` found hidden? A file the run made never is.
-    bool hidden_in_listing(const Ref& dir, std::string_view name, unsigned char type) {
+    // A hard link of a hidden file is known by its inode number (the entry's, on the
+    // directory's file system).
+    bool hidden_in_listing(const Ref& dir, std::string_view name, unsigned char type, ino_t ino) {
         const std::string rel = join(dir.rel, name);
         if (rules->files.count(rel)) return false;
+        if (type != DT_DIR && rules->hide_inodes.count({dir.dev, ino})) return true;
         if (!rules->hide_exact.count(rel) && rules->judge(rel, type == DT_DIR) != Rules::Verdict::hidden) return false;
         struct stat st {};
         if (::fstatat(dir.fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
@@ -839,7 +844,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                     const auto* d = reinterpret_cast<const struct dirent64*>(raw.data() + at);
                     at += d->d_reclen;
                     const std::string_view nm(d->d_name);
-                    if (nm != "." && nm != ".." && hidden_in_listing(r, nm, d->d_type)) continue;
+                    if (nm != "." && nm != ".." && hidden_in_listing(r, nm, d->d_type, d->d_ino)) continue;
                     const std::size_t rec = FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET + nm.size());
                     if (out.size() + rec > cap) {
                         full = true;  // the next call starts at this entry

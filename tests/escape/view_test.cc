@@ -220,13 +220,18 @@ TEST_F(Escape, VIEW08_HiddenNamesAreNotListedNorReachable) {
     const std::string secret = jail.new_canary();
     jail.plant("conf/tls.pem", "KEY=" + secret + "\n");
     jail.plant("conf/app.yml", "name: app\n");
+    // A second name of the key, made on the host before the run.
+    ASSERT_EQ(::link((jail.ws() + "/conf/tls.pem").c_str(), (jail.ws() + "/conf/copy.txt").c_str()), 0);
     auto r = jail.sh(
-        "ls -a conf; cat conf/tls.pem; mv conf conf2 2>/dev/null; cat conf2/tls.pem conf/tls.pem 2>/dev/null; "
+        "ls -a conf; cat conf/tls.pem conf/copy.txt; mv conf conf2 2>/dev/null; cat conf2/tls.pem conf/tls.pem 2>/dev/null; "
         "ln conf/tls.pem x 2>/dev/null && cat x; cp -r conf c3 2>/dev/null; cat c3/tls.pem 2>/dev/null; true",
         kView);
     ASSERT_EQ(r.status, 0) << describe(r);
     EXPECT_FALSE(ajtest::contains(r.out, secret)) << describe(r);
     EXPECT_FALSE(ajtest::contains(r.out, "tls.pem")) << describe(r);
+    EXPECT_FALSE(ajtest::contains(r.out, "copy.txt")) << describe(r);
+    // The host's own second name goes before the sweep looks for canaries.
+    ::unlink((jail.ws() + "/conf/copy.txt").c_str());
     EXPECT_TRUE(ajtest::contains(r.out, "app.yml")) << "control\n" << describe(r);
 }
 
@@ -257,4 +262,24 @@ TEST_F(Escape, VIEW09_WhatTheViewRefusedIsInTheRecord) {
         << "the host's hidden file was written";
     EXPECT_FALSE(has(jail.ws() + "/plain.txt", "")) << rec["refusals"].dump(1);
     EXPECT_EQ(ajtest::read_file(jail.ws() + "/plain.txt"), "fine\n") << "control: the plain write";
+}
+
+// A second name the host gives a hidden file during the run (a hard link the plan
+// never saw) is hidden by the file's identity, in its lookup and in listings.
+// Control: a plain file linked the same way is seen under its new name.
+TEST_F(Escape, VIEW10_AHardLinkTheHostMakesOfAHiddenFileIsHidden) {
+    const std::string secret = jail.new_canary();
+    jail.plant("conf/tls.pem", "KEY=" + secret + "\n");
+    jail.plant("conf/app.yml", "name: app\n");
+    LiveRun r = start(jail, "ls -a conf; cat conf/late.txt; echo rc=$?; cat conf/app2.yml", kView);
+    ASSERT_TRUE(ready(r));
+    host("ln conf/tls.pem conf/late.txt && ln conf/app.yml conf/app2.yml", r.ws);
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, secret)) << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, "late.txt")) << describe(out);
+    EXPECT_EQ(field(out.out, "rc"), "1") << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.out, "name: app")) << "control: a plain file's new name\n" << describe(out);
+    // The host's own second name goes before the sweep looks for canaries.
+    ::unlink((r.ws + "/conf/late.txt").c_str());
 }
