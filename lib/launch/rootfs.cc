@@ -34,21 +34,25 @@ constexpr const char* kMaskFile = ".agentjail-mask";
 
 int err() { return -errno; }
 
+// Writes v in decimal at `at`, NUL-terminated (at most 11 bytes); returns the NUL.
+char* put_uint(char* at, unsigned v) {
+    char digits[12];
+    int n = 0;
+    do {
+        digits[n++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (n > 0) *at++ = digits[--n];
+    *at = '\0';
+    return at;
+}
+
 // "/proc/self/fd/N" for the classic mount(2) calls that take a path: the kernel
 // resolves the magic link to exactly the object we opened and checked.
 void fd_path(char (&buf)[40], int fd) {
     static const char prefix[] = "/proc/self/fd/";
     std::memcpy(buf, prefix, sizeof prefix - 1);
-    char digits[16];
-    int n = 0;
-    unsigned v = static_cast<unsigned>(fd);
-    do {
-        digits[n++] = static_cast<char>('0' + v % 10);
-        v /= 10;
-    } while (v != 0 && n < 15);
-    size_t at = sizeof prefix - 1;
-    while (n > 0) buf[at++] = digits[--n];
-    buf[at] = '\0';
+    put_uint(buf + sizeof prefix - 1, static_cast<unsigned>(fd));
 }
 
 // Opens the mount point `rel` beneath root_fd, creating missing components when
@@ -181,12 +185,7 @@ int attach_sealed_clone(int dirfd, const char* path, unsigned flags, int target)
 // sealed over the target, then unlinked there (the bind keeps it). No allocation.
 int attach_view(int root, const ChildMount& m, int index, int target) {
     char name[32] = ".aj-view-";
-    char digits[12];
-    int nd = 0;
-    for (unsigned v = static_cast<unsigned>(index); nd == 0 || v != 0; v /= 10) digits[nd++] = static_cast<char>('0' + v % 10);
-    std::size_t at = std::strlen(name);
-    while (nd > 0) name[at++] = digits[--nd];
-    name[at] = '\0';
+    put_uint(name + std::strlen(name), static_cast<unsigned>(index));
     int f = ::openat(root, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
     if (f < 0) return err();
     std::size_t done = 0;
@@ -417,21 +416,13 @@ int build_root(RootPlan& rp, Failure* fail) {
                     break;
                 }
                 std::memcpy(data, m.data, dl);
-                char digits[12];
-                int nd = 0;
-                for (unsigned v = static_cast<unsigned>(fuse); nd == 0 || v != 0; v /= 10)
-                    digits[nd++] = static_cast<char>('0' + v % 10);
-                std::size_t at = dl;
-                while (nd > 0) data[at++] = digits[--nd];
-                data[at] = '\0';
+                put_uint(data + dl, static_cast<unsigned>(fuse));
                 fd_path(path, target);
                 stage = Stage::view_mount;
                 r = ::mount("agentjail", path, "fuse", m.flags, data) < 0 ? err() : 0;
                 // The supervisor serves it from now on; nothing may look below it first.
-                if (r == 0) {
-                    stage = Stage::view_fd;
-                    r = send_fd(rp.report_fd, Stage::view_fd, fuse);
-                }
+                // (A failure to pass it is the mount's: view_fd reports carry a descriptor.)
+                if (r == 0) r = send_fd(rp.report_fd, Stage::view_fd, fuse);
                 ::close(fuse);
                 break;
             }

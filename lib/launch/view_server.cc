@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -33,6 +34,9 @@ namespace {
 constexpr std::uint32_t kMaxWrite = 1u << 20;
 constexpr std::size_t kBufSize = kMaxWrite + 4096;
 constexpr std::uint32_t kOverflowId = 65534;
+// How long the kernel keeps a name's answer and a file's attributes before it asks
+// again: a change the host makes shows inside after at most this long.
+constexpr std::uint64_t kCacheSeconds = 1;
 // A directory the run did not make is renamed only when nothing below it is protected
 // or hidden; past this many entries the walk gives up and the rename is refused with
 // EXDEV (mv then copies, and each file's name is judged).
@@ -47,22 +51,12 @@ struct Node {
     std::uint64_t parent = 0;  // 0: the root
     std::string name;
     bool protect = false;  // judged protected by a name it was found under (sticky)
-    bool made = false;     // the run made it through the view
-    const std::string* text = nullptr;  // a file of Rules::files
+    const std::string* text = nullptr;  // a file of Rules::files (fd -1, never forgotten)
 };
 
-std::uint32_t map_id(const std::vector<IdRange>& map, std::uint32_t outside) {
-    for (const auto& r : map)
-        if (outside >= r.outside && outside - r.outside < r.count) return r.inside + (outside - r.outside);
-    return kOverflowId;
-}
-
-// The host's id for an id inside (the inverse of map_id); the overflow id when unmapped.
-std::uint32_t unmap_id(const std::vector<IdRange>& map, std::uint32_t inside) {
-    for (const auto& r : map)
-        if (inside >= r.inside && inside - r.inside < r.count) return r.outside + (inside - r.inside);
-    return kOverflowId;
-}
+// An id across the sandbox's user namespace, either way: it maps one id to itself
+// (Rules::uid), and every other is the overflow id.
+std::uint32_t across(std::uint32_t id, std::uint32_t mapped) { return id == mapped ? id : kOverflowId; }
 
 std::string proc_fd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
@@ -76,17 +70,15 @@ struct Server::State {
     std::shared_ptr<const Rules> rules;
     std::vector<std::thread> threads;
     std::atomic<bool> stopping{false};
-    std::uint32_t minor = 0;
     bool server_root = ::geteuid() == 0;
 
     mutable std::mutex mu;
     std::unordered_map<std::uint64_t, Node> nodes;
     std::map<std::pair<dev_t, ino_t>, std::uint64_t> by_inode;
-    std::map<std::string, std::uint64_t> text_nodes;  // rel of a Rules::files entry -> nodeid
+    std::map<std::string, std::uint64_t> text_nodes;  // rel of a Rules::files entry -> nodeid (made at start)
     std::set<std::pair<dev_t, ino_t>> made;
     std::uint64_t next_id = FUSE_ROOT_ID + 1;
     RefusalTally refused;
-    std::string root_path;  // the workspace inside, for the refusals' paths
 
     // --- the node table (mu held) ---
 
@@ -116,7 +108,7 @@ struct Server::State {
 
     // A refusal for the record: the path as the sandbox names it, and why.
     void event(bool hidden, const std::string& rel, const std::string& what) {
-        const std::string path = rel.empty() ? root_path : root_path + "/" + rel;
+        const std::string path = rel.empty() ? rules->inside : rules->inside + "/" + rel;
         std::lock_guard<std::mutex> l(mu);
         if (hidden)
             refused.add("workspace", path, "hidden by the policy's hide rules (" + what + ")", "");
@@ -126,6 +118,11 @@ struct Server::State {
                         "[workspace] unprotect, if it is meant for the agent to change");
     }
 
+    // Did the run make this inode through the view?
+    bool made_here(const struct stat& st) const {
+        std::lock_guard<std::mutex> l(mu);
+        return made.count({st.st_dev, st.st_ino}) > 0;
+    }
 
     // What a request names: the node's descriptor and facts, taken under the lock.
     struct Ref {
@@ -146,7 +143,7 @@ struct Server::State {
         r.fd = it->second.fd;
         r.type = it->second.type;
         r.protect = it->second.protect;
-        r.made = it->second.made;
+        r.made = it->second.fd >= 0 && made.count({it->second.dev, it->second.ino}) > 0;
         r.text = it->second.text;
         r.dev = it->second.dev;
         r.rel = rel_of_locked(id);
@@ -190,36 +187,40 @@ struct Server::State {
         a.ctimensec = static_cast<std::uint32_t>(st.st_ctim.tv_nsec);
         a.mode = st.st_mode;
         a.nlink = static_cast<std::uint32_t>(st.st_nlink);
-        a.uid = map_id(rules->uid_map, st.st_uid);
-        a.gid = map_id(rules->gid_map, st.st_gid);
+        a.uid = across(st.st_uid, rules->uid);
+        a.gid = across(st.st_gid, rules->gid);
         // Device numbers are not shown: the mount is nodev, and a node's number is
         // the host's business.
         a.rdev = 0;
         a.blksize = static_cast<std::uint32_t>(st.st_blksize);
     }
-    void fill_text_attr(fuse_attr& a, std::uint64_t id, const std::string& text) const {
-        a = {};
-        a.ino = id;
-        a.size = text.size();
-        a.blocks = (text.size() + 511) / 512;
-        a.mode = S_IFREG | 0444;
-        a.nlink = 1;
-        a.uid = rules->uid_map.empty() ? 0 : rules->uid_map.front().inside;
-        a.gid = rules->gid_map.empty() ? 0 : rules->gid_map.front().inside;
-        a.blksize = 4096;
+    // A Rules::files entry's attributes, as a stat of the host's would give them.
+    struct stat text_stat(std::uint64_t id, const std::string& text) const {
+        struct stat st {};
+        st.st_ino = id;
+        st.st_size = static_cast<off_t>(text.size());
+        st.st_blocks = static_cast<blkcnt_t>((text.size() + 511) / 512);
+        st.st_mode = S_IFREG | 0444;
+        st.st_nlink = 1;
+        st.st_blksize = 4096;
+        st.st_uid = rules->uid;
+        st.st_gid = rules->gid;
+        return st;
     }
-    void valid(std::uint64_t& s, std::uint32_t& ns) const {
-        const double t = std::max(0.0, rules->cache_s);
-        s = static_cast<std::uint64_t>(t);
-        ns = static_cast<std::uint32_t>((t - static_cast<double>(s)) * 1e9);
+    static void valid(std::uint64_t& s, std::uint32_t& ns) {
+        s = kCacheSeconds;
+        ns = 0;
     }
-    void reply_entry(std::uint64_t unique, std::uint64_t id, const struct stat& st) {
+    fuse_entry_out entry(std::uint64_t id, const struct stat& st) const {
         fuse_entry_out e{};
         e.nodeid = id;
         valid(e.entry_valid, e.entry_valid_nsec);
         valid(e.attr_valid, e.attr_valid_nsec);
         fill_attr(e.attr, st);
-        reply_struct(unique, e);
+        return e;
+    }
+    void reply_entry(std::uint64_t unique, std::uint64_t id, const struct stat& st) {
+        reply_struct(unique, entry(id, st));
     }
 
     // --- lookups ---
@@ -238,21 +239,22 @@ struct Server::State {
             return 0;
         }
         const std::string rel = join(p.rel, name);
-        if (auto t = rules->files.find(rel); t != rules->files.end()) return text_node(rel, t->second, st);
+        if (auto t = text_nodes.find(rel); t != text_nodes.end()) {
+            // Made at start and never forgotten: only the kernel's count moves.
+            std::lock_guard<std::mutex> l(mu);
+            ++nodes[t->second].nlookup;
+            st = text_stat(t->second, *nodes[t->second].text);
+            return t->second;
+        }
         // A name the sandbox looked up before costs a stat: its node keeps a descriptor.
         if (::fstatat(p.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             err = errno;
             return 0;
         }
         const auto key = std::make_pair(st.st_dev, st.st_ino);
-        bool made_here;
-        {
-            std::lock_guard<std::mutex> l(mu);
-            made_here = made.count(key) > 0;
-        }
         const bool is_dir = S_ISDIR(st.st_mode);
         Rules::Verdict v = Rules::Verdict::plain;
-        if (!made_here) {
+        if (!made_here(st)) {
             v = rules->hide_inodes.count(key) ? Rules::Verdict::hidden : rules->judge(rel, is_dir);
             if (v == Rules::Verdict::plain && p.protect && !p.made) v = Rules::Verdict::protect;
         }
@@ -310,35 +312,8 @@ struct Server::State {
         n.parent = parent;
         n.name = name;
         n.protect = v == Rules::Verdict::protect;
-        n.made = made_here;
         nodes.emplace(id, std::move(n));
         by_inode.emplace(key, id);
-        return id;
-    }
-
-    std::uint64_t text_node(const std::string& rel, const std::string& text, struct stat& st) {
-        std::lock_guard<std::mutex> l(mu);
-        std::uint64_t id;
-        if (auto it = text_nodes.find(rel); it != text_nodes.end() && nodes.count(it->second)) {
-            id = it->second;
-        } else {
-            id = next_id++;
-            Node n;
-            n.type = S_IFREG;
-            n.text = &text;
-            n.protect = true;
-            nodes.emplace(id, std::move(n));
-            text_nodes[rel] = id;
-        }
-        ++nodes[id].nlookup;
-        st = {};
-        st.st_ino = id;
-        st.st_size = static_cast<off_t>(text.size());
-        st.st_mode = S_IFREG | 0444;
-        st.st_nlink = 1;
-        st.st_blksize = 4096;
-        st.st_uid = rules->uid_map.empty() ? 0 : rules->uid_map.front().outside;
-        st.st_gid = rules->gid_map.empty() ? 0 : rules->gid_map.front().outside;
         return id;
     }
 
@@ -348,11 +323,9 @@ struct Server::State {
         auto it = nodes.find(id);
         if (it == nodes.end()) return;
         it->second.nlookup = it->second.nlookup > n ? it->second.nlookup - n : 0;
-        if (it->second.nlookup > 0) return;
-        if (it->second.fd >= 0) {
-            by_inode.erase({it->second.dev, it->second.ino});
-            ::close(it->second.fd);
-        }
+        if (it->second.nlookup > 0 || it->second.text != nullptr) return;
+        by_inode.erase({it->second.dev, it->second.ino});
+        ::close(it->second.fd);
         nodes.erase(it);
     }
 
@@ -379,14 +352,13 @@ struct Server::State {
             if (out != nullptr) *out = st;
         }
         const auto key = std::make_pair(st.st_dev, st.st_ino);
-        bool made_here = false, held_protected = false;
+        bool held_protected = false;
         {
             std::lock_guard<std::mutex> l(mu);
-            made_here = made.count(key) > 0;
             if (auto k = by_inode.find(key); k != by_inode.end()) held_protected = nodes[k->second].protect;
         }
         bool refuse = rules->files.count(rel) > 0 || held_protected;
-        if (!refuse && !made_here) {
+        if (!refuse && !made_here(st)) {
             if (rules->hide_inodes.count(key)) return ENOENT;
             const auto v = rules->judge(rel, S_ISDIR(st.st_mode));
             if (v == Rules::Verdict::hidden) return ENOENT;
@@ -404,11 +376,9 @@ struct Server::State {
         const std::string rel = join(dir.rel, name);
         if (rules->files.count(rel)) return false;
         if (type != DT_DIR && rules->hide_inodes.count({dir.dev, ino})) return true;
-        if (!rules->hide_exact.count(rel) && rules->judge(rel, type == DT_DIR) != Rules::Verdict::hidden) return false;
+        if (!rules->hides(rel, type == DT_DIR)) return false;
         struct stat st {};
-        if (::fstatat(dir.fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
-        std::lock_guard<std::mutex> l(mu);
-        return made.count({st.st_dev, st.st_ino}) == 0;
+        return ::fstatat(dir.fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !made_here(st);
     }
 
     // A directory the run did not make may move only when nothing below it is
@@ -437,8 +407,7 @@ struct Server::State {
             }
             const bool is_dir = e->d_type == DT_DIR;
             const std::string child = join(rel, e->d_name);
-            if (rules->judge(child, is_dir) != Rules::Verdict::plain || rules->hide_exact.count(child) ||
-                rules->files.count(child)) {
+            if (rules->judge(child, is_dir) != Rules::Verdict::plain || rules->files.count(child)) {
                 result = EXDEV;
                 break;
             }
@@ -465,7 +434,7 @@ struct Server::State {
     void mark_made(int dir_fd, const char* name, const fuse_in_header& h) {
         struct stat st {};
         if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
-        const std::uint32_t uid = unmap_id(rules->uid_map, h.uid), gid = unmap_id(rules->gid_map, h.gid);
+        const std::uint32_t uid = across(h.uid, rules->uid), gid = across(h.gid, rules->gid);
         if (server_root && (st.st_uid != uid || st.st_gid != gid) && uid != kOverflowId && gid != kOverflowId)
             (void)::fchownat(dir_fd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
         std::lock_guard<std::mutex> l(mu);
@@ -507,7 +476,6 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             fuse_init_out out{};
             out.major = FUSE_KERNEL_VERSION;
             out.minor = std::min<std::uint32_t>(in->minor, FUSE_KERNEL_MINOR_VERSION);
-            minor = out.minor;
             out.max_readahead = in->max_readahead;
             const std::uint32_t want = FUSE_ASYNC_READ | FUSE_BIG_WRITES | FUSE_ATOMIC_O_TRUNC | FUSE_AUTO_INVAL_DATA |
                                        FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES | FUSE_CACHE_SYMLINKS;
@@ -550,12 +518,11 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             if (!r.ok) return reply(u, ENOENT);
             fuse_attr_out out{};
             valid(out.attr_valid, out.attr_valid_nsec);
-            if (r.text != nullptr) {
-                fill_text_attr(out.attr, h.nodeid, *r.text);
-                return reply_struct(u, out);
-            }
             struct stat st {};
-            if (::fstatat(r.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply(u, errno);
+            if (r.text != nullptr)
+                st = text_stat(h.nodeid, *r.text);
+            else if (::fstatat(r.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+                return reply(u, errno);
             fill_attr(out.attr, st);
             return reply_struct(u, out);
         }
@@ -574,8 +541,8 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             if ((in->valid & (FATTR_UID | FATTR_GID)) != 0) {
                 struct stat st {};
                 if (::fstatat(r.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply(u, errno);
-                if (((in->valid & FATTR_UID) && in->uid != map_id(rules->uid_map, st.st_uid)) ||
-                    ((in->valid & FATTR_GID) && in->gid != map_id(rules->gid_map, st.st_gid)))
+                if (((in->valid & FATTR_UID) && in->uid != across(st.st_uid, rules->uid)) ||
+                    ((in->valid & FATTR_GID) && in->gid != across(st.st_gid, rules->gid)))
                     return reply(u, EPERM);
             }
             if ((in->valid & FATTR_MODE) != 0 && ::chmod(path.c_str(), in->mode & 07777) != 0) return reply(u, errno);
@@ -627,21 +594,12 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) return reply(u, EPERM);
                 if (int e = may_make(dir, name, false, "create")) return reply(u, e);
                 rc = ::mknodat(dir.fd, name, type | (in->mode & 07777 & ~in->umask), 0);
-                if (rc == 0) (void)::fchmodat(dir.fd, name, in->mode & 07777 & ~in->umask, AT_SYMLINK_NOFOLLOW);
             } else if (h.opcode == FUSE_MKDIR) {
                 const auto* in = arg<fuse_mkdir_in>(body, size);
                 name = in ? name_at(body, size, sizeof *in) : nullptr;
                 if (name == nullptr) return reply(u, EINVAL);
                 if (int e = may_make(dir, name, true, "create")) return reply(u, e);
                 rc = ::mkdirat(dir.fd, name, in->mode & 07777 & ~in->umask);
-                if (rc == 0) {
-                    // The server's own umask took bits off: the sandbox's decides.
-                    int d = ::openat(dir.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                    if (d >= 0) {
-                        (void)::fchmod(d, in->mode & 07777 & ~in->umask);
-                        ::close(d);
-                    }
-                }
             } else if (h.opcode == FUSE_SYMLINK) {
                 name = name_at(body, size, 0);
                 if (name == nullptr) return reply(u, EINVAL);
@@ -722,24 +680,11 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             } else if (int e = may_make(to, newname, S_ISDIR(src.st_mode), "rename onto")) {
                 return reply(u, e);
             }
-            if ((flags & RENAME_EXCHANGE) != 0 && target_exists && S_ISDIR(dst.st_mode)) {
-                bool made_dst;
-                {
-                    std::lock_guard<std::mutex> l(mu);
-                    made_dst = made.count({dst.st_dev, dst.st_ino}) > 0;
-                }
-                if (!made_dst)
-                    if (int e = may_move_dir(to.fd, newname, join(to.rel, newname))) return reply(u, e);
-            }
-            if (S_ISDIR(src.st_mode)) {
-                bool made_src;
-                {
-                    std::lock_guard<std::mutex> l(mu);
-                    made_src = made.count({src.st_dev, src.st_ino}) > 0;
-                }
-                if (!made_src)
-                    if (int e = may_move_dir(from.fd, oldname, join(from.rel, oldname))) return reply(u, e);
-            }
+            // A folder the run did not make moves only when it holds no rule's name.
+            if ((flags & RENAME_EXCHANGE) != 0 && target_exists && S_ISDIR(dst.st_mode) && !made_here(dst))
+                if (int e = may_move_dir(to.fd, newname, join(to.rel, newname))) return reply(u, e);
+            if (S_ISDIR(src.st_mode) && !made_here(src))
+                if (int e = may_move_dir(from.fd, oldname, join(from.rel, oldname))) return reply(u, e);
             if (::renameat2(from.fd, oldname, to.fd, newname, flags) != 0) return reply(u, errno);
             {
                 std::lock_guard<std::mutex> l(mu);
@@ -796,7 +741,8 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 if (in->offset >= t.size()) return reply(u, 0);
                 return reply(u, 0, t.data() + in->offset, std::min<std::size_t>(want, t.size() - in->offset));
             }
-            std::vector<char> buf(want);
+            thread_local std::vector<char> buf;
+            buf.resize(want);
             ssize_t n = ::pread(static_cast<int>(in->fh), buf.data(), want, static_cast<off_t>(in->offset));
             if (n < 0) return reply(u, errno);
             return reply(u, 0, buf.data(), static_cast<std::size_t>(n));
@@ -901,21 +847,14 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             const mode_t mode = in->mode & 07777 & ~in->umask;
             int fd = ::openat(dir.fd, name, static_cast<int>(in->flags) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode);
             if (fd < 0) return reply(u, errno);
-            if (!exists) {
-                (void)::fchmod(fd, mode);
-                mark_made(dir.fd, name, h);
-            }
+            if (!exists) mark_made(dir.fd, name, h);
             int err = 0;
             std::uint64_t id = find(h.nodeid, name, st, err);
             if (id == 0) {
                 ::close(fd);
                 return reply(u, err);
             }
-            fuse_entry_out e{};
-            e.nodeid = id;
-            valid(e.entry_valid, e.entry_valid_nsec);
-            valid(e.attr_valid, e.attr_valid_nsec);
-            fill_attr(e.attr, st);
+            const fuse_entry_out e = entry(id, st);
             fuse_open_out o{};
             o.fh = static_cast<std::uint64_t>(fd);
             o.open_flags = FOPEN_KEEP_CACHE;
@@ -936,6 +875,9 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
 }
 
 void Server::State::serve() {
+    // The modes the sandbox asks for are final (the kernel took its umask off): this
+    // thread's file-system attributes are its own, with no umask of the process's.
+    if (::unshare(CLONE_FS) == 0) (void)::umask(0);
     std::vector<char> buf(kBufSize);
     pollfd pf[2] = {{fuse.get(), POLLIN, 0}, {stop_fd.get(), POLLIN, 0}};
     while (!stopping.load()) {
@@ -982,10 +924,8 @@ Result<std::unique_ptr<Server>> Server::start(sys::UniqueFd fuse, sys::UniqueFd 
     }
     s->stop_fd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!s->stop_fd) return util::errno_error(ErrorKind::setup, errno, "eventfd for the view");
-    int rfd = ::openat(root.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (rfd < 0) return util::errno_error(ErrorKind::setup, errno, "opening the view's root");
     Node r;
-    r.fd = rfd;
+    r.fd = root.release();
     r.dev = st.st_dev;
     r.ino = st.st_ino;
     r.type = S_IFDIR;
@@ -993,8 +933,15 @@ Result<std::unique_ptr<Server>> Server::start(sys::UniqueFd fuse, sys::UniqueFd 
     s->nodes.emplace(FUSE_ROOT_ID, std::move(r));
     s->by_inode.emplace(std::make_pair(st.st_dev, st.st_ino), FUSE_ROOT_ID);
     s->fuse = std::move(fuse);
-    s->root_path = rules->inside;
     s->rules = std::move(rules);
+    for (const auto& [rel, text] : s->rules->files) {
+        Node t;
+        t.type = S_IFREG;
+        t.text = &text;
+        t.protect = true;
+        s->text_nodes.emplace(rel, s->next_id);
+        s->nodes.emplace(s->next_id++, std::move(t));
+    }
     State* raw = s.get();
     for (int i = 0; i < std::max(1, threads); ++i) s->threads.emplace_back([raw] { raw->serve(); });
     return std::unique_ptr<Server>(new Server(std::move(s)));

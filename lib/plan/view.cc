@@ -23,10 +23,10 @@ Result<void> serve_workspace(const policy::Policy& policy, const ExpandContext& 
         return {};
     }
     const std::string& ws = plan.workspace;
-    auto at = std::find_if(plan.mounts.begin(), plan.mounts.end(), [&](const MountOp& m) {
+    auto is_workspace = [&](const MountOp& m) {
         return m.kind == MountKind::bind && !m.read_only && m.dst == ws && m.src == ctx.workspace;
-    });
-    if (at == plan.mounts.end()) return {};
+    };
+    if (std::none_of(plan.mounts.begin(), plan.mounts.end(), is_workspace)) return {};
 
     auto rules = std::make_shared<view::Rules>();
     // The policy's hide patterns that reach into the workspace, relative to it.
@@ -49,17 +49,20 @@ Result<void> serve_workspace(const policy::Policy& policy, const ExpandContext& 
         // file: the lock is the file's future content.
         if (!rel->ends_with("/")) rules->protect.emplace_back(*rel + ".lock");
     }
-    rules->prepare();
     rules->inside = ws;
-    rules->uid_map = view::parse_id_map(plan.uid_map);
-    rules->gid_map = view::parse_id_map(plan.gid_map);
+    rules->uid = plan.uid;  // Plan::uid_map maps this one id to itself
+    rules->gid = plan.gid;
 
     // What the mounts below the workspace did, the view does.
     std::vector<MountOp> kept;
     kept.reserve(plan.mounts.size());
     std::size_t taken = 0;
     for (auto& m : plan.mounts) {
-        if (&m == &*at || !util::path_within(m.dst, ws) || m.dst == ws) {
+        if (is_workspace(m)) {
+            m.kind = MountKind::view;
+            m.view_rules = rules;
+        }
+        if (!util::path_within(m.dst, ws) || m.dst == ws) {
             kept.push_back(std::move(m));
             continue;
         }
@@ -79,11 +82,6 @@ Result<void> serve_workspace(const policy::Policy& policy, const ExpandContext& 
         ++taken;
     }
     plan.mounts = std::move(kept);
-    for (auto& m : plan.mounts)
-        if (m.kind == MountKind::bind && m.dst == ws && m.src == ctx.workspace && !m.read_only) {
-            m.kind = MountKind::view;
-            m.view_rules = rules;
-        }
     // The guards below the workspace: the view judges those names at every lookup, so
     // nothing is watched, and no placeholder is made.
     std::erase_if(plan.guards, [&](const Guard& g) {

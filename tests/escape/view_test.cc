@@ -82,7 +82,7 @@ TEST_F(Escape, VIEW01_NothingIsMadeInTheProjectDuringTheRun) {
 TEST_F(Escape, VIEW02_AHiddenNameTheHostMakesDuringTheRunIsHidden) {
     const std::string fresh = jail.new_canary();
     LiveRun r = start(jail,
-                      "cat .npmrc; echo rc=$?; ls -a | grep -c npmrc; cat notes.txt; "
+                      "cat .npmrc; echo rc=$?; echo listed=$(ls -a | grep -c npmrc); cat notes.txt; "
                       "cat keys/id.pem; echo pem=$?",
                       kView);
     ASSERT_TRUE(ready(r));
@@ -93,6 +93,7 @@ TEST_F(Escape, VIEW02_AHiddenNameTheHostMakesDuringTheRunIsHidden) {
     ASSERT_EQ(out.status, 0) << describe(out);
     EXPECT_EQ(field(out.out, "rc"), "1") << describe(out);
     EXPECT_EQ(field(out.out, "pem"), "1") << describe(out);
+    EXPECT_EQ(field(out.out, "listed"), "0") << describe(out);
     EXPECT_FALSE(ajtest::contains(out.out, fresh)) << describe(out);
     EXPECT_TRUE(ajtest::contains(out.out, "note-" + fresh.substr(0, 4))) << "control: a plain new name\n" << describe(out);
     EXPECT_TRUE(ajtest::contains(ajtest::read_file(r.ws + "/keys/id.pem"), fresh)) << "the host did not write it";
@@ -170,8 +171,7 @@ TEST_F(Escape, VIEW05_ProtectedNamesCannotBeMadeInTheProjectsFolders) {
 
 // git inside and on the host sees only what the agent wrote: `git add -A` commits its
 // file alone, and the host's `git status` after the run lists only that commit's work.
-// Control: the same commit under the mounts view holds no placeholder either, and the
-// host sees the file.
+// The agent's own new file is the positive control: the same `git status` lists it.
 TEST_F(Escape, VIEW06_GitSeesOnlyTheAgentsChanges) {
     host("git init -q . && printf '.env*\\n' > .gitignore && git add .gitignore && "
          "git -c user.name=u -c user.email=u@e commit -qm base",

@@ -155,19 +155,28 @@ TEST_F(CApiRun, RootCallerMustNameTheIdentity) {
     EXPECT_EQ(run_out(pol.p, {"/usr/bin/id", "-u"}, o), "0\n");
 }
 
+// A job's identity for the root-only tests below: the workspace and a home are its,
+// and the options name it.
+constexpr uid_t kJobUid = 23456;
+constexpr gid_t kJobGid = 23457;
+
+void as_job(aj_run_options& o, const ajtest::TempDir& ws, const ajtest::TempDir& home) {
+    ASSERT_EQ(::chown(ws.path().c_str(), kJobUid, kJobGid), 0);
+    ASSERT_EQ(::chown(home.path().c_str(), kJobUid, kJobGid), 0);
+    o.uid = kJobUid;
+    o.gid = kJobGid;
+    o.home = home.path().c_str();
+}
+
 // Root runs the job as the job's uid/gid: its files, no group of root's, and what
 // only root may read stays unreadable.
 TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentity) {
     if (!root()) GTEST_SKIP() << "only root may run the command as another identity";
-    const uid_t uid = 23456;
-    const gid_t gid = 23457;
+    const uid_t uid = kJobUid;
+    const gid_t gid = kJobGid;
     ajtest::TempDir home;
-    ASSERT_EQ(::chown(ws.path().c_str(), uid, gid), 0);
-    ASSERT_EQ(::chown(home.path().c_str(), uid, gid), 0);
+    ASSERT_NO_FATAL_FAILURE(as_job(o, ws, home));
     std::string secret = ws.write("root-only", "secret\n", 0600);  // root's file
-    o.uid = uid;
-    o.gid = gid;
-    o.home = home.path().c_str();
     std::string out =
         run_out(pol.p,
                 {"/bin/sh", "-c",
@@ -193,11 +202,10 @@ TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentity) {
 // makes goes to the command's identity, not the server's.
 TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentityThroughTheView) {
     if (!root()) GTEST_SKIP() << "only root may run the command as another identity";
-    const uid_t uid = 23456;
-    const gid_t gid = 23457;
+    const uid_t uid = kJobUid;
+    const gid_t gid = kJobGid;
     ajtest::TempDir home;
-    ASSERT_EQ(::chown(ws.path().c_str(), uid, gid), 0);
-    ASSERT_EQ(::chown(home.path().c_str(), uid, gid), 0);
+    ASSERT_NO_FATAL_FAILURE(as_job(o, ws, home));
     Pol view;
     Err e;
     ASSERT_EQ(aj_policy_load_text(&view.p, "extends = \"default\"\n[workspace]\nview = \"fuse\"\n", "view.toml",
@@ -205,9 +213,6 @@ TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentityThroughTheView) {
               AJ_OK)
         << e.message();
     ASSERT_EQ(aj_policy_set_workspace(view.p, ws.path().c_str(), e.out()), AJ_OK) << e.message();
-    o.uid = uid;
-    o.gid = gid;
-    o.home = home.path().c_str();
     EXPECT_EQ(run_out(view.p, {"/bin/sh", "-c", "touch made && mkdir dir && ln -s made link && id -u"}, o),
               std::to_string(uid) + "\n");
     for (const char* name : {"made", "dir", "link"}) {
