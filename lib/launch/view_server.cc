@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <list>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -42,8 +43,15 @@ constexpr std::uint64_t kCacheSeconds = 1;
 // EXDEV (mv then copies, and each file's name is judged).
 constexpr std::size_t kRenameWalkMax = 20000;
 
+// A held O_PATH descriptor, shared with the requests using it: one the cache lets go
+// of is closed when the last of them is done.
+using Fd = std::shared_ptr<const sys::UniqueFd>;
+
 struct Node {
-    int fd = -1;  // O_PATH, never following a link
+    // O_PATH, never following a link; null when not held: opened again from the
+    // parent's by name, and only if it is still this inode (Server::State::fd_of).
+    Fd fd;
+    std::list<std::uint64_t>::iterator held;  // its place in State::held while fd is set
     dev_t dev = 0;
     ino_t ino = 0;
     mode_t type = 0;
@@ -51,7 +59,7 @@ struct Node {
     std::uint64_t parent = 0;  // 0: the root
     std::string name;
     bool protect = false;  // judged protected by a name it was found under (sticky)
-    const std::string* text = nullptr;  // a file of Rules::files (fd -1, never forgotten)
+    const std::string* text = nullptr;  // a file of Rules::files (no fd, never forgotten)
 };
 
 // An id across the sandbox's user namespace, either way: it maps one id to itself
@@ -79,6 +87,11 @@ struct Server::State {
     std::set<std::pair<dev_t, ino_t>> made;
     std::uint64_t next_id = FUSE_ROOT_ID + 1;
     RefusalTally refused;
+    // The nodes holding a descriptor, most recently used first, at most held_max (the
+    // root's is held apart, always): the descriptors are bounded by this, not by how
+    // many inodes the sandbox's dentry cache keeps (a 50,000-file `git status`).
+    std::list<std::uint64_t> held;
+    std::size_t held_max = 1024;
 
     // --- the node table (mu held) ---
 
@@ -124,8 +137,89 @@ struct Server::State {
         return made.count({st.st_dev, st.st_ino}) > 0;
     }
 
-    // What a request names: the node's descriptor and facts, taken under the lock.
+    // Keeps `fd` as node n's (id), dropping the least recently used past held_max.
+    void hold_locked(std::uint64_t id, Node& n, Fd fd) {
+        if (n.fd) return;
+        n.fd = std::move(fd);
+        if (id == FUSE_ROOT_ID) return;
+        held.push_front(id);
+        n.held = held.begin();
+        while (held.size() > held_max) {
+            nodes[held.back()].fd.reset();
+            held.pop_back();
+        }
+    }
+    // (Never the root's: the root is never forgotten.)
+    void unhold_locked(Node& n) {
+        if (!n.fd) return;
+        held.erase(n.held);
+        n.fd.reset();
+    }
+
+    // Node id's descriptor: the held one, or opened again by name from the parent's
+    // and kept only if it is the same inode (ESTALE when the host replaced or moved it
+    // since: the kernel looks the name up again). Null with err set on failure; null
+    // with err 0 for a Rules::files entry, which has none.
+    Fd fd_of(std::uint64_t id, int& err, int depth = 0) {
+        std::uint64_t parent = 0;
+        std::string name;
+        dev_t dev = 0;
+        ino_t ino = 0;
+        {
+            std::lock_guard<std::mutex> l(mu);
+            auto it = nodes.find(id);
+            if (it == nodes.end()) {
+                err = ENOENT;
+                return {};
+            }
+            Node& n = it->second;
+            if (n.fd) {
+                if (id != FUSE_ROOT_ID) held.splice(held.begin(), held, n.held);
+                return n.fd;
+            }
+            if (n.text != nullptr) {
+                err = 0;
+                return {};
+            }
+            parent = n.parent;
+            name = n.name;
+            dev = n.dev;
+            ino = n.ino;
+        }
+        if (depth > 4096) {
+            err = ELOOP;
+            return {};
+        }
+        Fd p = fd_of(parent, err, depth + 1);
+        if (!p) {
+            if (err == 0 || err == ENOENT) err = ESTALE;
+            return {};
+        }
+        auto fd = std::make_shared<const sys::UniqueFd>(::openat(p->get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        struct stat st {};
+        if (!*fd) {
+            err = errno == ENOENT || errno == ENOTDIR ? ESTALE : errno;
+            return {};
+        }
+        if (::fstatat(fd->get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev ||
+            st.st_ino != ino) {
+            err = ESTALE;
+            return {};
+        }
+        std::lock_guard<std::mutex> l(mu);
+        auto it = nodes.find(id);
+        if (it == nodes.end()) {
+            err = ENOENT;
+            return {};
+        }
+        hold_locked(id, it->second, fd);
+        return it->second.fd;
+    }
+
+    // What a request names: the node's facts, taken under the lock, and its descriptor
+    // (held by the Ref for as long as the request uses it).
     struct Ref {
+        Fd hold;
         int fd = -1;
         mode_t type = 0;
         bool protect = false;
@@ -134,19 +228,26 @@ struct Server::State {
         dev_t dev = 0;
         std::string rel;
         bool ok = false;
+        int err = ENOENT;  // why not ok
     };
     Ref ref(std::uint64_t id) {
-        std::lock_guard<std::mutex> l(mu);
-        auto it = nodes.find(id);
-        if (it == nodes.end()) return {};
         Ref r;
-        r.fd = it->second.fd;
-        r.type = it->second.type;
-        r.protect = it->second.protect;
-        r.made = it->second.fd >= 0 && made.count({it->second.dev, it->second.ino}) > 0;
-        r.text = it->second.text;
-        r.dev = it->second.dev;
-        r.rel = rel_of_locked(id);
+        {
+            std::lock_guard<std::mutex> l(mu);
+            auto it = nodes.find(id);
+            if (it == nodes.end()) return r;
+            r.type = it->second.type;
+            r.protect = it->second.protect;
+            r.text = it->second.text;
+            r.made = r.text == nullptr && made.count({it->second.dev, it->second.ino}) > 0;
+            r.dev = it->second.dev;
+            r.rel = rel_of_locked(id);
+        }
+        if (r.text == nullptr) {
+            r.hold = fd_of(id, r.err);
+            if (!r.hold) return r;
+            r.fd = r.hold->get();
+        }
         r.ok = true;
         return r;
     }
@@ -227,11 +328,10 @@ struct Server::State {
 
     // The node for `name` in directory `parent`, counted as one more lookup by the
     // kernel. 0 with *err set: not there (or hidden).
-    std::uint64_t find(std::uint64_t parent, const char* name, struct stat& st, int& err, bool count = true,
-                       bool retry = true) {
+    std::uint64_t find(std::uint64_t parent, const char* name, struct stat& st, int& err, bool count = true) {
         Ref p = ref(parent);
         if (!p.ok) {
-            err = ENOENT;
+            err = p.err;
             return 0;
         }
         if (!S_ISDIR(p.type)) {
@@ -246,7 +346,8 @@ struct Server::State {
             st = text_stat(t->second, *nodes[t->second].text);
             return t->second;
         }
-        // A name the sandbox looked up before costs a stat: its node keeps a descriptor.
+        // A lookup costs a stat: a descriptor of the name's own is opened only when a
+        // request needs one (most lookups are a stat of the sandbox's, and end there).
         if (::fstatat(p.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             err = errno;
             return 0;
@@ -277,34 +378,12 @@ struct Server::State {
             n.protect = n.protect || v == Rules::Verdict::protect;
             return id;
         };
-        {
-            std::lock_guard<std::mutex> l(mu);
-            if (auto known = by_inode.find(key); known != by_inode.end()) return reuse(known->second);
-        }
-        // A new inode: its descriptor, which must be the file just judged (the host may
-        // have replaced the name between the stat and the open: then it is asked again).
-        int fd = ::openat(p.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-            err = errno;
-            return 0;
-        }
-        struct stat again {};
-        if (::fstatat(fd, "", &again, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 || again.st_dev != st.st_dev ||
-            again.st_ino != st.st_ino) {
-            ::close(fd);
-            if (retry) return find(parent, name, st, err, count, false);
-            err = ESTALE;
-            return 0;
-        }
-        st = again;
         std::lock_guard<std::mutex> l(mu);
-        if (auto known = by_inode.find(key); known != by_inode.end()) {
-            ::close(fd);
-            return reuse(known->second);
-        }
+        if (auto known = by_inode.find(key); known != by_inode.end()) return reuse(known->second);
+        // A new inode, known by the name it was judged under and its number: a
+        // descriptor opened later by that name is checked to be this inode.
         const std::uint64_t id = next_id++;
         Node n;
-        n.fd = fd;
         n.dev = st.st_dev;
         n.ino = st.st_ino;
         n.type = st.st_mode & S_IFMT;
@@ -325,7 +404,7 @@ struct Server::State {
         it->second.nlookup = it->second.nlookup > n ? it->second.nlookup - n : 0;
         if (it->second.nlookup > 0 || it->second.text != nullptr) return;
         by_inode.erase({it->second.dev, it->second.ino});
-        ::close(it->second.fd);
+        unhold_locked(it->second);
         nodes.erase(it);
     }
 
@@ -515,7 +594,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
         }
         case FUSE_GETATTR: {
             Ref r = ref(h.nodeid);
-            if (!r.ok) return reply(u, ENOENT);
+            if (!r.ok) return reply(u, r.err);
             fuse_attr_out out{};
             valid(out.attr_valid, out.attr_valid_nsec);
             struct stat st {};
@@ -529,7 +608,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
         case FUSE_SETATTR: {
             const auto* in = arg<fuse_setattr_in>(body, size);
             Ref r = ref(h.nodeid);
-            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : ENOENT);
+            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : r.err);
             if (r.text != nullptr || r.protect) {
                 event(false, r.rel, "change of its attributes");
                 return reply(u, EACCES);
@@ -571,7 +650,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
         }
         case FUSE_READLINK: {
             Ref r = ref(h.nodeid);
-            if (!r.ok || !S_ISLNK(r.type)) return reply(u, r.ok ? EINVAL : ENOENT);
+            if (!r.ok || !S_ISLNK(r.type)) return reply(u, r.ok ? EINVAL : r.err);
             char buf[PATH_MAX];
             ssize_t n = ::readlinkat(r.fd, "", buf, sizeof buf);
             if (n < 0) return reply(u, errno);
@@ -582,7 +661,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
         case FUSE_SYMLINK:
         case FUSE_LINK: {
             Ref dir = ref(h.nodeid);
-            if (!dir.ok) return reply(u, ENOENT);
+            if (!dir.ok) return reply(u, dir.err);
             const char* name = nullptr;
             int rc = 0;
             if (h.opcode == FUSE_MKNOD) {
@@ -613,7 +692,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 name = in ? name_at(body, size, sizeof *in) : nullptr;
                 if (name == nullptr) return reply(u, EINVAL);
                 Ref src = ref(in->oldnodeid);
-                if (!src.ok) return reply(u, ENOENT);
+                if (!src.ok) return reply(u, src.err);
                 if (src.protect || src.text != nullptr) {
                     event(false, src.rel, "hard link");
                     return reply(u, EACCES);
@@ -643,7 +722,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
         case FUSE_RMDIR: {
             const char* name = name_at(body, size, 0);
             Ref dir = ref(h.nodeid);
-            if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : ENOENT);
+            if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : dir.err);
             if (int e = may_change(dir, name, "remove")) return reply(u, e);
             if (::unlinkat(dir.fd, name, h.opcode == FUSE_RMDIR ? AT_REMOVEDIR : 0) != 0) return reply(u, errno);
             return reply(u, 0);
@@ -670,7 +749,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             Ref from = ref(h.nodeid);
             Ref to = ref(newdir);
             if (oldname == nullptr || newname == nullptr) return reply(u, EINVAL);
-            if (!from.ok || !to.ok) return reply(u, ENOENT);
+            if (!from.ok || !to.ok) return reply(u, !from.ok ? from.err : to.err);
             struct stat src {};
             if (int e = may_change(from, oldname, "rename", &src)) return reply(u, e);
             struct stat dst {};
@@ -699,7 +778,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
         case FUSE_OPENDIR: {
             const auto* in = arg<fuse_open_in>(body, size);
             Ref r = ref(h.nodeid);
-            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : ENOENT);
+            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : r.err);
             fuse_open_out out{};
             if (r.text != nullptr) {
                 if (h.opcode == FUSE_OPENDIR) return reply(u, ENOTDIR);
@@ -774,7 +853,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
         case FUSE_READDIR: {
             const auto* in = arg<fuse_read_in>(body, size);
             Ref r = ref(h.nodeid);
-            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : ENOENT);
+            if (in == nullptr || !r.ok) return reply(u, in == nullptr ? EINVAL : r.err);
             const int fd = static_cast<int>(in->fh);
             // Each call starts where the kernel says (the last entry's d_off it took).
             if (::lseek(fd, static_cast<off_t>(in->offset), SEEK_SET) < 0) return reply(u, errno);
@@ -811,7 +890,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
         case FUSE_STATFS: {
             struct statfs sf {};
             Ref r = ref(FUSE_ROOT_ID);
-            if (!r.ok || ::fstatfs(r.fd, &sf) != 0) return reply(u, r.ok ? errno : ENOENT);
+            if (!r.ok || ::fstatfs(r.fd, &sf) != 0) return reply(u, r.ok ? errno : r.err);
             fuse_statfs_out out{};
             out.st.blocks = sf.f_blocks;
             out.st.bfree = sf.f_bfree;
@@ -827,7 +906,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             const auto* in = arg<fuse_create_in>(body, size);
             const char* name = in ? name_at(body, size, sizeof *in) : nullptr;
             Ref dir = ref(h.nodeid);
-            if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : ENOENT);
+            if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : dir.err);
             // An existing name is opened as it is (O_CREAT without O_EXCL): the same
             // rules as an open.
             struct stat st {};
@@ -915,17 +994,19 @@ Result<std::unique_ptr<Server>> Server::start(sys::UniqueFd fuse, sys::UniqueFd 
     int flags = ::fcntl(fuse.get(), F_GETFL);
     if (flags < 0 || ::fcntl(fuse.get(), F_SETFL, flags | O_NONBLOCK) != 0)
         return util::errno_error(ErrorKind::setup, errno, "making the view's FUSE descriptor non-blocking");
-    // A descriptor per inode the sandbox holds (its dentry cache decides how many):
-    // the soft limit goes up to the hard one, as far as this process is concerned.
+    // A descriptor per file the sandbox has open, and a bounded cache of the inodes
+    // it named: the soft limit goes up to the hard one, and the cache takes a quarter.
     struct rlimit nofile {};
     if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
         nofile.rlim_cur = nofile.rlim_max;
         (void)::setrlimit(RLIMIT_NOFILE, &nofile);
     }
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0)
+        s->held_max = std::clamp<std::size_t>(static_cast<std::size_t>(nofile.rlim_cur / 4), 64, 16384);
     s->stop_fd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!s->stop_fd) return util::errno_error(ErrorKind::setup, errno, "eventfd for the view");
     Node r;
-    r.fd = root.release();
+    r.fd = std::make_shared<const sys::UniqueFd>(std::move(root));
     r.dev = st.st_dev;
     r.ino = st.st_ino;
     r.type = S_IFDIR;
@@ -954,8 +1035,7 @@ void Server::stop() {
     for (auto& t : s_->threads)
         if (t.joinable()) t.join();
     std::lock_guard<std::mutex> l(s_->mu);
-    for (auto& [id, n] : s_->nodes)
-        if (n.fd >= 0) ::close(n.fd);
+    s_->held.clear();
     s_->nodes.clear();
     s_->by_inode.clear();
 }

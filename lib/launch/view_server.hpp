@@ -12,9 +12,10 @@
 // - the start costs no walk of the project: rules are patterns, judged per lookup.
 //
 // The server runs outside the sandbox with the caller's rights. It reaches the host
-// only through descriptors of the files the kernel named (one O_PATH descriptor per
-// inode the sandbox looked up, every name a single component, never a link followed),
-// so the sandbox cannot make it act outside the project.
+// only through descriptors of the files the kernel named (O_PATH, every name a single
+// component, never a link followed; a bounded cache of them, each opened again by name
+// from its parent's and checked to be the same inode), so the sandbox cannot make it
+// act outside the project.
 #pragma once
 
 #include "base/error.hpp"
