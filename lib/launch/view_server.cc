@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -36,8 +37,14 @@ constexpr std::uint32_t kMaxWrite = 1u << 20;
 constexpr std::size_t kBufSize = kMaxWrite + 4096;
 constexpr std::uint32_t kOverflowId = 65534;
 // How long the kernel keeps a name's answer and a file's attributes before it asks
-// again: a change the host makes shows inside after at most this long.
+// again. In a folder the server watches (inotify), the host's changes are pushed to
+// the kernel as they happen and the answers live long; the lifetime is then only a
+// net for what inotify does not report (a write through a mapping, a second name
+// outside the project). Elsewhere a host change shows inside after at most a second.
 constexpr std::uint64_t kCacheSeconds = 1;
+constexpr std::uint64_t kWatchedSeconds = 30;
+constexpr std::uint32_t kWatchEvents = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB |
+                                       IN_CLOSE_WRITE | IN_ONLYDIR | IN_EXCL_UNLINK;
 // A directory the run did not make is renamed only when nothing below it is protected
 // or hidden; past this many entries the walk gives up and the rename is refused with
 // EXDEV (mv then copies, and each file's name is judged).
@@ -52,6 +59,7 @@ struct Node {
     // parent's by name, and only if it is still this inode (Server::State::fd_of).
     Fd fd;
     std::list<std::uint64_t>::iterator held;  // its place in State::held while fd is set
+    int wd = -1;  // a directory's inotify watch, when it has one
     dev_t dev = 0;
     ino_t ino = 0;
     mode_t type = 0;
@@ -70,6 +78,25 @@ std::string proc_fd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 bool write_access(std::uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) != 0; }
 
+// A file system whose changes may come from another machine, which inotify does not
+// report: its answers stay short-lived.
+bool remote(const struct statfs& sf) {
+    switch (static_cast<unsigned long>(sf.f_type)) {
+        case 0x6969UL:      // NFS
+        case 0x517BUL:      // SMB
+        case 0xFF534D42UL:  // CIFS
+        case 0xFE534D42UL:  // SMB2
+        case 0x65735546UL:  // FUSE (sshfs, ...)
+        case 0x01021997UL:  // 9p
+        case 0x00C36400UL:  // Ceph
+        case 0x5346414FUL:  // AFS
+        case 0x47504653UL:  // GPFS
+        case 0x0BD00BD0UL:  // Lustre
+            return true;
+        default: return false;
+    }
+}
+
 }  // namespace
 
 struct Server::State {
@@ -81,6 +108,7 @@ struct Server::State {
     bool server_root = ::geteuid() == 0;
 
     mutable std::mutex mu;
+    std::mutex reader;  // held by the one thread waiting for the kernel's next request
     std::unordered_map<std::uint64_t, Node> nodes;
     std::map<std::pair<dev_t, ino_t>, std::uint64_t> by_inode;
     std::map<std::string, std::uint64_t> text_nodes;  // rel of a Rules::files entry -> nodeid (made at start)
@@ -92,6 +120,13 @@ struct Server::State {
     // many inodes the sandbox's dentry cache keeps (a 50,000-file `git status`).
     std::list<std::uint64_t> held;
     std::size_t held_max = 1024;
+    // The host's changes in the folders the sandbox holds, for the kernel's caches:
+    // a watch per directory node, at most watch_max (the user's watches are shared
+    // with their editor); none on a remote file system, whose changes inotify misses.
+    sys::UniqueFd inotify;
+    std::unordered_map<int, std::uint64_t> watches;  // wd -> directory node
+    std::size_t watch_max = 8192;
+    std::thread notifier;
 
     // --- the node table (mu held) ---
 
@@ -308,15 +343,19 @@ struct Server::State {
         st.st_gid = rules->gid;
         return st;
     }
-    static void valid(std::uint64_t& s, std::uint32_t& ns) {
-        s = kCacheSeconds;
-        ns = 0;
+    // How long the kernel may keep node id's name and attributes: long when the
+    // folder holding it is watched (the root: itself), so its changes are pushed.
+    std::uint64_t lifetime(std::uint64_t id) const {
+        std::lock_guard<std::mutex> l(mu);
+        auto it = nodes.find(id);
+        if (it == nodes.end()) return kCacheSeconds;
+        if (id != FUSE_ROOT_ID) it = nodes.find(it->second.parent);
+        return it != nodes.end() && it->second.wd >= 0 ? kWatchedSeconds : kCacheSeconds;
     }
     fuse_entry_out entry(std::uint64_t id, const struct stat& st) const {
         fuse_entry_out e{};
         e.nodeid = id;
-        valid(e.entry_valid, e.entry_valid_nsec);
-        valid(e.attr_valid, e.attr_valid_nsec);
+        e.entry_valid = e.attr_valid = lifetime(id);
         fill_attr(e.attr, st);
         return e;
     }
@@ -378,7 +417,7 @@ struct Server::State {
             n.protect = n.protect || v == Rules::Verdict::protect;
             return id;
         };
-        std::lock_guard<std::mutex> l(mu);
+        std::unique_lock<std::mutex> l(mu);
         if (auto known = by_inode.find(key); known != by_inode.end()) return reuse(known->second);
         // A new inode, known by the name it was judged under and its number: a
         // descriptor opened later by that name is checked to be this inode.
@@ -393,7 +432,137 @@ struct Server::State {
         n.protect = v == Rules::Verdict::protect;
         nodes.emplace(id, std::move(n));
         by_inode.emplace(key, id);
+        l.unlock();
+        // Watched before the kernel hears of it, so before anything in it is looked up.
+        if (is_dir) watch(id);
         return id;
+    }
+
+    // --- the host's changes, pushed to the kernel ---
+
+    void watch(std::uint64_t id) {
+        if (!inotify) return;
+        {
+            std::lock_guard<std::mutex> l(mu);
+            if (watches.size() >= watch_max) return;
+        }
+        // Through a descriptor checked to be the node's inode: the watch is on the
+        // folder that was judged, whatever its name is now.
+        int err = 0;
+        Fd fd = fd_of(id, err);
+        if (!fd) return;
+        const int wd = ::inotify_add_watch(inotify.get(), proc_fd(fd->get()).c_str(), kWatchEvents);
+        if (wd < 0) return;  // ENOSPC: the user's watches are spent; this folder's answers are short-lived
+        std::lock_guard<std::mutex> l(mu);
+        auto it = nodes.find(id);
+        if (it == nodes.end() || it->second.wd >= 0) return;
+        it->second.wd = wd;
+        watches[wd] = id;
+    }
+    void unwatch_locked(Node& n) {
+        if (n.wd < 0) return;
+        watches.erase(n.wd);
+        (void)::inotify_rm_watch(inotify.get(), n.wd);
+        n.wd = -1;
+    }
+
+    // A notification to the kernel (unique 0, the code in the error field).
+    void notify(int code, const void* a, std::size_t an, const void* b = nullptr, std::size_t bn = 0) {
+        fuse_out_header h{};
+        h.error = code;
+        h.len = static_cast<std::uint32_t>(sizeof h + an + bn);
+        iovec iov[3] = {{&h, sizeof h}, {const_cast<void*>(a), an}, {const_cast<void*>(b), bn}};
+        // ENOENT: the kernel has nothing cached for it.
+        (void)::writev(fuse.get(), iov, bn > 0 ? 3 : 2);
+    }
+    void forget_name(std::uint64_t parent, const std::string& name) {
+        fuse_notify_inval_entry_out o{};
+        o.parent = parent;
+        o.namelen = static_cast<std::uint32_t>(name.size());
+        notify(FUSE_NOTIFY_INVAL_ENTRY, &o, sizeof o, name.c_str(), name.size() + 1);
+    }
+    void forget_attributes(std::uint64_t id) {
+        fuse_notify_inval_inode_out o{};
+        o.ino = id;
+        o.off = -1;  // the attributes; a changed mtime drops the pages (FUSE_AUTO_INVAL_DATA)
+        notify(FUSE_NOTIFY_INVAL_INODE, &o, sizeof o);
+    }
+
+    // One batch of inotify events: each name changed in a watched folder is dropped
+    // from the kernel's caches (its entry, or its inode's attributes).
+    void changed(const char* buf, std::size_t n) {
+        std::set<std::pair<std::uint64_t, std::string>> names, files;
+        std::set<std::uint64_t> dirs;
+        bool overflow = false;
+        {
+            std::lock_guard<std::mutex> l(mu);
+            for (std::size_t at = 0; at + sizeof(inotify_event) <= n;) {
+                const auto* ev = reinterpret_cast<const inotify_event*>(buf + at);
+                at += sizeof(inotify_event) + ev->len;
+                if ((ev->mask & IN_Q_OVERFLOW) != 0) overflow = true;
+                auto w = watches.find(ev->wd);
+                if (w == watches.end()) continue;
+                if ((ev->mask & IN_IGNORED) != 0) {
+                    if (auto it = nodes.find(w->second); it != nodes.end()) it->second.wd = -1;
+                    watches.erase(w);
+                    continue;
+                }
+                const std::string name = ev->len > 0 ? std::string(ev->name) : std::string();
+                if (name.empty()) {
+                    if ((ev->mask & IN_ATTRIB) != 0) dirs.insert(w->second);
+                } else if ((ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) != 0) {
+                    names.insert({w->second, name});
+                } else {
+                    files.insert({w->second, name});
+                }
+            }
+            if (overflow) {
+                // Changes were lost: every name and inode the kernel holds is asked again.
+                for (const auto& [id, node] : nodes) {
+                    if (node.text != nullptr) continue;
+                    dirs.insert(id);
+                    if (id != FUSE_ROOT_ID) names.insert({node.parent, node.name});
+                }
+            }
+        }
+        for (const auto& [parent, name] : names) forget_name(parent, name);
+        for (const auto& [parent, name] : files) {
+            // The file's node, by its inode (a second name of it in another folder
+            // is the same node).
+            int err = 0;
+            Fd dir = fd_of(parent, err);
+            struct stat st {};
+            if (!dir || ::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                forget_name(parent, name);
+                continue;
+            }
+            std::uint64_t id = 0;
+            {
+                std::lock_guard<std::mutex> l(mu);
+                if (auto k = by_inode.find({st.st_dev, st.st_ino}); k != by_inode.end()) id = k->second;
+            }
+            if (id != 0) dirs.insert(id);
+        }
+        for (std::uint64_t id : dirs) forget_attributes(id);
+    }
+    void notice() {
+        alignas(inotify_event) char buf[65536];
+        pollfd pf[2] = {{inotify.get(), POLLIN, 0}, {stop_fd.get(), POLLIN, 0}};
+        while (!stopping.load()) {
+            int pr = ::poll(pf, 2, -1);
+            if (pr < 0 && errno == EINTR) continue;
+            if (pr < 0 || (pf[1].revents & POLLIN) != 0) return;
+            ssize_t n = ::read(inotify.get(), buf, sizeof buf);
+            if (n < 0) {
+                if (errno == EINTR || errno == EAGAIN) continue;
+                return;
+            }
+            try {
+                changed(buf, static_cast<std::size_t>(n));
+            } catch (...) {
+                // Out of memory for a batch: the answers' lifetimes still bound staleness.
+            }
+        }
     }
 
     void forget(std::uint64_t id, std::uint64_t n) {
@@ -405,6 +574,7 @@ struct Server::State {
         if (it->second.nlookup > 0 || it->second.text != nullptr) return;
         by_inode.erase({it->second.dev, it->second.ino});
         unhold_locked(it->second);
+        unwatch_locked(it->second);
         nodes.erase(it);
     }
 
@@ -596,7 +766,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             Ref r = ref(h.nodeid);
             if (!r.ok) return reply(u, r.err);
             fuse_attr_out out{};
-            valid(out.attr_valid, out.attr_valid_nsec);
+            out.attr_valid = lifetime(h.nodeid);
             struct stat st {};
             if (r.text != nullptr)
                 st = text_stat(h.nodeid, *r.text);
@@ -642,7 +812,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 if (::utimensat(AT_FDCWD, path.c_str(), ts, 0) != 0) return reply(u, errno);
             }
             fuse_attr_out out{};
-            valid(out.attr_valid, out.attr_valid_nsec);
+            out.attr_valid = lifetime(h.nodeid);
             struct stat st {};
             if (::fstatat(r.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return reply(u, errno);
             fill_attr(out.attr, st);
@@ -960,11 +1130,18 @@ void Server::State::serve() {
     std::vector<char> buf(kBufSize);
     pollfd pf[2] = {{fuse.get(), POLLIN, 0}, {stop_fd.get(), POLLIN, 0}};
     while (!stopping.load()) {
-        int pr = ::poll(pf, 2, -1);
-        if (pr < 0 && errno == EINTR) continue;
-        if (pr < 0 || (pf[1].revents & POLLIN) != 0) return;
-        if ((pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 && (pf[0].revents & POLLIN) == 0) return;
-        ssize_t n = ::read(fuse.get(), buf.data(), buf.size());
+        // One thread at a time waits for the kernel (the others on the mutex, woken one
+        // by one): every thread polling would wake them all for each request.
+        ssize_t n = 0;
+        {
+            std::lock_guard<std::mutex> one(reader);
+            while ((n = ::read(fuse.get(), buf.data(), buf.size())) < 0 && errno == EAGAIN) {
+                int pr = ::poll(pf, 2, -1);
+                if (pr < 0 && errno == EINTR) continue;
+                if (pr < 0 || (pf[1].revents & POLLIN) != 0) return;
+                if ((pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 && (pf[0].revents & POLLIN) == 0) return;
+            }
+        }
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN || errno == ENOENT) continue;
             return;  // ENODEV: the mount is gone
@@ -991,6 +1168,8 @@ Result<std::unique_ptr<Server>> Server::start(sys::UniqueFd fuse, sys::UniqueFd 
     struct stat st {};
     if (::fstat(root.get(), &st) != 0 || !S_ISDIR(st.st_mode))
         return Error(ErrorKind::setup, ENOTDIR, "the view's root is not a directory");
+    struct statfs sf {};
+    if (::fstatfs(root.get(), &sf) != 0) sf.f_type = 0x6969;  // unknown: treated as remote
     int flags = ::fcntl(fuse.get(), F_GETFL);
     if (flags < 0 || ::fcntl(fuse.get(), F_SETFL, flags | O_NONBLOCK) != 0)
         return util::errno_error(ErrorKind::setup, errno, "making the view's FUSE descriptor non-blocking");
@@ -1023,8 +1202,20 @@ Result<std::unique_ptr<Server>> Server::start(sys::UniqueFd fuse, sys::UniqueFd 
         s->text_nodes.emplace(rel, s->next_id);
         s->nodes.emplace(s->next_id++, std::move(t));
     }
+    s->inotify.reset(remote(sf) ? -1 : ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+    if (s->inotify) {
+        char text[32] = {};
+        std::FILE* f = std::fopen("/proc/sys/fs/inotify/max_user_watches", "re");
+        if (f != nullptr) {
+            if (std::fgets(text, sizeof text, f) != nullptr)
+                s->watch_max = std::min<std::size_t>(s->watch_max, std::strtoull(text, nullptr, 10) / 4);
+            std::fclose(f);
+        }
+        s->watch(FUSE_ROOT_ID);
+    }
     State* raw = s.get();
     for (int i = 0; i < std::max(1, threads); ++i) s->threads.emplace_back([raw] { raw->serve(); });
+    if (s->inotify) s->notifier = std::thread([raw] { raw->notice(); });
     return std::unique_ptr<Server>(new Server(std::move(s)));
 }
 
@@ -1034,6 +1225,7 @@ void Server::stop() {
     (void)::write(s_->stop_fd.get(), &one, sizeof one);
     for (auto& t : s_->threads)
         if (t.joinable()) t.join();
+    if (s_->notifier.joinable()) s_->notifier.join();
     std::lock_guard<std::mutex> l(s_->mu);
     s_->held.clear();
     s_->nodes.clear();

@@ -309,3 +309,35 @@ TEST_F(Escape, VIEW11_TheViewsDescriptorsAreBounded) {
     EXPECT_TRUE(ajtest::contains(r.out, "3000")) << describe(r);
     EXPECT_FALSE(ajtest::contains(r.err, "Too many open files")) << describe(r);
 }
+
+// The host's changes show inside at once, though the kernel keeps the view's answers
+// for long in a watched folder: a file rewritten in place and one replaced by a
+// rename, a name made and one removed, each read again 50 ms after the host's change
+// (the answers' lifetime without the watch would show the old ones for up to a
+// second). Control: the reads before the change show the old contents, so the probe
+// reads what it names.
+TEST_F(Escape, VIEW12_TheHostsChangesShowInsideAtOnce) {
+    host("mkdir d && echo old-a > a.txt && echo old-b > b.txt && echo x > d/old.txt", jail.ws());
+    const std::string probe = "cat a.txt b.txt; ls d; touch ready; i=0; while [ ! -e go ] && [ $i -lt 1000 ]; do "
+                              "sleep 0.01; i=$((i+1)); done; echo after; cat a.txt b.txt; ls d";
+    std::vector<std::string> argv = {ajtest::agentjail_bin()};
+    for (const auto& a : jail.base()) argv.push_back(a);
+    for (const auto& f : kView) argv.push_back(f);
+    argv.insert(argv.end(), {"--", "/bin/sh", "-c", probe});
+    ajtest::RunOptions o;
+    o.env = {"HOME=" + jail.home()};
+    o.cwd = jail.ws();
+    ajtest::Child c(argv, o);
+    ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 10000));
+    host("echo new-a-longer >> a.txt && echo new-b > t && mv t b.txt && echo n > d/new.txt && rm d/old.txt", jail.ws());
+    ajtest::sleep_ms(50);
+    host("touch go", jail.ws());
+    auto out = c.wait(30000);
+    jail.record(out);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    const auto at = out.out.find("after\n");
+    ASSERT_NE(at, std::string::npos) << describe(out);
+    const std::string before = out.out.substr(0, at), after = out.out.substr(at);
+    EXPECT_EQ(before, "old-a\nold-b\nold.txt\n") << "control\n" << describe(out);
+    EXPECT_EQ(after, "after\nold-a\nnew-a-longer\nnew-b\nnew.txt\n") << describe(out);
+}
