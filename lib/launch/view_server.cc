@@ -127,7 +127,6 @@ struct Server::State {
     sys::UniqueFd inotify;
     std::unordered_map<int, std::uint64_t> watches;  // wd -> directory node
     std::size_t watch_max = 8192;
-    std::thread notifier;
 
     // --- the node table (mu held) ---
 
@@ -546,24 +545,11 @@ struct Server::State {
         }
         for (std::uint64_t id : dirs) forget_attributes(id);
     }
-    void notice() {
-        alignas(inotify_event) char buf[65536];
-        pollfd pf[2] = {{inotify.get(), POLLIN, 0}, {stop_fd.get(), POLLIN, 0}};
-        while (!stopping.load()) {
-            int pr = ::poll(pf, 2, -1);
-            if (pr < 0 && errno == EINTR) continue;
-            if (pr < 0 || (pf[1].revents & POLLIN) != 0) return;
-            ssize_t n = ::read(inotify.get(), buf, sizeof buf);
-            if (n < 0) {
-                if (errno == EINTR || errno == EAGAIN) continue;
-                return;
-            }
-            try {
-                changed(buf, static_cast<std::size_t>(n));
-            } catch (...) {
-                // Out of memory for a batch: the answers' lifetimes still bound staleness.
-            }
-        }
+    // The next batch of inotify events into buf, when one is waiting: its size, or 0.
+    std::size_t take_changes(std::span<char> buf) {
+        if (!inotify) return 0;
+        const ssize_t n = ::read(inotify.get(), buf.data(), std::min<std::size_t>(buf.size(), 65536));
+        return n > 0 ? static_cast<std::size_t>(n) : 0;
     }
 
     void forget(std::uint64_t id, std::uint64_t n) {
@@ -1132,19 +1118,33 @@ void Server::State::serve() {
     // (zeroing four of them was a few milliseconds of every run's start).
     const std::unique_ptr<char[]> storage(new char[kBufSize]);
     const std::span<char> buf(storage.get(), kBufSize);
-    pollfd pf[2] = {{fuse.get(), POLLIN, 0}, {stop_fd.get(), POLLIN, 0}};
+    pollfd pf[3] = {{fuse.get(), POLLIN, 0}, {stop_fd.get(), POLLIN, 0}, {inotify ? inotify.get() : -1, POLLIN, 0}};
+    unsigned turn = 0;
     while (!stopping.load()) {
-        // One thread at a time waits for the kernel (the others on the mutex, woken one
-        // by one): every thread polling would wake them all for each request.
+        // One thread at a time waits for the kernel and the host's changes (the others
+        // on the mutex, woken one by one): every thread polling would wake them all for
+        // each request. The host's changes are taken when the kernel has nothing, and
+        // every 32nd turn, so a busy sandbox does not starve them.
         ssize_t n = 0;
+        std::size_t changes = 0;
         {
             std::lock_guard<std::mutex> one(reader);
-            while ((n = ::read(fuse.get(), buf.data(), buf.size())) < 0 && errno == EAGAIN) {
-                int pr = ::poll(pf, 2, -1);
+            if (++turn % 32 == 0) changes = take_changes(buf);
+            while (changes == 0 && (n = ::read(fuse.get(), buf.data(), buf.size())) < 0 && errno == EAGAIN) {
+                if ((changes = take_changes(buf)) > 0) break;
+                int pr = ::poll(pf, 3, -1);
                 if (pr < 0 && errno == EINTR) continue;
                 if (pr < 0 || (pf[1].revents & POLLIN) != 0) return;
                 if ((pf[0].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 && (pf[0].revents & POLLIN) == 0) return;
             }
+        }
+        if (changes > 0) {
+            try {
+                changed(buf.data(), changes);
+            } catch (...) {
+                // Out of memory for a batch: the answers' lifetimes still bound staleness.
+            }
+            continue;
         }
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN || errno == ENOENT) continue;
@@ -1219,7 +1219,6 @@ Result<std::unique_ptr<Server>> Server::start(sys::UniqueFd fuse, sys::UniqueFd 
     }
     State* raw = s.get();
     for (int i = 0; i < std::max(1, threads); ++i) s->threads.emplace_back([raw] { raw->serve(); });
-    if (s->inotify) s->notifier = std::thread([raw] { raw->notice(); });
     return std::unique_ptr<Server>(new Server(std::move(s)));
 }
 
@@ -1229,7 +1228,6 @@ void Server::stop() {
     (void)::write(s_->stop_fd.get(), &one, sizeof one);
     for (auto& t : s_->threads)
         if (t.joinable()) t.join();
-    if (s_->notifier.joinable()) s_->notifier.join();
     std::lock_guard<std::mutex> l(s_->mu);
     s_->held.clear();
     s_->nodes.clear();
