@@ -335,11 +335,13 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     // The workspace's view is served from the directory as it is now: opened before
     // the sandbox exists, so a rename on the host meanwhile changes nothing.
     sys::UniqueFd view_root;
+    sys::UniqueFd gate_view_host;  // the socket gate's copy (socket_gate.hpp)
     std::shared_ptr<const view::Rules> view_rules;
     for (const auto& m : plan.mounts)
         if (m.kind == plan::MountKind::view) {
             view_root.reset(::open(m.src.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!view_root) return util::errno_error(ErrorKind::setup, errno, "opening the workspace " + m.src + " for its view");
+            gate_view_host.reset(::fcntl(view_root.get(), F_DUPFD_CLOEXEC, 0));
             view_rules = m.view_rules;
         }
     spec.status_fd = status_w.get();
@@ -406,6 +408,11 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     }
     if (pid < 0) return clone_error(static_cast<int>(-pid));
     sys::UniqueFd pfd(pidfd);
+    // The socket gate's way below the view: the sandbox's user namespace (the child
+    // is not reaped before the run ends, so its number names it).
+    sys::UniqueFd sandbox_userns;
+    if (view_root)
+        sandbox_userns.reset(::open(("/proc/" + std::to_string(pid) + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));
     launcher.reset();
     go_r.reset();
     err_w.reset();
@@ -485,6 +492,11 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         sc.gate.allowed = plan.sockets;
         sc.gate.diag = std::move(diag);
         sc.gate.root = std::move(sandbox_root);
+        sc.gate.userns = std::move(sandbox_userns);
+        if (sc.gate.userns && view_rules) {
+            sc.gate.view_inside = view_rules->inside;
+            sc.gate.view_host = std::move(gate_view_host);
+        }
         p.supervise(std::make_unique<Supervisor>(std::move(sc), loop));
     };
     // EOF means every holder of the write end is gone: the init closed it after

@@ -10,7 +10,12 @@
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -132,7 +137,9 @@ int through_proc(int root, pid_t tid, const std::string& path) {
     }
     // The magic link followed by the kernel to what that process holds.
     sys::UniqueFd base(::openat(pdir.get(), link.c_str(), O_PATH | O_CLOEXEC));
-    if (!base.valid()) return errno == ENOENT ? -ENOENT : -EXDEV;
+    // EACCES: what it holds is below the view, which only the sandbox's user
+    // namespace may look at (SocketGate::in_view()).
+    if (!base.valid()) return errno == ENOENT ? -ENOENT : errno == EACCES ? -EACCES : -EXDEV;
     if (link == "root" && !rest.empty())
         return sys::openat2(base.get(), rest.c_str(), O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
     return beneath(base.get(), rest);
@@ -305,20 +312,23 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
             sys::UniqueFd cwd(::open((proc + "/cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
             if (!id_valid(listener, req.id)) return out;
             if (!root.valid() || !cwd.valid()) return answer(-EPERM);
-            int fd = resolve(root.get(), cwd.get(), static_cast<pid_t>(req.pid), path);
-            if (fd == -EXDEV)
-                return refuse(path, "a relative path that leaves its directory or passes a link, or a "
-                                    "/proc link other than the caller's own (give the socket's absolute path)");
-            if (fd < 0) return answer(fd);
-            target.reset(fd);
-            struct stat st{};
-            if (::fstat(target.get(), &st) < 0) return answer(-errno);
-            if (!S_ISSOCK(st.st_mode)) return answer(-ECONNREFUSED);  // what the kernel says
-            std::string why;
-            if (!allowed(st, why)) return refuse(path, why);
-            if (::geteuid() == 0 && !caller_may_write(static_cast<pid_t>(req.pid), st)) return answer(-EACCES);
-            // /proc/PID/... above was looked up by number: the caller is still the caller.
-            if (!id_valid(listener, req.id)) return out;
+            UnixAnswer a = unix_target(listener, req, resolve(root.get(), cwd.get(), static_cast<pid_t>(req.pid), path),
+                                       target);
+            // Below the workspace's view (a FUSE mount of the sandbox's user namespace,
+            // which the kernel lets no process outside it into, to look up or stat):
+            // the same, from a helper inside that namespace.
+            if (a.error == -EACCES && c_.userns.valid()) a = in_view(listener, req, sock.get(), root.get(), cwd.get(), path);
+            if (a.gone) return out;
+            if (a.refused) return refuse(path, a.why);
+            if (a.error != 0) return answer(a.error);
+            if (!target.valid()) {
+                // The helper connected it (a listener bound inside, to the view's file),
+                // or it is a socket the policy names, connected here through the host's.
+                if (a.which < 0) return answer(0);
+                const int fd = host_socket(a.which, a.ino);
+                if (fd < 0) return answer(fd);
+                target.reset(fd);
+            }
             // The file resolved above, and nothing the caller can change since.
             sockaddr_un via{};
             via.sun_family = AF_UNIX;
@@ -345,8 +355,152 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
     return answer(-e);
 }
 
-bool SocketGate::allowed(const struct stat& target, std::string& why) {
+// The Unix socket file the caller named (fd: resolve()'s result for it), checked:
+// held in target when it may be connected to.
+SocketGate::UnixAnswer SocketGate::unix_target(int listener, const seccomp_notif& req, int fd, sys::UniqueFd& target) {
+    UnixAnswer a;
+    if (fd == -EXDEV) {
+        a.refused = true;
+        a.why = "a relative path that leaves its directory or passes a link, or a /proc link other than the "
+                "caller's own (give the socket's absolute path)";
+        return a;
+    }
+    if (fd < 0) {
+        a.error = fd;
+        return a;
+    }
+    target.reset(fd);
+    struct stat st{};
+    if (::fstat(target.get(), &st) < 0) {
+        a.error = -errno;
+        target.reset();
+        return a;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        a.error = -ECONNREFUSED;  // what the kernel says
+        return a;
+    }
+    if (!allowed(st, a.why, &a.which)) {
+        a.refused = true;
+        return a;
+    }
+    a.ino = st.st_ino;
+    if (::geteuid() == 0 && !caller_may_write(static_cast<pid_t>(req.pid), st)) {
+        a.error = -EACCES;
+        return a;
+    }
+    // /proc/PID/... above was looked up by number: the caller is still the caller.
+    a.gone = !id_valid(listener, req.id);
+    return a;
+}
+
+// A connect to a path below the view, made by a copy of this process that has
+// joined the sandbox's user namespace (and nothing else of it): the same checks as
+// unix_target(), then the connect, through the caller's socket. Only its answer
+// comes back. The copy is single-threaded, cannot be traced (not dumpable, and not
+// in the sandbox's process namespace), and is waited for with a time limit.
+SocketGate::UnixAnswer SocketGate::in_view(int listener, const seccomp_notif& req, int sock, int root, int cwd,
+                                           const std::string& path) {
+    struct Wire {
+        std::int32_t error;
+        std::int32_t refused;
+        std::int32_t gone;
+        std::int32_t which;
+        std::uint64_t ino;
+        char why[480];
+    };
+    UnixAnswer a;
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) {
+        a.error = -EAGAIN;
+        return a;
+    }
+    sys::UniqueFd rd(p[0]), wr(p[1]);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        a.error = -EAGAIN;
+        return a;
+    }
+    if (pid == 0) {
+        rd.reset();
+        Wire w{};
+        (void)::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        if (::setns(c_.userns.get(), CLONE_NEWUSER) != 0) {
+            w.error = -EACCES;
+        } else {
+            sys::UniqueFd target;
+            const int fd = resolve(root, cwd, static_cast<pid_t>(req.pid), path);
+            const UnixAnswer u = unix_target(listener, req, fd, target);
+            w.error = u.error;
+            w.refused = u.refused;
+            w.gone = u.gone;
+            w.which = u.which;
+            w.ino = u.ino;
+            std::snprintf(w.why, sizeof w.why, "%s", u.why.c_str());
+            // A socket the policy names is the host's: its listener is bound to the
+            // host's file, not the view's, so this process connects it (host_socket()).
+            // One bound inside is bound to the view's file, connected from here.
+            if (u.error == 0 && !u.refused && !u.gone && u.which < 0) {
+                sockaddr_un via{};
+                via.sun_family = AF_UNIX;
+                std::snprintf(via.sun_path, sizeof via.sun_path, "/proc/self/fd/%d", target.get());
+                const int flags = ::fcntl(sock, F_GETFL);
+                const bool blocking = flags >= 0 && (flags & O_NONBLOCK) == 0;
+                if (blocking) (void)::fcntl(sock, F_SETFL, flags | O_NONBLOCK);
+                const socklen_t len =
+                    static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + std::strlen(via.sun_path) + 1);
+                w.error = ::connect(sock, reinterpret_cast<const sockaddr*>(&via), len) == 0 ? 0 : -errno;
+                if (blocking) (void)::fcntl(sock, F_SETFL, flags);
+            }
+        }
+        (void)::write(wr.get(), &w, sizeof w);
+        ::_exit(0);
+    }
+    wr.reset();
+    Wire w{};
+    w.error = -EAGAIN;
+    pollfd pf{rd.get(), POLLIN, 0};
+    // A Unix connect does not wait (a full backlog is EAGAIN); the time limit is for
+    // a helper stuck on the way (a hung file system below the view).
+    if (::poll(&pf, 1, 5000) == 1) {
+        if (::read(rd.get(), &w, sizeof w) != static_cast<ssize_t>(sizeof w)) w.error = -EAGAIN;
+    }
+    (void)::kill(pid, SIGKILL);
+    int st = 0;
+    (void)::waitpid(pid, &st, 0);
+    w.why[sizeof w.why - 1] = '\0';
+    a.error = w.error;
+    a.refused = w.refused != 0;
+    a.gone = w.gone != 0;
+    a.which = w.which;
+    a.ino = w.ino;
+    a.why = w.why;
+    return a;
+}
+
+// An allowed socket below the view, on the host: the policy's path taken below the
+// workspace's host directory, without links, and only if it is the file the caller
+// reached through the view (the view shows the host's inode numbers).
+int SocketGate::host_socket(int which, std::uint64_t ino) {
+    if (which < 0 || static_cast<size_t>(which) >= c_.allowed.size() || !c_.view_host.valid()) return -EACCES;
+    const std::string& inside = c_.allowed[static_cast<size_t>(which)];
+    const std::string& top = c_.view_inside;
+    if (inside.size() <= top.size() + 1 || inside.compare(0, top.size(), top) != 0 || inside[top.size()] != '/')
+        return -EACCES;
+    const int fd = sys::openat2(c_.view_host.get(), inside.c_str() + top.size() + 1, O_PATH | O_CLOEXEC,
+                                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    if (fd < 0) return fd;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_ino != ino) {
+        ::close(fd);
+        return -ECONNREFUSED;
+    }
+    return fd;
+}
+
+bool SocketGate::allowed(const struct stat& target, std::string& why, int* which) {
     std::string linked;
+    if (which != nullptr) *which = -1;
     for (const auto& a : c_.allowed) {
         if (!c_.root.valid()) break;
         sys::UniqueFd fd(sys::openat2(c_.root.get(), a.c_str(), O_PATH | O_CLOEXEC,
@@ -356,7 +510,10 @@ bool SocketGate::allowed(const struct stat& target, std::string& why) {
             continue;
         }
         struct stat st{};
-        if (::fstat(fd.get(), &st) == 0 && same_file(st, target)) return true;
+        if (::fstat(fd.get(), &st) == 0 && same_file(st, target)) {
+            if (which != nullptr) *which = static_cast<int>(&a - c_.allowed.data());
+            return true;
+        }
     }
     if (c_.diag.valid() && listening_inside(target)) return true;
     why = c_.diag.valid() ? "no process inside listens on it, and the policy does not name it ([filesystem] sockets, --allow-socket)"

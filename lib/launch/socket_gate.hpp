@@ -38,6 +38,14 @@ public:
         // resolved in it, never in the caller's root (a nested sandbox could mount
         // another socket over an allowed path in a namespace of its own).
         sys::UniqueFd root;
+        // The sandbox's user namespace, when the workspace is served through the view
+        // (a FUSE mount the kernel lets no process outside that namespace into): a
+        // path below it is resolved and connected from a helper that joined it.
+        sys::UniqueFd userns;
+        // The view's path inside and its host directory: an allowed socket below it
+        // is connected through the host's file (host_socket()).
+        std::string view_inside;
+        sys::UniqueFd view_host;
     };
 
     // What the supervisor records of one connect (answered by the gate, now or,
@@ -73,7 +81,18 @@ private:
         std::uint64_t id;
         sys::UniqueFd sock;
     };
-    bool allowed(const struct stat& target, std::string& why);
+    struct UnixAnswer {
+        int error = 0;         // -errno to answer, 0 when connectable
+        bool refused = false;  // refused by the gate, for the record (why)
+        bool gone = false;     // the caller is gone: nobody to answer
+        int which = -1;        // the allowed path it is (Config::allowed), -1: listened to inside
+        std::uint64_t ino = 0;
+        std::string why;
+    };
+    UnixAnswer unix_target(int listener, const seccomp_notif& req, int fd, sys::UniqueFd& target);
+    UnixAnswer in_view(int listener, const seccomp_notif& req, int sock, int root, int cwd, const std::string& path);
+    bool allowed(const struct stat& target, std::string& why, int* which = nullptr);
+    int host_socket(int which, std::uint64_t ino);
     bool listening_inside(const struct stat& target) const;
 
     Config c_;

@@ -754,3 +754,35 @@ TEST_F(Escape, SOCK25_WithoutAListenerNoUnixSocketCanBeMade) {
     EXPECT_EQ(field(plain.out, "made"), "OK") << "control: with its own listener the sandbox makes one\n"
                                                << describe(plain);
 }
+
+// SOCK26 (issue 25, item 6, under --view fuse): the project served through the view,
+// a FUSE mount the kernel lets no process outside the sandbox's user namespace into.
+// The gate still checks every connect below it (from a helper inside that namespace):
+// the host's socket the policy does not name is refused and recorded; the one it names
+// connects to the host's listener, by its path and through an O_PATH descriptor; a
+// listener made inside, in the project, is reached by another process. Controls: the
+// refused socket answers on the host; the allowed one is the same kind of listener.
+TEST_F(Escape, SOCK26_SocketsInTheProjectThroughTheView) {
+    HostSocket allowed(jail.ws() + "/allowed.sock");
+    HostSocket other(jail.ws() + "/other.sock");
+    ASSERT_TRUE(allowed.ok() && other.ok()) << allowed.error() << other.error();
+    const std::string sock = jail.ws() + "/inside.sock";
+    auto r = inside(jail,
+                    {"connect", "allowed", allowed.path(), "viafd", "viafd", allowed.path(), "connect",
+                     "other", other.path(), "listenvia", "inside", sock, sock},
+                    {"--view", "fuse", "--allow-socket", allowed.path()});
+    ASSERT_EQ(r.status, 0) << describe(r);
+    EXPECT_EQ(field(r.out, "allowed"), "OK") << describe(r);
+    EXPECT_EQ(field(r.out, "allowed.echo"), "ping-allowed") << describe(r);
+    EXPECT_EQ(field(r.out, "viafd"), "OK") << describe(r);
+    EXPECT_EQ(field(r.out, "other"), "EACCES") << describe(r);
+    EXPECT_EQ(field(r.out, "inside.connect"), "OK") << describe(r);
+    EXPECT_EQ(field(r.out, "inside.echo"), "there") << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.err, "socket " + other.path() + ": no process inside listens on it"))
+        << "the refusal is not in the summary\n" << describe(r);
+    settle();
+    EXPECT_EQ(allowed.connections(), 2) << describe(r);
+    EXPECT_EQ(other.connections(), 0) << "the socket the policy does not name was reached\n" << describe(r);
+    auto c = on_host({"connect", "ctl", other.path()});
+    expect_control(c, other, {"ctl"}, 1);
+}
