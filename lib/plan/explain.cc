@@ -162,7 +162,19 @@ std::string mount_line(const MountOp& op) {
 std::string workspace_text(const Plan& plan) {
     if (plan.workspace.empty()) return {};
     std::string out = std::string("\nworkspace rules (") + policy::workspace_mode_name(plan.workspace_mode) + " mode):\n";
-    if (plan.guards.empty()) out += "  (nothing hidden or protected in a bound directory)\n";
+    if (plan.guards.empty() && plan.view_guards.empty())
+        out += "  (nothing hidden or protected in a bound directory)\n";
+    if (!plan.view_guards.empty())
+        out += "  below the workspace, judged by the view at each lookup (these were found at start; a name\n"
+               "  the host makes during the run is judged by the same patterns):\n";
+    for (const auto& g : plan.view_guards) {
+        std::string what = g.kind == Guard::Kind::hidden ? "hidden" : "protected";
+        std::string line = fmt::format("  {:<12} {}{}", what, g.inside, g.is_dir ? "/" : "");
+        if (g.placeholder) line += " (absent: cannot be made inside)";
+        line += "  " + g.pattern;
+        if (!g.link_of.empty()) line += ", hard link of " + g.link_of;
+        out += line + "\n";
+    }
     for (const auto& g : plan.guards) {
         std::string what = g.kind == Guard::Kind::hidden ? "hidden" : g.placeholder ? "placeholder" : "protected";
         std::string line = fmt::format("  {:<12} {}{}", what, g.inside, g.is_dir ? "/" : "");
@@ -355,21 +367,25 @@ std::string to_json(const Plan& plan) {
     j["run_id"] = plan.run_id.empty() ? json(nullptr) : json(plan.run_id);
     j["run_dir"] = plan.run_dir.empty() ? json(nullptr) : json(plan.run_dir);
     json guards = json::array();
-    for (const auto& g : plan.guards) {
+    auto guard_json = [&](const Guard& g, bool view) {
         json o;
         o["kind"] = g.kind == Guard::Kind::hidden ? "hidden" : "protected";
+        // Judged by the view at each lookup: nothing is watched or made for it.
+        o["by_view"] = view;
         o["host"] = g.host;
         o["inside"] = g.inside;
         o["is_dir"] = g.is_dir;
         o["dev"] = static_cast<std::uint64_t>(g.dev);
         o["ino"] = static_cast<std::uint64_t>(g.ino);
-        o["placeholder"] = g.placeholder;
-        if (g.placeholder && !g.is_dir) o["placeholder_socket"] = g.socket;
+        o["placeholder"] = g.placeholder && !view;
+        if (g.placeholder && !view && !g.is_dir) o["placeholder_socket"] = g.socket;
         o["pattern"] = g.pattern;
         o["why"] = g.why;
         if (!g.link_of.empty()) o["hard_link_of"] = g.link_of;
         guards.push_back(std::move(o));
-    }
+    };
+    for (const auto& g : plan.guards) guard_json(g, false);
+    for (const auto& g : plan.view_guards) guard_json(g, true);
     j["guards"] = std::move(guards);
     if (plan.seccomp) {
         // The program's own JSON, embedded; a parse failure (a bug) leaves null.

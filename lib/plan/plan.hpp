@@ -254,6 +254,9 @@ struct Plan {
     bool die_with_parent = true;
     // Every hidden or protected name under a bound host directory (see Guard).
     std::vector<Guard> guards;
+    // With [workspace] view = "fuse": those below the workspace, which the view judges
+    // by their rules instead (nothing watched, no placeholder made); explain lists them.
+    std::vector<Guard> view_guards;
 
     // Applied in the command before execve (RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CORE...).
     std::vector<Rlimit> rlimits;

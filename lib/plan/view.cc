@@ -84,9 +84,10 @@ Result<void> serve_workspace(const policy::Policy& policy, const ExpandContext& 
     plan.mounts = std::move(kept);
     // The guards below the workspace: the view judges those names at every lookup, so
     // nothing is watched, and no placeholder is made.
-    std::erase_if(plan.guards, [&](const Guard& g) {
+    std::erase_if(plan.guards, [&](Guard& g) {
         if (!util::path_within(g.host, ctx.workspace)) return false;
         if (g.kind == Guard::Kind::hidden && (g.dev != 0 || g.ino != 0)) rules->hide_inodes.insert({g.dev, g.ino});
+        plan.view_guards.push_back(std::move(g));
         return true;
     });
     plan.notes.push_back("workspace: served through FUSE by agentjail (" + why + "): " + std::to_string(taken) +

@@ -341,3 +341,27 @@ TEST_F(Escape, VIEW12_TheHostsChangesShowInsideAtOnce) {
     EXPECT_EQ(before, "old-a\nold-b\nold.txt\n") << "control\n" << describe(out);
     EXPECT_EQ(after, "after\nold-a\nnew-a-longer\nnew-b\nnew.txt\n") << describe(out);
 }
+
+// `explain` under the view lists what the plan found below the workspace as the view's
+// to judge (nothing watched or made for it): a hidden key, a second name of it, and a
+// protected name that is absent and cannot be made. Control: the mounts view lists the
+// same key as a guard of its own, with a placeholder for the absent name.
+TEST_F(Escape, VIEW13_ExplainListsWhatTheViewJudges) {
+    jail.plant("conf/tls.pem", "KEY=not-a-canary\n");
+    ASSERT_EQ(::link((jail.ws() + "/conf/tls.pem").c_str(), (jail.ws() + "/conf/copy.txt").c_str()), 0);
+    auto e = jail.run({"explain", "--view", "fuse", "-C", jail.ws(), "--", "/bin/true"});
+    auto j = jail.run({"explain", "--json", "--view", "fuse", "-C", jail.ws(), "--", "/bin/true"});
+    auto m = jail.run({"explain", "--view", "mounts", "-C", jail.ws(), "--", "/bin/true"});
+    ::unlink((jail.ws() + "/conf/copy.txt").c_str());
+    ASSERT_EQ(e.status, 0) << describe(e);
+    EXPECT_TRUE(ajtest::contains(e.out, "judged by the view at each lookup")) << describe(e);
+    EXPECT_TRUE(ajtest::contains(e.out, jail.ws() + "/conf/copy.txt")) << describe(e);
+    EXPECT_TRUE(ajtest::contains(e.out, "hard link of " + jail.ws() + "/conf/tls.pem")) << describe(e);
+    EXPECT_TRUE(ajtest::contains(e.out, jail.ws() + "/.mcp.json (absent: cannot be made inside)")) << describe(e);
+    EXPECT_FALSE(ajtest::contains(e.out, "placeholder ")) << describe(e);
+    ASSERT_EQ(j.status, 0) << describe(j);
+    EXPECT_TRUE(ajtest::contains(j.out, "\"by_view\": true")) << describe(j);
+    ASSERT_EQ(m.status, 0) << describe(m);
+    EXPECT_TRUE(ajtest::contains(m.out, "hard link of " + jail.ws() + "/conf/tls.pem")) << "control\n" << describe(m);
+    EXPECT_TRUE(ajtest::contains(m.out, "placeholder  " + jail.ws() + "/.mcp.json")) << "control\n" << describe(m);
+}
