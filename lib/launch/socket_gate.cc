@@ -313,7 +313,7 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
             if (!id_valid(listener, req.id)) return out;
             if (!root.valid() || !cwd.valid()) return answer(-EPERM);
             UnixAnswer a = unix_target(listener, req, resolve(root.get(), cwd.get(), static_cast<pid_t>(req.pid), path),
-                                       target);
+                                       target, ::geteuid() == 0);
             // Below the workspace's view (a FUSE mount of the sandbox's user namespace,
             // which the kernel lets no process outside it into, to look up or stat):
             // the same, from a helper inside that namespace.
@@ -357,7 +357,8 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
 
 // The Unix socket file the caller named (fd: resolve()'s result for it), checked:
 // held in target when it may be connected to.
-SocketGate::UnixAnswer SocketGate::unix_target(int listener, const seccomp_notif& req, int fd, sys::UniqueFd& target) {
+SocketGate::UnixAnswer SocketGate::unix_target(int listener, const seccomp_notif& req, int fd, sys::UniqueFd& target,
+                                               bool privileged) {
     UnixAnswer a;
     if (fd == -EXDEV) {
         a.refused = true;
@@ -385,7 +386,7 @@ SocketGate::UnixAnswer SocketGate::unix_target(int listener, const seccomp_notif
         return a;
     }
     a.ino = st.st_ino;
-    if (::geteuid() == 0 && !caller_may_write(static_cast<pid_t>(req.pid), st)) {
+    if (privileged && !caller_may_write(static_cast<pid_t>(req.pid), st)) {
         a.error = -EACCES;
         return a;
     }
@@ -430,7 +431,9 @@ SocketGate::UnixAnswer SocketGate::in_view(int listener, const seccomp_notif& re
         } else {
             sys::UniqueFd target;
             const int fd = resolve(root, cwd, static_cast<pid_t>(req.pid), path);
-            const UnixAnswer u = unix_target(listener, req, fd, target);
+            // Every capability in the sandbox's user namespace is this copy's now: the
+            // caller's own right to the socket file is what counts.
+            const UnixAnswer u = unix_target(listener, req, fd, target, true);
             w.error = u.error;
             w.refused = u.refused;
             w.gone = u.gone;

@@ -89,7 +89,9 @@ private:
         std::uint64_t ino = 0;
         std::string why;
     };
-    UnixAnswer unix_target(int listener, const seccomp_notif& req, int fd, sys::UniqueFd& target);
+    // privileged: this process could connect where the caller may not (root, or the
+    // helper inside the sandbox's user namespace): the caller's right is checked.
+    UnixAnswer unix_target(int listener, const seccomp_notif& req, int fd, sys::UniqueFd& target, bool privileged);
     UnixAnswer in_view(int listener, const seccomp_notif& req, int sock, int root, int cwd, const std::string& path);
     bool allowed(const struct stat& target, std::string& why, int* which = nullptr);
     int host_socket(int which, std::uint64_t ino);

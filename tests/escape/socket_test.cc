@@ -786,3 +786,34 @@ TEST_F(Escape, SOCK26_SocketsInTheProjectThroughTheView) {
     auto c = on_host({"connect", "ctl", other.path()});
     expect_control(c, other, {"ctl"}, 1);
 }
+
+// SOCK27: SOCK23 in the project under --view fuse, where the gate's checks run in a
+// helper that holds every capability of the sandbox's user namespace: the caller's own
+// right to the socket file still decides (mode 0 refused, 0777 connects), as without
+// the gate. Control: the same script under the minimal policy, where the kernel alone
+// decides.
+TEST_F(Escape, SOCK27_TheCallersPermissionHoldsBelowTheView) {
+    const std::string ws = jail.ws();
+    const std::string script =
+        "cd " + ws + " && python3 -c \"\n"
+        "import socket, os\n"
+        "for mode in (0, 0o777):\n"
+        "    p = 'perm-%o.sock' % mode\n"
+        "    l = socket.socket(socket.AF_UNIX); l.bind(p); l.listen(1); os.chmod(p, mode)\n"
+        "    c = socket.socket(socket.AF_UNIX)\n"
+        "    try:\n"
+        "        c.connect(p); print('mode%o=OK' % mode)\n"
+        "    except OSError as e:\n"
+        "        print('mode%o=%s' % (mode, 'EACCES' if e.errno == 13 else e.errno))\n"
+        "    os.unlink(p)\n"
+        "\"";
+    auto gated = jail.sh(script, {"--view", "fuse"});
+    ASSERT_EQ(gated.status, 0) << describe(gated);
+    auto plain = jail.sh(script, {"-p", "minimal", "--rw", ws});
+    ASSERT_EQ(plain.status, 0) << describe(plain);
+    EXPECT_EQ(field(gated.out, "mode0"), "EACCES") << describe(gated);
+    EXPECT_EQ(field(gated.out, "mode777"), "OK") << describe(gated);
+    for (const char* m : {"mode0", "mode777"})
+        EXPECT_EQ(field(gated.out, m), field(plain.out, m)) << m << "\n" << describe(gated) << describe(plain);
+    EXPECT_EQ(field(plain.out, "mode777"), "OK") << "control\n" << describe(plain);
+}
