@@ -963,7 +963,9 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             out.fh = static_cast<std::uint64_t>(fd);
             // The page cache is kept across opens; FUSE_AUTO_INVAL_DATA drops it when
             // the host changed the file (its mtime, seen at the next attribute refresh).
-            if (!dir) out.open_flags = FOPEN_KEEP_CACHE;
+            // Listings too (already without the hidden names): the kernel lists again when
+            // the folder's mtime moved, which a host change's notification makes it read.
+            out.open_flags = dir ? FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE : FOPEN_KEEP_CACHE;
             return reply_struct(u, out);
         }
         case FUSE_READ: {
