@@ -136,6 +136,8 @@ public:
     // The workspace's view (plan::MountKind::view), served from the moment the sandbox
     // mounted it; stopped once the run is over.
     void set_view(std::unique_ptr<view::Server> v) { view_ = std::move(v); }
+    // The view, for the check after the run (view::Server::could_write); null without one.
+    const view::Server* view() const noexcept { return view_.get(); }
 
     // Readable when the command stopped or went on (job control); -1 when not known.
     int events_fd() const noexcept { return events_fd_.get(); }

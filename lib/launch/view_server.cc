@@ -114,6 +114,9 @@ struct Server::State {
     std::map<std::pair<dev_t, ino_t>, std::uint64_t> by_inode;
     std::map<std::string, std::uint64_t> text_nodes;  // rel of a Rules::files entry -> nodeid (made at start)
     std::set<std::pair<dev_t, ino_t>> made;
+    // Every inode the sandbox opened for writing or truncated: the run's, wherever the
+    // host moves it afterwards (over a protected name, while a handle stays open).
+    std::set<std::pair<dev_t, ino_t>> wrote;
     std::uint64_t next_id = FUSE_ROOT_ID + 1;
     RefusalTally refused;
     // The nodes holding a descriptor, most recently used first, at most held_max (the
@@ -261,10 +264,22 @@ struct Server::State {
         bool made = false;
         const std::string* text = nullptr;
         dev_t dev = 0;
+        ino_t ino = 0;
         std::string rel;
         bool ok = false;
         int err = ENOENT;  // why not ok
     };
+    void mark_wrote(dev_t dev, ino_t ino) {
+        std::lock_guard<std::mutex> l(mu);
+        wrote.insert({dev, ino});
+    }
+    // The sandbox removed the last name of this inode: its number may come back as
+    // another file, the host's, which must not pass for the run's.
+    void released(const struct stat& st) {
+        std::lock_guard<std::mutex> l(mu);
+        made.erase({st.st_dev, st.st_ino});
+        wrote.erase({st.st_dev, st.st_ino});
+    }
     Ref ref(std::uint64_t id) {
         Ref r;
         {
@@ -276,6 +291,7 @@ struct Server::State {
             r.text = it->second.text;
             r.made = r.text == nullptr && made.count({it->second.dev, it->second.ino}) > 0;
             r.dev = it->second.dev;
+            r.ino = it->second.ino;
             r.rel = rel_of_locked(id);
         }
         if (r.text == nullptr) {
@@ -418,7 +434,10 @@ struct Server::State {
             return id;
         };
         std::unique_lock<std::mutex> l(mu);
-        if (auto known = by_inode.find(key); known != by_inode.end()) return reuse(known->second);
+        // A known number of another type is another file that reused a freed inode
+        // (the kernel has not forgotten the old one yet): a node of its own.
+        if (auto known = by_inode.find(key); known != by_inode.end() && nodes[known->second].type == (st.st_mode & S_IFMT))
+            return reuse(known->second);
         // A new inode, known by the name it was judged under and its number: a
         // descriptor opened later by that name is checked to be this inode.
         const std::uint64_t id = next_id++;
@@ -431,7 +450,7 @@ struct Server::State {
         n.name = name;
         n.protect = v == Rules::Verdict::protect;
         nodes.emplace(id, std::move(n));
-        by_inode.emplace(key, id);
+        by_inode.insert_or_assign(key, id);
         l.unlock();
         // Watched before the kernel hears of it, so before anything in it is looked up.
         if (is_dir) watch(id);
@@ -489,10 +508,14 @@ struct Server::State {
     }
 
     // One batch of inotify events: each name changed in a watched folder is dropped
-    // from the kernel's caches (its entry, or its inode's attributes).
+    // from the kernel's caches where the kernel may hold it wrong. A name the sandbox
+    // itself made or moved through the view is right in the kernel already, and is not
+    // dropped: a folder it just made may be its working directory, which a dropped
+    // entry would leave it unable to name (getcwd: ENOENT).
     void changed(const char* buf, std::size_t n) {
-        std::set<std::pair<std::uint64_t, std::string>> names, files;
-        std::set<std::uint64_t> dirs;
+        using Name = std::pair<std::uint64_t, std::string>;
+        std::set<Name> gone, arrived, files;
+        std::set<std::uint64_t> inodes;
         bool overflow = false;
         {
             std::lock_guard<std::mutex> l(mu);
@@ -509,23 +532,49 @@ struct Server::State {
                 }
                 const std::string name = ev->len > 0 ? std::string(ev->name) : std::string();
                 if (name.empty()) {
-                    if ((ev->mask & IN_ATTRIB) != 0) dirs.insert(w->second);
-                } else if ((ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) != 0) {
-                    names.insert({w->second, name});
+                    if ((ev->mask & IN_ATTRIB) != 0) inodes.insert(w->second);
+                } else if ((ev->mask & (IN_DELETE | IN_MOVED_FROM)) != 0) {
+                    gone.insert({w->second, name});
+                } else if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) != 0) {
+                    arrived.insert({w->second, name});
                 } else {
                     files.insert({w->second, name});
                 }
             }
             if (overflow) {
-                // Changes were lost: every name and inode the kernel holds is asked again.
+                // Changes were lost: every attribute (and so every listing) is asked
+                // again, and every file's name; a folder's stays (it may be a working
+                // directory inside), with its answer's lifetime as the net.
                 for (const auto& [id, node] : nodes) {
                     if (node.text != nullptr) continue;
-                    dirs.insert(id);
-                    if (id != FUSE_ROOT_ID) names.insert({node.parent, node.name});
+                    inodes.insert(id);
+                    if (id != FUSE_ROOT_ID && !S_ISDIR(node.type)) gone.insert({node.parent, node.name});
                 }
             }
         }
-        for (const auto& [parent, name] : names) forget_name(parent, name);
+        for (const auto& [parent, name] : gone) {
+            forget_name(parent, name);
+            inodes.insert(parent);
+        }
+        for (const auto& [parent, name] : arrived) {
+            if (gone.count({parent, name}) > 0) continue;
+            // The inode now at the name: the one the kernel was given for that name
+            // (the sandbox made or moved it there) or another (the host's).
+            int err = 0;
+            Fd dir = fd_of(parent, err);
+            struct stat st {};
+            bool known = false;
+            if (dir && ::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                std::lock_guard<std::mutex> l(mu);
+                if (auto k = by_inode.find({st.st_dev, st.st_ino}); k != by_inode.end()) {
+                    const Node& node = nodes[k->second];
+                    known = node.parent == parent && node.name == name;
+                }
+            }
+            if (known) continue;
+            forget_name(parent, name);
+            inodes.insert(parent);  // its listing, through its mtime
+        }
         for (const auto& [parent, name] : files) {
             // The file's node, by its inode (a second name of it in another folder
             // is the same node).
@@ -536,14 +585,10 @@ struct Server::State {
                 forget_name(parent, name);
                 continue;
             }
-            std::uint64_t id = 0;
-            {
-                std::lock_guard<std::mutex> l(mu);
-                if (auto k = by_inode.find({st.st_dev, st.st_ino}); k != by_inode.end()) id = k->second;
-            }
-            if (id != 0) dirs.insert(id);
+            std::lock_guard<std::mutex> l(mu);
+            if (auto k = by_inode.find({st.st_dev, st.st_ino}); k != by_inode.end()) inodes.insert(k->second);
         }
-        for (std::uint64_t id : dirs) forget_attributes(id);
+        for (std::uint64_t id : inodes) forget_attributes(id);
     }
     // The next batch of inotify events into buf, when one is waiting: its size, or 0.
     std::size_t take_changes(std::span<char> buf) {
@@ -559,7 +604,8 @@ struct Server::State {
         if (it == nodes.end()) return;
         it->second.nlookup = it->second.nlookup > n ? it->second.nlookup - n : 0;
         if (it->second.nlookup > 0 || it->second.text != nullptr) return;
-        by_inode.erase({it->second.dev, it->second.ino});
+        if (auto b = by_inode.find({it->second.dev, it->second.ino}); b != by_inode.end() && b->second == id)
+            by_inode.erase(b);
         unhold_locked(it->second);
         unwatch_locked(it->second);
         nodes.erase(it);
@@ -784,6 +830,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             if ((in->valid & FATTR_MODE) != 0 && ::chmod(path.c_str(), in->mode & 07777) != 0) return reply(u, errno);
             if ((in->valid & FATTR_SIZE) != 0) {
                 if (!S_ISREG(r.type)) return reply(u, EINVAL);
+                mark_wrote(r.dev, r.ino);
                 int rc = fh >= 0 ? ::ftruncate(fh, static_cast<off_t>(in->size))
                                  : ::truncate(path.c_str(), static_cast<off_t>(in->size));
                 if (rc != 0) return reply(u, errno);
@@ -880,8 +927,10 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             const char* name = name_at(body, size, 0);
             Ref dir = ref(h.nodeid);
             if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : dir.err);
-            if (int e = may_change(dir, name, "remove")) return reply(u, e);
+            struct stat st {};
+            if (int e = may_change(dir, name, "remove", &st)) return reply(u, e);
             if (::unlinkat(dir.fd, name, h.opcode == FUSE_RMDIR ? AT_REMOVEDIR : 0) != 0) return reply(u, errno);
+            if (h.opcode == FUSE_RMDIR || st.st_nlink <= 1) released(st);
             return reply(u, 0);
         }
         case FUSE_RENAME:
@@ -921,14 +970,22 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 if (int e = may_move_dir(to.fd, newname, join(to.rel, newname))) return reply(u, e);
             if (S_ISDIR(src.st_mode) && !made_here(src))
                 if (int e = may_move_dir(from.fd, oldname, join(from.rel, oldname))) return reply(u, e);
-            if (::renameat2(from.fd, oldname, to.fd, newname, flags) != 0) return reply(u, errno);
-            {
+            // The node takes its new name before the rename, so that the host's event of
+            // it finds the name the kernel is about to give it (changed()); back on failure.
+            auto name_node = [&](std::uint64_t parent, const char* name) {
                 std::lock_guard<std::mutex> l(mu);
                 if (auto k = by_inode.find({src.st_dev, src.st_ino}); k != by_inode.end()) {
-                    nodes[k->second].parent = newdir;
-                    nodes[k->second].name = newname;
+                    nodes[k->second].parent = parent;
+                    nodes[k->second].name = name;
                 }
+            };
+            name_node(newdir, newname);
+            if (::renameat2(from.fd, oldname, to.fd, newname, flags) != 0) {
+                const int e = errno;
+                name_node(h.nodeid, oldname);
+                return reply(u, e);
             }
+            if (target_exists && (flags & RENAME_EXCHANGE) == 0 && (S_ISDIR(dst.st_mode) || dst.st_nlink <= 1)) released(dst);
             return reply(u, 0);
         }
         case FUSE_OPEN:
@@ -958,6 +1015,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 event(false, r.rel, "open for writing");
                 return reply(u, EACCES);
             }
+            if (!dir && write_access(in->flags)) mark_wrote(r.dev, r.ino);
             int fd = ::open(proc_fd(r.fd).c_str(), flags | O_CLOEXEC);
             if (fd < 0) return reply(u, errno);
             out.fh = static_cast<std::uint64_t>(fd);
@@ -1092,6 +1150,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 ::close(fd);
                 return reply(u, err);
             }
+            if (write_access(in->flags)) mark_wrote(st.st_dev, st.st_ino);
             const fuse_entry_out e = entry(id, st);
             fuse_open_out o{};
             o.fh = static_cast<std::uint64_t>(fd);
@@ -1237,6 +1296,24 @@ void Server::stop() {
 }
 
 Server::~Server() { stop(); }
+
+bool Server::could_write(const std::string& rel, const std::vector<std::pair<dev_t, ino_t>>& chain) const {
+    const Rules& r = *s_->rules;
+    bool guarded = false;
+    // The name itself and each folder on its way: a protected folder guards what is in it.
+    for (std::size_t end = 0; !guarded && end != std::string::npos;) {
+        end = rel.find('/', end + 1);
+        const std::string part = rel.substr(0, end);
+        const bool folder = end != std::string::npos;
+        guarded = r.protect_exact.count(part) > 0 || r.files.count(part) > 0 || r.protects(part, folder);
+    }
+    if (!guarded) return true;
+    std::lock_guard<std::mutex> l(s_->mu);
+    // Written through a handle the sandbox held (the host then moved it over the
+    // protected name), or made by the run, or below a folder the run made.
+    if (!chain.empty() && s_->wrote.count(chain.front()) > 0) return true;
+    return std::any_of(chain.begin(), chain.end(), [&](const auto& k) { return s_->made.count(k) > 0; });
+}
 
 RefusalTally Server::refusals() const {
     std::lock_guard<std::mutex> l(s_->mu);

@@ -55,6 +55,15 @@ public:
     // moved): kind "workspace", what the path inside, bounded as the filter's are.
     // The run's record and `agentjail log` show them beside the filter's and the proxy's.
     RefusalTally refusals() const;
+    // After the run, for the check that follows it: could the sandbox have written the
+    // file at `rel` (relative to the workspace)? `chain`: the device and inode of the
+    // file and of each folder above it up to the workspace, as the check finds them. A
+    // protected name (by the rules, or below a protected folder) could not be written
+    // through the view unless the run made it or a folder above it, or held the very
+    // file open for writing before the host moved it there (a save through a temporary
+    // name the sandbox opened), so another change of one is the host's (the user's own
+    // `git config` during the run); anything else could.
+    bool could_write(const std::string& rel, const std::vector<std::pair<dev_t, ino_t>>& chain) const;
 
     struct State;
 

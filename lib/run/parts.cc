@@ -310,6 +310,16 @@ public:
         kept_ = KeptWalkOf(plan);
         return {};
     }
+    // Through the view, only what the sandbox could write is the run's: a protected
+    // name changed during the run is the host's (view::Server::could_write).
+    Result<void> attach(launch::Process& proc, Loop& loop) override {
+        (void)loop;
+        if (const view::Server* v = proc.view())
+            audit_.could_write = [v](const std::string& rel, const std::vector<std::pair<dev_t, ino_t>>& chain) {
+                return v->could_write(rel, chain);
+            };
+        return {};
+    }
     // Every process of the sandbox is gone: nothing can change the workspace under
     // the audit but the user. Its walk is the next run's start.
     void finish(RunResult& r) override {

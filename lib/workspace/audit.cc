@@ -207,17 +207,35 @@ private:
     }
 
     // One the plan protected that nothing changed during the run: the user's as it was.
+    // Through the view: one the run did not write, whatever it is.
     bool untouched(const std::string& rel, const struct stat& st) const {
+        if (o_.could_write) return !written(rel, st);
         return is_protected(rel) && !newer(st, o_.since);
     }
 
-    // A regular file of dir, changed since the run started.
-    bool changed_file(int dir, const std::string& name, struct stat& st) {
+    // Changed since the run started, and (through the view) by the run: a file the
+    // sandbox could write, given it and the folders above it.
+    bool written(const std::string& rel, const struct stat& st) const {
+        if (!newer(st, o_.since)) return false;
+        if (!o_.could_write) return true;
+        std::vector<std::pair<dev_t, ino_t>> chain{{st.st_dev, st.st_ino}};
+        for (std::string up = rel; up.find('/') != std::string::npos;) {
+            up.resize(up.rfind('/'));
+            sys::UniqueFd fd(sys::openat2(root_, up.c_str(), O_PATH | O_CLOEXEC,
+                                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+            struct stat at {};
+            if (fd && ::fstat(fd.get(), &at) == 0) chain.emplace_back(at.st_dev, at.st_ino);
+        }
+        return o_.could_write(rel, chain);
+    }
+
+    // A regular file of dir (at rel), written during the run.
+    bool changed_file(int dir, const std::string& rel, const std::string& name, struct stat& st) {
         if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
         // A protected one too: written during the run, it was replaced on the host, and
         // in the moment before the guard covered it again a handle opened inside
         // could write it for good (issue 25).
-        return S_ISREG(st.st_mode) && newer(st, o_.since);
+        return S_ISREG(st.st_mode) && written(join(rel, name), st);
     }
 
     // The whole of a regular file of dir (at most kMaxRead bytes), never through a
@@ -305,7 +323,7 @@ private:
         const std::string rel = join(dir, ".git");
         with_dir(dir, [&](int fd) {
             struct stat st {};
-            if (::fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) != 0 || !newer(st, o_.since)) return;
+            if (::fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) != 0 || !written(rel, st)) return;
             // A link is put aside whatever it points at: the check follows none.
             if (is_link) {
                 char buf[PATH_MAX];
@@ -348,7 +366,7 @@ private:
                 neutralize(fd, cfg));
             return;
         }
-        if (!newer(st, o_.since)) return;
+        if (!written(join(rel, cfg), st)) return;
         std::string why;
         std::vector<std::string> keys;
         if (st.st_size > kMaxRead) {
@@ -374,7 +392,7 @@ private:
         struct stat st {};
         for (const char* cfg : {"config", "config.worktree"}) check_config(fd, rel, cfg);
         // A linked worktree's git directory reads its config from the common one.
-        if (changed_file(fd, "commondir", st)) {
+        if (changed_file(fd, rel, "commondir", st)) {
             auto text = read_whole(fd, "commondir");
             const auto inside = inside_workspace(rel, text ? trim(*text) : std::string());
             if (inside) (void)check_git_dir_at(*inside);
@@ -390,7 +408,7 @@ private:
                 if ((e.name.size() > 7 && e.name.compare(e.name.size() - 7, 7, ".sample") == 0) ||
                     e.name.find(".agentjail-quarantined") != std::string::npos)
                     continue;
-                if (!changed_file(hooks, e.name, st)) continue;
+                if (!changed_file(hooks, hrel, e.name, st)) continue;
                 add(join(hrel, e.name), "git hook written during the run", neutralize(hooks, e.name));
             }
             ::close(hooks);
@@ -402,7 +420,7 @@ private:
             std::string name(std::string_view(state).substr(dir.size() + 1));
             int sd = ::openat(fd, dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
             if (sd < 0) continue;
-            if (changed_file(sd, name, st)) {
+            if (changed_file(sd, join(rel, dir), name, st)) {
                 // Read whole or not at all: an exec line past a bound is still run.
                 auto whole = read_whole(sd, name.c_str());
                 const std::string text = whole.value_or("exec");
@@ -427,7 +445,7 @@ private:
 
     void check_setting(int fd, const std::string& dir, const std::string& name) {
         struct stat st {};
-        if (changed_file(fd, name, st))
+        if (changed_file(fd, dir, name, st))
             add(join(dir, name), "agent or editor settings written during the run (they can run commands when "
                                  "the folder is opened)",
                 "flagged: review before opening this folder");

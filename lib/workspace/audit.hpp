@@ -16,9 +16,13 @@
 #include "base/outcome.hpp"
 #include "sys/scan.hpp"
 
+#include <sys/types.h>
+
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace agentjail::workspace {
@@ -44,6 +48,14 @@ struct AuditOptions {
     std::shared_ptr<const sys::Scan> before;
     // Where the audit's own walk is left (null: dropped), for the next run's plan.
     sys::Scan* walked = nullptr;
+    // With the workspace served through the view (view::Server::could_write): whether
+    // the sandbox could have written the file at a path (relative), given the device
+    // and inode of it and of each folder above it. A file changed during the run that
+    // it could not write is the host's: not the run's, and left alone (a protected
+    // name the user changes during the run, which under the view nothing inside can
+    // touch). Null: every file changed during the run is the run's, but for
+    // `protected_paths` untouched since it began.
+    std::function<bool(const std::string&, const std::vector<std::pair<dev_t, ino_t>>&)> could_write;
 };
 
 // The findings, in walk order. Never throws; a directory it cannot read is a finding.

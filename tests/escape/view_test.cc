@@ -365,3 +365,64 @@ TEST_F(Escape, VIEW13_ExplainListsWhatTheViewJudges) {
     EXPECT_TRUE(ajtest::contains(m.out, "hard link of " + jail.ws() + "/conf/tls.pem")) << "control\n" << describe(m);
     EXPECT_TRUE(ajtest::contains(m.out, "placeholder  " + jail.ws() + "/.mcp.json")) << "control\n" << describe(m);
 }
+
+// The check after the run takes only what the sandbox could write as the run's: under
+// the view a protected name could not be written inside unless the run made it (or a
+// folder above it), so the user's own `git config` on the host during the run is left
+// as it is, not put aside. Controls: a repository the run made has its planted
+// fsmonitor put aside, and an unfinished rebase's todo in the user's repository (not
+// protected: git writes it) that the agent gave an exec line is put aside too.
+TEST_F(Escape, VIEW14_TheUsersOwnChangesDuringTheRunAreNotTheRuns) {
+    host("git init -q . && mkdir .git/rebase-merge && echo 'pick 0000000 x' > .git/rebase-merge/git-rebase-todo",
+         jail.ws());
+    ajtest::sleep_ms(200);  // older than the run, past the check's allowance for the clock
+    LiveRun r = start(jail,
+                      "echo 'exec touch pwned' >> .git/rebase-merge/git-rebase-todo; mkdir sub && git init -q sub && "
+                      "git -C sub config core.fsmonitor 'touch ran2'; echo agent-done",
+                      kView);
+    ASSERT_TRUE(ready(r));
+    host("git config core.fsmonitor 'touch user-mark'", r.ws);
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.out, "agent-done")) << describe(out);
+    EXPECT_TRUE(ajtest::exists(r.ws + "/.git/config")) << "the user's own config was put aside\n" << describe(out);
+    EXPECT_FALSE(ajtest::exists(r.ws + "/.git/config.agentjail-quarantined")) << describe(out);
+    EXPECT_TRUE(ajtest::contains(ajtest::read_file(r.ws + "/.git/config"), "user-mark"));
+    EXPECT_FALSE(ajtest::contains(out.err, "workspace: .git/config")) << describe(out);
+    EXPECT_TRUE(ajtest::exists(r.ws + "/sub/.git/config.agentjail-quarantined")) << "control\n" << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.err, ".git/rebase-merge/git-rebase-todo")) << "control\n" << describe(out);
+    EXPECT_FALSE(ajtest::exists(r.ws + "/.git/rebase-merge/git-rebase-todo")) << "control\n" << describe(out);
+    // The user's fsmonitor would run in the sweep's git commands.
+    host("git config --unset core.fsmonitor", r.ws);
+}
+
+// A file the sandbox holds open for writing that the host then moves over a protected
+// name (an editor saving settings through a temporary file the agent opened first)
+// stays writable through that handle: the view judges names, and a handle is not one.
+// The check after the run takes it as the run's, since the sandbox opened that very
+// file for writing, and flags it. Control: the same move of a file the sandbox only
+// read is the host's, and is not flagged.
+TEST_F(Escape, VIEW15_AHandleTheHostMovedOverAProtectedNameIsChecked) {
+    host("mkdir .vscode .zed && echo '{}' > w.json && echo '{}' > r.json", jail.ws());
+    ajtest::sleep_ms(200);  // older than the run, past the check's allowance for the clock
+    const std::string script =
+        "exec 3>>w.json 4<r.json; touch ready; i=0; while [ ! -e go ] && [ $i -lt 1000 ]; do sleep 0.01; "
+        "i=$((i+1)); done; echo '{\"terminal.integrated.shell.linux\": \"x\"}' >&3; echo wrote=$?";
+    std::vector<std::string> argv = {ajtest::agentjail_bin()};
+    for (const auto& a : jail.base()) argv.push_back(a);
+    for (const auto& f : kView) argv.push_back(f);
+    argv.insert(argv.end(), {"--", "/bin/sh", "-c", script});
+    ajtest::RunOptions o;
+    o.env = {"HOME=" + jail.home()};
+    o.cwd = jail.ws();
+    ajtest::Child c(argv, o);
+    ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 10000));
+    host("mv w.json .vscode/settings.json && mv r.json .zed/settings.json && touch go", jail.ws());
+    auto out = c.wait(30000);
+    jail.record(out);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_EQ(field(out.out, "wrote"), "0") << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.err, ".vscode/settings.json: agent or editor settings written during the run"))
+        << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.err, ".zed/settings.json")) << "control: the host's own move\n" << describe(out);
+}
