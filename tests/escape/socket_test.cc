@@ -691,23 +691,29 @@ TEST_F(Escape, SOCK22_AnAllowedPathMountedOverInANestedNamespaceIsRefused) {
     EXPECT_GE(allowed.connections(), 1) << "control: the allowed socket saw no connection";
 }
 
+// A listener made in `dir`, its socket file chmod-ed to 0 and to 0777, and a connect
+// to each: prints mode0= and mode777= (OK or the errno's name).
+static std::string socket_mode_script(const std::string& dir) {
+    return "cd " + dir + " && python3 -c \"\n"
+           "import socket, os\n"
+           "for mode in (0, 0o777):\n"
+           "    p = 'perm-%o.sock' % mode\n"
+           "    l = socket.socket(socket.AF_UNIX); l.bind(p); l.listen(1); os.chmod(p, mode)\n"
+           "    c = socket.socket(socket.AF_UNIX)\n"
+           "    try:\n"
+           "        c.connect(p); print('mode%o=OK' % mode)\n"
+           "    except OSError as e:\n"
+           "        print('mode%o=%s' % (mode, 'EACCES' if e.errno == 13 else e.errno))\n"
+           "    os.unlink(p)\n"
+           "\"";
+}
+
 // The caller's own permissions on the socket file hold as the kernel checks them: the
 // supervisor's connect must not lend it its own (as root it would pass every mode).
 // The gate's answer equals what the same probe gets with no gate at all (minimal has
 // no filter), for a listener inside whose file has mode 0 and one with mode 0777.
 TEST_F(Escape, SOCK23_TheCallersPermissionOnTheSocketFileHolds) {
-    const std::string script =
-        "cd /tmp && python3 -c \"\n"
-        "import socket, os\n"
-        "for mode in (0, 0o777):\n"
-        "    p = '/tmp/perm-%o.sock' % mode\n"
-        "    l = socket.socket(socket.AF_UNIX); l.bind(p); l.listen(1); os.chmod(p, mode)\n"
-        "    c = socket.socket(socket.AF_UNIX)\n"
-        "    try:\n"
-        "        c.connect(p); print('mode%o=OK' % mode)\n"
-        "    except OSError as e:\n"
-        "        print('mode%o=%s' % (mode, 'EACCES' if e.errno == 13 else e.errno))\n"
-        "\"";
+    const std::string script = socket_mode_script("/tmp");
     auto gated = jail.sh(script);
     ASSERT_EQ(gated.status, 0) << describe(gated);
     auto plain = jail.sh(script, {"-p", "minimal", "--rw", jail.ws()});
@@ -794,19 +800,7 @@ TEST_F(Escape, SOCK26_SocketsInTheProjectThroughTheView) {
 // decides.
 TEST_F(Escape, SOCK27_TheCallersPermissionHoldsBelowTheView) {
     const std::string ws = jail.ws();
-    const std::string script =
-        "cd " + ws + " && python3 -c \"\n"
-        "import socket, os\n"
-        "for mode in (0, 0o777):\n"
-        "    p = 'perm-%o.sock' % mode\n"
-        "    l = socket.socket(socket.AF_UNIX); l.bind(p); l.listen(1); os.chmod(p, mode)\n"
-        "    c = socket.socket(socket.AF_UNIX)\n"
-        "    try:\n"
-        "        c.connect(p); print('mode%o=OK' % mode)\n"
-        "    except OSError as e:\n"
-        "        print('mode%o=%s' % (mode, 'EACCES' if e.errno == 13 else e.errno))\n"
-        "    os.unlink(p)\n"
-        "\"";
+    const std::string script = socket_mode_script(ws);
     auto gated = jail.sh(script, {"--view", "fuse"});
     ASSERT_EQ(gated.status, 0) << describe(gated);
     auto plain = jail.sh(script, {"-p", "minimal", "--rw", ws});

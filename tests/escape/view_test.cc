@@ -50,6 +50,21 @@ std::string diff(const std::set<std::string>& a, const std::set<std::string>& b)
     return out;
 }
 
+// A run through the view of `before`, then (once the host made the file `go`, its
+// change done while the sandbox waits) `after`; the sandbox makes `ready` between.
+std::unique_ptr<ajtest::Child> start_between(ajtest::Jail& jail, const std::string& before, const std::string& after) {
+    std::vector<std::string> argv = {ajtest::agentjail_bin()};
+    for (const auto& a : jail.base()) argv.push_back(a);
+    for (const auto& f : kView) argv.push_back(f);
+    argv.insert(argv.end(), {"--", "/bin/sh", "-c",
+                             before + "; touch ready; i=0; while [ ! -e go ] && [ $i -lt 1000 ]; do sleep 0.01; "
+                                      "i=$((i+1)); done; " + after});
+    ajtest::RunOptions o;
+    o.env = {"HOME=" + jail.home()};
+    o.cwd = jail.ws();
+    return std::make_unique<ajtest::Child>(argv, o);
+}
+
 }  // namespace
 
 // Nothing appears in the project for the run: during it, the host's listing is the
@@ -318,21 +333,12 @@ TEST_F(Escape, VIEW11_TheViewsDescriptorsAreBounded) {
 // reads what it names.
 TEST_F(Escape, VIEW12_TheHostsChangesShowInsideAtOnce) {
     host("mkdir d && echo old-a > a.txt && echo old-b > b.txt && echo x > d/old.txt", jail.ws());
-    const std::string probe = "cat a.txt b.txt; ls d; touch ready; i=0; while [ ! -e go ] && [ $i -lt 1000 ]; do "
-                              "sleep 0.01; i=$((i+1)); done; echo after; cat a.txt b.txt; ls d";
-    std::vector<std::string> argv = {ajtest::agentjail_bin()};
-    for (const auto& a : jail.base()) argv.push_back(a);
-    for (const auto& f : kView) argv.push_back(f);
-    argv.insert(argv.end(), {"--", "/bin/sh", "-c", probe});
-    ajtest::RunOptions o;
-    o.env = {"HOME=" + jail.home()};
-    o.cwd = jail.ws();
-    ajtest::Child c(argv, o);
+    auto c = start_between(jail, "cat a.txt b.txt; ls d", "echo after; cat a.txt b.txt; ls d");
     ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 10000));
     host("echo new-a-longer >> a.txt && echo new-b > t && mv t b.txt && echo n > d/new.txt && rm d/old.txt", jail.ws());
     ajtest::sleep_ms(50);
     host("touch go", jail.ws());
-    auto out = c.wait(30000);
+    auto out = c->wait(30000);
     jail.record(out);
     ASSERT_EQ(out.status, 0) << describe(out);
     const auto at = out.out.find("after\n");
@@ -405,20 +411,11 @@ TEST_F(Escape, VIEW14_TheUsersOwnChangesDuringTheRunAreNotTheRuns) {
 TEST_F(Escape, VIEW15_AHandleTheHostMovedOverAProtectedNameIsChecked) {
     host("mkdir .vscode .zed && echo '{}' > w.json && echo '{}' > r.json", jail.ws());
     ajtest::sleep_ms(200);  // older than the run, past the check's allowance for the clock
-    const std::string script =
-        "exec 3>>w.json 4<r.json; touch ready; i=0; while [ ! -e go ] && [ $i -lt 1000 ]; do sleep 0.01; "
-        "i=$((i+1)); done; echo '{\"terminal.integrated.shell.linux\": \"x\"}' >&3; echo wrote=$?";
-    std::vector<std::string> argv = {ajtest::agentjail_bin()};
-    for (const auto& a : jail.base()) argv.push_back(a);
-    for (const auto& f : kView) argv.push_back(f);
-    argv.insert(argv.end(), {"--", "/bin/sh", "-c", script});
-    ajtest::RunOptions o;
-    o.env = {"HOME=" + jail.home()};
-    o.cwd = jail.ws();
-    ajtest::Child c(argv, o);
+    auto c = start_between(jail, "exec 3>>w.json 4<r.json",
+                           "echo '{\"terminal.integrated.shell.linux\": \"x\"}' >&3; echo wrote=$?");
     ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 10000));
     host("mv w.json .vscode/settings.json && mv r.json .zed/settings.json && touch go", jail.ws());
-    auto out = c.wait(30000);
+    auto out = c->wait(30000);
     jail.record(out);
     ASSERT_EQ(out.status, 0) << describe(out);
     EXPECT_EQ(field(out.out, "wrote"), "0") << describe(out);
