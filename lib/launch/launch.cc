@@ -335,13 +335,16 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     // The workspace's view is served from the directory as it is now: opened before
     // the sandbox exists, so a rename on the host meanwhile changes nothing.
     sys::UniqueFd view_root;
-    sys::UniqueFd gate_view_host;  // the socket gate's copy (socket_gate.hpp)
+    // The socket gate's way below the view (socket_gate.hpp), only where there is a
+    // gate: a copy of the view's root, and the sandbox's user namespace (after clone).
+    const bool gated = plan.seccomp && plan.seccomp->needs_listener();
+    sys::UniqueFd gate_view_host;
     std::shared_ptr<const view::Rules> view_rules;
     for (const auto& m : plan.mounts)
         if (m.kind == plan::MountKind::view) {
             view_root.reset(::open(m.src.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!view_root) return util::errno_error(ErrorKind::setup, errno, "opening the workspace " + m.src + " for its view");
-            gate_view_host.reset(::fcntl(view_root.get(), F_DUPFD_CLOEXEC, 0));
+            if (gated) gate_view_host.reset(::fcntl(view_root.get(), F_DUPFD_CLOEXEC, 0));
             view_rules = m.view_rules;
         }
     spec.status_fd = status_w.get();
@@ -408,10 +411,9 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     }
     if (pid < 0) return clone_error(static_cast<int>(-pid));
     sys::UniqueFd pfd(pidfd);
-    // The socket gate's way below the view: the sandbox's user namespace (the child
-    // is not reaped before the run ends, so its number names it).
+    // (The child is not reaped before the run ends, so its number names it.)
     sys::UniqueFd sandbox_userns;
-    if (view_root)
+    if (gate_view_host)
         sandbox_userns.reset(::open(("/proc/" + std::to_string(pid) + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));
     launcher.reset();
     go_r.reset();
@@ -493,7 +495,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         sc.gate.diag = std::move(diag);
         sc.gate.root = std::move(sandbox_root);
         sc.gate.userns = std::move(sandbox_userns);
-        if (sc.gate.userns && view_rules) {
+        if (sc.gate.userns) {
             sc.gate.view_inside = view_rules->inside;
             sc.gate.view_host = std::move(gate_view_host);
         }

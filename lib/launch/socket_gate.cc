@@ -317,7 +317,9 @@ SocketGate::Outcome SocketGate::connect(int listener, const seccomp_notif& req) 
             // Below the workspace's view (a FUSE mount of the sandbox's user namespace,
             // which the kernel lets no process outside it into, to look up or stat):
             // the same, from a helper inside that namespace.
-            if (a.error == -EACCES && c_.userns.valid()) a = in_view(listener, req, sock.get(), root.get(), cwd.get(), path);
+            // (Not when the file was reached and the caller's own right refused it.)
+            if (a.error == -EACCES && !target.valid() && c_.userns.valid())
+                a = in_view(listener, req, sock.get(), root.get(), cwd.get(), path);
             if (a.gone) return out;
             if (a.refused) return refuse(path, a.why);
             if (a.error != 0) return answer(a.error);

@@ -560,35 +560,43 @@ struct Server::State {
             if (gone.count({parent, name}) > 0) continue;
             // The inode now at the name: the one the kernel was given for that name
             // (the sandbox made or moved it there) or another (the host's).
-            int err = 0;
-            Fd dir = fd_of(parent, err);
-            struct stat st {};
-            bool known = false;
-            if (dir && ::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-                std::lock_guard<std::mutex> l(mu);
-                if (auto k = by_inode.find({st.st_dev, st.st_ino}); k != by_inode.end()) {
-                    const Node& node = nodes[k->second];
-                    known = node.parent == parent && node.name == name;
-                }
-            }
-            if (known) continue;
+            const At at = node_at(parent, name);
+            if (at.node != 0 && at.parent == parent && at.name == name) continue;
             forget_name(parent, name);
             inodes.insert(parent);  // its listing, through its mtime
         }
         for (const auto& [parent, name] : files) {
             // The file's node, by its inode (a second name of it in another folder
             // is the same node).
-            int err = 0;
-            Fd dir = fd_of(parent, err);
-            struct stat st {};
-            if (!dir || ::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-                forget_name(parent, name);
-                continue;
-            }
-            std::lock_guard<std::mutex> l(mu);
-            if (auto k = by_inode.find({st.st_dev, st.st_ino}); k != by_inode.end()) inodes.insert(k->second);
+            const At at = node_at(parent, name);
+            if (!at.exists) forget_name(parent, name);
+            else if (at.node != 0) inodes.insert(at.node);
         }
         for (std::uint64_t id : inodes) forget_attributes(id);
+    }
+    // What lies at `name` in the folder node `parent` on the host now: whether
+    // anything does, the node of its inode if the kernel was given one, and the name
+    // that node was last given.
+    struct At {
+        bool exists = false;
+        std::uint64_t node = 0;
+        std::uint64_t parent = 0;
+        std::string name;
+    };
+    At node_at(std::uint64_t parent, const std::string& name) {
+        At at;
+        int err = 0;
+        Fd dir = fd_of(parent, err);
+        struct stat st {};
+        if (!dir || ::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return at;
+        at.exists = true;
+        std::lock_guard<std::mutex> l(mu);
+        if (auto k = by_inode.find({st.st_dev, st.st_ino}); k != by_inode.end()) {
+            at.node = k->second;
+            at.parent = nodes[k->second].parent;
+            at.name = nodes[k->second].name;
+        }
+        return at;
     }
     // The next batch of inotify events into buf, when one is waiting: its size, or 0.
     std::size_t take_changes(std::span<char> buf) {

@@ -167,18 +167,14 @@ std::string workspace_text(const Plan& plan) {
     if (!plan.view_guards.empty())
         out += "  below the workspace, judged by the view at each lookup (these were found at start; a name\n"
                "  the host makes during the run is judged by the same patterns):\n";
-    for (const auto& g : plan.view_guards) {
-        std::string what = g.kind == Guard::Kind::hidden ? "hidden" : "protected";
+    // view: judged by the view, which makes no placeholder for an absent name.
+    auto guard_line = [&](const Guard& g, bool view) {
+        const bool made = g.placeholder && !view;
+        std::string what = g.kind == Guard::Kind::hidden ? "hidden" : made ? "placeholder" : "protected";
         std::string line = fmt::format("  {:<12} {}{}", what, g.inside, g.is_dir ? "/" : "");
-        if (g.placeholder) line += " (absent: cannot be made inside)";
-        line += "  " + g.pattern;
-        if (!g.link_of.empty()) line += ", hard link of " + g.link_of;
-        out += line + "\n";
-    }
-    for (const auto& g : plan.guards) {
-        std::string what = g.kind == Guard::Kind::hidden ? "hidden" : g.placeholder ? "placeholder" : "protected";
-        std::string line = fmt::format("  {:<12} {}{}", what, g.inside, g.is_dir ? "/" : "");
-        if (g.placeholder)
+        if (g.placeholder && view)
+            line += " (absent: cannot be made inside)";
+        else if (made)
             line += g.is_dir    ? " (empty directory made for the run)"
                     : g.socket ? " (socket file with no listener made for the run)"
                                : " (empty file made for the run)";
@@ -186,7 +182,9 @@ std::string workspace_text(const Plan& plan) {
         line += "  " + g.pattern;
         if (!g.link_of.empty()) line += ", hard link of " + g.link_of;
         out += line + "\n";
-    }
+    };
+    for (const auto& g : plan.view_guards) guard_line(g, true);
+    for (const auto& g : plan.guards) guard_line(g, false);
     int locks = 0;
     for (const auto& op : plan.mounts)
         if (op.kind == MountKind::bind && !op.read_only && op.src == op.dst && op.dst != plan.workspace &&
