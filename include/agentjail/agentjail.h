@@ -144,6 +144,10 @@ AJ_API int aj_policy_set_limit(aj_policy *policy, const char *key, const char *v
                                aj_error **err);
 /* [workspace] mode: "direct", "clone" or "overlay" (docs/workspace.md). */
 AJ_API int aj_policy_set_workspace_mode(aj_policy *policy, const char *mode, aj_error **err);
+/* [workspace] view, for a writable workspace in direct mode: "fuse" (the default:
+ * served by agentjail, judged per name) or "mounts" (masks and read-only binds over
+ * the names found at start) (docs/workspace.md). */
+AJ_API int aj_policy_set_workspace_view(aj_policy *policy, const char *view, aj_error **err);
 /* A path under the workspace made read-only inside (** allowed), and one of the
  * policy's protected paths taken out, as --protect and --unprotect. */
 AJ_API int aj_policy_add_protect(aj_policy *policy, const char *pattern, aj_error **err);

@@ -121,6 +121,7 @@ public:
     void set_hostname(const std::string& v) { one(aj_policy_set_hostname, v); }
     void set_cwd(const std::string& v) { one(aj_policy_set_cwd, v); }
     void set_workspace_mode(const std::string& v) { one(aj_policy_set_workspace_mode, v); }
+    void set_workspace_view(const std::string& v) { one(aj_policy_set_workspace_view, v); }
     void add_protect(const std::string& v) { one(aj_policy_add_protect, v); }
     void remove_protect(const std::string& v) { one(aj_policy_remove_protect, v); }
     void set_net_mode(const std::string& v) { one(aj_policy_set_net_mode, v); }

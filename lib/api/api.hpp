@@ -67,6 +67,7 @@ public:
     // workspace made read-only inside (** allowed); one of the policy's protected
     // paths taken out (an error if the policy has no such entry).
     Result<void> set_workspace_mode(const std::string& mode);
+    Result<void> set_workspace_view(const std::string& view);  // "fuse" | "mounts"
     Result<void> add_protect(const std::string& pattern);
     Result<void> remove_protect(const std::string& pattern);
     // The network and the logs, as the flags --net, --allow-host, --deny-host,

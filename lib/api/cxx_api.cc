@@ -163,6 +163,10 @@ Result<void> Policy::set_workspace_mode(const std::string& mode) {
     return policy::set_workspace_mode(*p_, mode, api_origin("set_workspace_mode"));
 }
 
+Result<void> Policy::set_workspace_view(const std::string& view) {
+    return policy::set_workspace_view(*p_, view, api_origin("set_workspace_view"));
+}
+
 Result<void> Policy::add_protect(const std::string& pattern) {
     return policy::add_protect(*p_, pattern, api_origin("add_protect"));
 }

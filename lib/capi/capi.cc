@@ -248,6 +248,10 @@ AJ_API int aj_policy_set_workspace_mode(aj_policy* policy, const char* mode, aj_
     return string_override("aj_policy_set_workspace_mode", policy, mode, "mode", &agentjail::Policy::set_workspace_mode, err);
 }
 
+AJ_API int aj_policy_set_workspace_view(aj_policy* policy, const char* view, aj_error** err) {
+    return string_override("aj_policy_set_workspace_view", policy, view, "view", &agentjail::Policy::set_workspace_view, err);
+}
+
 AJ_API int aj_policy_clear_env(aj_policy* policy, aj_error** err) {
     return guarded(err, [&] {
         if (policy == nullptr) return null_arg(err, "aj_policy_clear_env", "policy");

@@ -19,7 +19,9 @@ Result<void> serve_workspace(const policy::Policy& policy, const ExpandContext& 
     const std::string why = describe(policy.workspace_view.origin);
     if (plan.workspace.empty() || plan.workspace_mode != policy::WorkspaceMode::direct ||
         policy.workspace.value != policy::WorkspaceAccess::rw) {
-        plan.notes.push_back("workspace view fuse (" + why + "): only a writable workspace in direct mode is served");
+        // The default says nothing where it does not apply (clone, overlay, read-only).
+        if (!why.empty())
+            plan.notes.push_back("workspace view fuse (" + why + "): only a writable workspace in direct mode is served");
         return {};
     }
     const std::string& ws = plan.workspace;

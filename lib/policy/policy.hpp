@@ -254,7 +254,7 @@ struct Policy {
     // [workspace]  protect accumulates over layers; unprotect drops entries of it
     // (by the pattern as written) from every layer below.
     Located<WorkspaceMode> workspace_mode{WorkspaceMode::direct, {}};
-    Located<WorkspaceView> workspace_view{WorkspaceView::mounts, {}};
+    Located<WorkspaceView> workspace_view{WorkspaceView::fuse, {}};
     std::vector<ProtectRule> protect;
     std::vector<ProtectRule> unprotect;
     // Clone mode: the work tree's uncommitted changes come back as one extra commit

@@ -125,16 +125,26 @@ TEST_F(Workspace, WS07_AgentAndEditorConfigCannotBeCreated) {
 }
 
 // FS-04 / identity: the directory holding a hidden .env cannot be moved aside (the
-// next run's rule would miss it), while a directory with nothing hidden can.
+// next run's rule would miss it), while a directory with nothing hidden can. Through
+// the mounts view the directory is a mount point's parent (EBUSY); through the default
+// view the rename is refused as across file systems (EXDEV), so mv copies and then
+// cannot remove the hidden file.
 TEST_F(Workspace, WS08_RenameOfAHiddenFilesDirectoryFails) {
-    auto r = jail.sh("mkdir packages/web; mv packages/api packages/api.bak 2>&1 || echo API_REFUSED; "
-                     "mv packages packages.bak 2>&1 || echo PACKAGES_REFUSED; "
-                     "mv packages/web packages/web2 && echo CONTROL_OK");
-    EXPECT_TRUE(ajtest::contains(r.out, "API_REFUSED")) << describe(r);
-    EXPECT_TRUE(ajtest::contains(r.out, "PACKAGES_REFUSED")) << describe(r);
-    EXPECT_TRUE(ajtest::contains(r.out + r.err, "busy")) << describe(r);  // EBUSY: a mount point
-    EXPECT_TRUE(ajtest::contains(r.out, "CONTROL_OK")) << describe(r);
-    EXPECT_TRUE(ajtest::exists(jail.ws() + "/packages/api/.env"));
+    for (const char* view : {"mounts", "fuse"}) {
+        auto r = jail.sh("mkdir packages/web; mv packages/web packages/web2 && echo CONTROL_OK; "
+                         "mv packages/api packages/api.bak 2>&1 || echo API_REFUSED; "
+                         "mv packages packages.bak 2>&1 || echo PACKAGES_REFUSED",
+                         {"--view", view});
+        EXPECT_TRUE(ajtest::contains(r.out, "CONTROL_OK")) << view << ": " << describe(r);
+        EXPECT_TRUE(ajtest::contains(r.out, "API_REFUSED")) << view << ": " << describe(r);
+        EXPECT_TRUE(ajtest::contains(r.out, "PACKAGES_REFUSED")) << view << ": " << describe(r);
+        if (std::string(view) == "mounts") {
+            EXPECT_TRUE(ajtest::contains(r.out + r.err, "busy")) << describe(r);  // EBUSY: a mount point
+        }
+        EXPECT_TRUE(ajtest::exists(jail.ws() + "/packages/api/.env")) << view;
+        EXPECT_EQ(ajtest::read_file(jail.ws() + "/packages/api/.env"), "KEY=" + api_env_ + "\n") << view;
+        jail.host_sh("cd '" + jail.ws() + "' && rm -rf packages/web2 packages.bak packages/api.bak");
+    }
 }
 
 // SEC-03: a monorepo's packages/api/.env is hidden (`**/.env*`); its sibling is not.

@@ -5,6 +5,10 @@
 // moved away from inside; placeholders stop the creation of a missing protected
 // name and are gone after the run; a workspace named through a planted link is
 // refused. Each with a positive control showing the probe could succeed.
+//
+// Covering again, placeholders and rename locks are the mounts view's (--view mounts),
+// which these tests pin; the default view judges each name at its lookup and has none
+// of them (its attacks: view_test.cc, VIEW01-VIEW15).
 #include "common.hpp"
 #include "live_run.hpp"
 
@@ -31,6 +35,8 @@ using namespace ajesc;
 
 namespace {
 
+const std::vector<std::string> kMountsView = {"--view", "mounts"};
+
 // The re-applications the record lists for name, and the window of the first.
 size_t reapplied(const nlohmann::json& rec, const std::string& name, double* window_ms = nullptr) {
     size_t n = 0;
@@ -48,6 +54,7 @@ size_t reapplied(const nlohmann::json& rec, const std::string& name, double* win
 // sed -i writes a temporary file and renames it over .env: the kernel drops the
 // sandbox's mask on the old name. The supervisor masks the new file again.
 TEST_F(Escape, WS01_HostSedOnHiddenEnvIsMaskedAgain) {
+    jail.also(kMountsView);
     const std::string fresh = jail.new_canary();
     jail.plant("notes", "old-note\n");
     LiveRun r = start(jail, "cat .env; echo env-rc=$?; cat notes");
@@ -71,6 +78,7 @@ TEST_F(Escape, WS01_HostSedOnHiddenEnvIsMaskedAgain) {
 // An editor's atomic save: the whole new file written under another name, then
 // renamed over the old one (vim's backupcopy=no, VS Code, most IDEs).
 TEST_F(Escape, WS02_EditorSaveOnHiddenEnvIsMaskedAgain) {
+    jail.also(kMountsView);
     const std::string fresh = jail.new_canary();
     jail.plant("notes", "old-note\n");
     LiveRun r = start(jail, "cat .env.local; echo env-rc=$?; cat notes");
@@ -92,6 +100,7 @@ TEST_F(Escape, WS02_EditorSaveOnHiddenEnvIsMaskedAgain) {
 // sandbox's read-only bind goes with the old inode. It comes back on the new one,
 // so the sandbox still cannot plant core.fsmonitor or core.hooksPath.
 TEST_F(Escape, WS03_HostGitConfigKeepsTheConfigReadOnly) {
+    jail.also(kMountsView);
     host("git init -q . && git config user.name t", jail.ws());
     const std::string cfg = jail.ws() + "/.git/config";
     LiveRun r = start(jail,
@@ -121,6 +130,7 @@ TEST_F(Escape, WS03_HostGitConfigKeepsTheConfigReadOnly) {
 // Inside, a guarded name is a mount point of the sandbox's own namespace: it cannot
 // be renamed or removed (which would leave a name to fill in for the host).
 TEST_F(Escape, WS04_GuardedNamesCannotBeMovedOrRemovedInside) {
+    jail.also(kMountsView);
     jail.plant("notes", "n\n");
     auto out = jail.sh("mv .env moved 2>&1; echo mv-rc=$?; rm -f .env 2>&1; echo rm-rc=$?; "
                        "mv notes notes2; echo control-rc=$?");
@@ -145,6 +155,7 @@ agentjail::Result<agentjail::plan::Plan> plan_with_placeholder(const std::string
     if (!pol) return std::move(pol).error();
     pol->workspace_path = agentjail::policy::Located<std::string>{ws, {}};
     pol->workspace_explicit = true;
+    pol->workspace_view = {agentjail::policy::WorkspaceView::mounts, {}};  // placeholders are its
     auto host = agentjail::plan::HostFacts::current();
     if (!host) return std::move(host).error();
     auto plan = agentjail::plan::build(*pol, {"/bin/sh", "-c", script}, *host);
@@ -266,12 +277,13 @@ TEST_F(Escape, WS06_WorkspaceThroughAPlantedLinkIsRefused) {
     EXPECT_EQ(out.status, 125) << describe(out);
     EXPECT_TRUE(ajtest::contains(out.err, "could have been planted by an earlier run; name the real path"))
         << describe(out);
-    // Control: the home named as itself is allowed, with its hidden paths hidden.
+    // Control: the home named as itself is allowed, with its hidden paths hidden (the
+    // view does not list them either).
     auto ok = jail.run({"-C", jail.home(), "--", "/bin/sh", "-c",
                         "ls -a . | grep -c '^.ssh$'; cat .ssh/id_ed25519; echo ssh-rc=$?"},
                        o);
     EXPECT_EQ(ok.status, 0) << describe(ok);
-    EXPECT_EQ(ajtest::lines(ok.out).front(), "1") << describe(ok);
+    EXPECT_EQ(ajtest::lines(ok.out).front(), "0") << describe(ok);
     EXPECT_EQ(field(ok.out, "ssh-rc"), "1") << describe(ok);
 }
 
@@ -279,6 +291,7 @@ TEST_F(Escape, WS06_WorkspaceThroughAPlantedLinkIsRefused) {
 // protected name, which a read-only bind cannot cover safely), the run stops and
 // the record says why, rather than going on with the name open.
 TEST_F(Escape, WS07_ARunWhoseGuardCannotBeReappliedIsStopped) {
+    jail.also(kMountsView);
     host("git init -q .", jail.ws());
     const std::string cfg = jail.ws() + "/.git/config";
     LiveRun r = start(jail, "echo still-running", {"--ro", cfg});
@@ -299,6 +312,7 @@ TEST_F(Escape, WS07_ARunWhoseGuardCannotBeReappliedIsStopped) {
 // A flood of host-side replacements never kills agentjail and each wake-up costs one
 // check per guard; once it is over the name is masked.
 TEST_F(Escape, WS08_AFloodOfReplacementsIsBoundedAndEndsMasked) {
+    jail.also(kMountsView);
     const std::string fresh = jail.new_canary();
     LiveRun r = start(jail, "cat .env; echo env-rc=$?");
     ASSERT_TRUE(ready(r));
@@ -323,6 +337,7 @@ TEST_F(Escape, WS08_AFloodOfReplacementsIsBoundedAndEndsMasked) {
 // (--allow-degraded: rlimits only) the mask goes back all the same. Both privilege
 // levels run it, so the escape tier's outcomes stay comparable.
 TEST_F(Escape, WS09_ReappliedWithLimitsFrozenWhereACgroupExists) {
+    jail.also(kMountsView);
     const std::string fresh = jail.new_canary();
     LiveRun r = start(jail, "cat .env; echo env-rc=$?", {"--pids", "64", "--allow-degraded"});
     ASSERT_TRUE(ready(r));
@@ -357,13 +372,22 @@ TEST_F(Escape, WS10_NoAgentsOrEditorsSettingsCanBeMadeAtTheTop) {
 // its opencode.json; an absent file is fine to both) get none: inside, the name is
 // simply absent. Made by the run at the top, each is flagged by the check after the
 // run; one the host had is read-only inside. Controls: a file beside them that no
-// entry names is not flagged; the host's copy is read inside.
+// entry names is not flagged; the host's copy is read inside. That is the mounts view;
+// the default view refuses to make them at all (nothing is left to flag).
 TEST_F(Escape, WS11_SettingsWithoutAPlaceholderAreAbsentInsideAndFlaggedWhenMade) {
     const std::vector<std::string> names = {".aider.conf.yml", "opencode.json", "opencode.jsonc"};
     std::string script = "ls -A; ";
     for (const auto& n : names) script += "echo 'test-cmd: touch /tmp/x' > " + n + " && echo \"MADE " + n + "\"; ";
     script += "echo x > notes.md; echo done";
-    auto r = jail.sh(script);
+    auto v = jail.sh(script);
+    ASSERT_NE(v.out.find("done"), std::string::npos) << describe(v);
+    for (const auto& n : names) {
+        EXPECT_EQ(v.out.find("MADE " + n), std::string::npos) << n << ": made through the view\n" << describe(v);
+        EXPECT_FALSE(ajtest::exists(jail.ws() + "/" + n)) << n;
+    }
+    EXPECT_TRUE(ajtest::exists(jail.ws() + "/notes.md")) << "control: the view let nothing be made";
+    ::unlink((jail.ws() + "/notes.md").c_str());
+    auto r = jail.sh(script, {"--view", "mounts"});
     ASSERT_NE(r.out.find("done"), std::string::npos) << describe(r);
     // No placeholder: the listing made before the writes does not have them.
     const std::string listing = r.out.substr(0, r.out.find("MADE "));
@@ -398,6 +422,7 @@ TEST_F(Escape, WS11_SettingsWithoutAPlaceholderAreAbsentInsideAndFlaggedWhenMade
 // during the run like any other: it is put aside. Control: the same key set before
 // the run is the user's, read-only inside, and left alone.
 TEST_F(Escape, WS12_AProtectedConfigWrittenDuringTheRunIsChecked) {
+    jail.also(kMountsView);
     const std::string ws = jail.ws();
     host("git init -q . && git config core.fsmonitor 'touch user-mark'", ws);
     ajtest::sleep_ms(200);  // older than the run, past the check's allowance for the clock

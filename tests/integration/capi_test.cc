@@ -198,28 +198,30 @@ TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentity) {
     EXPECT_EQ(run_out(pol.p, {"/bin/cat", "root-only"}, o), "secret\n");
 }
 
-// The same through the workspace's view: its server runs as root, and what the command
-// makes goes to the command's identity, not the server's.
-TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentityThroughTheView) {
+// The same through the mounts view (aj_policy_set_workspace_view): the test above runs
+// through the default view, whose server runs as root; what the command makes goes to
+// the command's identity either way, not the server's.
+TEST_F(CApiRun, RootRunsTheCommandAsTheGivenIdentityThroughEitherView) {
     if (!root()) GTEST_SKIP() << "only root may run the command as another identity";
     const uid_t uid = kJobUid;
     const gid_t gid = kJobGid;
     ajtest::TempDir home;
     ASSERT_NO_FATAL_FAILURE(as_job(o, ws, home));
-    Pol view;
     Err e;
-    ASSERT_EQ(aj_policy_load_text(&view.p, "extends = \"default\"\n[workspace]\nview = \"fuse\"\n", "view.toml",
-                                  e.out()),
-              AJ_OK)
-        << e.message();
-    ASSERT_EQ(aj_policy_set_workspace(view.p, ws.path().c_str(), e.out()), AJ_OK) << e.message();
-    EXPECT_EQ(run_out(view.p, {"/bin/sh", "-c", "touch made && mkdir dir && ln -s made link && id -u"}, o),
-              std::to_string(uid) + "\n");
-    for (const char* name : {"made", "dir", "link"}) {
-        struct stat st {};
-        ASSERT_EQ(::lstat((ws.path() + "/" + name).c_str(), &st), 0) << name;
-        EXPECT_EQ(st.st_uid, uid) << name;
-        EXPECT_EQ(st.st_gid, gid) << name;
+    EXPECT_EQ(aj_policy_set_workspace_view(pol.p, "fusee", e.out()), AJ_EINVAL);
+    EXPECT_NE(e.message().find("expected \"mounts\" or \"fuse\", got \"fusee\""), std::string::npos) << e.message();
+    ASSERT_EQ(aj_policy_set_workspace(pol.p, ws.path().c_str(), e.out()), AJ_OK) << e.message();
+    for (const char* view : {"mounts", "fuse"}) {
+        ASSERT_EQ(aj_policy_set_workspace_view(pol.p, view, e.out()), AJ_OK) << e.message();
+        EXPECT_EQ(run_out(pol.p, {"/bin/sh", "-c", "rm -rf made dir link; touch made && mkdir dir && ln -s made link && id -u"}, o),
+                  std::to_string(uid) + "\n")
+            << view;
+        for (const char* name : {"made", "dir", "link"}) {
+            struct stat st {};
+            ASSERT_EQ(::lstat((ws.path() + "/" + name).c_str(), &st), 0) << name;
+            EXPECT_EQ(st.st_uid, uid) << view << " " << name;
+            EXPECT_EQ(st.st_gid, gid) << view << " " << name;
+        }
     }
 }
 

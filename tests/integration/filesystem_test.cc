@@ -165,12 +165,13 @@ TEST_F(Sandbox, HomeIsThePrivateEmptyCallersHomePath) {
 }
 
 // A workspace holding many repositories (an earlier run may plant them: issue 25)
-// needs a bind for each of their hidden and protected names: 150 repositories are
-// over a thousand, more than the usual limit of 1024 descriptors. The sandbox clones
-// and attaches one bind at a time, so even a hard limit of 256 builds the root, the
-// nested repositories' configs stay read-only, and the command gets the caller's
-// limits. Control: the plan has more binds than that limit, so a build that held a
-// descriptor for each (as it did) could not.
+// needs, through the mounts view, a bind for each of their hidden and protected names:
+// 150 repositories are over a thousand, more than the usual limit of 1024 descriptors.
+// The sandbox clones and attaches one bind at a time, so even a hard limit of 256
+// builds the root, the nested repositories' configs stay read-only, and the command
+// gets the caller's limits. Control: the plan has more binds than that limit, so a
+// build that held a descriptor for each (as it did) could not. The default view makes
+// no bind below the workspace and holds the same under the same limit.
 TEST_F(Sandbox, ManyRepositoriesInTheWorkspaceNeedFewDescriptors) {
     std::string plant = "cd '" + jail.ws() + "' && git init -q . && for i in $(seq 1 150); do "
                         "mkdir -p r$i/.git/refs r$i/.git/objects && echo 'ref: refs/heads/main' > r$i/.git/HEAD && "
@@ -178,19 +179,22 @@ TEST_F(Sandbox, ManyRepositoriesInTheWorkspaceNeedFewDescriptors) {
     auto planted = jail.host_sh(plant);
     ASSERT_TRUE(ajtest::contains(planted.out, "PLANTED")) << describe(planted);
     std::string error;
-    const auto mounts = ajtest::planned_mounts({"-C", jail.ws(), "--", "true"}, {"HOME=" + jail.home()}, &error);
+    const auto mounts =
+        ajtest::planned_mounts({"-C", jail.ws(), "--view", "mounts", "--", "true"}, {"HOME=" + jail.home()}, &error);
     ASSERT_TRUE(error.empty()) << error;
     EXPECT_GT(mounts.size(), 256u) << "control: the plan has fewer binds than the limit, which proves nothing";
-    const std::string run = "'" + ajtest::agentjail_bin() + "' -C '" + jail.ws() +
-                            "' -- sh -c 'ulimit -Sn; ulimit -Hn; echo x >> r77/.git/config 2>/dev/null; echo write=$?'";
-    auto r = jail.host_sh("ulimit -n 256 && " + run);
-    ASSERT_EQ(r.status, 0) << describe(r);
-    const auto lines = ajtest::lines(r.out);
-    ASSERT_EQ(lines.size(), 3u) << r.out;
-    EXPECT_EQ(lines[0], "256") << "the command did not get the caller's soft limit back";
-    EXPECT_EQ(lines[1], "256") << "the command did not get the caller's hard limit";
-    EXPECT_NE(lines[2], "write=0") << "a nested repository's config was written";
-    EXPECT_EQ(ajtest::read_file(jail.ws() + "/r77/.git/config"), "[core]\n");
+    for (const char* view : {"mounts", "fuse"}) {
+        const std::string run = "'" + ajtest::agentjail_bin() + "' -C '" + jail.ws() + "' --view " + view +
+                                " -- sh -c 'ulimit -Sn; ulimit -Hn; echo x >> r77/.git/config 2>/dev/null; echo write=$?'";
+        auto r = jail.host_sh("ulimit -n 256 && " + run);
+        ASSERT_EQ(r.status, 0) << view << ": " << describe(r);
+        const auto lines = ajtest::lines(r.out);
+        ASSERT_EQ(lines.size(), 3u) << view << ": " << r.out;
+        EXPECT_EQ(lines[0], "256") << view << ": the command did not get the caller's soft limit back";
+        EXPECT_EQ(lines[1], "256") << view << ": the command did not get the caller's hard limit";
+        EXPECT_NE(lines[2], "write=0") << view << ": a nested repository's config was written";
+        EXPECT_EQ(ajtest::read_file(jail.ws() + "/r77/.git/config"), "[core]\n") << view;
+    }
 }
 
 namespace {

@@ -276,7 +276,8 @@ TEST(KillMatrixJournal, PlaceholdersOfALiveSandboxAreKept) {
     ASSERT_GE(launcher, 0);
     if (launcher == 0) {
         auto p = agentjail::Policy::load(
-            conf.write("keep.toml", "extends = \"default\"\n[process]\ndie_with_parent = false\n"));
+            conf.write("keep.toml", "extends = \"default\"\n[process]\ndie_with_parent = false\n"
+                                  "[workspace]\nview = \"mounts\"\n"));  // placeholders are its
         if (!p || !p->set_workspace(ws.path())) ::_exit(3);
         auto sb = agentjail::Sandbox::spawn(*p, {"/bin/sh", "-c", "touch " + started + "; sleep 30; echo " + marker});
         if (!sb) ::_exit(4);
@@ -364,8 +365,10 @@ std::optional<Scenario> scenario(const std::string& point, std::uint16_t upstrea
                             " HTTP/1.1\\r\\n\\r\\n' >&3; sleep 30",
                         true, false, ""};
     if (point == "relay.copy") return Scenario{plain, "echo output; sleep 30", true, false, ""};
+    // The guard that re-applies a mount the host replaced is the mounts view's.
+    const std::string mounts = "\n[workspace]\nview = \"mounts\"\n";
     if (point == "guard.reapply" || point == "guard.frozen")
-        return Scenario{limits, "sleep 30", true, true, plain};
+        return Scenario{limits + mounts, "sleep 30", true, true, plain + mounts};
     if (point == "run.before-cleanup") return Scenario{proxy, "true", false, false, ""};
     if (point == "cgroup.stats") return Scenario{limits, "true", false, false, ""};
     return std::nullopt;
@@ -511,7 +514,8 @@ TEST(KillMatrixJournal, PlaceholdersOfALauncherKilledAsItMadeThemAreSwept) {
     pid_t launcher = ::fork();
     ASSERT_GE(launcher, 0);
     if (launcher == 0) {
-        auto p = agentjail::Policy::load(conf.write("ws.toml", "extends = \"default\"\n"));
+        // Placeholders are the mounts view's.
+        auto p = agentjail::Policy::load(conf.write("ws.toml", "extends = \"default\"\n[workspace]\nview = \"mounts\"\n"));
         if (!p || !p->set_workspace(ws.path())) ::_exit(3);
         fault::arm("launch.placeholder-made", fault::Action::kill);
         (void)agentjail::Sandbox::spawn(*p, {"/bin/true"});

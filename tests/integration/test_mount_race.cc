@@ -3,7 +3,8 @@
 // makes a mount point anew on the host through a bind. A hidden file that is gone by
 // then has nothing left to hide and the run goes on (a lock file such as
 // /etc/gshadow.lock, matched by gshadow*, lives for a moment); a placeholder of ours
-// that is gone fails the launch.
+// that is gone fails the launch. Masks and placeholders are the mounts view's (--view
+// mounts); the default view builds no mount below the workspace.
 #include "api/api.hpp"
 
 #include "test_support.hpp"
@@ -57,6 +58,7 @@ Policy hiding(const ajtest::TempDir& ws, const std::string& name) {
     auto p = Policy::load("default");
     EXPECT_TRUE(p) << p.error().message();
     EXPECT_TRUE(p->set_workspace(ws.path()));
+    EXPECT_TRUE(p->set_workspace_view("mounts"));
     EXPECT_TRUE(p->add_hide(ws.path() + "/" + name));
     return std::move(p).value();
 }
@@ -103,6 +105,7 @@ TEST_F(MountRace, TheSocketPlaceholdersOfARunAreOneInode) {
     ajtest::TempDir ws;
     auto p = Policy::load("default");
     ASSERT_TRUE(p && p->set_workspace(ws.path()));
+    ASSERT_TRUE(p->set_workspace_view("mounts"));
     agentjail::RunResult r;
     struct stat a {}, b {}, c {};
     ASSERT_EQ(run_held(*p, {"/bin/true"},
@@ -131,6 +134,7 @@ TEST_F(MountRace, APlaceholderGoneFailsTheLaunch) {
     {
         auto p = Policy::load("default");
         ASSERT_TRUE(p && p->set_workspace(ws.path()));
+        ASSERT_TRUE(p->set_workspace_view("mounts"));
         agentjail::RunResult r;
         ASSERT_EQ(run_held(*p, {"/bin/true"}, [&] { EXPECT_TRUE(ajtest::exists(envrc)) << "no placeholder"; }, &r),
                   "");
@@ -139,6 +143,7 @@ TEST_F(MountRace, APlaceholderGoneFailsTheLaunch) {
     }
     auto p = Policy::load("default");
     ASSERT_TRUE(p && p->set_workspace(ws.path()));
+    ASSERT_TRUE(p->set_workspace_view("mounts"));
     agentjail::RunResult r;
     const std::string err = run_held(*p, {"/bin/true"}, [&] { ASSERT_EQ(::unlink(envrc.c_str()), 0); }, &r);
     EXPECT_TRUE(ajtest::contains(err, "spawn: ")) << "the run went on without its protected name: " << err;
@@ -160,6 +165,7 @@ TEST_F(MountRace, ADirectoryAboveAHiddenNameGoneBeforeTheRootIsSkipped) {
                          "else echo absent > seen; fi"};
     auto p = Policy::load("default");
     ASSERT_TRUE(p && p->set_workspace(ws.path()));
+    ASSERT_TRUE(p->set_workspace_view("mounts"));
     {
         agentjail::RunResult r;
         ASSERT_EQ(run_held(*p, probe, [] {}, &r), "");
@@ -192,6 +198,7 @@ TEST_F(MountRace, AnotherRunsPlaceholderDirectoryGoneBeforeTheSetupIsMadeAgain) 
     auto p = Policy::load("default");
     ASSERT_TRUE(p) << p.error().message();
     ASSERT_TRUE(p->set_workspace(ws.path()));
+    ASSERT_TRUE(p->set_workspace_view("mounts"));
     ws.mkdir(".claude");  // what another run's placeholder directory looks like
     const std::vector<std::string> probe = {
         "/bin/sh", "-c", "if (: > .claude/settings.json) 2>/dev/null; then echo WROTE > seen; else echo REFUSED > seen; fi"};

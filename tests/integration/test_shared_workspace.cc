@@ -4,7 +4,9 @@
 // so they stay until the last run there ends (guard/shared_roots.hpp). Before, the
 // first run to end removed them under the others: a run still setting up failed
 // (its bind source gone), a running one saw "removed by the host" and re-applied,
-// and another run's staged placeholder names showed up in plans.
+// and another run's staged placeholder names showed up in plans. Placeholders and the
+// setup lock are the mounts view's (--view mounts); the default view makes neither, and
+// ManyAtOnceAllRunAndLeaveNothing runs through both.
 #include "api/api.hpp"
 
 #include "test_support.hpp"
@@ -16,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,9 +43,11 @@ protected:
         o.cwd = ws.path();
         return o;
     }
-    // `agentjail -C ws [args] -- sh -c script` in the background.
+    // `agentjail -C ws [args] -- sh -c script` in the background, through the mounts
+    // view unless args name one.
     std::unique_ptr<ajtest::Child> start(const std::string& script, std::vector<std::string> args = {}) {
         std::vector<std::string> argv{ajtest::agentjail_bin(), "-C", ws.path()};
+        if (std::find(args.begin(), args.end(), "--view") == args.end()) args.insert(args.begin(), {"--view", "mounts"});
         argv.insert(argv.end(), args.begin(), args.end());
         for (const char* a : {"--", "/bin/sh", "-c"}) argv.emplace_back(a);
         argv.push_back(script);
@@ -74,23 +79,34 @@ TEST_F(SharedWorkspace, ControlTheProbeWritesOnTheHost) {
     EXPECT_EQ(ajtest::trim(r.out), "WROTE");
 }
 
+// Through either view: the mounts view makes placeholders the runs share, the default
+// view makes none and reports each refusal after its run.
 TEST_F(SharedWorkspace, ManyAtOnceAllRunAndLeaveNothing) {
     const auto before = ajtest::dir_entries(ws.path());
     constexpr int n = 24;
-    std::vector<std::unique_ptr<ajtest::Child>> runs;
-    for (int i = 0; i < n; ++i)
-        runs.push_back(start("if (: > .mcp.json) 2>/dev/null; then echo WROTE; else echo REFUSED; fi; sleep 0.2"));
-    int refused = 0;
-    for (int i = 0; i < n; ++i) {
-        auto r = runs[static_cast<size_t>(i)]->wait(60000);
-        EXPECT_EQ(r.status, 0) << "run " << i << ": " << r.err;
-        EXPECT_EQ(messages(r.err), "") << "run " << i;
-        refused += ajtest::trim(r.out) == "REFUSED" ? 1 : 0;
-        EXPECT_FALSE(ajtest::contains(r.out, "WROTE")) << "run " << i << " created a protected name";
+    for (const char* view : {"mounts", "fuse"}) {
+        std::vector<std::unique_ptr<ajtest::Child>> runs;
+        for (int i = 0; i < n; ++i)
+            runs.push_back(start("if (: > .mcp.json) 2>/dev/null; then echo WROTE; else echo REFUSED; fi; sleep 0.2",
+                                 {"--view", view}));
+        int refused = 0;
+        for (int i = 0; i < n; ++i) {
+            auto r = runs[static_cast<size_t>(i)]->wait(60000);
+            EXPECT_EQ(r.status, 0) << view << " run " << i << ": " << r.err;
+            const std::string said = messages(r.err);
+            if (std::string(view) == "mounts")
+                EXPECT_EQ(said, "") << "run " << i;
+            else
+                EXPECT_TRUE(ajtest::contains(said, "/.mcp.json: create: protected") &&
+                            ajtest::lines(said).size() == 2)
+                    << "run " << i << ": " << said;
+            refused += ajtest::trim(r.out) == "REFUSED" ? 1 : 0;
+            EXPECT_FALSE(ajtest::contains(r.out, "WROTE")) << view << " run " << i << " created a protected name";
+        }
+        EXPECT_EQ(refused, n) << view;
+        EXPECT_EQ(ajtest::dir_entries(ws.path()), before) << view << ": placeholders left in the workspace";
+        EXPECT_TRUE(journals().empty()) << view << ": journals left";
     }
-    EXPECT_EQ(refused, n);
-    EXPECT_EQ(ajtest::dir_entries(ws.path()), before) << "placeholders left in the workspace";
-    EXPECT_TRUE(journals().empty()) << "journals left";
 }
 
 TEST_F(SharedWorkspace, TheFirstToEndLeavesThePlaceholdersToTheOther) {
@@ -148,6 +164,7 @@ protected:
         auto p = agentjail::Policy::load("default");
         EXPECT_TRUE(p) << p.error().message();
         EXPECT_TRUE(p->set_workspace(ws.path()));
+        EXPECT_TRUE(p->set_workspace_view("mounts"));
         return std::move(p).value();
     }
 };

@@ -325,6 +325,8 @@ TEST_F(Terminal, SigtstpToAgentjailStopsTheJobAndFgResumesIt) {
 // What the host changes meanwhile (git config replaces .git/config, sed -i replaces
 // .env) is covered again before anything inside runs after fg: the daemon, which
 // tries all the time, never writes the protected config nor reads the hidden secret.
+// The guard that covers a replaced name again is the mounts view's (the default view
+// has no window to cover: Escape.VIEW01, VIEW12).
 TEST_F(Terminal, CtrlZStopsEveryProcessAndFgComesAfterTheHostsChanges) {
     ajtest::RunOptions ho;
     ho.cwd = jail.ws();
@@ -346,7 +348,7 @@ TEST_F(Terminal, CtrlZStopsEveryProcessAndFgComesAfterTheHostsChanges) {
         return false;
     };
     sh->mark();
-    sh->type(aj(jail) + " -- sh -c '( setsid sh " + loop +
+    sh->type(aj(jail, {"--view", "mounts"}) + " -- sh -c '( setsid sh " + loop +
              " </dev/null >/dev/null 2>&1 & ); echo started; read x; echo got=$x'\n");
     ASSERT_TRUE(sh->wait_for("started\r\n")) << sh->output();
     ASSERT_TRUE(grows()) << "the daemon never ran: the probe proves nothing";

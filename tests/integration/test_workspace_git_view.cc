@@ -7,6 +7,7 @@
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -53,36 +54,45 @@ const char* const kAgent =
     "git add -A; echo STAGED; git diff --cached --name-only; "
     "touch sync/started; while [ ! -e sync/go ]; do sleep 0.05; done; echo END";
 
+// Through both views: the mounts view takes the names on the host for the run (its
+// placeholders, which git does not show); the default view makes nothing on the host.
 TEST_F(WorkspaceGitView, NoPlaceholderIsInGitStatusOrTheAgentsCommitInsideOrOnTheHost) {
-    ajtest::RunOptions o;
-    o.env = {"HOME=" + home.path(), "XDG_STATE_HOME=" + state.path()};
-    o.cwd = ws.path();
-    ajtest::Child run({ajtest::agentjail_bin(), "-C", ws.path(), "--", "/bin/sh", "-c", kAgent}, o);
-    ASSERT_TRUE(ajtest::wait_for_file(ws.path() + "/sync/started", 20000)) << "the run did not get going";
+    for (const char* view : {"mounts", "fuse"}) {
+        SCOPED_TRACE(std::string("--view ") + view);
+        ajtest::RunOptions o;
+        o.env = {"HOME=" + home.path(), "XDG_STATE_HOME=" + state.path()};
+        o.cwd = ws.path();
+        ajtest::Child run({ajtest::agentjail_bin(), "-C", ws.path(), "--view", view, "--", "/bin/sh", "-c", kAgent}, o);
+        ASSERT_TRUE(ajtest::wait_for_file(ws.path() + "/sync/started", 20000)) << "the run did not get going";
 
-    // During the run, on the host: the agent's file, staged, and nothing else.
-    EXPECT_EQ(status_lines(host_git("status --porcelain --untracked-files=all").out), "A  new.txt\n");
-    // The names are taken on the host for the run (the placeholders exist).
-    EXPECT_TRUE(ajtest::exists(ws.path() + "/.mcp.json"));
-    ASSERT_TRUE(ajtest::run({"touch", ws.path() + "/sync/go"}).status == 0);
-    auto r = run.wait(30000);
-    ASSERT_EQ(r.status, 0) << r.err;
+        // During the run, on the host: the agent's file, staged, and nothing else.
+        EXPECT_EQ(status_lines(host_git("status --porcelain --untracked-files=all").out), "A  new.txt\n");
+        EXPECT_EQ(ajtest::exists(ws.path() + "/.mcp.json"), std::string(view) == "mounts");
+        ASSERT_TRUE(ajtest::run({"touch", ws.path() + "/sync/go"}).status == 0);
+        auto r = run.wait(30000);
+        ASSERT_EQ(r.status, 0) << r.err;
 
-    const std::string out = r.out;
-    // Inside: nothing before the agent wrote; its file after (the control: the probe
-    // sees an untracked file when there is one); no protected name could be made.
-    auto between = [&](const std::string& a, const std::string& b) {
-        auto i = out.find(a + "\n"), j = out.find(b + "\n");
-        return i == std::string::npos || j == std::string::npos ? std::string("?") : status_lines(out.substr(i + a.size() + 1, j - i - a.size() - 1));
-    };
-    EXPECT_EQ(between("BEFORE", "AFTER"), "") << out;
-    EXPECT_EQ(between("AFTER", "STAGED"), "?? new.txt\n") << out;
-    EXPECT_EQ(between("STAGED", "END"), "new.txt\n") << out;
-    EXPECT_FALSE(ajtest::contains(out, "WROTE")) << out;
+        const std::string out = r.out;
+        // Inside: nothing before the agent wrote; its file after (the control: the probe
+        // sees an untracked file when there is one); no protected name could be made.
+        auto between = [&](const std::string& a, const std::string& b) {
+            auto i = out.find(a + "\n"), j = out.find(b + "\n");
+            return i == std::string::npos || j == std::string::npos ? std::string("?") : status_lines(out.substr(i + a.size() + 1, j - i - a.size() - 1));
+        };
+        EXPECT_EQ(between("BEFORE", "AFTER"), "") << out;
+        EXPECT_EQ(between("AFTER", "STAGED"), "?? new.txt\n") << out;
+        EXPECT_EQ(between("STAGED", "END"), "new.txt\n") << out;
+        EXPECT_FALSE(ajtest::contains(out, "WROTE")) << out;
 
-    // After the run: the agent's file and nothing else, on disk and in git.
-    EXPECT_EQ(status_lines(host_git("status --porcelain --untracked-files=all").out), "A  new.txt\n");
-    EXPECT_EQ(ajtest::dir_entries(ws.path()), (std::set<std::string>{".git", "a.txt", "new.txt", "sync"}));
+        // After the run: the agent's file and nothing else, on disk and in git.
+        EXPECT_EQ(status_lines(host_git("status --porcelain --untracked-files=all").out), "A  new.txt\n");
+        EXPECT_EQ(ajtest::dir_entries(ws.path()), (std::set<std::string>{".git", "a.txt", "new.txt", "sync"}));
+        // The next view starts from the same project.
+        ASSERT_EQ(host_git("rm -q --cached new.txt").status, 0);
+        ::unlink((ws.path() + "/new.txt").c_str());
+        ::unlink((ws.path() + "/sync/started").c_str());
+        ::unlink((ws.path() + "/sync/go").c_str());
+    }
 }
 
 }  // namespace

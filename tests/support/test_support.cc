@@ -535,7 +535,11 @@ std::string Jail::plant(const std::string& rel, const std::string& content, unsi
     return path;
 }
 
-std::vector<std::string> Jail::base() const { return {"-C", ws(), "--ro", AJ_HELPERS_DIR}; }
+std::vector<std::string> Jail::base() const {
+    std::vector<std::string> b = {"-C", ws(), "--ro", AJ_HELPERS_DIR};
+    b.insert(b.end(), also_.begin(), also_.end());
+    return b;
+}
 
 RunOutput Jail::run(const std::vector<std::string>& args, RunOptions opts) {
     bool has_home = false;

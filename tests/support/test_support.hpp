@@ -157,8 +157,12 @@ public:
     std::string plant(const std::string& rel, const std::string& content, unsigned mode = 0644);
     const std::vector<std::string>& canaries() const { return canaries_; }
 
-    // {"-C", ws, "--ro", helpers dir}: the flags nearly every run starts with.
+    // {"-C", ws, "--ro", helpers dir}: the flags nearly every run starts with, then
+    // those given to also().
     std::vector<std::string> base() const;
+    // Flags every later run through base() takes too ({"--view", "mounts"} for the
+    // tests of the mounts view's own mechanics: placeholders, guards, re-applying).
+    void also(std::vector<std::string> flags) { also_ = std::move(flags); }
     // agentjail args with HOME=<fake home> (plus opts.env), recorded for the sweep.
     RunOutput run(const std::vector<std::string>& args, RunOptions opts = {});
     // agentjail <base> <flags> -- /bin/sh -c script
@@ -183,6 +187,7 @@ private:
     std::vector<std::string> canaries_;
     std::vector<std::string> seeded_;  // absolute paths holding canaries on purpose
     std::vector<RunOutput> outputs_;
+    std::vector<std::string> also_;
 };
 
 // Mount destinations listed by `agentjail explain --json <args>`, with their kind

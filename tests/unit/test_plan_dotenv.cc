@@ -5,12 +5,14 @@
 // what stays a plain mask (a link, a file too big, .envrc, another mode).
 #include "plan/internal.hpp"
 #include "plan/plan.hpp"
+#include "plan/view_rules.hpp"
 #include "policy/policy.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,11 +45,35 @@ struct Project {
     }
 };
 
-const plan::MountOp* op_at(const plan::Plan& p, const std::string& dst) {
-    const plan::MountOp* found = nullptr;
-    for (const auto& m : p.mounts)
-        if (m.dst == dst) found = &m;
+// What the sandbox is shown at `path` instead of the host's file: through the view
+// (the default) its rules' file or a hidden name, through --view mounts a mask's text.
+// nullopt: nothing covers it; "" : hidden.
+struct Cover {
+    bool by_view = false;
+    std::string text;
+};
+std::optional<Cover> cover_at(const plan::Plan& p, const std::string& path) {
+    std::optional<Cover> found;
+    for (const auto& m : p.mounts) {
+        if (m.dst == path && m.kind == plan::MountKind::mask_file) found = Cover{false, m.text};
+        if (m.kind != plan::MountKind::view || !m.view_rules) continue;
+        if (path.size() <= m.dst.size() + 1 || path.compare(0, m.dst.size() + 1, m.dst + "/") != 0) continue;
+        const std::string rel = path.substr(m.dst.size() + 1);
+        if (auto f = m.view_rules->files.find(rel); f != m.view_rules->files.end()) found = Cover{true, f->second};
+        else if (m.view_rules->hides(rel, false)) found = Cover{true, ""};
+    }
     return found;
+}
+
+// Every text any cover shows (the mounts' and the view's files).
+std::vector<std::pair<std::string, std::string>> every_text(const plan::Plan& p) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& m : p.mounts) {
+        out.emplace_back(m.dst, m.text);
+        if (m.view_rules)
+            for (const auto& [rel, text] : m.view_rules->files) out.emplace_back(m.dst + "/" + rel, text);
+    }
+    return out;
 }
 
 std::string line_of(const std::string& text, const std::string& key) {
@@ -70,9 +96,9 @@ TEST(PlanDotenv, TheViewHasEveryKeyWithAPlaceholderAndNoValue) {
     pr.tmp.write("home/proj/.env", kDotenv);
     pr.tmp.write("home/proj/.env.local", "OPENAI_API_KEY=AJ-CANARY-openai\n");
     auto p = pr.plan();
-    const auto* op = op_at(p, pr.ws() + "/.env");
-    ASSERT_NE(op, nullptr);
-    ASSERT_EQ(op->kind, plan::MountKind::mask_file);
+    const auto op = cover_at(p, pr.ws() + "/.env");
+    ASSERT_TRUE(op);
+    EXPECT_TRUE(op->by_view);  // the default view serves it
     const std::string& v = op->text;
     EXPECT_EQ(line_of(v, "ANTHROPIC_API_KEY").rfind("agentjail-secret-placeholder-ANTHROPIC_API_KEY-", 0), 0u) << v;
     EXPECT_EQ(line_of(v, "PORT").rfind("agentjail-secret-placeholder-PORT-", 0), 0u) << v;
@@ -81,8 +107,8 @@ TEST(PlanDotenv, TheViewHasEveryKeyWithAPlaceholderAndNoValue) {
     EXPECT_NE(v.find("MULTI="), std::string::npos) << v;
     const std::string all = v + plan::to_text(p) + plan::to_json(p);
     EXPECT_EQ(all.find("AJ-CANARY"), std::string::npos) << "a value reached the plan:\n" << v;
-    const auto* local = op_at(p, pr.ws() + "/.env.local");
-    ASSERT_NE(local, nullptr);
+    const auto local = cover_at(p, pr.ws() + "/.env.local");
+    ASSERT_TRUE(local);
     EXPECT_EQ(line_of(local->text, "OPENAI_API_KEY").rfind("agentjail-secret-placeholder-", 0), 0u);
     // Without the proxy nothing swaps them back: no network settings at all.
     EXPECT_FALSE(p.net);
@@ -93,8 +119,8 @@ TEST(PlanDotenv, AKnownProvidersKeyIsASecretForItsHostWithTheSamePlaceholder) {
     pr.tmp.write("home/proj/.env", kDotenv);
     auto p = pr.plan({"api.anthropic.com"});
     ASSERT_TRUE(p.net);
-    const auto* op = op_at(p, pr.ws() + "/.env");
-    ASSERT_NE(op, nullptr);
+    const auto op = cover_at(p, pr.ws() + "/.env");
+    ASSERT_TRUE(op);
     const net::Secret* anthropic = nullptr;
     for (const auto& s : p.net->secrets) {
         EXPECT_NE(s.name, "PORT") << "a key no provider reads is never put in";
@@ -118,15 +144,15 @@ TEST(PlanDotenv, WhatCannotBeReadSafelyStaysAnEmptyMask) {
     pr.tmp.write("home/proj/.envrc", "export KEY=AJ-CANARY\n");
     auto p = pr.plan();
     for (const char* name : {"/.env.big"}) {
-        const auto* op = op_at(p, pr.ws() + name);
-        ASSERT_NE(op, nullptr) << name;
-        EXPECT_EQ(op->kind, plan::MountKind::mask_file);
+        const auto op = cover_at(p, pr.ws() + name);
+        ASSERT_TRUE(op) << name;
         EXPECT_TRUE(op->text.empty()) << name;
     }
-    for (const auto& m : p.mounts) EXPECT_TRUE(m.text.empty() || m.dst == pr.ws() + "/.env") << m.dst;
+    const auto texts = every_text(p);
+    for (const auto& [at, text] : texts) EXPECT_TRUE(text.empty() || at == pr.ws() + "/.env") << at;
     // The link's target is the hidden one (a hard or symbolic link to a secret is
     // masked where it leads); nothing shows the target's keys.
-    for (const auto& m : p.mounts) EXPECT_EQ(m.text.find("ANTHROPIC"), std::string::npos) << m.dst;
+    for (const auto& [at, text] : texts) EXPECT_EQ(text.find("ANTHROPIC"), std::string::npos) << at;
 }
 
 }  // namespace

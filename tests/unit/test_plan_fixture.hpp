@@ -87,6 +87,10 @@ public:
         Policy pol;
         pol.name = "minimal";
         pol.layers = {"minimal"};
+        // The plan's own mounts below the workspace are what these tests check; the
+        // view ([workspace] view = "fuse", the default) turns them into its rules, and
+        // its tests ask for it by name (test_view_rules.cc, tests/escape/view_test.cc).
+        pol.workspace_view = {agentjail::policy::WorkspaceView::mounts, {}};
         pol.ro.push_back(
             MountRule{sys("usr"), "", false, at("minimal.toml", 4, 9, "filesystem.ro[0]")});
         pol.ro.push_back(

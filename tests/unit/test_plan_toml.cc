@@ -3,6 +3,7 @@
 // to a Plan: origins in errors and notes point at the policy file's lines.
 #include "test_plan_fixture.hpp"
 
+#include "plan/view_rules.hpp"
 #include "util/strings.hpp"
 
 using namespace ajplantest;
@@ -32,7 +33,18 @@ TEST(PlanToml, BuiltinDefaultOnAScratchHome) {
     EXPECT_EQ(find_op(p, t.home())->kind, MountKind::tmpfs);
     ASSERT_NE(find_op(p, "/usr"), nullptr);
     EXPECT_TRUE(find_op(p, "/usr")->read_only);
-    const MountOp* env = find_op(p, t.proj() + "/.env");
+    // The workspace is served by the view (the default), which hides .env by the
+    // policy's pattern at each lookup; through --view mounts a mask covers it, with the
+    // policy line that asked for it.
+    const MountOp* ws = find_op(p, t.proj());
+    ASSERT_NE(ws, nullptr);
+    ASSERT_EQ(ws->kind, MountKind::view);
+    EXPECT_TRUE(ws->view_rules->hides(".env", false));
+    EXPECT_TRUE(ws->view_rules->hides("sub/.env.local", false));
+    pol->workspace_view = {policy::WorkspaceView::mounts, {}};
+    auto by_mounts = plan::build(*pol, {"ls"}, t.host());
+    ASSERT_TRUE(by_mounts) << by_mounts.error().message();
+    const MountOp* env = find_op(*by_mounts, t.proj() + "/.env");
     ASSERT_NE(env, nullptr);
     EXPECT_EQ(env->kind, MountKind::mask_file);
     EXPECT_TRUE(agentjail::util::starts_with(env->why, "default.toml:")) << env->why;
@@ -142,8 +154,16 @@ TEST(PlanToml, ExplicitHomeWorkspaceKeepsSecretsMasked) {
     auto r = plan::build(*pol, {"/x"}, t.host());
     ASSERT_TRUE(r) << r.error().message();
     SCOPED_TRACE(plan::to_text(*r));
+    // Served by the view (the default): its rules hide them; through the mounts, masks.
+    const MountOp* ws = find_op(*r, t.home());
+    ASSERT_NE(ws, nullptr);
+    ASSERT_EQ(ws->kind, MountKind::view);
+    for (const char* hidden : {".ssh", ".aws"}) EXPECT_TRUE(ws->view_rules->hides(hidden, true)) << hidden;
+    pol->workspace_view = {policy::WorkspaceView::mounts, {}};
+    auto m_plan = plan::build(*pol, {"/x"}, t.host());
+    ASSERT_TRUE(m_plan) << m_plan.error().message();
     for (const char* hidden : {"/.ssh", "/.aws"}) {
-        const MountOp* m = find_op(*r, t.home() + hidden);
+        const MountOp* m = find_op(*m_plan, t.home() + hidden);
         ASSERT_NE(m, nullptr) << hidden;
         EXPECT_EQ(m->kind, MountKind::mask_dir) << hidden;
     }
