@@ -213,10 +213,10 @@ std::vector<Flag> make_table() {
          "run with rlimits only when no cgroup can be made for the limits (reported in the result)", nullptr,
          [](Policy& p, const std::string&, C, Or o) { return policy::set_limit(p, "allow_degraded", "true", o); }},
         {"view", 0, "HOW", false, both, O,
-         "how direct mode guards what runs on the host: mounts (default: read-only binds over "
-         "protected names, placeholders for missing ones) or fuse (the project served through "
-         "FUSE, each name judged when the agent asks: nothing made in the project, no window "
-         "after a host-side save; docs/workspace.md)",
+         "how direct mode guards what runs on the host: fuse (default: the project served "
+         "through FUSE, each name judged when the agent asks: nothing made in the project, no "
+         "window after a host-side save; needs /dev/fuse) or mounts (read-only binds over "
+         "protected names, placeholders for missing ones; docs/workspace.md)",
          nullptr, checked<policy::set_workspace_view>, nullptr, FlagValue::words, "mounts fuse"},
         {"landlock", 0, "MODE", false, both, O,
          "Landlock, a second wall behind the mounts: best-effort (default: applied where the "

@@ -256,7 +256,7 @@ Check check_overlay() {
 }
 
 Check check_fuse() {
-    Check c{"FUSE (--view fuse)", Status::ok, "", ""};
+    Check c{"FUSE (direct mode's view)", Status::ok, "", ""};
     const int fd = ::open("/dev/fuse", O_RDWR | O_CLOEXEC);
     if (fd >= 0) {
         ::close(fd);
@@ -264,11 +264,15 @@ Check check_fuse() {
         return c;
     }
     const int e = errno;
-    c.status = Status::warn;
-    c.detail = "/dev/fuse: " + util::errno_text(e) + ": --view fuse refuses to run; the default (--view mounts) "
-               "does not need it";
-    c.fix = e == ENOENT ? "in a container, pass the device (docker run --device /dev/fuse); on a host, modprobe fuse"
-                        : "let this user open /dev/fuse (mode 0666 is usual)";
+    // Direct mode is the default and its view the default view: a run in a project
+    // refuses without it.
+    c.status = Status::fail;
+    c.detail = "/dev/fuse: " + util::errno_text(e) + ": direct mode (the default) refuses to run through its view; "
+               "--view mounts does not need it";
+    c.fix = std::string(e == ENOENT ? "in a container, pass the device (docker run --device /dev/fuse); on a host, "
+                                      "modprobe fuse"
+                                    : "let this user open /dev/fuse (mode 0666 is usual)") +
+            "; or run with --view mounts ([workspace] view = \"mounts\")";
     return c;
 }
 

@@ -33,17 +33,18 @@ TEST(DoctorWorkspace, OverlayProbeAnswers) {
     }
 }
 
-// The FUSE check says what a --view fuse run finds: ok exactly when /dev/fuse opens
-// here, and a warning with a fix otherwise (the default view does not need it).
+// The FUSE check says what a direct run through the view (the default) finds: ok
+// exactly when /dev/fuse opens here, and a failure with a fix otherwise (naming the
+// mounts view, which does not need it).
 TEST(DoctorWorkspace, FuseVerdictIsWhatTheViewFinds) {
     Check c = agentjail::doctor::check_fuse();
-    EXPECT_EQ(c.name, "FUSE (--view fuse)");
+    EXPECT_EQ(c.name, "FUSE (direct mode's view)");
     const int fd = ::open("/dev/fuse", O_RDWR | O_CLOEXEC);
     const bool opens = fd >= 0;
     if (fd >= 0) ::close(fd);
     EXPECT_EQ(c.status == Check::Status::ok, opens) << c.detail;
     if (!opens) {
-        EXPECT_EQ(c.status, Check::Status::warn);
-        EXPECT_FALSE(c.fix.empty());
+        EXPECT_EQ(c.status, Check::Status::fail);
+        EXPECT_NE(c.fix.find("--view mounts"), std::string::npos) << c.fix;
     }
 }

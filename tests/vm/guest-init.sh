@@ -27,6 +27,9 @@ $B mount -t devtmpfs devtmpfs /dev || fail "mount /dev"
 for m in /.aj/modules/*.ko; do
     $B insmod "$m" || fail "insmod $m"
 done
+# devtmpfs makes /dev/fuse for root alone; udev would open it to everyone, as a
+# distribution does, so that a user's run can serve direct mode's view.
+if [ -c /dev/fuse ]; then $B chmod 0666 /dev/fuse; fi
 
 R=/newroot
 $B mount -t tmpfs -o mode=0755 root $R || fail "mount the root tmpfs"

@@ -188,7 +188,7 @@ cp "$busybox" "$root/.aj/busybox"
 cp "$here/guest-init.sh" "$root/init"
 cp "$here/guest-stage2.sh" "$here/guest-as-user.sh" "$here/guest-user-manager.sh" "$root/.aj/"
 chmod 0755 "$root/init" "$root"/.aj/*.sh "$root/.aj/busybox"
-# The modules 9p over virtio-pci needs, in load order (modprobe resolves the
+# The modules 9p over virtio-pci needs, and fuse (direct mode's view), in load order (modprobe resolves the
 # dependencies from the host's copy of the guest kernel's modules). Compressed
 # modules are unpacked here: busybox insmod takes plain ELF objects only.
 n=0
@@ -206,7 +206,7 @@ while read -r verb path _; do
     esac
     echo "$base" >>"$root/.aj/modules/order"
     n=$((n + 1))
-done < <(for m in virtio_pci 9pnet_virtio 9p; do modprobe -S "$kver" --show-depends "$m"; done)
+done < <(for m in virtio_pci 9pnet_virtio 9p fuse; do modprobe -S "$kver" --show-depends "$m"; done)
 ((n > 0)) || { say "found none of the 9p/virtio modules of $kver in $moddir"; exit 125; }
 rm -f "$root/.aj/modules/order"
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort | "$busybox" cpio -o -H newc -R 0:0 2>/dev/null) >"$work/initramfs.cpio"
