@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <unordered_map>
@@ -98,6 +99,31 @@ bool remote(const struct statfs& sf) {
     }
 }
 
+// When a file was born, where its file system keeps that (statx): with the inode
+// number, an identity that a number the host frees and reuses does not share.
+struct Birth {
+    bool known = false;
+    std::int64_t sec = 0;
+    std::uint32_t nsec = 0;
+    bool operator==(const Birth&) const = default;
+};
+
+// The birth of `name` below dirfd (flags: AT_EMPTY_PATH for dirfd itself), if it is
+// still the inode `ino`.
+std::optional<Birth> birth_of(int dirfd, const char* name, int flags, ino_t ino) {
+    struct statx sx {};
+    if (::statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO | STATX_BTIME, &sx) != 0 ||
+        sx.stx_ino != ino)
+        return std::nullopt;
+    Birth b;
+    if ((sx.stx_mask & STATX_BTIME) != 0) {
+        b.known = true;
+        b.sec = sx.stx_btime.tv_sec;
+        b.nsec = sx.stx_btime.tv_nsec;
+    }
+    return b;
+}
+
 }  // namespace
 
 struct Server::State {
@@ -113,7 +139,9 @@ struct Server::State {
     std::unordered_map<std::uint64_t, Node> nodes;
     std::map<std::pair<dev_t, ino_t>, std::uint64_t> by_inode;
     std::map<std::string, std::uint64_t> text_nodes;  // rel of a Rules::files entry -> nodeid (made at start)
-    std::set<std::pair<dev_t, ino_t>> made;
+    // What the run made, with each one's birth: a file the host removes is not seen
+    // go, and its number may come back as a host file, which must not pass for the run's.
+    std::map<std::pair<dev_t, ino_t>, Birth> made;
     // Every inode the sandbox opened for writing or truncated: the run's, wherever the
     // host moves it afterwards (over a protected name, while a handle stays open).
     std::set<std::pair<dev_t, ino_t>> wrote;
@@ -169,10 +197,19 @@ struct Server::State {
                         "[workspace] unprotect, if it is meant for the agent to change");
     }
 
-    // Did the run make this inode through the view?
-    bool made_here(const struct stat& st) const {
-        std::lock_guard<std::mutex> l(mu);
-        return made.count({st.st_dev, st.st_ino}) > 0;
+    // Did the run make the file `name` below dirfd (st: its stat) through the view? The
+    // inode number picks it, the birth time tells it from a later file of the same
+    // number (on a file system that keeps none, the number alone decides).
+    bool made_here(int dirfd, const char* name, const struct stat& st, int flags = 0) const {
+        Birth was;
+        {
+            std::lock_guard<std::mutex> l(mu);
+            auto it = made.find({st.st_dev, st.st_ino});
+            if (it == made.end()) return false;
+            was = it->second;
+        }
+        const auto now = birth_of(dirfd, name, flags, st.st_ino);
+        return now && (!was.known || *now == was);
     }
 
     // Keeps `fd` as node n's (id), dropping the least recently used past held_max.
@@ -289,7 +326,7 @@ struct Server::State {
             r.type = it->second.type;
             r.protect = it->second.protect;
             r.text = it->second.text;
-            r.made = r.text == nullptr && made.count({it->second.dev, it->second.ino}) > 0;
+            r.made = r.text == nullptr && made.count({it->second.dev, it->second.ino}) > 0;  // checked below
             r.dev = it->second.dev;
             r.ino = it->second.ino;
             r.rel = rel_of_locked(id);
@@ -298,6 +335,12 @@ struct Server::State {
             r.hold = fd_of(id, r.err);
             if (!r.hold) return r;
             r.fd = r.hold->get();
+            if (r.made) {
+                struct stat st {};
+                st.st_dev = r.dev;
+                st.st_ino = r.ino;
+                r.made = made_here(r.fd, "", st, AT_EMPTY_PATH);
+            }
         }
         r.ok = true;
         return r;
@@ -410,7 +453,7 @@ struct Server::State {
         const auto key = std::make_pair(st.st_dev, st.st_ino);
         const bool is_dir = S_ISDIR(st.st_mode);
         Rules::Verdict v = Rules::Verdict::plain;
-        if (!made_here(st)) {
+        if (!made_here(p.fd, name, st)) {
             v = rules->hide_inodes.count(key) ? Rules::Verdict::hidden : rules->judge(rel, is_dir);
             if (v == Rules::Verdict::plain && p.protect && !p.made) v = Rules::Verdict::protect;
         }
@@ -648,7 +691,7 @@ struct Server::State {
             if (auto k = by_inode.find(key); k != by_inode.end()) held_protected = nodes[k->second].protect;
         }
         bool refuse = rules->files.count(rel) > 0 || held_protected;
-        if (!refuse && !made_here(st)) {
+        if (!refuse && !made_here(dir.fd, name, st)) {
             if (rules->hide_inodes.count(key)) return ENOENT;
             const auto v = rules->judge(rel, S_ISDIR(st.st_mode));
             if (v == Rules::Verdict::hidden) return ENOENT;
@@ -668,7 +711,8 @@ struct Server::State {
         if (type != DT_DIR && rules->hide_inodes.count({dir.dev, ino})) return true;
         if (!rules->hides(rel, type == DT_DIR)) return false;
         struct stat st {};
-        return ::fstatat(dir.fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !made_here(st);
+        const std::string n(name);
+        return ::fstatat(dir.fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !made_here(dir.fd, n.c_str(), st);
     }
 
     // A directory the run did not make may move only when nothing below it is
@@ -727,8 +771,10 @@ struct Server::State {
         const std::uint32_t uid = across(h.uid, rules->uid), gid = across(h.gid, rules->gid);
         if (server_root && (st.st_uid != uid || st.st_gid != gid) && uid != kOverflowId && gid != kOverflowId)
             (void)::fchownat(dir_fd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+        const auto born = birth_of(dir_fd, name, 0, st.st_ino);
+        if (!born) return;  // gone already: nothing of the run's to remember
         std::lock_guard<std::mutex> l(mu);
-        made.insert({st.st_dev, st.st_ino});
+        made[{st.st_dev, st.st_ino}] = *born;
     }
 
     // --- the requests ---
@@ -974,9 +1020,9 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 return reply(u, e);
             }
             // A folder the run did not make moves only when it holds no rule's name.
-            if ((flags & RENAME_EXCHANGE) != 0 && target_exists && S_ISDIR(dst.st_mode) && !made_here(dst))
+            if ((flags & RENAME_EXCHANGE) != 0 && target_exists && S_ISDIR(dst.st_mode) && !made_here(to.fd, newname, dst))
                 if (int e = may_move_dir(to.fd, newname, join(to.rel, newname))) return reply(u, e);
-            if (S_ISDIR(src.st_mode) && !made_here(src))
+            if (S_ISDIR(src.st_mode) && !made_here(from.fd, oldname, src))
                 if (int e = may_move_dir(from.fd, oldname, join(from.rel, oldname))) return reply(u, e);
             // The node takes its new name before the rename, so that the host's event of
             // it finds the name the kernel is about to give it (changed()); back on failure.

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -422,4 +423,53 @@ TEST_F(Escape, VIEW15_AHandleTheHostMovedOverAProtectedNameIsChecked) {
     EXPECT_TRUE(ajtest::contains(out.err, ".vscode/settings.json: agent or editor settings written during the run"))
         << describe(out);
     EXPECT_FALSE(ajtest::contains(out.err, ".zed/settings.json")) << "control: the host's own move\n" << describe(out);
+}
+
+// A file the run made that the host removes gives its inode number back, and a file
+// the host makes next may get it (ext4 hands freed numbers out again at once): a
+// secret saved then (.env.N) must not pass for the run's file, which the view never
+// hides. The view tells them apart by birth time. The run makes 300 files under a
+// 256-descriptor limit, so that the view holds few of them open (a file it holds
+// keeps its number); the host removes them and saves 300 secrets. Control: some of
+// the secrets got a number of the run's files (else the attack did not happen here,
+// and the test says so), and the host reads them.
+TEST_F(Escape, VIEW16_AHostFileThatReusesTheNumberOfARunsFileIsHidden) {
+    const std::string secret = jail.new_canary();
+    std::vector<std::string> argv = {"/bin/sh", "-c", "ulimit -n 256 && exec \"$0\" \"$@\"", ajtest::agentjail_bin()};
+    for (const auto& a : jail.base()) argv.push_back(a);
+    for (const auto& f : kView) argv.push_back(f);
+    argv.insert(argv.end(), {"--", "/bin/sh", "-c",
+                             "for i in $(seq 300); do echo x > m$i; done; touch ready; i=0; "
+                             "while [ ! -e go ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; "
+                             "cat .env.* 2>/dev/null; echo listed=$(ls -a | grep -c '^\\.env\\.[0-9]')"});
+    ajtest::RunOptions o;
+    o.env = {"HOME=" + jail.home()};
+    o.cwd = jail.ws();
+    ajtest::Child c(argv, o);
+    ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 20000));
+    std::set<ino_t> runs;
+    for (int i = 1; i <= 300; ++i) {
+        struct stat st {};
+        const std::string m = jail.ws() + "/m" + std::to_string(i);
+        if (::lstat(m.c_str(), &st) == 0) runs.insert(st.st_ino);
+        ::unlink(m.c_str());
+    }
+    size_t reused = 0;
+    for (int i = 1; i <= 300; ++i) {
+        const std::string e = jail.ws() + "/.env." + std::to_string(i);
+        std::ofstream(e) << "KEY=" << secret << "\n";
+        struct stat st {};
+        if (::lstat(e.c_str(), &st) == 0 && runs.count(st.st_ino)) ++reused;
+    }
+    host("touch go", jail.ws());
+    auto out = c.wait(30000);
+    jail.record(out);
+    // The secrets go before the sweep looks for canaries in the workspace.
+    EXPECT_TRUE(ajtest::contains(ajtest::read_file(jail.ws() + "/.env.1"), secret)) << "control: the host's secret";
+    for (int i = 1; i <= 300; ++i) ::unlink((jail.ws() + "/.env." + std::to_string(i)).c_str());
+    ASSERT_EQ(out.status, 0) << describe(out);
+    std::cout << "[ reuse ] " << reused << " of 300 secrets got the number of a file the run made\n";
+    if (reused == 0) GTEST_SKIP() << "no secret got the inode number of a file the run made on this file system";
+    EXPECT_FALSE(ajtest::contains(out.out, secret)) << describe(out);
+    EXPECT_EQ(field(out.out, "listed"), "0") << describe(out);
 }
