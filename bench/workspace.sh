@@ -4,8 +4,8 @@
 # 10,000 and 100,000 files (sizes with --sizes), under agentjail's default policy in
 # direct, overlay and clone mode, and under bubblewrap with the project bound
 # read-write (its cost does not depend on the project), side by side in one
-# hyperfine run per size; direct mode once guarded by mounts (the default) and once
-# through the view (--view fuse), each also with `git status` as the work. The start (the plan's walk for the `**` rules, the binds)
+# hyperfine run per size; direct mode once through its view (the default) and once
+# guarded by mounts (--view mounts), each also with `git status` as the work. The start (the plan's walk for the `**` rules, the binds)
 # and the end (direct mode's check after the run, overlay's change set, clone's
 # fetch) are both in the time.
 #
@@ -83,17 +83,17 @@ for n in $sizes; do
     make_repo "$repo_dir" "$n"
     names=() cmds=()
     add "direct-$n" "$aj -C $repo_dir -- /bin/true"
-    add "view-$n" "$aj -C $repo_dir --view fuse -- /bin/true"
+    add "mounts-$n" "$aj -C $repo_dir --view mounts -- /bin/true"
     # What the view costs the work itself: every lookup and stat of a first git status
     # is a round trip to agentjail's FUSE server; a second one in the same run finds
     # the kernel's caches (kept while the server watches the folders for the host's
     # changes).
     add "direct+status-$n" "$aj -C $repo_dir -- git status --porcelain"
-    add "view+status-$n" "$aj -C $repo_dir --view fuse -- git status --porcelain"
+    add "mounts+status-$n" "$aj -C $repo_dir --view mounts -- git status --porcelain"
     # (The two statuses in one script kept in .git, where git status does not look.)
     printf 'git status --porcelain\ngit status --porcelain\n' >"$repo_dir/.git/bench-status2.sh"
     add "direct+status2-$n" "$aj -C $repo_dir -- sh .git/bench-status2.sh"
-    add "view+status2-$n" "$aj -C $repo_dir --view fuse -- sh .git/bench-status2.sh"
+    add "mounts+status2-$n" "$aj -C $repo_dir --view mounts -- sh .git/bench-status2.sh"
     add "overlay-$n" "$aj -C $repo_dir --workspace-mode overlay -- /bin/true"
     add "clone-$n" "$aj -C $repo_dir --workspace-mode clone -- /bin/true"
     add "bwrap-$n" "bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind $repo_dir $repo_dir --unshare-all --die-with-parent -- /bin/true"
