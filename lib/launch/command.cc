@@ -163,6 +163,8 @@ void run_command(const ChildSpec& s, mode_t caller_umask) {
     }
 
     if (fault::hit("command.before-exec")) fail(s, Stage::exec, EIO);
+    // What follows is execve: from here a death is the command's, not the setup's.
+    report(s.err_fd, Stage::exec_next, 0, -1);
     int result = ENOENT;
     bool denied = false;
     for (const char* path : s.candidates) {

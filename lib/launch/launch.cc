@@ -505,6 +505,7 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
     // forking, the command's copy closed at execve. A record means a step failed;
     // a listener record carries the seccomp notification fd.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(plan.setup_timeout_s);
+    bool exec_next = false;  // the command said it is at its execve
     for (;;) {
         // A setup that never ends (a bind source on a stalled network filesystem, an
         // execve that blocks) must not hang the caller: the wait has a deadline.
@@ -579,6 +580,10 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
                            " before Landlock could answer (a seccomp filter agentjail runs under?)");
             continue;
         }
+        if (r.stage == static_cast<std::int32_t>(Stage::exec_next)) {
+            exec_next = true;
+            continue;
+        }
         if (r.stage == static_cast<std::int32_t>(Stage::listener)) {
             // From now on the command may block on a refused call until we answer:
             // start serving before waiting for its execve.
@@ -589,6 +594,22 @@ Result<Process> spawn(const plan::Plan& plan, const Stdio& stdio, boost::asio::i
         if (r.stage != static_cast<std::int32_t>(Stage::exec)) (void)p.kill(SIGKILL);
         (void)p.wait();
         return e;
+    }
+    // The reports ended with no step's failure and no command at its execve: a process
+    // of the setup died without a word (a crash, a kill from outside). That is the
+    // setup's failure, not the command's exit status.
+    if (!exec_next) {
+        (void)p.kill(SIGKILL);
+        auto ended = p.wait();
+        std::string how = "it ended";
+        if (ended && !ended->exited && ended->term_signal != 0)
+            how = std::string("a process of it was killed by ") + util::signal_name(ended->term_signal);
+        else if (ended && ended->exited && ended->exit_code != 0)
+            how = "a process of it exited with status " + std::to_string(ended->exit_code);
+        return Error(ErrorKind::setup, ECHILD,
+                     "the sandbox's setup ended before the command started, without a report of why (" + how +
+                         "): a crash or a kill from outside; nothing of it is left")
+            .at(ErrorStage::sandbox, stage_name(Stage::exec_next));
     }
     // Always supervised: the wall clock, the kill grace of a stop, the freeze of a
     // stopped run and its thaw, the host watch.

@@ -98,6 +98,8 @@ enum class Stage : int {
     root_fd = 107,     // not a failure: the message carries the sandbox's root (O_PATH)
     landlock_unverified = 108,  // not a failure: Landlock's probe was answered with err, not EACCES
     view_fd = 109,     // not a failure: the message carries the view's /dev/fuse descriptor
+    exec_next = 110,   // not a failure: the command's last step before execve; the end of
+                       // the reports without it is a setup that died without saying why
 };
 
 const char* stage_name(Stage s);

@@ -144,6 +144,7 @@ const char* stage_name(Stage s) {
         case Stage::view_open: return "opening /dev/fuse for the workspace's view";
         case Stage::view_mount: return "mounting the workspace's view (FUSE)";
         case Stage::view_fd: return "passing the view's FUSE descriptor";
+        case Stage::exec_next: return "starting the command";
         case Stage::new_session: return "starting the sandbox's own session";
         case Stage::pty_open: return "opening a pty in the sandbox's /dev/pts";
         case Stage::pty_setup: return "setting up the sandbox's pty";

@@ -19,8 +19,10 @@ Result<void> serve_workspace(const policy::Policy& policy, const ExpandContext& 
     const std::string why = describe(policy.workspace_view.origin);
     if (plan.workspace.empty() || plan.workspace_mode != policy::WorkspaceMode::direct ||
         policy.workspace.value != policy::WorkspaceAccess::rw) {
-        // The default says nothing where it does not apply (clone, overlay, read-only).
-        if (!why.empty())
+        // The default says nothing where it does not apply (clone, overlay, read-only);
+        // a view asked for by name does.
+        const auto& o = policy.workspace_view.origin;
+        if (!o.file.empty() && o.file != "built-in default")
             plan.notes.push_back("workspace view fuse (" + why + "): only a writable workspace in direct mode is served");
         return {};
     }

@@ -7,6 +7,7 @@
 
 #include "base/time.hpp"
 #include "base/version.hpp"
+#include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -33,10 +34,7 @@ using json = nlohmann::ordered_json;
 
 bool succeeded(const RunResult& r) { return r.exited && r.exit_code == 0; }
 
-std::string signal_name(int sig) {
-    const char* abbrev = ::sigabbrev_np(sig);
-    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
+using util::signal_name;
 
 // A limit of 0 is "none": null in the record, so a reader never mistakes it for a cap of 0.
 json opt_u64(std::uint64_t v) { return v ? json(v) : json(nullptr); }

@@ -16,6 +16,8 @@ enum class Action : int {
     fail,   // the point returns true: its caller fails as if the step had failed
     hold,   // like hang, then wait for one byte (or EOF) on release_fd and go on: the
             // test kills another process of the launch meanwhile
+    crash,  // a trap (SIGILL), as a bug would: a fault the kernel delivers even to the
+            // init of a pid namespace, which ignores a signal sent by kill
 };
 
 // Arms `point` (a string literal: kept by pointer) for this process and every

@@ -3,6 +3,7 @@
 #include "util/strings.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <vector>
 
@@ -53,6 +54,11 @@ Error errno_error(ErrorKind kind, int err, const std::string& what) {
 
 std::string errno_text(int err) {
     return errno_name(err) + " (" + std::strerror(err) + ")";
+}
+
+std::string signal_name(int sig) {
+    const char* abbrev = ::sigabbrev_np(sig);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
 std::string hex(const unsigned char* p, std::size_t n) {

@@ -23,6 +23,9 @@ std::string errno_name(int err);
 
 // "EPERM (Operation not permitted)".
 std::string errno_text(int err);
+
+// "SIGSEGV"-style name of a signal ("signal 99" when unknown).
+std::string signal_name(int sig);
 // An Error of `kind` for a failed system call: "what: ENOENT (No such file or directory)".
 Error errno_error(ErrorKind kind, int err, const std::string& what);
 

@@ -11,6 +11,7 @@
 // One attack per test, each with a positive control that shows the probe could have
 // succeeded.
 #include "common.hpp"
+#include "live_run.hpp"
 #include "git_support.hpp"
 #include "guarded_launch.hpp"
 #include "net_support.hpp"
@@ -599,15 +600,32 @@ TEST_F(Escape, ADV2_AbsentProtectedNameCannotBeLinkedIntoPlace) {
 
 // A hidden name absent at the start that the host creates during the run (the user
 // pastes a key into a new .env while the agent works): it must stay out of reach.
+// Through the view (direct mode's default) each name is judged at its lookup, so it
+// holds, in a folder the host makes during the run too; the mounts view (--view
+// mounts) resolves hide rules at start and cannot hold it without a window (issue 26,
+// advisory 2; Escape.VIEW02 is the view's own variant). Control: a plain name the
+// host makes at the same moment, in the same new folder, is seen inside.
 TEST_F(Escape, ADV2_HiddenNameCreatedOnTheHostDuringTheRunIsHidden) {
-    GTEST_SKIP()
-        << "HOLE (issue 26, advisory 2): a name matching a hide rule that does not exist when the "
-           "run starts (.env, key.pem) and that the host creates during the run is readable "
-           "inside: "
-           "hide rules are resolved at plan time and the guard watch follows only names that "
-           "existed then, under the default --view mounts. With --view fuse the view judges "
-           "each name at its lookup and it holds: Escape.VIEW02 tests that; the mounts view "
-           "cannot without a watch that leaves a window.";
+    const std::string fresh = jail.new_canary();
+    LiveRun r = start(jail,
+                      "cat .env.production; echo env=$?; cat deploy/id_ed25519; echo key=$?; "
+                      "echo found=$(find . -name '.env.production' -o -name 'id_ed25519' | wc -l); "
+                      "cat deploy/README");
+    ASSERT_TRUE(ready(r));
+    host("printf 'API_KEY=" + fresh + "\\n' > .env.production && mkdir deploy && echo " + fresh +
+             " > deploy/id_ed25519 && echo readme-" + fresh.substr(0, 4) + " > deploy/README",
+         r.ws);
+    auto out = finish(jail, r);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_EQ(field(out.out, "env"), "1") << describe(out);
+    EXPECT_EQ(field(out.out, "key"), "1") << describe(out);
+    EXPECT_EQ(field(out.out, "found"), "0") << describe(out);
+    EXPECT_FALSE(ajtest::contains(out.out, fresh)) << describe(out);
+    EXPECT_TRUE(ajtest::contains(out.out, "readme-" + fresh.substr(0, 4))) << "control: a plain new name\n"
+                                                                          << describe(out);
+    EXPECT_TRUE(ajtest::contains(ajtest::read_file(r.ws + "/.env.production"), fresh)) << "the host did not write it";
+    // The host's own secrets go before the sweep looks for canaries in the workspace.
+    host("rm -rf .env.production deploy", r.ws);
 }
 
 // ---- ADV3: what agentjail writes on the host is private ---------------------------

@@ -144,6 +144,31 @@ TEST_F(FaultArmed, AHungSetupEndsAtTheSetupTimeout) {
     EXPECT_EQ(r->exit_code, 0);
 }
 
+// A process of the setup that dies without a report (a crash: here a trap in the
+// sandbox's init before its root, in it before it forks the command, and in the
+// command's process before its execve) is the setup's failure (exit 125 from the
+// CLI), not a command's exit status (it was 132 for SIGILL, 139 for SIGSEGV). Control:
+// a command that dies the same way after its execve is the command's.
+TEST_F(FaultArmed, ASetupThatCrashesIsASetupFailureNotTheCommandsStatus) {
+    ajtest::TempDir ws;
+    Policy p = policy_in(ws, "default");
+    for (const char* point : {"child.before-root", "child.before-fork", "command.before-exec"}) {
+        fault::arm(point, fault::Action::crash);
+        auto sb = Sandbox::spawn(p, {"/bin/true"});
+        fault::disarm();
+        ASSERT_FALSE(sb) << point << ": the run went on";
+        EXPECT_EQ(sb.error().kind(), agentjail::ErrorKind::setup) << point;
+        EXPECT_NE(sb.error().message().find("the sandbox's setup ended before the command started"), std::string::npos)
+            << point << ": " << sb.error().message();
+    }
+    auto ok = Sandbox::spawn(p, {"/bin/sh", "-c", "kill -ILL $$"});
+    ASSERT_TRUE(ok) << ok.error().message();
+    auto r = ok->wait();
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->exited);
+    EXPECT_EQ(r->term_signal, SIGILL);
+}
+
 TEST(Hygiene, SetupTimeoutIsCheckedWhenSet) {
     auto p = Policy::load("minimal");
     ASSERT_TRUE(p);

@@ -168,3 +168,16 @@ TEST(PlanToml, ExplicitHomeWorkspaceKeepsSecretsMasked) {
         EXPECT_EQ(m->kind, MountKind::mask_dir) << hidden;
     }
 }
+
+// The view is direct mode's default: where it does not apply (a read-only workspace)
+// the default says nothing, and a view asked for by name says why it is not used.
+TEST(PlanToml, TheViewNotesOnlyWhatWasAskedFor) {
+    PlanTree t;
+    auto quiet = from_toml(t, "extends = \"default\"\n[filesystem]\nworkspace = \"ro\"\n");
+    ASSERT_TRUE(quiet) << quiet.error().message();
+    EXPECT_FALSE(has_note(*quiet, "workspace view fuse")) << plan::to_text(*quiet);
+    auto asked = from_toml(t, "extends = \"default\"\n[filesystem]\nworkspace = \"ro\"\n[workspace]\nview = \"fuse\"\n");
+    ASSERT_TRUE(asked) << asked.error().message();
+    EXPECT_TRUE(has_note(*asked, "workspace view fuse (my.toml:")) << plan::to_text(*asked);
+    EXPECT_TRUE(has_note(*asked, "only a writable workspace in direct mode is served")) << plan::to_text(*asked);
+}
