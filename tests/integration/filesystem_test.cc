@@ -155,6 +155,35 @@ TEST_F(Sandbox, CwdDefaultsToWorkspaceAndFollowsTheFlag) {
     EXPECT_EQ(ajtest::trim(sub.out), jail.ws() + "/sub");
 }
 
+// Direct mode's view needs /dev/fuse. Where it is missing (a container started without
+// the device), a run in a project fails closed: exit 125, one line naming /dev/fuse
+// and both fixes (pass the device, or --view mounts), and nothing made in the project.
+// The test hides /dev/fuse in a mount namespace of its own (a user namespace's as a
+// user) with the rest of /dev kept. Control: --view mounts runs there.
+TEST_F(Sandbox, WithoutDevFuseTheViewRefusesAndSaysHowToRun) {
+    const std::string script =
+        "d='" + jail.home() + "/host-dev' && mkdir \"$d\" && mount --rbind /dev \"$d\" && mount -t tmpfs -o mode=0755 tmpfs /dev && "
+        "for n in null zero full random urandom tty ptmx; do touch /dev/$n && mount --bind \"$d/$n\" /dev/$n || exit 90; done; "
+        "mkdir /dev/pts /dev/shm && mount --bind \"$d/pts\" /dev/pts && mount -t tmpfs tmpfs /dev/shm || exit 90; "
+        "test -e /dev/fuse && exit 91; "
+        "'" + ajtest::agentjail_bin() + "' -C '" + jail.ws() + "' -- true; echo view=$?; "
+        "'" + ajtest::agentjail_bin() + "' -C '" + jail.ws() + "' --view mounts -- true; echo mounts=$?";
+    std::vector<std::string> argv = {"unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script};
+    if (::geteuid() != 0) argv.insert(argv.begin() + 1, "-Ur");
+    const auto before = ajtest::dir_entries(jail.ws());
+    auto r = ajtest::run(argv, {"HOME=" + jail.home(), "PATH=/usr/bin:/bin"});
+    ASSERT_NE(r.status, 90) << "could not hide /dev/fuse here\n" << describe(r);
+    ASSERT_NE(r.status, 91) << "/dev/fuse is still there\n" << describe(r);
+    EXPECT_EQ(field(r.out, "view"), "125") << describe(r);
+    EXPECT_EQ(field(r.out, "mounts"), "0") << "control: the namespace runs the mounts view\n" << describe(r);
+    const auto lines = ajtest::lines(r.err);
+    const std::string first = lines.empty() ? "" : lines.front();
+    EXPECT_TRUE(ajtest::contains(first, "/dev/fuse") && ajtest::contains(first, "--device /dev/fuse") &&
+                ajtest::contains(first, "--view mounts"))
+        << describe(r);
+    EXPECT_EQ(ajtest::dir_entries(jail.ws()), before) << "the refused run left something in the project";
+}
+
 TEST_F(Sandbox, HomeIsThePrivateEmptyCallersHomePath) {
     auto r = jail.sh("echo home=$HOME; echo entries=$(ls -A \"$HOME\" | wc -l); echo x > \"$HOME/f\" && echo write=ok");
     ASSERT_EQ(r.status, 0) << describe(r);
