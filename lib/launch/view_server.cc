@@ -422,6 +422,20 @@ struct Server::State {
         reply_struct(unique, entry(id, st));
     }
 
+    // The run's repositories are held from the host's git (view::kHeldHead): the host's
+    // name for the sandbox's `name` in dir. "HEAD" is the held name where the run's held
+    // HEAD is there, and (make: for a name about to be made or renamed onto) where the
+    // host has no HEAD either; any other name is itself.
+    static bool is_held(const char* name) { return std::strcmp(name, kHeldHead) == 0; }
+    const char* on_host(const Ref& dir, const char* name, bool make) const {
+        if (std::strcmp(name, "HEAD") != 0 || dir.fd < 0) return name;
+        struct stat st {};
+        if (::fstatat(dir.fd, kHeldHead, &st, AT_SYMLINK_NOFOLLOW) == 0 && made_here(dir.fd, kHeldHead, st))
+            return kHeldHead;
+        if (!make || ::fstatat(dir.fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0) return name;
+        return kHeldHead;
+    }
+
     // --- lookups ---
 
     // The node for `name` in directory `parent`, counted as one more lookup by the
@@ -436,6 +450,11 @@ struct Server::State {
             err = ENOTDIR;
             return 0;
         }
+        if (is_held(name)) {  // the sandbox's own name for it is HEAD
+            err = ENOENT;
+            return 0;
+        }
+        name = on_host(p, name, false);
         const std::string rel = join(p.rel, name);
         if (auto t = text_nodes.find(rel); t != text_nodes.end()) {
             // Made at start and never forgotten: only the kernel's count moves.
@@ -537,7 +556,9 @@ struct Server::State {
         // ENOENT: the kernel has nothing cached for it.
         (void)::writev(fuse.get(), iov, bn > 0 ? 3 : 2);
     }
-    void forget_name(std::uint64_t parent, const std::string& name) {
+    void forget_name(std::uint64_t parent, const std::string& host_name) {
+        // The kernel knows a held HEAD by the sandbox's name for it.
+        const std::string name = host_name == kHeldHead ? std::string("HEAD") : host_name;
         fuse_notify_inval_entry_out o{};
         o.parent = parent;
         o.namelen = static_cast<std::uint32_t>(name.size());
@@ -921,6 +942,8 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             Ref dir = ref(h.nodeid);
             if (!dir.ok) return reply(u, dir.err);
             const char* name = nullptr;
+            const char* hn = nullptr;  // its name on the host (on_host)
+            auto host_name_of = [&](const char* n) { return is_held(n) ? nullptr : on_host(dir, n, true); };
             int rc = 0;
             if (h.opcode == FUSE_MKNOD) {
                 const auto* in = arg<fuse_mknod_in>(body, size);
@@ -929,22 +952,25 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 const mode_t type = in->mode & S_IFMT;
                 // No device node: the mount is nodev, and the host's would be real.
                 if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) return reply(u, EPERM);
-                if (int e = may_make(dir, name, false, "create")) return reply(u, e);
-                rc = ::mknodat(dir.fd, name, type | (in->mode & 07777 & ~in->umask), 0);
+                if ((hn = host_name_of(name)) == nullptr) return reply(u, EACCES);
+                if (int e = may_make(dir, hn, false, "create")) return reply(u, e);
+                rc = ::mknodat(dir.fd, hn, type | (in->mode & 07777 & ~in->umask), 0);
             } else if (h.opcode == FUSE_MKDIR) {
                 const auto* in = arg<fuse_mkdir_in>(body, size);
                 name = in ? name_at(body, size, sizeof *in) : nullptr;
                 if (name == nullptr) return reply(u, EINVAL);
-                if (int e = may_make(dir, name, true, "create")) return reply(u, e);
-                rc = ::mkdirat(dir.fd, name, in->mode & 07777 & ~in->umask);
+                if ((hn = host_name_of(name)) == nullptr) return reply(u, EACCES);
+                if (int e = may_make(dir, hn, true, "create")) return reply(u, e);
+                rc = ::mkdirat(dir.fd, hn, in->mode & 07777 & ~in->umask);
             } else if (h.opcode == FUSE_SYMLINK) {
                 name = name_at(body, size, 0);
                 if (name == nullptr) return reply(u, EINVAL);
                 const std::size_t off = std::strlen(name) + 1;
                 if (off >= size || std::memchr(body + off, '\0', size - off) == nullptr) return reply(u, EINVAL);
                 const char* target = body + off;
-                if (int e = may_make(dir, name, false, "create")) return reply(u, e);
-                rc = ::symlinkat(target, dir.fd, name);
+                if ((hn = host_name_of(name)) == nullptr) return reply(u, EACCES);
+                if (int e = may_make(dir, hn, false, "create")) return reply(u, e);
+                rc = ::symlinkat(target, dir.fd, hn);
             } else {
                 const auto* in = arg<fuse_link_in>(body, size);
                 name = in ? name_at(body, size, sizeof *in) : nullptr;
@@ -955,12 +981,13 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                     event(false, src.rel, "hard link");
                     return reply(u, EACCES);
                 }
-                if (int e = may_make(dir, name, S_ISDIR(src.type), "create")) return reply(u, e);
-                rc = ::linkat(src.fd, "", dir.fd, name, AT_EMPTY_PATH);
+                if ((hn = host_name_of(name)) == nullptr) return reply(u, EACCES);
+                if (int e = may_make(dir, hn, S_ISDIR(src.type), "create")) return reply(u, e);
+                rc = ::linkat(src.fd, "", dir.fd, hn, AT_EMPTY_PATH);
                 // Without CAP_DAC_READ_SEARCH, AT_EMPTY_PATH is refused: the magic link
                 // names the same inode.
                 if (rc != 0 && errno == ENOENT)
-                    rc = ::linkat(AT_FDCWD, proc_fd(src.fd).c_str(), dir.fd, name, AT_SYMLINK_FOLLOW);
+                    rc = ::linkat(AT_FDCWD, proc_fd(src.fd).c_str(), dir.fd, hn, AT_SYMLINK_FOLLOW);
                 if (rc == 0) {
                     struct stat st {};
                     int err = 0;
@@ -970,7 +997,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 return reply(u, errno);
             }
             if (rc != 0) return reply(u, errno);
-            mark_made(dir.fd, name, h);
+            mark_made(dir.fd, hn, h);
             struct stat st {};
             int err = 0;
             std::uint64_t id = find(h.nodeid, name, st, err);
@@ -981,6 +1008,8 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             const char* name = name_at(body, size, 0);
             Ref dir = ref(h.nodeid);
             if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : dir.err);
+            if (is_held(name)) return reply(u, ENOENT);
+            name = on_host(dir, name, false);
             struct stat st {};
             if (int e = may_change(dir, name, "remove", &st)) return reply(u, e);
             if (::unlinkat(dir.fd, name, h.opcode == FUSE_RMDIR ? AT_REMOVEDIR : 0) != 0) return reply(u, errno);
@@ -1010,6 +1039,10 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             Ref to = ref(newdir);
             if (oldname == nullptr || newname == nullptr) return reply(u, EINVAL);
             if (!from.ok || !to.ok) return reply(u, !from.ok ? from.err : to.err);
+            if (is_held(oldname) || is_held(newname)) return reply(u, ENOENT);
+            // git moves HEAD.lock onto HEAD: the held name where the run's HEAD is held.
+            oldname = on_host(from, oldname, false);
+            newname = on_host(to, newname, (flags & RENAME_EXCHANGE) == 0);
             struct stat src {};
             if (int e = may_change(from, oldname, "rename", &src)) return reply(u, e);
             struct stat dst {};
@@ -1139,8 +1172,14 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
                 for (long at = 0; at < n;) {
                     const auto* d = reinterpret_cast<const struct dirent64*>(raw.data() + at);
                     at += d->d_reclen;
-                    const std::string_view nm(d->d_name);
+                    std::string_view nm(d->d_name);
                     if (nm != "." && nm != ".." && hidden_in_listing(r, nm, d->d_type, d->d_ino)) continue;
+                    // The run's held HEAD is its HEAD (and a host's HEAD beside it is not listed).
+                    if (nm == "HEAD" && on_host(r, "HEAD", false) == kHeldHead) continue;
+                    if (nm == kHeldHead) {
+                        if (on_host(r, "HEAD", false) != kHeldHead) continue;
+                        nm = "HEAD";
+                    }
                     const std::size_t rec = FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET + nm.size());
                     if (out.size() + rec > cap) {
                         full = true;  // the next call starts at this entry
@@ -1178,6 +1217,9 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             const char* name = in ? name_at(body, size, sizeof *in) : nullptr;
             Ref dir = ref(h.nodeid);
             if (name == nullptr || !dir.ok) return reply(u, name == nullptr ? EINVAL : dir.err);
+            if (is_held(name)) return reply(u, EACCES);
+            const char* sandbox_name = name;
+            name = on_host(dir, name, true);
             // An existing name is opened as it is (O_CREAT without O_EXCL): the same
             // rules as an open.
             struct stat st {};
@@ -1199,7 +1241,7 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             if (fd < 0) return reply(u, errno);
             if (!exists) mark_made(dir.fd, name, h);
             int err = 0;
-            std::uint64_t id = find(h.nodeid, name, st, err);
+            std::uint64_t id = find(h.nodeid, sandbox_name, st, err);
             if (id == 0) {
                 ::close(fd);
                 return reply(u, err);

@@ -16,6 +16,14 @@
 
 namespace agentjail::view {
 
+// git takes a folder for a repository only when it holds a HEAD. A HEAD the run makes
+// where the host has none (a new repository: `git init`, `git clone`, a bare one) is
+// kept on the host under this name until the check after the run has read the
+// repository (workspace/audit.cc puts it back): meanwhile no git on the host (an
+// editor's, a shell prompt's) takes the folder for a repository and runs the run's
+// config, hooks or fsmonitor. Inside, the sandbox sees it as HEAD.
+inline constexpr char kHeldHead[] = "HEAD.held-by-agentjail";
+
 // A pattern with the quick test of its last segment (base::SegmentPrefilter): a lookup
 // tries the whole pattern only when the name could end it.
 struct Rule {

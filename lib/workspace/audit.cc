@@ -10,6 +10,7 @@
 #include "util/strings.hpp"
 #include "workspace/git.hpp"
 #include "workspace/overlay.hpp"
+#include "plan/view_rules.hpp"
 
 #include "base/pattern.hpp"
 
@@ -136,11 +137,16 @@ public:
         // path is spelled out but those of what is checked.
         // As git takes them: HEAD a file or a link, the config of any type (git follows
         // a link), a commondir in place of both (a linked worktree's git directory).
+        // A HEAD the view held from the host's git (view::kHeldHead) is one, put back
+        // once its repository is checked.
         constexpr std::uint32_t top = sys::ScanEntry::kTop;
         std::set<std::uint32_t> heads, holds;
+        std::vector<std::string> held;  // the folders of held HEADs
         for (const auto& e : sc->entries) {
-            if (e.name == "HEAD" && (e.type == sys::EntryType::file || e.type == sys::EntryType::symlink))
+            const bool is_head = e.name == "HEAD" || e.name == view::kHeldHead;
+            if (is_head && (e.type == sys::EntryType::file || e.type == sys::EntryType::symlink))
                 heads.insert(e.parent);
+            if (e.name == view::kHeldHead) held.push_back(sc->dir_of(e));
             if (e.name == "config" || e.name == "commondir" || (e.name == "objects" && e.type == sys::EntryType::dir))
                 holds.insert(e.parent);
         }
@@ -163,6 +169,15 @@ public:
                 with_dir(dir, [&, d = dir, n = e.name](int fd) { check_setting(fd, d, n); });
             }
         }
+        // Checked: each held HEAD becomes the repository's HEAD again.
+        for (const auto& dir : held)
+            with_dir(dir, [&](int fd) {
+                if (::renameat2(fd, view::kHeldHead, fd, "HEAD", RENAME_NOREPLACE) == 0 || errno == ENOENT) return;
+                add(join(dir, view::kHeldHead),
+                    "the HEAD of a repository the run made, held from the host's git during the run, could not be "
+                    "put back: " + util::errno_text(errno),
+                    "rename it to HEAD once you have looked at the repository");
+            });
         ::close(root_);
         if (o_.walked != nullptr) *o_.walked = std::move(*sc);
         return std::move(out_);

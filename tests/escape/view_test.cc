@@ -473,3 +473,52 @@ TEST_F(Escape, VIEW16_AHostFileThatReusesTheNumberOfARunsFileIsHidden) {
     EXPECT_FALSE(ajtest::contains(out.out, secret)) << describe(out);
     EXPECT_EQ(field(out.out, "listed"), "0") << describe(out);
 }
+
+// A repository the run makes is the run's until the check after the run: its config
+// can set core.fsmonitor, which git runs on a `git status`. git on the host during the
+// run (an editor finds nested repositories and asks each for its status; a shell
+// prompt does in the folder it is in) must not take such a folder for a repository:
+// the view holds a HEAD the run makes where the host had none under another name on
+// the host (git needs a HEAD to see a repository), and the check after the run puts
+// it back once it has read the repository. Two ways in: `git init` in a new folder,
+// and a bare repository made in a folder of the host's that a .git file in a new
+// folder names. Control: the same repository made by the host runs the fsmonitor.
+TEST_F(Escape, VIEW17_ARepositoryTheRunMakesIsNoRepositoryToTheHostsGitDuringTheRun) {
+    const std::string marker = jail.home() + "/fsmonitor-ran";
+    const std::string fsmon = "touch " + marker;
+    host("git init -q . && mkdir build && echo keep > build/.keep", jail.ws());
+    auto c = start_between(jail,
+                           "git init -q sub && git -C sub config core.fsmonitor '" + fsmon +
+                               "' && git init -q --bare build && git -C build config core.bare false && "
+                               "git -C build config core.fsmonitor '" + fsmon +
+                               "' && mkdir w && echo 'gitdir: ../build' > w/.git && echo made=$? && "
+                               "git -C sub rev-parse --git-dir",
+                           "git -C sub rev-parse --git-dir; echo after=$?");
+    ASSERT_TRUE(ajtest::wait_for_file(jail.ws() + "/ready", 20000));
+    for (const char* dir : {"sub", "w"}) {
+        auto top = ajtest::run({"/bin/sh", "-c", "git status --short >/dev/null 2>&1; git rev-parse --show-toplevel"},
+                               {"HOME=" + jail.home(), "GIT_CONFIG_NOSYSTEM=1"}, nullptr, jail.ws() + "/" + dir);
+        // The project's own repository, or none (a .git file naming a held one).
+        EXPECT_NE(ajtest::trim(top.out), jail.ws() + "/" + dir) << dir << ": the host's git took it for a repository";
+        EXPECT_TRUE(ajtest::trim(top.out) == jail.ws() || ajtest::contains(top.err, "not a git repository"))
+            << dir << ": " << top.out << top.err;
+    }
+    EXPECT_FALSE(ajtest::exists(marker)) << "the run's fsmonitor ran on the host during the run";
+    host("touch go", jail.ws());
+    auto out = c->wait(30000);
+    jail.record(out);
+    ASSERT_EQ(out.status, 0) << describe(out);
+    EXPECT_EQ(field(out.out, "made"), "0") << describe(out);
+    EXPECT_EQ(field(out.out, "after"), "0") << "inside, the repository stayed one\n" << describe(out);
+    // After the check: the HEADs are back, and the configs that set fsmonitor are aside.
+    EXPECT_TRUE(ajtest::exists(jail.ws() + "/sub/.git/HEAD")) << describe(out);
+    EXPECT_TRUE(ajtest::exists(jail.ws() + "/build/HEAD")) << describe(out);
+    EXPECT_FALSE(ajtest::exists(jail.ws() + "/sub/.git/HEAD.held-by-agentjail"));
+    EXPECT_TRUE(ajtest::contains(out.err, "sub/.git/config: git config written during the run sets core.fsmonitor"))
+        << describe(out);
+    // Control: the host's own repository with the same config runs it.
+    host("git init -q own && git -C own config core.fsmonitor '" + fsmon + "' && git -C own status --short >/dev/null 2>&1; true",
+         jail.ws());
+    EXPECT_TRUE(ajtest::exists(marker)) << "control: git on the host did not run an fsmonitor";
+    host("rm -rf own", jail.ws());
+}
