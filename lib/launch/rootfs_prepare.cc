@@ -6,6 +6,7 @@
 #include "sys/syscalls.hpp"
 
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 
@@ -84,14 +85,33 @@ RootPlan prepare_root(const plan::Plan& plan) {
                 break;
             case plan::MountKind::readonly:
                 break;
-            case plan::MountKind::view:
+            case plan::MountKind::view: {
                 // The child adds fd=N, the /dev/fuse descriptor it opens. Ids are the
                 // sandbox's own; allow_other lets every process of the sandbox's user
-                // namespace in (the kernel admits no one outside it).
+                // namespace in (the kernel admits no one outside it). rootmode is the
+                // root's mode until the kernel's first answer for it (with owner uid 0
+                // of the sandbox's namespace), and that answer is dropped when a change
+                // the server reports (the host making a name in the workspace) crosses
+                // it: with no permission bits there, a run's first chdir into its
+                // workspace failed with EACCES (`SharedWorkspace.RunsStartInAPrivate...`,
+                // and 1 of 20 Slurm array tasks writing their output beside it). The
+                // bits are what the run's identity has on the workspace itself, for
+                // every class: no more than it will have once the kernel knows.
+                struct stat ws {};
+                unsigned bits = 0;
+                if (::stat(op.src.c_str(), &ws) == 0) {
+                    const unsigned eff = ws.st_uid == plan.uid   ? (ws.st_mode >> 6) & 7
+                                         : ws.st_gid == plan.gid ? (ws.st_mode >> 3) & 7
+                                                                 : ws.st_mode & 7;
+                    bits = (eff << 6) | (eff << 3) | eff;
+                }
+                char rootmode[16];
+                std::snprintf(rootmode, sizeof rootmode, "%o", S_IFDIR | bits);
                 m.flags = MS_NOSUID | MS_NODEV;
-                m.data = keep("rootmode=40000,user_id=" + std::to_string(plan.uid) +
+                m.data = keep(std::string("rootmode=") + rootmode + ",user_id=" + std::to_string(plan.uid) +
                               ",group_id=" + std::to_string(plan.gid) + ",default_permissions,allow_other,fd=");
                 break;
+            }
         }
         rp.mounts.push_back(m);
     }

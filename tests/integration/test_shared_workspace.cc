@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +75,46 @@ std::string wait_then_write(const std::string& started, const std::string& go, c
 }
 
 // The probe itself: on the host, outside any sandbox, it writes the name.
+// A private workspace (0700) the host writes into while runs start there (Slurm array
+// tasks write their output beside it): each run enters it. The view's root had no
+// permission bits until the kernel's first answer for it, and a host change reported
+// meanwhile made the kernel drop that answer: about one start in twenty failed with
+// EACCES entering the working directory. Control: the host's writes happened.
+TEST_F(SharedWorkspace, RunsStartInAPrivateWorkspaceTheHostWritesInto) {
+    ASSERT_EQ(::chmod(ws.path().c_str(), 0700), 0);
+    std::atomic<bool> stop{false};
+    std::atomic<int> wrote{0};
+    std::thread writer([&] {
+        // Names made and removed: each changes the workspace's own attributes, which
+        // the view reports to the kernel.
+        for (int i = 0; !stop; ++i) {
+            if (std::FILE* fp = std::fopen(host("out-" + std::to_string(i)).c_str(), "w")) {
+                std::fclose(fp);
+                ++wrote;
+            }
+            if (i >= 8) ::unlink(host("out-" + std::to_string(i - 8)).c_str());
+        }
+    });
+    int failed = 0;
+    std::string said;
+    for (int round = 0; round < 4; ++round) {
+        std::vector<std::unique_ptr<ajtest::Child>> runs;
+        for (int i = 0; i < 20; ++i) runs.push_back(start("true", {"--view", "fuse"}));
+        for (auto& c : runs) {
+            auto r = c->wait(60000);
+            if (r.status != 0) {
+                ++failed;
+                said += r.err;
+            }
+        }
+    }
+    stop = true;
+    writer.join();
+    for (const auto& e : ajtest::dir_entries(ws.path())) ::unlink(host(e).c_str());
+    EXPECT_GT(wrote.load(), 0) << "control: the host wrote nothing";
+    EXPECT_EQ(failed, 0) << said;
+}
+
 TEST_F(SharedWorkspace, ControlTheProbeWritesOnTheHost) {
     auto r = ajtest::run({"/bin/sh", "-c", "touch go; " + wait_then_write("s", "go", ".mcp.json")}, {}, nullptr,
                          ws.path());
