@@ -169,9 +169,20 @@ public:
                 with_dir(dir, [&, d = dir, n = e.name](int fd) { check_setting(fd, d, n); });
             }
         }
-        // Checked: each held HEAD becomes the repository's HEAD again.
+        // Checked: each HEAD this run held becomes the repository's HEAD again. One an
+        // earlier run held and could not put back (it was killed) stays held: this run
+        // did not write that repository, so the check above did not read it.
         for (const auto& dir : held)
             with_dir(dir, [&](int fd) {
+                struct stat st {};
+                if (::fstatat(fd, view::kHeldHead, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+                if (!written(join(dir, view::kHeldHead), st)) {
+                    add(join(dir, view::kHeldHead),
+                        "the HEAD of a repository an earlier run made and did not live to check, held from "
+                        "the host's git",
+                        "look at the repository (its config and hooks), then rename this to HEAD");
+                    return;
+                }
                 if (::renameat2(fd, view::kHeldHead, fd, "HEAD", RENAME_NOREPLACE) == 0 || errno == ENOENT) return;
                 add(join(dir, view::kHeldHead),
                     "the HEAD of a repository the run made, held from the host's git during the run, could not be "

@@ -516,9 +516,22 @@ TEST_F(Escape, VIEW17_ARepositoryTheRunMakesIsNoRepositoryToTheHostsGitDuringThe
     EXPECT_FALSE(ajtest::exists(jail.ws() + "/sub/.git/HEAD.held-by-agentjail"));
     EXPECT_TRUE(ajtest::contains(out.err, "sub/.git/config: git config written during the run sets core.fsmonitor"))
         << describe(out);
+    // A HEAD an earlier run held and did not live to put back (killed before its
+    // check): a later run's check did not read that repository, so it stays held, and
+    // the run says so.
+    host("git init -q left && git -C left config core.fsmonitor '" + fsmon +
+             "' && mv left/.git/HEAD left/.git/HEAD.held-by-agentjail",
+         jail.ws());
+    ajtest::sleep_ms(200);  // older than the next run, past the check's allowance for the clock
+    auto later = jail.sh("true");
+    ASSERT_EQ(later.status, 0) << describe(later);
+    EXPECT_TRUE(ajtest::exists(jail.ws() + "/left/.git/HEAD.held-by-agentjail")) << describe(later);
+    EXPECT_FALSE(ajtest::exists(jail.ws() + "/left/.git/HEAD")) << describe(later);
+    EXPECT_TRUE(ajtest::contains(later.err, "an earlier run made and did not live to check")) << describe(later);
+    EXPECT_FALSE(ajtest::exists(marker));
     // Control: the host's own repository with the same config runs it.
     host("git init -q own && git -C own config core.fsmonitor '" + fsmon + "' && git -C own status --short >/dev/null 2>&1; true",
          jail.ws());
     EXPECT_TRUE(ajtest::exists(marker)) << "control: git on the host did not run an fsmonitor";
-    host("rm -rf own", jail.ws());
+    host("rm -rf own left", jail.ws());
 }
