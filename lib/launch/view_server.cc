@@ -298,7 +298,7 @@ struct Server::State {
         int fd = -1;
         mode_t type = 0;
         bool protect = false;
-        bool made = false;
+        bool made = false;  // a folder the run made (its birth checked)
         const std::string* text = nullptr;
         dev_t dev = 0;
         ino_t ino = 0;
@@ -326,7 +326,9 @@ struct Server::State {
             r.type = it->second.type;
             r.protect = it->second.protect;
             r.text = it->second.text;
-            r.made = r.text == nullptr && made.count({it->second.dev, it->second.ino}) > 0;  // checked below
+            // Only a folder's is ever asked (what the run made in it is the run's), and
+            // its birth costs a statx: not paid on every read and write of a file.
+            r.made = r.text == nullptr && S_ISDIR(it->second.type) && made.count({it->second.dev, it->second.ino}) > 0;
             r.dev = it->second.dev;
             r.ino = it->second.ino;
             r.rel = rel_of_locked(id);
