@@ -24,6 +24,11 @@ namespace agentjail::view {
 // config, hooks or fsmonitor. Inside, the sandbox sees it as HEAD.
 inline constexpr char kHeldHead[] = "HEAD.held-by-agentjail";
 
+// The names the check after the run tells git's files by (a git directory by its HEAD
+// and config, commondir or objects; a .git file or link by its name): a walk of the
+// workspace keeps these whatever the rules name (sys::ScanOptions::names).
+inline constexpr const char* kGitNames[] = {".git", "HEAD", kHeldHead, "config", "commondir"};
+
 // A pattern with the quick test of its last segment (base::SegmentPrefilter): a lookup
 // tries the whole pattern only when the name could end it.
 struct Rule {

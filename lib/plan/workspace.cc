@@ -5,6 +5,8 @@
 // protected paths of direct mode are workspace_protect.cc's.
 #include "plan/workspace_rules.hpp"
 
+#include "plan/view_rules.hpp"
+
 #include "util/strings.hpp"
 #include "base/pattern.hpp"
 
@@ -98,6 +100,7 @@ Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
     if (root == ctx_.workspace) kept = kept_walk();
     sys::ScanOptions options;
     if (kept) options.before = &*kept;
+    if (root == ctx_.workspace) options.names = ws_names();
     auto s = ctx_.view->scan(root, options);
     if (!s) return std::move(s).error();
     if (s->reused > 0)
@@ -112,6 +115,37 @@ Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
     auto [pos, ok] = scans_.emplace(root, std::move(*s));
     (void)ok;
     return &pos->second;
+}
+
+std::vector<std::string> WorkspaceRules::ws_names() const {
+    std::set<std::string> names(std::begin(view::kGitNames), std::end(view::kGitNames));
+    // A directory a protect pattern names is checked after the run with all it holds.
+    auto last_of = [&](const std::string& rest, bool whole_dirs) {
+        Pattern p(rest);
+        if (p.empty() || p.last() == "**") return false;
+        names.insert(p.dir_only() && whole_dirs ? p.last() + "/" : p.last());
+        return true;
+    };
+    for (const auto& rule : policy_.hide) {
+        if (!uses_globstar(rule.pattern)) continue;
+        auto split = split_rule(rule.pattern, ctx_, rule.origin);
+        if (!split) continue;  // globstar_hides() says why
+        if (!util::path_within(split->base, ctx_.workspace)) continue;
+        if (!last_of(split->rest, false)) return {};
+    }
+    for (const auto& r : rules_)
+        if (!last_of(r.rel, true)) return {};
+    return {names.begin(), names.end()};
+}
+
+Result<const Scan*> WorkspaceRules::ws_scan_whole() {
+    if (auto it = scans_.find(ctx_.workspace); it != scans_.end() && it->second.names.empty()) return &it->second;
+    if (!whole_) {
+        auto s = ctx_.view->scan(ctx_.workspace, sys::ScanOptions{});
+        if (!s) return std::move(s).error();
+        whole_ = std::move(*s);
+    }
+    return &*whole_;
 }
 
 std::optional<sys::Scan> WorkspaceRules::kept_walk() {
@@ -209,7 +243,7 @@ Result<void> WorkspaceRules::globstar_hides() {
 // filesystem whose d_ino differs from st_ino, like some overlayfs setups), every
 // file is looked at.
 Result<std::vector<std::string>> WorkspaceRules::other_names(dev_t dev, ino_t ino, nlink_t nlink, const std::string& self) {
-    auto s = ws_scan();
+    auto s = ws_scan_whole();
     if (!s) return std::move(s).error();
     const Scan& scan = **s;
     std::vector<std::string> out;
@@ -243,8 +277,9 @@ Result<std::vector<std::string>> WorkspaceRules::other_names(dev_t dev, ino_t in
 Result<std::vector<Hidden>> WorkspaceRules::linked_in_hidden_dirs(dev_t ws_dev) {
     std::vector<Hidden> out;
     const size_t n = hidden_.size();
-    // By names only when the workspace was walked anyway (the ** patterns): a walk
-    // made for this alone would cost more than it saves (a workspace of "/"). The
+    // By names only when the workspace was walked whole anyway (a ** pattern keeping
+    // every name): a walk made for this alone would cost more than it saves (a
+    // workspace of "/"). The
     // directories looked at are on the workspace's device, so its filesystem is
     // theirs: asked once.
     std::optional<bool> by_name_here;
@@ -253,10 +288,11 @@ Result<std::vector<Hidden>> WorkspaceRules::linked_in_hidden_dirs(dev_t ws_dev) 
         const Hidden& h = hidden_[i];
         if (!h.is_dir || h.dev != ws_dev) continue;
         if (!by_name_here)
-            by_name_here = scans_.count(ctx_.workspace) != 0 && ctx_.view->entry_inodes_exact(ctx_.workspace);
+            by_name_here = scans_.count(ctx_.workspace) != 0 && scans_.at(ctx_.workspace).names.empty() &&
+                           ctx_.view->entry_inodes_exact(ctx_.workspace);
         const bool by_name = *by_name_here;
         if (by_name && !ws_inodes) {
-            auto ws = ws_scan();
+            auto ws = ws_scan_whole();
             if (!ws) return std::move(ws).error();
             ws_inodes.emplace();
             for (const auto& e : (*ws)->entries)

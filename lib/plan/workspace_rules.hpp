@@ -35,6 +35,11 @@ private:
     // The workspace scans, `**` hides, hard links and ancestors (workspace.cc).
     Result<const sys::Scan*> scan_of(const std::string& root);
     Result<const sys::Scan*> ws_scan();
+    // The names the workspace's walk keeps (sys::ScanOptions::names): what a rule's
+    // last part could be, and git's (view::kGitNames); empty when a rule ends in **.
+    std::vector<std::string> ws_names() const;
+    // The workspace's walk with every file, for the other names of a hard link.
+    Result<const sys::Scan*> ws_scan_whole();
     // The last run's walk of the workspace (Plan::kept_scan), when one is kept and
     // can be used.
     std::optional<sys::Scan> kept_walk();
@@ -73,6 +78,7 @@ private:
     const bool direct_;
     std::vector<ProtectRule> rules_;
     std::map<std::string, sys::Scan> scans_;
+    std::optional<sys::Scan> whole_;  // ws_scan_whole()'s
     std::vector<size_t> linked_protect_;
     WorkspaceFindings out_;
 };

@@ -3,6 +3,7 @@
 // with O_NOFOLLOW, d_type for the entry type, lstat only when asked.
 #include "sys/scan.hpp"
 
+#include "base/pattern.hpp"
 #include "sys/fd.hpp"
 #include "sys/syscalls.hpp"
 #include "util/strings.hpp"
@@ -13,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -84,14 +86,22 @@ private:
 class Walker {
 public:
     Walker(Scan& scan, const ScanOptions& opt, const Earlier* earlier)
-        : scan_(scan), opt_(opt), earlier_(earlier) {}
+        : scan_(scan), opt_(opt), earlier_(earlier) {
+        for (const auto& n : opt.names)
+            if (!n.empty() && n.back() == '/')
+                dir_names_.emplace_back(std::string_view(n).substr(0, n.size() - 1));
+            else
+                names_.emplace_back(n);
+    }
 
     static constexpr std::uint32_t kNone = UINT32_MAX - 1;  // no directory of the earlier scan
 
     // Walks the directory dirfd, whose entry is entries[self] (kTop: the root), at
     // `depth` levels below the root; `old`: the same directory's index in the earlier
     // scan (kTop for the root, kNone when it had none).
-    Result<void> walk(int dirfd, std::uint32_t self, bool in_git, std::size_t depth, std::uint32_t old) {
+    // `whole`: every entry below is kept (a directory ScanOptions::names names with "/").
+    Result<void> walk(int dirfd, std::uint32_t self, bool in_git, std::size_t depth, std::uint32_t old,
+                      bool whole = false) {
         struct Child {
             std::string name;
             EntryType type;
@@ -173,6 +183,13 @@ public:
                 if (c.type == EntryType::dir)
                     if (auto it = by_name.find(c.name); it != by_name.end()) c.old = it->second;
         }
+        // Only the names asked for (and every directory): the rest are counted.
+        if (!opt_.names.empty() && !whole)
+            std::erase_if(children, [&](const Child& c) {
+                const bool drop = c.type != EntryType::dir && !kept(c.name);
+                scan_.left_out += drop;
+                return drop;
+            });
         if (scan_.entries.size() + children.size() > opt_.max_entries)
             return Error(ErrorKind::invalid_input, E2BIG,
                          "workspace " + scan_.root + " has more than " +
@@ -227,12 +244,22 @@ public:
                 }
                 return Error(ErrorKind::setup, e, "opening " + where(index) + ": " + util::errno_text(e));
             }
-            if (auto r = walk(fd.get(), index, child_git, depth + 1, c.old); !r) return r;
+            const bool below = whole || std::any_of(dir_names_.begin(), dir_names_.end(), [&](const auto& f) {
+                return f.may_match(c.name);
+            });
+            if (auto r = walk(fd.get(), index, child_git, depth + 1, c.old, below); !r) return r;
         }
         return {};
     }
 
 private:
+    bool kept(std::string_view name) const {
+        if (name == "HEAD") return true;
+        for (const auto& f : names_)
+            if (f.may_match(name)) return true;
+        return false;
+    }
+
     std::string where(std::uint32_t index) const {
         return index == ScanEntry::kTop ? scan_.root : scan_.root + "/" + scan_.rel(scan_.entries[index]);
     }
@@ -240,6 +267,7 @@ private:
     Scan& scan_;
     const ScanOptions& opt_;
     const Earlier* earlier_;
+    std::vector<base::SegmentPrefilter> names_, dir_names_;
     std::size_t name_bytes_ = 0;  // of every name kept so far
     alignas(8) char buf_[64 * 1024];
 };
@@ -262,8 +290,10 @@ Result<Scan> scan(const std::string& root, const ScanOptions& options) {
     s.root_dev = st.st_dev;
     s.root_ino = st.st_ino;
     s.taken = coarse_now();
+    s.names = options.names;
     std::unique_ptr<Earlier> earlier;
     if (options.before != nullptr && !options.stat && options.before->root == root &&
+        options.before->names == options.names &&
         options.before->root_dev == s.root_dev && options.before->root_ino == s.root_ino &&
         options.before->skipped.empty() && options.before->too_deep.empty())
         earlier = std::make_unique<Earlier>(*options.before);
@@ -274,13 +304,15 @@ Result<Scan> scan(const std::string& root, const ScanOptions& options) {
     return s;
 }
 
-// The kept scan: "agentjail-scan 1\n", then fixed-width native numbers (the file
+// The kept scan: "agentjail-scan 2\n", then fixed-width native numbers (the file
 // never leaves the machine that wrote it): root device, inode and ctime, taken (ns),
-// the root's length and bytes, the count of entries, and per entry its parent, type,
-// inode, ctime (ns), name length (2 bytes) and name.
+// the root's length and bytes, the count of names kept (ScanOptions::names) and each
+// as a length (2 bytes) and bytes, the count of entries, and per entry its parent,
+// type, inode, ctime (ns), name length (2 bytes) and name.
 namespace {
 
-constexpr std::string_view kScanMagic = "agentjail-scan 1\n";
+constexpr std::string_view kScanMagic = "agentjail-scan 2\n";
+constexpr std::uint32_t kMaxKeptNames = 4096;
 
 template <typename T>
 void put(std::string& out, T v) {
@@ -321,6 +353,13 @@ std::string encode(const Scan& scan) {
     put<std::int64_t>(out, ns_of(scan.taken));
     put<std::uint32_t>(out, static_cast<std::uint32_t>(scan.root.size()));
     out += scan.root;
+    if (scan.names.size() > kMaxKeptNames) return {};
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(scan.names.size()));
+    for (const auto& n : scan.names) {
+        if (n.size() > 255) return {};
+        put<std::uint16_t>(out, static_cast<std::uint16_t>(n.size()));
+        out += n;
+    }
     put<std::uint32_t>(out, static_cast<std::uint32_t>(scan.entries.size()));
     for (const auto& e : scan.entries) {
         put<std::uint32_t>(out, e.parent);
@@ -340,10 +379,18 @@ Result<Scan> decode(std::string_view bytes, const ScanOptions& options) {
     Scan s;
     std::uint64_t dev = 0, ino = 0;
     std::int64_t taken = 0;
-    std::uint32_t root_len = 0, count = 0;
+    std::uint32_t root_len = 0, names = 0, count = 0;
     if (!r.get(dev) || !r.get(ino) || !r.get(s.root_ctime_ns) || !r.get(taken) || !r.get(root_len) ||
-        root_len > 4096 || !r.bytes(root_len, s.root) || !r.get(count))
+        root_len > 4096 || !r.bytes(root_len, s.root) || !r.get(names))
         return bad("is cut short");
+    if (names > kMaxKeptNames) return bad("keeps more names than a walk is given");
+    for (std::uint32_t i = 0; i < names; ++i) {
+        std::uint16_t len = 0;
+        std::string n;
+        if (!r.get(len) || len > 255 || !r.bytes(len, n)) return bad("is cut short");
+        s.names.push_back(std::move(n));
+    }
+    if (!r.get(count)) return bad("is cut short");
     if (s.root.empty() || s.root[0] != '/' || taken <= 0) return bad("names no root");
     if (count > options.max_entries) return bad("has more entries than a walk keeps");
     s.root_dev = static_cast<dev_t>(dev);
@@ -389,15 +436,15 @@ Result<Scan> decode(std::string_view bytes, const ScanOptions& options) {
 }
 
 std::string Scan::rel(const ScanEntry& e) const {
-    std::vector<const std::string*> names{&e.name};
+    std::vector<const std::string*> parts{&e.name};
     std::size_t size = e.name.size();
     for (std::uint32_t p = e.parent; p != ScanEntry::kTop; p = entries[p].parent) {
-        names.push_back(&entries[p].name);
+        parts.push_back(&entries[p].name);
         size += entries[p].name.size() + 1;
     }
     std::string out;
     out.reserve(size);
-    for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
         if (!out.empty()) out += '/';
         out += **it;
     }

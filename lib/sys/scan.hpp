@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // One walk of a host directory tree (the workspace) at plan time, for `**`
-// patterns, nested git repositories and hard links; never follows a symlink.
+// patterns, nested git repositories and hard links, and after the run for what the
+// run left; never follows a symlink. It keeps only the names asked for, and reads
+// only the directories changed since an earlier walk it is given.
 #pragma once
 
 #include "base/error.hpp"
@@ -45,8 +47,8 @@ struct ScanOptions {
     // name a rule hides or protects (a secret committed to history is out of reach of
     // any mount anyway, THREATS SEC-03).
     bool skip_git_internals = true;
-    // A bound on the walk; more entries is an error (fail closed: a partial walk would
-    // miss hidden files).
+    // A bound on the entries the walk keeps (see `names`); more is an error (fail
+    // closed: a partial walk would miss hidden files).
     std::size_t max_entries = 2'000'000;
     // And on the bytes of the names kept (a run can fill the workspace with names of
     // 255 bytes: 2,000,000 of them would be half a gigabyte of agentjail's memory).
@@ -64,6 +66,14 @@ struct ScanOptions {
     // to the time of the change, which no program can choose. Its subdirectories
     // are still visited, each the same way. Ignored with `stat`.
     const struct Scan* before = nullptr;
+    // Which files, links and others to keep: those whose name could end one of these
+    // segment patterns (base::SegmentPrefilter: ".env*", "config", "*.pem"), and
+    // "HEAD" (a git directory is told by it); one ending in "/" names directories
+    // below which every entry is kept (".vscode/"). Directories are always kept.
+    // Empty: every entry. The plan's rules and the check after the run name only a few
+    // names: a walk that keeps those alone costs the project's directories, not its
+    // files. An earlier scan is reused only when it kept the same names.
+    std::vector<std::string> names{};
 };
 
 struct Scan {
@@ -79,6 +89,8 @@ struct Scan {
     std::int64_t root_ctime_ns = 0;  // as ScanEntry::ctime_ns, for the root
     std::size_t reused = 0;  // directories whose entries came from ScanOptions::before
     std::size_t listed = 0;  // directories whose entries were read
+    std::vector<std::string> names;  // ScanOptions::names it kept
+    std::size_t left_out = 0;  // entries listed and not kept (ScanOptions::names)
 
     // The entry's path relative to the root, "packages/api/.env" (built from its
     // directories: O(depth)).

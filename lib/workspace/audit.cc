@@ -114,6 +114,10 @@ public:
         sys::ScanOptions so;
         so.max_entries = o_.max_entries;
         so.before = o_.before.get();
+        // The names the plan's walk kept (the rules' and git's): the same walk, not
+        // a wider one, so the plan's is reused where nothing changed; every entry
+        // where those do not hold all this check reads by.
+        if (o_.before && covers(o_.before->names)) so.names = o_.before->names;
         auto sc = sys::scan(o_.workspace, so);
         if (!sc) {
             add("", "the post-run check could not walk the workspace: " + sc.error().message(),
@@ -195,6 +199,20 @@ public:
     }
 
 private:
+    // Whether a walk keeping `names` keeps every name this check reads: git's, the
+    // last part of each protect pattern, and all below a directory one names.
+    bool covers(const std::vector<std::string>& names) const {
+        if (names.empty()) return false;
+        const std::set<std::string> kept(names.begin(), names.end());
+        for (const char* g : view::kGitNames)
+            if (!kept.count(g)) return false;
+        return std::all_of(o_.protect.begin(), o_.protect.end(), [&](const std::string& p) {
+            const base::Pattern pattern(p);
+            return !pattern.empty() && pattern.last() != "**" &&
+                   kept.count(pattern.dir_only() ? pattern.last() + "/" : pattern.last()) > 0;
+        });
+    }
+
     static std::string join(const std::string& dir, const std::string& name) {
         return dir.empty() ? name : dir + "/" + name;
     }

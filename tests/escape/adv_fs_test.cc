@@ -468,6 +468,65 @@ TEST_F(Escape, WALK01_KeysTheHostMakesDeepBetweenRunsAreHidden) {
     ::unlink((jail.ws() + "/src/m11/moved/.env").c_str());
 }
 
+// A walk keeps only the names the rules could match (and git's), so a walk kept
+// under other rules holds nothing of what a new rule looks for: it is not reused, and
+// a file only the new rule names is hidden, deep in a directory unchanged since.
+// Through the mounts (the plan's walk decides every mask) and through the view.
+// Control: the file is readable under the rules that kept the walk, and the next run
+// with the new rule starts from the walk the last one kept.
+TEST_F(Escape, WALK04_AWalkKeptUnderOtherRulesIsNotReusedForANewRule) {
+    for (const char* view : {"mounts", "fuse"}) {
+        SCOPED_TRACE(view);
+        const std::string k = jail.new_canary();
+        jail.plant("pkg/deep/creds.secret", k + "\n");
+        for (int i = 0; i < 20; ++i) jail.ws_dir().write("pkg/m" + std::to_string(i) + "/code.py", "pass\n");
+        auto opts = with_state(jail);
+        auto c = jail.control_sh("cat pkg/deep/creds.secret", {"--view", view}, opts);
+        EXPECT_TRUE(ajtest::contains(c.out, k)) << describe(c);  // the control
+        ASSERT_FALSE(kept_walks(jail).empty()) << "the first run kept no walk";
+        ajtest::sleep_ms(20);
+        const std::vector<std::string> rule{"--view", view, "--hide", "{workspace}/**/*.secret"};
+        auto r = jail.sh("cat pkg/deep/creds.secret; true", rule, opts);
+        EXPECT_FALSE(ajtest::contains(r.out + r.err, k)) << describe(r);
+        std::vector<std::string> explain{"explain", "-C", jail.ws()};
+        explain.insert(explain.end(), rule.begin(), rule.end());
+        explain.insert(explain.end(), {"--", "/bin/true"});
+        auto e = jail.run(explain, opts);
+        EXPECT_TRUE(ajtest::contains(e.out, "unchanged since the last run's walk")) << describe(e);
+        EXPECT_TRUE(ajtest::contains(e.out, "creds.secret")) << describe(e);
+        ::unlink((jail.ws() + "/pkg/deep/creds.secret").c_str());
+    }
+}
+
+// The walk keeps only the names the rules match, but another name of a hidden file
+// can be any name: a .env deep in the project hard-linked as notes.txt elsewhere is
+// hidden under both, on a run that starts from the last run's walk. Control: the
+// second name is an ordinary readable file when it is no link.
+TEST_F(Escape, WALK05_AHardLinkOfADeepHiddenFileIsHiddenWhateverItsName) {
+    for (int i = 0; i < 20; ++i) jail.ws_dir().write("src/m" + std::to_string(i) + "/code.py", "pass\n");
+    jail.ws_dir().write("docs/notes/notes.txt", "plain notes\n");
+    auto opts = with_state(jail);
+    auto c = jail.sh("cat docs/notes/notes.txt", {}, opts);
+    EXPECT_TRUE(ajtest::contains(c.out, "plain notes")) << describe(c);
+    ASSERT_FALSE(kept_walks(jail).empty()) << "the first run kept no walk";
+    const std::string k = jail.new_canary();
+    jail.plant("src/m3/.env", "KEY=" + k + "\n");
+    const std::string notes = jail.ws() + "/docs/notes/notes.txt";
+    ASSERT_EQ(::unlink(notes.c_str()), 0);
+    ASSERT_EQ(::link((jail.ws() + "/src/m3/.env").c_str(), notes.c_str()), 0);
+    for (const char* view : {"mounts", "fuse"}) {
+        SCOPED_TRACE(view);
+        auto r = jail.sh("cat docs/notes/notes.txt; true", {"--view", view}, opts);
+        EXPECT_FALSE(ajtest::contains(r.out + r.err, k)) << describe(r);
+        // Hidden, not refused: the plan found the other name (a walk of every file).
+        EXPECT_EQ(r.status, 0) << describe(r);
+    }
+    auto e = jail.run({"explain", "-C", jail.ws(), "--", "/bin/true"}, opts);
+    EXPECT_TRUE(ajtest::contains(e.out, "hard link of " + jail.ws() + "/src/m3/.env")) << describe(e);
+    ::unlink(notes.c_str());
+    ::unlink((jail.ws() + "/src/m3/.env").c_str());
+}
+
 // The kept walks are agentjail's, out of the sandbox's reach even where a flag binds
 // the state home read-write: a walk the sandbox rewrote could make the next plan
 // miss a hidden name. Control: on the host the walk is there.

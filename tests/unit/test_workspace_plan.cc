@@ -287,6 +287,79 @@ TEST(WorkspaceScan, AKeptWalkComesBackWholeAndAWalkFromItFindsWhatAFreshOneFinds
     EXPECT_GT(fresh->listed, 20u);
 }
 
+// A walk that keeps only some names (ScanOptions::names) keeps every directory, the
+// files a name could end with, and HEAD; it counts the rest. Kept and read back, it
+// is reused by a walk that keeps the same names, and never by one that keeps others
+// (it holds nothing of what they would look for).
+TEST(WorkspaceScan, AWalkKeepsOnlyTheNamesAskedForAndIsReusedOnlyForThem) {
+    PlanTree t;
+    git_tree(t);
+    for (int i = 0; i < 10; ++i) {
+        t.tmp.write("home/u/proj/pkg/d" + std::to_string(i) + "/f.txt", "x");
+        t.tmp.write("home/u/proj/pkg/d" + std::to_string(i) + "/key.pem", "x");
+    }
+    t.tmp.write("home/u/proj/pkg/d4/.env.local", "KEY=x");
+    t.tmp.write("home/u/proj/pkg/d5/.vscode/sub/tasks.json", "{}");
+    ajtest::sleep_ms(30);
+    ws::ScanOptions some;
+    some.names = {".env*", "config", ".vscode/"};  // "/": all below such a directory
+    auto a = ws::scan(t.proj(), some);
+    ASSERT_TRUE(a) << a.error().message();
+    auto whole = ws::scan(t.proj());
+    ASSERT_TRUE(whole);
+    const auto rels = rels_of(*a);
+    EXPECT_TRUE(rels.count("pkg/d4/.env.local"));
+    EXPECT_TRUE(rels.count("pkg/d9/"));  // a directory, whatever its name
+    EXPECT_FALSE(rels.count("pkg/d4/f.txt"));
+    EXPECT_FALSE(rels.count("pkg/d4/key.pem"));
+    EXPECT_TRUE(rels.count("pkg/d5/.vscode/sub/tasks.json"));
+    EXPECT_TRUE(rels_of(*whole).count("pkg/d4/key.pem"));  // the control
+    EXPECT_EQ(a->entries.size() + a->left_out, whole->entries.size());
+    EXPECT_GE(a->left_out, 20u);
+    EXPECT_EQ(a->names, some.names);
+
+    auto back = ws::decode(ws::encode(*a));
+    ASSERT_TRUE(back) << back.error().message();
+    EXPECT_EQ(back->names, some.names);
+    EXPECT_EQ(rels_of(*back), rels);
+    ws::ScanOptions same = some;
+    same.before = &*back;
+    auto b = ws::scan(t.proj(), same);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->listed, 0u);  // the control: nothing changed, all reused
+    EXPECT_EQ(rels_of(*b), rels);
+    ws::ScanOptions other;
+    other.names = {"*.pem"};
+    other.before = &*back;
+    auto c = ws::scan(t.proj(), other);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->reused, 0u);
+    EXPECT_TRUE(rels_of(*c).count("pkg/d4/key.pem"));
+    ws::ScanOptions all;
+    all.before = &*back;
+    auto d = ws::scan(t.proj(), all);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->reused, 0u);
+    EXPECT_TRUE(rels_of(*d).count("pkg/d4/f.txt"));
+}
+
+// The bound on entries is on those kept: a workspace of more files than a walk keeps
+// is still walked when the rules name few of them (a run that filled it with junk
+// does not stop the next).
+TEST(WorkspaceScan, TheBoundIsOnTheEntriesKept) {
+    PlanTree t;
+    for (int i = 0; i < 40; ++i) t.tmp.write("home/u/proj/junk/f" + std::to_string(i), "x");
+    t.tmp.write("home/u/proj/junk/.env", "KEY=x");
+    ws::ScanOptions few;
+    few.max_entries = 20;
+    few.names = {".env*"};
+    auto s = ws::scan(t.proj(), few);
+    ASSERT_TRUE(s) << s.error().message();
+    EXPECT_TRUE(rels_of(*s).count("junk/.env"));
+    few.names.clear();
+    EXPECT_FALSE(ws::scan(t.proj(), few));  // the control: all kept, over the bound
+}
+
 // A kept walk whose times were forged (a walk that claims to be from the future)
 // still reads a directory whose ctime moved: reuse needs the very ctime read before
 // the directory was listed, not only one older than the walk.
@@ -321,7 +394,7 @@ TEST(WorkspaceScan, AKeptWalkThatNoWalkMakesIsRefused) {
     ASSERT_TRUE(a);
     ASSERT_TRUE(ws::decode(ws::encode(*a)));  // the control
     const std::string good = ws::encode(*a);
-    EXPECT_FALSE(ws::decode("agentjail-scan 2\n" + good.substr(17)));
+    EXPECT_FALSE(ws::decode("agentjail-scan 1\n" + good.substr(17)));  // the format before names
     EXPECT_FALSE(ws::decode(good.substr(0, good.size() - 1)));
     EXPECT_FALSE(ws::decode(good + "x"));
     auto with = [&](auto change) {
