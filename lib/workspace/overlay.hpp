@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <time.h>
+
 namespace agentjail::workspace {
 
 // What a file was, enough to tell that it changed since: a host-side edit, an
@@ -30,11 +32,17 @@ struct Stamp {
     bool operator==(const Stamp&) const = default;
 };
 
-// Every path of the workspace (relative, "a/b") with its stamp, as the run
-// started. Directories on other filesystems are not entered (the overlay's lower
-// layer does not show what is mounted inside it either).
+// A base for a path the host changed during the run: what it was at the start is not
+// known, and `apply` reports it as a conflict.
+inline constexpr Stamp kChangedDuringRun{};
+
+// Paths (relative, "a/b") with their stamps: a deleted tree as the host has it.
+// Directories on other filesystems are not entered (the overlay's lower layer does
+// not show what is mounted inside it either).
 using Snapshot = std::map<std::string, Stamp>;
-Result<Snapshot> snapshot(const std::string& workspace);
+
+// When a run starts, by the clock that stamps inodes: what collect_changes() takes.
+struct timespec run_start();
 
 struct LayerChange {
     enum class Kind { added, modified, deleted, mode };
@@ -60,9 +68,12 @@ const char* layer_type_name(LayerChange::Type t);
 // (opened for writing, same bytes and mode) is no change. Deletions are the
 // layer's whiteouts (character devices 0/0) and the entries of an opaque directory
 // that it no longer has. Ordered by path; for one path a deletion comes first.
-// `protect`: patterns (relative, `**` allowed) marking protected_path.
+// `protect`: patterns (relative, `**` allowed) marking protected_path. Each change's
+// base is what the host has at its path now when nothing there changed since `since`
+// (run_start()), kChangedDuringRun otherwise: found from the change set alone, with
+// no walk of the workspace at the start.
 Result<std::vector<LayerChange>> collect_changes(const std::string& upper_dir, const std::string& workspace,
-                                            const Snapshot& start, const std::vector<std::string>& protect);
+                                            const struct timespec& since, const std::vector<std::string>& protect);
 
 // The workspace paths that run code on the host later and are protected in direct
 // mode: git's hooks and config, editor and agent settings, agentjail's policy files.

@@ -108,8 +108,9 @@ std::string conflict(int ws, const LayerChange& c) {
         return {};
     }
     if (!c.base) return exists ? "created on the host since the run started" : std::string();
-    if (!exists) return "deleted on the host since the run started";
     const Stamp& b = *c.base;
+    if (b == kChangedDuringRun) return "changed on the host during the run";
+    if (!exists) return "deleted on the host since the run started";
     if (st.st_dev != b.dev || st.st_ino != b.ino || st.st_mode != b.mode)
         return "replaced on the host since the run started";
     if (S_ISDIR(st.st_mode)) {

@@ -6,12 +6,14 @@
 
 #include "policy/policy.hpp"
 #include "sys/fd.hpp"
+#include "sys/syscalls.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -96,7 +98,8 @@ int open_dir_at(int fd, const std::string& name) {
     return d;
 }
 
-// Walks the workspace for snapshot(); returns the directory's (count, newest ctime).
+// Walks a tree of the workspace (a deleted directory, for its base); returns the
+// directory's (count, newest ctime).
 struct Walker {
     Snapshot& out;
     std::uint64_t root_dev = 0;
@@ -183,7 +186,11 @@ Result<bool> same_bytes(int dir_a, int dir_b, const std::string& name, std::uint
 
 class Collector {
 public:
-    Collector(const Snapshot& start, const std::vector<std::string>& protect) : start_(start), protect_(protect) {}
+    // root: the workspace; since: when the run started (the coarse clock that stamps
+    // inodes: a change made after that reading has a ctime at or after it).
+    Collector(int upper, int root, const struct timespec& since, const std::vector<std::string>& protect)
+        : upper_(upper), root_(root),
+          since_ns_(static_cast<std::int64_t>(since.tv_sec) * 1'000'000'000 + since.tv_nsec), protect_(protect) {}
 
     // ufd: the upper layer's directory; lfd: the workspace's (-1: none there);
     // opaque: the lower directory's own entries are hidden (all that is not in the
@@ -286,20 +293,84 @@ private:
         c.mode = st.st_mode & 07777;
         c.size = type == LayerChange::Type::file ? static_cast<std::uint64_t>(st.st_size) : 0;
         c.target = std::move(target);
-        if (auto it = start_.find(path); it != start_.end()) c.base = it->second;
+        Snapshot tree;  // a deleted directory's, as the host has it now
+        c.base = base_of(path, kind == LayerChange::Kind::deleted && type == LayerChange::Type::dir, tree);
         c.protected_path = is_protected(path, protect_) || git_redirect(c);
-        if (!c.protected_path && kind == LayerChange::Kind::deleted && type == LayerChange::Type::dir) {
+        if (!c.protected_path) {
             // Deleting a tree deletes what it holds: protected if anything in it is.
-            const std::string prefix = path + "/";
-            for (auto it = start_.lower_bound(prefix); it != start_.end() && util::starts_with(it->first, prefix); ++it) {
-                if (is_protected(it->first, protect_) ||
-                    (it->first.ends_with("/.git") && !S_ISDIR(it->second.mode))) {
+            for (const auto& [rel, stamp] : tree) {
+                if (is_protected(rel, protect_) || (rel.ends_with("/.git") && !S_ISDIR(stamp.mode))) {
                     c.protected_path = true;
                     break;
                 }
             }
         }
         out_.push_back(std::move(c));
+    }
+
+    // What `path` was on the host when the run started, read now: the sandbox never
+    // wrote the host's files (they are the overlay's lower layer), so one whose ctime
+    // is before the run's start is as it was then (no program can set a ctime), and a
+    // name absent now was absent then if the nearest folder above it is that old (a
+    // name removed sets its folder's ctime). In a folder the host changed, a name
+    // absent now was there at the start if the run's copy of it was copied up from
+    // the host's (overlayfs marks such a copy with its origin). Otherwise the host
+    // changed it during the run: the base is kChangedDuringRun, which `apply` reports
+    // as a conflict. What this costs is the change set's, not the workspace's: no
+    // walk at the start.
+    // A deleted directory (`whole`): the tree below it too, listed into `tree`.
+    std::optional<Stamp> base_of(const std::string& path, bool whole, Snapshot& tree) {
+        sys::UniqueFd fd(sys::openat2(root_, path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+        struct stat st {};
+        if (!fd || ::fstat(fd.get(), &st) != 0) {
+            // Absent: as old as the nearest folder above it that is there.
+            for (std::string up = path; !up.empty();) {
+                const auto slash = up.rfind('/');
+                up = slash == std::string::npos ? std::string() : up.substr(0, slash);
+                sys::UniqueFd d(up.empty() ? ::openat(root_, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                                           : sys::openat2(root_, up.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                                                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+                struct stat dst {};
+                if (!d || ::fstat(d.get(), &dst) != 0) continue;
+                if (ns_of(dst.st_ctim) < since_ns_) return std::nullopt;
+                return copied_up(path) ? std::optional<Stamp>(kChangedDuringRun) : std::nullopt;
+            }
+            return kChangedDuringRun;
+        }
+        Stamp s = stamp_of(st);
+        if (S_ISDIR(st.st_mode)) {
+            // A folder's own times move with its entries: only a deleted tree is
+            // compared whole, and then nothing in it may be newer than the start.
+            if (!whole) return s;
+            sys::UniqueFd d(sys::openat2(root_, path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                                         RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+            if (!d) return kChangedDuringRun;
+            Walker w{tree, st.st_dev};
+            auto r = w.dir(d.get(), path);
+            if (!r) return kChangedDuringRun;
+            s.tree_count = r->first;
+            s.tree_ctime_ns = r->second;
+            if (ns_of(st.st_ctim) >= since_ns_ || s.tree_ctime_ns >= since_ns_) return kChangedDuringRun;
+            return s;
+        }
+        if (s.ctime_ns >= since_ns_) return kChangedDuringRun;
+        return s;
+    }
+
+    // Whether the upper layer's `path` is a copy of a lower file or folder (made
+    // by opening it for writing, not by the run anew).
+    bool copied_up(const std::string& path) const {
+        sys::UniqueFd fd(sys::openat2(upper_, path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+        if (!fd) return false;  // a link: made anew (a link is replaced, never copied up)
+        for (const char* name : {"user.overlay.origin", "trusted.overlay.origin"})
+            if (::fgetxattr(fd.get(), name, nullptr, 0) >= 0) return true;
+        return false;
+    }
+
+    static std::int64_t ns_of(const struct timespec& t) {
+        return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
     }
 
     // A `.git` that is not a directory is git's redirect to a repository elsewhere
@@ -309,7 +380,9 @@ private:
         return named_git && c.type != LayerChange::Type::dir;
     }
 
-    const Snapshot& start_;
+    int upper_;
+    int root_;
+    std::int64_t since_ns_;
     const std::vector<std::string>& protect_;
     std::vector<LayerChange> out_;
 };
@@ -361,25 +434,19 @@ const char* layer_type_name(LayerChange::Type t) {
     return "unknown";
 }
 
-Result<Snapshot> snapshot(const std::string& workspace) {
-    sys::UniqueFd fd(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) return io_error(errno, "workspace " + workspace);
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return io_error(errno, "workspace " + workspace);
-    Snapshot snap;
-    Walker w{snap, st.st_dev};
-    auto r = w.dir(fd.get(), "");
-    if (!r) return std::move(r).error().wrap("workspace snapshot");
-    return snap;
+struct timespec run_start() {
+    struct timespec t {};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &t);
+    return t;
 }
 
 Result<std::vector<LayerChange>> collect_changes(const std::string& upper_dir, const std::string& workspace,
-                                            const Snapshot& start, const std::vector<std::string>& protect) {
+                                            const struct timespec& since, const std::vector<std::string>& protect) {
     sys::UniqueFd u(::open(upper_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!u) return io_error(errno, "upper layer " + upper_dir);
     sys::UniqueFd l(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!l) return io_error(errno, "workspace " + workspace);
-    Collector c(start, protect);
+    Collector c(u.get(), l.get(), since, protect);
     if (auto r = c.dir("", u.get(), l.get(), false); !r) return std::move(r).error().wrap("change set");
     return c.take();
 }

@@ -168,9 +168,7 @@ Result<std::unique_ptr<OverlayRun>> OverlayRun::start(const plan::Plan& plan, st
     if (!work) return fail(std::move(work).error().wrap("run directory " + plan.run_dir));
     run->upper_ = op->upper;
 
-    auto snap = snapshot(plan.workspace);
-    if (!snap) return fail(std::move(snap).error());
-    run->start_ = std::move(*snap);
+    run->since_ = run_start();
 
     RunRecord& rec = run->rec_;
     rec.id = run->dir_.id;
@@ -188,7 +186,7 @@ void OverlayRun::finish(WorkspaceOutcome& out) {
     out.state_dir = dir_.path;
     remove_work_dir(dir_.fd.get());
     rec_.ended = base::iso8601_now();
-    auto changes = collect_changes(upper_, workspace_, start_, protect_);
+    auto changes = collect_changes(upper_, workspace_, since_, protect_);
     if (!changes) {
         rec_.status = "failed";
         rec_.message = changes.error().message();

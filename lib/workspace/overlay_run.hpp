@@ -48,7 +48,7 @@ private:
     RunDir dir_;
     std::string workspace_;
     std::string upper_;
-    Snapshot start_;
+    struct timespec since_ {};  // run_start(), before the sandbox exists
     std::vector<std::string> protect_;
     RunRecord rec_;
 };

@@ -9,6 +9,9 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
+#include <thread>
+
 namespace {
 
 using ajit::describe;
@@ -137,6 +140,52 @@ TEST_F(Overlay, HostEditSinceTheStartIsAConflict) {
     auto f = apply(id, {"--force"});
     EXPECT_EQ(f.status, 0) << describe(f);
     EXPECT_EQ(read_file(jail.ws() + "/shared.txt"), "sandbox\n");
+}
+
+// The host's changes made while the run is going (no walk at the start records the
+// workspace: each change's base is read at the end) are conflicts: a file the run
+// changed that the host edited or deleted meanwhile. A file the run changed that the
+// host left alone, and one the run made in a folder the host changed, are applied.
+// Control: --force takes the run's version of the conflicting ones.
+TEST_F(Overlay, HostChangesDuringTheRunAreConflicts) {
+    for (const char* f : {"edited.txt", "deleted.txt", "kept.txt"}) jail.ws_dir().write(f, "v1\n");
+    ajtest::sleep_ms(30);
+    std::atomic<bool> done{false};
+    std::thread host([&] {
+        // Once the run has written its versions (the marker in its upper layer), the
+        // host edits one, deletes one and makes a file beside them.
+        for (int i = 0; i < 500 && !done; ++i) {
+            for (const auto& id : ajov::run_ids(jail.home()))
+                if (ajtest::exists(ajov::runs_dir(jail.home()) + "/" + id + "/upper/.ready")) {
+                    jail.ws_dir().write("edited.txt", "host\n");
+                    ::unlink((jail.ws() + "/deleted.txt").c_str());
+                    jail.ws_dir().write("host-only.txt", "host\n");
+                    return;
+                }
+            ajtest::sleep_ms(10);
+        }
+    });
+    auto r = jail.sh("for f in edited.txt deleted.txt kept.txt fresh.txt; do echo run > $f; done; "
+                     ": > .ready; sleep 2",
+                     mode);
+    done = true;
+    host.join();
+    ASSERT_EQ(r.status, 0) << describe(r);
+    ASSERT_EQ(read_file(jail.ws() + "/host-only.txt"), "host\n") << "the host never saw the run's marker";
+    const std::string id = only_run();
+    auto a = apply(id);
+    EXPECT_EQ(a.status, 1) << describe(a);
+    EXPECT_TRUE(contains(a.err, "edited.txt")) << describe(a);
+    EXPECT_TRUE(contains(a.err, "deleted.txt")) << describe(a);
+    EXPECT_TRUE(contains(a.err, "changed on the host during the run")) << describe(a);
+    EXPECT_EQ(read_file(jail.ws() + "/edited.txt"), "host\n");
+    EXPECT_FALSE(ajtest::exists(jail.ws() + "/deleted.txt"));
+    EXPECT_EQ(read_file(jail.ws() + "/kept.txt"), "run\n");
+    EXPECT_EQ(read_file(jail.ws() + "/fresh.txt"), "run\n");
+    auto f = apply(id, {"--force"});
+    EXPECT_EQ(f.status, 0) << describe(f);
+    EXPECT_EQ(read_file(jail.ws() + "/edited.txt"), "run\n");
+    EXPECT_EQ(read_file(jail.ws() + "/deleted.txt"), "run\n");
 }
 
 TEST_F(Overlay, ApplyAtExit) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Overlay mode without privileges: the plan's overlay op (masks still on top),
-// the protected-path matcher, the change set's JSON, the start snapshot, and
+// the protected-path matcher, the change set's JSON, the bases found at the end, and
 // apply on plain directories (upper layers without whiteouts).
 #include "test_plan_fixture.hpp"
 
@@ -8,7 +8,11 @@
 #include "workspace/overlay.hpp"
 
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <map>
 
 namespace {
 
@@ -134,11 +138,9 @@ TEST(OverlayApply, CollectAndApplyOnPlainDirectories) {
     t.write("upper/new/n.txt", "n\n");
     t.write("upper/.git/hooks/post-merge", "#!/bin/sh\n", 0755);
     ASSERT_EQ(::symlink("/etc", (t.path() + "/upper/link").c_str()), 0);
-    auto snap = ws::snapshot(t.path() + "/lower");
-    ASSERT_TRUE(snap) << snap.error().message();
-    EXPECT_EQ(snap->count("dir/f"), 1u);
-    EXPECT_EQ(snap->at("dir").tree_count, 1u);
-    auto changes = ws::collect_changes(t.path() + "/upper", t.path() + "/lower", *snap, ws::default_protected());
+    ajtest::sleep_ms(30);  // the run starts a few clock ticks after the lower layer was made
+    const struct timespec since = ws::run_start();
+    auto changes = ws::collect_changes(t.path() + "/upper", t.path() + "/lower", since, ws::default_protected());
     ASSERT_TRUE(changes) << changes.error().message();
     std::vector<std::string> got;
     for (const auto& c : *changes)
@@ -157,6 +159,53 @@ TEST(OverlayApply, CollectAndApplyOnPlainDirectories) {
     char buf[16] = {};
     EXPECT_EQ(::readlink((t.path() + "/lower/link").c_str(), buf, sizeof buf - 1), 4);
     EXPECT_STREQ(buf, "/etc");
+}
+
+// What the host changed during the run is found from the change set alone (no walk
+// at the start): a file the run changed that the host edited, deleted or made after
+// the run began is a conflict, left out; one the host left alone is applied. With
+// --force the host's change is overwritten.
+TEST(OverlayApply, AHostChangeDuringTheRunIsAConflictWithoutAStartWalk) {
+    ajtest::TempDir t("aj-ovl-unit");
+    for (const char* f : {"kept.txt", "edited.txt", "deleted.txt", "moved/x.txt"}) t.write(std::string("lower/") + f, "old\n");
+    t.write("lower/dir/keep", "k\n");
+    ajtest::sleep_ms(30);
+    const struct timespec since = ws::run_start();
+    ajtest::sleep_ms(30);
+    // The run's changes (the upper layer) and the host's meanwhile.
+    for (const char* f : {"kept.txt", "edited.txt", "deleted.txt", "made.txt", "dir/new.txt", "moved/x.txt", "fresh.txt"})
+        t.write(std::string("upper/") + f, "run\n");
+    // What overlayfs marks a copy-up with: the run changed these two, it made the others.
+    for (const char* f : {"deleted.txt", "moved/x.txt"})
+        if (::setxattr((t.path() + "/upper/" + f).c_str(), "user.overlay.origin", "o", 1, 0) != 0)
+            GTEST_SKIP() << "no user extended attributes in " << t.path() << ": " << std::strerror(errno);
+    t.write("lower/edited.txt", "host\n");
+    ASSERT_EQ(::unlink((t.path() + "/lower/deleted.txt").c_str()), 0);
+    t.write("lower/made.txt", "host\n");
+    ASSERT_EQ(::rename((t.path() + "/lower/moved").c_str(), (t.path() + "/lower/elsewhere").c_str()), 0);
+    auto changes = ws::collect_changes(t.path() + "/upper", t.path() + "/lower", since, {});
+    ASSERT_TRUE(changes) << changes.error().message();
+    std::map<std::string, std::string> why;
+    auto out = ws::apply_changes(t.path() + "/lower", t.path() + "/upper", *changes, {});
+    ASSERT_TRUE(out) << out.error().message();
+    for (const auto& i : out->applied) why[i.change.path] = "applied";
+    for (const auto& i : out->skipped) why[i.change.path] = i.why;
+    EXPECT_EQ(why["kept.txt"], "applied");
+    EXPECT_EQ(why["dir/new.txt"], "applied");  // a folder the host did not touch
+    EXPECT_EQ(why["fresh.txt"], "applied");    // one it did, but the run made this name
+    EXPECT_NE(why["edited.txt"].find("changed on the host during the run"), std::string::npos) << why["edited.txt"];
+    EXPECT_NE(why["deleted.txt"].find("changed on the host during the run"), std::string::npos) << why["deleted.txt"];
+    EXPECT_NE(why["made.txt"].find("changed on the host during the run"), std::string::npos) << why["made.txt"];
+    EXPECT_NE(why["moved/x.txt"].find("changed on the host during the run"), std::string::npos) << why["moved/x.txt"];
+    EXPECT_EQ(ajtest::read_file(t.path() + "/lower/kept.txt"), "run\n");
+    EXPECT_EQ(ajtest::read_file(t.path() + "/lower/edited.txt"), "host\n");
+    EXPECT_FALSE(ajtest::exists(t.path() + "/lower/deleted.txt"));
+    // The control: forced, the host's edit is overwritten.
+    ws::ApplyOptions force;
+    force.force = true;
+    auto forced = ws::apply_changes(t.path() + "/lower", t.path() + "/upper", *changes, force);
+    ASSERT_TRUE(forced) << forced.error().message();
+    EXPECT_EQ(ajtest::read_file(t.path() + "/lower/edited.txt"), "run\n");
 }
 
 }  // namespace
