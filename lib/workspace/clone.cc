@@ -172,7 +172,80 @@ Result<void> copy_entry(int src_root, int dst_root, const std::string& rel) {
     return {};
 }
 
+bool is_hidden(const std::vector<std::string>& hidden, const std::string& rel) {
+    return std::any_of(hidden.begin(), hidden.end(),
+                       [&](const std::string& h) { return rel == h || util::starts_with(rel, h + "/"); });
+}
+
 }  // namespace
+
+// The clone's work tree as the user's is now, for what it costs to change, not to
+// copy: what HEAD has is checked out by git from the clone's objects (one pack, read
+// in order, and the index gets each file's stat data, so nothing is hashed again);
+// then only what the user's git lists as changed, deleted or untracked (it knows
+// from its index's stat data, reading no file), what git would not check out as the
+// user has it (a path with a filter, ident, eol or working-tree-encoding attribute:
+// an LFS file, CRLF endings), and what came out another size than the user's copy
+// (a global core.autocrlf agentjail's git does not read) is copied from the user's.
+// Hidden paths are neither checked out nor copied.
+Result<void> CloneRun::fill_work_tree(CloneRun& run, const Git& user, const Git& clone, int wsfd, int clonefd) {
+    std::vector<std::string> tracked;
+    if (!run.base_.empty()) {
+        auto listed = git_ok(clone, {"ls-files", "-z", "--cached"}, "listing HEAD's files");
+        if (!listed) return std::move(listed).error();
+        for (auto& rel : detail::split_nul(*listed))
+            if (!rel.empty() && !is_hidden(run.hidden_, rel)) tracked.push_back(std::move(rel));
+    }
+    std::set<std::string> copy;
+    if (!tracked.empty()) {
+        std::string paths;
+        for (const auto& rel : tracked) paths += rel + '\0';
+        auto attrs = git_ok(clone, {"check-attr", "-z", "--cached", "--stdin", "filter", "ident", "eol",
+                                    "working-tree-encoding"},
+                            "reading HEAD's attributes", &paths);
+        if (!attrs) return std::move(attrs).error();
+        const auto fields = detail::split_nul(*attrs);  // path, attribute, value, ...
+        for (size_t i = 0; i + 2 < fields.size(); i += 3)
+            if (fields[i + 2] != "unspecified" && fields[i + 2] != "unset") copy.insert(fields[i]);
+        std::string out;
+        for (const auto& rel : tracked)
+            if (!copy.count(rel)) out += rel + '\0';
+        // -u: the index gets the stat data of each file written.
+        if (auto r = git_ok(clone, {"checkout-index", "-f", "-u", "-z", "--stdin"}, "checking out HEAD", &out); !r)
+            return std::move(r).error();
+        for (const auto& rel : tracked) {
+            if (copy.count(rel)) continue;
+            // Only compared (a link on the way leads the user's stat astray, and then
+            // the copy, which never follows one, decides).
+            struct stat mine {}, theirs {};
+            if (::fstatat(clonefd, rel.c_str(), &mine, AT_SYMLINK_NOFOLLOW) != 0 ||
+                ::fstatat(wsfd, rel.c_str(), &theirs, AT_SYMLINK_NOFOLLOW) != 0 || mine.st_size != theirs.st_size ||
+                (mine.st_mode & S_IFMT) != (theirs.st_mode & S_IFMT))
+                copy.insert(rel);
+        }
+    }
+    auto changed = git_ok(user, {"ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard"},
+                          "listing the work tree's changes");
+    if (!changed) return std::move(changed).error();
+    for (auto& rel : detail::split_nul(*changed))
+        if (!rel.empty() && !is_hidden(run.hidden_, rel)) copy.insert(std::move(rel));
+    // What HEAD's checkout left at those paths goes first (and the folders that
+    // leaves empty): the user's copy replaces it, or its absence does.
+    for (const auto& rel : copy) {
+        for (std::string at = rel; !at.empty();) {
+            const std::string up = parent_of(at);
+            sys::UniqueFd dir(sys::openat2(clonefd, up.empty() ? "." : up.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                           kBeneath));
+            if (!dir) break;
+            const std::string name = detail::base_name(at);
+            if (::unlinkat(dir.get(), name.c_str(), at == rel ? 0 : AT_REMOVEDIR) != 0 && at != rel) break;
+            at = up;
+        }
+    }
+    for (const auto& rel : copy)
+        if (auto r = copy_entry(wsfd, clonefd, rel); !r) return std::move(r).error();
+    return {};
+}
 
 std::string neutral_git_config(bool sha256) {
     // Only what a non-bare repository needs; no remote (the clone has no way out
@@ -300,17 +373,7 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(const plan::Plan& plan, cons
         if (auto r = git_ok(clone, {"read-tree", "HEAD"}, "the clone's index"); !r) return std::move(r).error();
 
     // The work tree as it is now: tracked and untracked files that are not ignored.
-    auto files = git_ok(user, {"ls-files", "-z", "--cached", "--others", "--exclude-standard"}, "listing the work tree");
-    if (!files) return std::move(files).error();
-    std::set<std::string> seen;
-    for (auto& rel : split_nul(*files)) {
-        if (rel.empty() || !seen.insert(rel).second) continue;
-        bool hidden = false;
-        for (const auto& h : run->hidden_)
-            if (rel == h || util::starts_with(rel, h + "/")) hidden = true;
-        if (hidden) continue;
-        if (auto r = copy_entry(wsfd.get(), clonefd.get(), rel); !r) return std::move(r).error();
-    }
+    if (auto r = fill_work_tree(*run, user, clone, wsfd.get(), clonefd.get()); !r) return std::move(r).error();
     // Started in a subdirectory with nothing git lists (empty, or ignored files
     // only): made in the clone too, so the command starts there as in the others.
     if (!plan.started_in.empty() && util::path_within(plan.started_in, ws) && plan.started_in != ws)
@@ -318,10 +381,15 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(const plan::Plan& plan, cons
             return std::move(r).error();
     // The starting point of the report: the copied work tree as a tree, hashed into
     // the clone with an index of our own (outside what the sandbox sees).
+    // It starts as the clone's index, which the checkout gave every file's stat data:
+    // only what was copied in is hashed.
     Git start = clone;
     start.index_file = run->run_.path + "/start.index";
-    if (!run->base_.empty())
-        if (auto r = git_ok(start, {"read-tree", "HEAD"}, "the starting tree"); !r) return std::move(r).error();
+    if (!run->base_.empty()) {
+        auto idx = read_small(gitfd.get(), "index", 1u << 30);
+        if (!idx || !sys::replace_file_at(run->run_.fd.get(), "start.index", *idx, 0600, "clone mode: start.index"))
+            if (auto r = git_ok(start, {"read-tree", "HEAD"}, "the starting tree"); !r) return std::move(r).error();
+    }
     std::vector<std::string> add = {"add", "-A", "--", "."};
     for (const auto& h : run->hidden_) add.push_back(":(exclude,literal)" + h);
     if (auto r = git_ok(start, add, "the starting tree"); !r) return std::move(r).error();

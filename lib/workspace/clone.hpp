@@ -17,6 +17,8 @@
 
 namespace agentjail::workspace {
 
+struct Git;
+
 struct CloneOptions {
     bool commit_uncommitted = true;  // the work tree's changes as one extra commit
 };
@@ -45,6 +47,8 @@ public:
     CloneRun& operator=(const CloneRun&) = delete;
 
 private:
+    // The work tree as the user's is (clone.cc).
+    static Result<void> fill_work_tree(CloneRun& run, const Git& user, const Git& clone, int wsfd, int clonefd);
     CloneRun() = default;
     struct Audit;
     void write_state(const std::string& status, const std::string& message, const std::string& report_json,

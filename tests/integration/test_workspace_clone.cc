@@ -44,6 +44,50 @@ protected:
     std::vector<std::string> env;
 };
 
+// The clone's work tree is the user's as it is, though only what differs from HEAD
+// is copied (the rest is checked out by git): a tracked file changed, one deleted
+// (and the folder that leaves empty), a folder replaced by a file, an untracked
+// file, one whose checkout git would make otherwise (a filter attribute: an LFS
+// file; eol=crlf), an executable bit, a link. Ignored and hidden files stay out
+// (a hidden tracked file shows as deleted inside, as always). Inside, git status
+// shows what the user's shows; the control is the host's own.
+TEST_F(CloneMode, TheWorkTreeIsTheUsersAsItIsNotHeads) {
+    const std::string setup =
+        "set -e; cd \"$0\"; mkdir -p gone sub folder lfs;"
+        "echo keep > sub/keep.txt; echo x > gone/only.txt; echo f > folder/inner.txt; echo big > lfs/blob.bin;"
+        "printf 'a\\nb\\n' > crlf.txt; echo run > tool.sh; ln -s sub/keep.txt link;"
+        "printf 'lfs/* filter=lfs\\ncrlf.txt eol=crlf\\n.ignored\\n' > .gitattributes;"
+        "echo '*.ignored' > .gitignore; echo SECRET=1 > .env.tracked; git add -A; git add -f .env.tracked;"
+        "git -c user.name=U -c user.email=u@x commit -qm files; rm crlf.txt; git checkout -- crlf.txt;"
+        // An LFS-like smudge filter of the user's: the file as checked out is not the
+        // blob, and the user's index holds it clean (the same size: only the
+        // attribute tells).
+        "git config filter.lfs.smudge 'tr a-z A-Z'; git config filter.lfs.clean 'tr A-Z a-z';"
+        "rm lfs/blob.bin; git checkout -- lfs/blob.bin;"
+        // The user's uncommitted state.
+        "echo changed >> sub/keep.txt; rm -r gone; rm -r folder; echo now-a-file > folder;"
+        "chmod +x tool.sh;"
+        "echo mine > untracked.txt; echo skip > build.ignored";
+    auto m = ajtest::run({"/bin/sh", "-c", setup, jail.ws()}, {"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"});
+    ASSERT_EQ(m.status, 0) << m.err;
+    const std::string look =
+        "git status --porcelain | grep -v '[.]env\\|lfs/' | sort; echo ---; cat sub/keep.txt lfs/blob.bin folder untracked.txt;"
+        "od -c crlf.txt | head -1; test -x tool.sh && echo exec; readlink link; ls -d gone 2>&1 | head -1;"
+        "ls build.ignored .env.tracked 2>&1 | sort";
+    auto host = ajtest::run({"/bin/sh", "-c", "cd \"$0\" && " + look, jail.ws()},
+                            {"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"});
+    auto r = jail.sh(look, {"--workspace-mode", "clone"}, opts());
+    ASSERT_EQ(r.status, 0) << describe(r);
+    const std::string in = r.out.substr(0, r.out.find("---"));
+    EXPECT_EQ(in, host.out.substr(0, host.out.find("---"))) << describe(r) << "\nhost:\n" << host.out;
+    for (const char* want : {"keep\nchanged\n", "BIG\n", "now-a-file\n", "mine\n",
+                             "\\r  \\n", "exec\n", "sub/keep.txt\n", "No such file"})
+        EXPECT_TRUE(ajtest::contains(r.out, want)) << want << "\n" << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "'build.ignored': No such file")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(r.out, "'.env.tracked': No such file")) << describe(r);
+    EXPECT_TRUE(ajtest::contains(host.out, "build.ignored\n")) << host.out;  // the control
+}
+
 TEST_F(CloneMode, WorkComesBackAsABranchAndNothingPlantedRunsOnTheHost) {
     std::string before = ajtest::repo_fingerprint(jail.ws());
     ASSERT_FALSE(before.empty());
