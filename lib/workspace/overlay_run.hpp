@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // One overlay run from start to end on the host: its state directory with the
-// upper layer, the workspace's snapshot, and at the end the change set, its
-// risky-change report and run.json; later `agentjail apply RUN`.
+// upper layer, the moment it started, and at the end the change set (each change's
+// base read from the host then), its risky-change report and run.json; later
+// `agentjail apply RUN`.
 #pragma once
 
 #include "base/error.hpp"
@@ -26,9 +27,9 @@ std::vector<std::string> protect_patterns(const policy::Policy& policy);
 class OverlayRun {
 public:
     // Makes the run's directory the plan names (plan.run_dir, with upper/ and work/,
-    // where the plan's overlay op points) and takes the workspace's snapshot (what a
-    // conflict at apply time is measured against). Nothing exists yet for the
-    // sandbox: a failure here leaves no run behind.
+    // where the plan's overlay op points) and notes when the run starts (a host file
+    // changed after it is a conflict at apply time; nothing of the workspace is read
+    // here). Nothing exists yet for the sandbox: a failure here leaves no run behind.
     static Result<std::unique_ptr<OverlayRun>> start(const plan::Plan& plan, std::vector<std::string> protect);
 
     // After the sandbox is gone: reads the change set from the upper layer, writes
