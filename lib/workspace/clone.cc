@@ -182,8 +182,8 @@ bool is_hidden(const std::vector<std::string>& hidden, const std::string& rel) {
 // The clone's work tree as the user's is now, for what it costs to change, not to
 // copy: what HEAD has is checked out by git from the clone's objects (one pack, read
 // in order, and the index gets each file's stat data, so nothing is hashed again);
-// then only what the user's git lists as changed, deleted or untracked (it knows
-// from its index's stat data, reading no file), what git would not check out as the
+// then only what the user's git lists as changed, deleted, untracked or staged (from
+// its index and that index's stat data), what git would not check out as the
 // user has it (a path with a filter, ident, eol or working-tree-encoding attribute:
 // an LFS file, CRLF endings), and what came out another size than the user's copy
 // (a global core.autocrlf agentjail's git does not read) is copied from the user's.
@@ -227,8 +227,16 @@ Result<void> CloneRun::fill_work_tree(CloneRun& run, const Git& user, const Git&
     auto changed = git_ok(user, {"ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard"},
                           "listing the work tree's changes");
     if (!changed) return std::move(changed).error();
-    for (auto& rel : detail::split_nul(*changed))
-        if (!rel.empty() && !is_hidden(run.hidden_, rel)) copy.insert(std::move(rel));
+    // And what the user staged (their index against HEAD, or all of it before the
+    // first commit): a file added and not changed since is none of the above.
+    auto staged = run.base_.empty()
+                      ? git_ok(user, {"ls-files", "-z", "--cached"}, "listing the staged files")
+                      : git_ok(user, {"diff-index", "--cached", "--name-only", "--no-renames", "-z", run.base_},
+                               "listing the staged changes");
+    if (!staged) return std::move(staged).error();
+    for (const std::string* list : {&*changed, &*staged})
+        for (auto& rel : detail::split_nul(*list))
+            if (!rel.empty() && !is_hidden(run.hidden_, rel)) copy.insert(std::move(rel));
     // What HEAD's checkout left at those paths goes first (and the folders that
     // leaves empty): the user's copy replaces it, or its absence does.
     for (const auto& rel : copy) {

@@ -41,8 +41,11 @@ inline constexpr Stamp kChangedDuringRun{};
 // not show what is mounted inside it either).
 using Snapshot = std::map<std::string, Stamp>;
 
-// When a run starts, by the clock that stamps inodes: what collect_changes() takes.
-struct timespec run_start();
+// When a run in `workspace` starts, by the clock that stamps inodes (earlier by the
+// file system's granularity where it stamps whole seconds): what collect_changes()
+// takes. A file system whose clock is another machine's (NFS, SMB) and lags this
+// one's hides a host change made in the lag from it.
+struct timespec run_start(const std::string& workspace);
 
 struct LayerChange {
     enum class Kind { added, modified, deleted, mode };
@@ -69,7 +72,8 @@ const char* layer_type_name(LayerChange::Type t);
 // layer's whiteouts (character devices 0/0) and the entries of an opaque directory
 // that it no longer has. Ordered by path; for one path a deletion comes first.
 // `protect`: patterns (relative, `**` allowed) marking protected_path. Each change's
-// base is what the host has at its path now when nothing there changed since `since`
+// base is what the host has at its path now when nothing there (nor, for a name the
+// host does not have, in the folder it would be in) changed since `since`
 // (run_start()), kChangedDuringRun otherwise: found from the change set alone, with
 // no walk of the workspace at the start.
 Result<std::vector<LayerChange>> collect_changes(const std::string& upper_dir, const std::string& workspace,

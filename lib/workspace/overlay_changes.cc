@@ -188,8 +188,8 @@ class Collector {
 public:
     // root: the workspace; since: when the run started (the coarse clock that stamps
     // inodes: a change made after that reading has a ctime at or after it).
-    Collector(int upper, int root, const struct timespec& since, const std::vector<std::string>& protect)
-        : upper_(upper), root_(root),
+    Collector(int root, const struct timespec& since, const std::vector<std::string>& protect)
+        : root_(root),
           since_ns_(static_cast<std::int64_t>(since.tv_sec) * 1'000'000'000 + since.tv_nsec), protect_(protect) {}
 
     // ufd: the upper layer's directory; lfd: the workspace's (-1: none there);
@@ -312,12 +312,11 @@ private:
     // wrote the host's files (they are the overlay's lower layer), so one whose ctime
     // is before the run's start is as it was then (no program can set a ctime), and a
     // name absent now was absent then if the nearest folder above it is that old (a
-    // name removed sets its folder's ctime). In a folder the host changed, a name
-    // absent now was there at the start if the run's copy of it was copied up from
-    // the host's (overlayfs marks such a copy with its origin). Otherwise the host
-    // changed it during the run: the base is kChangedDuringRun, which `apply` reports
-    // as a conflict. What this costs is the change set's, not the workspace's: no
-    // walk at the start.
+    // name removed sets its folder's ctime). Otherwise the host changed it, or the
+    // folder it would be in, during the run: the base is kChangedDuringRun, which
+    // `apply` reports as a conflict (a file the run made in a folder the host changed
+    // too, since whether the host deleted one of that name cannot be told). What
+    // this costs is the change set's, not the workspace's: no walk at the start.
     // A deleted directory (`whole`): the tree below it too, listed into `tree`.
     std::optional<Stamp> base_of(const std::string& path, bool whole, Snapshot& tree) {
         sys::UniqueFd fd(sys::openat2(root_, path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC,
@@ -334,15 +333,16 @@ private:
                 struct stat dst {};
                 if (!d || ::fstat(d.get(), &dst) != 0) continue;
                 if (ns_of(dst.st_ctim) < since_ns_) return std::nullopt;
-                return copied_up(path) ? std::optional<Stamp>(kChangedDuringRun) : std::nullopt;
+                return kChangedDuringRun;
             }
             return kChangedDuringRun;
         }
         Stamp s = stamp_of(st);
         if (S_ISDIR(st.st_mode)) {
-            // A folder's own times move with its entries: only a deleted tree is
-            // compared whole, and then nothing in it may be newer than the start.
-            if (!whole) return s;
+            // A folder the host changed (its mode, its entries) during the run is one
+            // whose mode the run's change would overwrite; a deleted tree is compared
+            // whole, and then nothing in it may be newer than the start.
+            if (!whole) return s.ctime_ns >= since_ns_ ? kChangedDuringRun : s;
             sys::UniqueFd d(sys::openat2(root_, path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
                                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
             if (!d) return kChangedDuringRun;
@@ -358,17 +358,6 @@ private:
         return s;
     }
 
-    // Whether the upper layer's `path` is a copy of a lower file or folder (made
-    // by opening it for writing, not by the run anew).
-    bool copied_up(const std::string& path) const {
-        sys::UniqueFd fd(sys::openat2(upper_, path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
-        if (!fd) return false;  // a link: made anew (a link is replaced, never copied up)
-        for (const char* name : {"user.overlay.origin", "trusted.overlay.origin"})
-            if (::fgetxattr(fd.get(), name, nullptr, 0) >= 0) return true;
-        return false;
-    }
-
     static std::int64_t ns_of(const struct timespec& t) {
         return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
     }
@@ -380,7 +369,6 @@ private:
         return named_git && c.type != LayerChange::Type::dir;
     }
 
-    int upper_;
     int root_;
     std::int64_t since_ns_;
     const std::vector<std::string>& protect_;
@@ -434,9 +422,15 @@ const char* layer_type_name(LayerChange::Type t) {
     return "unknown";
 }
 
-struct timespec run_start() {
+struct timespec run_start(const std::string& workspace) {
     struct timespec t {};
     ::clock_gettime(CLOCK_REALTIME_COARSE, &t);
+    // A file system that stamps whole seconds (ext4 with small inodes, FAT) would
+    // truncate a change made just after the start to before it: there, a change up
+    // to two seconds before the start counts as during the run. Told by the
+    // workspace's own times (whole seconds both: one in a billion otherwise).
+    struct stat st {};
+    if (::stat(workspace.c_str(), &st) == 0 && st.st_ctim.tv_nsec == 0 && st.st_mtim.tv_nsec == 0) t.tv_sec -= 2;
     return t;
 }
 
@@ -446,7 +440,7 @@ Result<std::vector<LayerChange>> collect_changes(const std::string& upper_dir, c
     if (!u) return io_error(errno, "upper layer " + upper_dir);
     sys::UniqueFd l(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!l) return io_error(errno, "workspace " + workspace);
-    Collector c(u.get(), l.get(), since, protect);
+    Collector c(l.get(), since, protect);
     if (auto r = c.dir("", u.get(), l.get(), false); !r) return std::move(r).error().wrap("change set");
     return c.take();
 }

@@ -168,7 +168,7 @@ Result<std::unique_ptr<OverlayRun>> OverlayRun::start(const plan::Plan& plan, st
     if (!work) return fail(std::move(work).error().wrap("run directory " + plan.run_dir));
     run->upper_ = op->upper;
 
-    run->since_ = run_start();
+    run->since_ = run_start(plan.workspace);
 
     RunRecord& rec = run->rec_;
     rec.id = run->dir_.id;

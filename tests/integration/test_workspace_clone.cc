@@ -49,8 +49,9 @@ protected:
 // (and the folder that leaves empty), a folder replaced by a file, an untracked
 // file, one whose checkout git would make otherwise (a filter attribute: an LFS
 // file; eol=crlf), an executable bit, a link. Ignored and hidden files stay out
-// (a hidden tracked file shows as deleted inside, as always). Inside, git status
-// shows what the user's shows; the control is the host's own.
+// (a hidden tracked file shows as deleted inside, as always), what the user staged.
+// Inside, git status names the paths the user's names (the clone's index is HEAD's:
+// a staged change shows as unstaged there); the control is the host's own.
 TEST_F(CloneMode, TheWorkTreeIsTheUsersAsItIsNotHeads) {
     const std::string setup =
         "set -e; cd \"$0\"; mkdir -p gone sub folder lfs;"
@@ -66,12 +67,15 @@ TEST_F(CloneMode, TheWorkTreeIsTheUsersAsItIsNotHeads) {
         "rm lfs/blob.bin; git checkout -- lfs/blob.bin;"
         // The user's uncommitted state.
         "echo changed >> sub/keep.txt; rm -r gone; rm -r folder; echo now-a-file > folder;"
-        "chmod +x tool.sh;"
+        "chmod +x tool.sh; echo x > gone2.txt; git add gone2.txt; git -c user.name=U -c user.email=u@x commit -qm more;"
+        // Staged and not changed since: a new file, and a change of the same size.
+        "echo y > gone2.txt; echo staged-new > staged.txt; git add gone2.txt staged.txt;"
         "echo mine > untracked.txt; echo skip > build.ignored";
     auto m = ajtest::run({"/bin/sh", "-c", setup, jail.ws()}, {"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"});
     ASSERT_EQ(m.status, 0) << m.err;
     const std::string look =
-        "git status --porcelain | grep -v '[.]env\\|lfs/' | sort; echo ---; cat sub/keep.txt lfs/blob.bin folder untracked.txt;"
+        "git status --porcelain | cut -c4- | grep -v '[.]env\\|lfs/' | sort; echo ---; cat sub/keep.txt lfs/blob.bin folder untracked.txt;"
+        "cat staged.txt; echo gone2=$(cat gone2.txt);"
         "od -c crlf.txt | head -1; test -x tool.sh && echo exec; readlink link; ls -d gone 2>&1 | head -1;"
         "ls build.ignored .env.tracked 2>&1 | sort";
     auto host = ajtest::run({"/bin/sh", "-c", "cd \"$0\" && " + look, jail.ws()},
@@ -80,7 +84,7 @@ TEST_F(CloneMode, TheWorkTreeIsTheUsersAsItIsNotHeads) {
     ASSERT_EQ(r.status, 0) << describe(r);
     const std::string in = r.out.substr(0, r.out.find("---"));
     EXPECT_EQ(in, host.out.substr(0, host.out.find("---"))) << describe(r) << "\nhost:\n" << host.out;
-    for (const char* want : {"keep\nchanged\n", "BIG\n", "now-a-file\n", "mine\n",
+    for (const char* want : {"keep\nchanged\n", "BIG\n", "now-a-file\n", "mine\n", "staged-new\n", "gone2=y\n",
                              "\\r  \\n", "exec\n", "sub/keep.txt\n", "No such file"})
         EXPECT_TRUE(ajtest::contains(r.out, want)) << want << "\n" << describe(r);
     EXPECT_TRUE(ajtest::contains(r.out, "'build.ignored': No such file")) << describe(r);

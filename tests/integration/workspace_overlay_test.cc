@@ -144,11 +144,13 @@ TEST_F(Overlay, HostEditSinceTheStartIsAConflict) {
 
 // The host's changes made while the run is going (no walk at the start records the
 // workspace: each change's base is read at the end) are conflicts: a file the run
-// changed that the host edited or deleted meanwhile. A file the run changed that the
-// host left alone, and one the run made in a folder the host changed, are applied.
+// changed that the host edited or deleted meanwhile, and one the run made in a
+// folder the host changed (whether the host deleted one of that name cannot be told
+// then). A file the run changed that the host left alone, and one it made in a
+// folder the host did not touch, are applied.
 // Control: --force takes the run's version of the conflicting ones.
 TEST_F(Overlay, HostChangesDuringTheRunAreConflicts) {
-    for (const char* f : {"edited.txt", "deleted.txt", "kept.txt"}) jail.ws_dir().write(f, "v1\n");
+    for (const char* f : {"edited.txt", "deleted.txt", "kept.txt", "quiet/old.txt"}) jail.ws_dir().write(f, "v1\n");
     ajtest::sleep_ms(30);
     std::atomic<bool> done{false};
     std::thread host([&] {
@@ -165,7 +167,7 @@ TEST_F(Overlay, HostChangesDuringTheRunAreConflicts) {
             ajtest::sleep_ms(10);
         }
     });
-    auto r = jail.sh("for f in edited.txt deleted.txt kept.txt fresh.txt; do echo run > $f; done; "
+    auto r = jail.sh("for f in edited.txt deleted.txt kept.txt fresh.txt quiet/fresh.txt; do echo run > $f; done; "
                      ": > .ready; sleep 2",
                      mode);
     done = true;
@@ -180,12 +182,15 @@ TEST_F(Overlay, HostChangesDuringTheRunAreConflicts) {
     EXPECT_TRUE(contains(a.err, "changed on the host during the run")) << describe(a);
     EXPECT_EQ(read_file(jail.ws() + "/edited.txt"), "host\n");
     EXPECT_FALSE(ajtest::exists(jail.ws() + "/deleted.txt"));
+    EXPECT_TRUE(contains(a.err, "fresh.txt")) << describe(a);  // made where the host changed the folder
     EXPECT_EQ(read_file(jail.ws() + "/kept.txt"), "run\n");
-    EXPECT_EQ(read_file(jail.ws() + "/fresh.txt"), "run\n");
+    EXPECT_EQ(read_file(jail.ws() + "/quiet/fresh.txt"), "run\n");
+    EXPECT_FALSE(ajtest::exists(jail.ws() + "/fresh.txt"));
     auto f = apply(id, {"--force"});
     EXPECT_EQ(f.status, 0) << describe(f);
     EXPECT_EQ(read_file(jail.ws() + "/edited.txt"), "run\n");
     EXPECT_EQ(read_file(jail.ws() + "/deleted.txt"), "run\n");
+    EXPECT_EQ(read_file(jail.ws() + "/fresh.txt"), "run\n");
 }
 
 TEST_F(Overlay, ApplyAtExit) {
