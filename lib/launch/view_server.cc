@@ -156,6 +156,9 @@ struct Server::State {
     // a watch per directory node, at most watch_max (the user's watches are shared
     // with their editor); none on a remote file system, whose changes inotify misses.
     sys::UniqueFd inotify;
+    // The kernel expires a name on notice instead of dropping it (FUSE_EXPIRE_ONLY,
+    // Linux 6.2): a folder a process stands in stays its working directory.
+    std::atomic<bool> expire_only{false};
     std::unordered_map<int, std::uint64_t> watches;  // wd -> directory node
     std::size_t watch_max = 8192;
 
@@ -564,6 +567,11 @@ struct Server::State {
         fuse_notify_inval_entry_out o{};
         o.parent = parent;
         o.namelen = static_cast<std::uint32_t>(name.size());
+        // Expired, not dropped: the next walk through the name asks again (and is
+        // judged again), but a process whose working directory it is keeps it (a
+        // dropped one makes getcwd fail: `mkdir d && cd d && git init` raced the
+        // notice of d's own creation).
+        if (expire_only.load()) o.flags = FUSE_EXPIRE_ONLY;
         notify(FUSE_NOTIFY_INVAL_ENTRY, &o, sizeof o, name.c_str(), name.size() + 1);
     }
     void forget_attributes(std::uint64_t id) {
@@ -839,6 +847,8 @@ void Server::State::handle(const fuse_in_header& h, const char* body, std::size_
             const std::uint32_t want = FUSE_ASYNC_READ | FUSE_BIG_WRITES | FUSE_ATOMIC_O_TRUNC | FUSE_AUTO_INVAL_DATA |
                                        FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES | FUSE_CACHE_SYMLINKS;
             out.flags = in->flags & want;
+            if ((in->flags & FUSE_INIT_EXT) != 0 && (in->flags2 & (FUSE_HAS_EXPIRE_ONLY >> 32)) != 0)
+                expire_only.store(true);
             out.max_background = 64;
             out.congestion_threshold = 48;
             out.max_write = kMaxWrite;
