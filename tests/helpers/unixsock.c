@@ -31,10 +31,11 @@
 //                             it (nonblock: 0 or EINPROGRESS, then poll and SO_ERROR;
 //                             prints LABEL.connect=0|EINPROGRESS), one message each way
 //   tcpto LABEL ADDR PORT     a blocking connect to ADDR:PORT, "ping-LABEL" and the echo
-//   race LABEL HOST DECOY MS  SYS-07: two threads connect(F, &addr) in a loop while a
+//   race LABEL HOST DECOY MS  SYS-07: two threads connect(F, &addr) in a loop (MS ms, and
+//                             on until 200 tries, up to 10 x MS) while a
 //                             third swaps F (dup2) between a unix socket and a socket
 //                             of the decoy's family and rewrites addr between the
-//                             decoy's address and HOST, for MS milliseconds. DECOY is
+//                             decoy's address and HOST. DECOY is
 //                             "inet" (a listener of the probe's own on 127.0.0.1) or a
 //                             path where the probe listens itself. Prints
 //                             LABEL.attempts, LABEL.connected (connects that succeeded),
@@ -523,6 +524,10 @@ static void op_race(const char* label, const char* host, const char* decoy, int 
     pthread_create(&t[3], NULL, connector, NULL);
     struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&d, NULL);
+    // At least 200 tries, however slow each is on a loaded machine (every connect
+    // inside is a round trip to the supervisor), for at most ten times as long.
+    const struct timespec tick = {0, 10 * 1000000L};
+    for (long waited = 0; atomic_load(&attempts) < 200 && waited < 9L * ms; waited += 10) nanosleep(&tick, NULL);
     atomic_store(&stop_race, 1);
     for (int i = 0; i < 4; ++i) pthread_join(t[i], NULL);
     close(l);
