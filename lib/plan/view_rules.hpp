@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -28,6 +29,14 @@ inline constexpr char kHeldHead[] = "HEAD.held-by-agentjail";
 // and config, commondir or objects; a .git file or link by its name): a walk of the
 // workspace keeps these whatever the rules name (sys::ScanOptions::names).
 inline constexpr const char* kGitNames[] = {".git", "HEAD", kHeldHead, "config", "commondir"};
+
+// The name a walk keeps for a pattern's sake (sys::ScanOptions::names): its last part,
+// with "/" for a folder pattern whose contents are wanted too (`contents`); none when
+// its last part is "**", which any name could end.
+inline std::optional<std::string> walk_name(const base::Pattern& p, bool contents) {
+    if (p.empty() || p.last() == "**") return std::nullopt;
+    return p.dir_only() && contents ? p.last() + "/" : p.last();
+}
 
 // A pattern with the quick test of its last segment (base::SegmentPrefilter): a lookup
 // tries the whole pattern only when the name could end it.

@@ -120,11 +120,10 @@ Result<const Scan*> WorkspaceRules::scan_of(const std::string& root) {
 std::vector<std::string> WorkspaceRules::ws_names() const {
     std::set<std::string> names(std::begin(view::kGitNames), std::end(view::kGitNames));
     // A directory a protect pattern names is checked after the run with all it holds.
-    auto last_of = [&](const std::string& rest, bool whole_dirs) {
-        Pattern p(rest);
-        if (p.empty() || p.last() == "**") return false;
-        names.insert(p.dir_only() && whole_dirs ? p.last() + "/" : p.last());
-        return true;
+    auto last_of = [&](const std::string& rest, bool contents) {
+        auto name = view::walk_name(Pattern(rest), contents);
+        if (name) names.insert(*name);
+        return name.has_value();
     };
     for (const auto& rule : policy_.hide) {
         if (!uses_globstar(rule.pattern)) continue;

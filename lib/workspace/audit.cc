@@ -207,9 +207,8 @@ private:
         for (const char* g : view::kGitNames)
             if (!kept.count(g)) return false;
         return std::all_of(o_.protect.begin(), o_.protect.end(), [&](const std::string& p) {
-            const base::Pattern pattern(p);
-            return !pattern.empty() && pattern.last() != "**" &&
-                   kept.count(pattern.dir_only() ? pattern.last() + "/" : pattern.last()) > 0;
+            auto name = view::walk_name(base::Pattern(p), true);
+            return name && kept.count(*name) > 0;
         });
     }
 

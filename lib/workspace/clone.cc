@@ -173,8 +173,7 @@ Result<void> copy_entry(int src_root, int dst_root, const std::string& rel) {
 }
 
 bool is_hidden(const std::vector<std::string>& hidden, const std::string& rel) {
-    return std::any_of(hidden.begin(), hidden.end(),
-                       [&](const std::string& h) { return rel == h || util::starts_with(rel, h + "/"); });
+    return std::any_of(hidden.begin(), hidden.end(), [&](const std::string& h) { return util::path_within(rel, h); });
 }
 
 }  // namespace
@@ -188,13 +187,13 @@ bool is_hidden(const std::vector<std::string>& hidden, const std::string& rel) {
 // an LFS file, CRLF endings), and what came out another size than the user's copy
 // (a global core.autocrlf agentjail's git does not read) is copied from the user's.
 // Hidden paths are neither checked out nor copied.
-Result<void> CloneRun::fill_work_tree(CloneRun& run, const Git& user, const Git& clone, int wsfd, int clonefd) {
+Result<void> CloneRun::fill_work_tree(const Git& user, const Git& clone, int wsfd, int clonefd) {
     std::vector<std::string> tracked;
-    if (!run.base_.empty()) {
+    if (!base_.empty()) {
         auto listed = git_ok(clone, {"ls-files", "-z", "--cached"}, "listing HEAD's files");
         if (!listed) return std::move(listed).error();
         for (auto& rel : detail::split_nul(*listed))
-            if (!rel.empty() && !is_hidden(run.hidden_, rel)) tracked.push_back(std::move(rel));
+            if (!rel.empty() && !is_hidden(hidden_, rel)) tracked.push_back(std::move(rel));
     }
     std::set<std::string> copy;
     if (!tracked.empty()) {
@@ -229,14 +228,14 @@ Result<void> CloneRun::fill_work_tree(CloneRun& run, const Git& user, const Git&
     if (!changed) return std::move(changed).error();
     // And what the user staged (their index against HEAD, or all of it before the
     // first commit): a file added and not changed since is none of the above.
-    auto staged = run.base_.empty()
+    auto staged = base_.empty()
                       ? git_ok(user, {"ls-files", "-z", "--cached"}, "listing the staged files")
-                      : git_ok(user, {"diff-index", "--cached", "--name-only", "--no-renames", "-z", run.base_},
+                      : git_ok(user, {"diff-index", "--cached", "--name-only", "--no-renames", "-z", base_},
                                "listing the staged changes");
     if (!staged) return std::move(staged).error();
     for (const std::string* list : {&*changed, &*staged})
         for (auto& rel : detail::split_nul(*list))
-            if (!rel.empty() && !is_hidden(run.hidden_, rel)) copy.insert(std::move(rel));
+            if (!rel.empty() && !is_hidden(hidden_, rel)) copy.insert(std::move(rel));
     // What HEAD's checkout left at those paths goes first (and the folders that
     // leaves empty): the user's copy replaces it, or its absence does.
     for (const auto& rel : copy) {
@@ -381,7 +380,7 @@ Result<std::unique_ptr<CloneRun>> CloneRun::prepare(const plan::Plan& plan, cons
         if (auto r = git_ok(clone, {"read-tree", "HEAD"}, "the clone's index"); !r) return std::move(r).error();
 
     // The work tree as it is now: tracked and untracked files that are not ignored.
-    if (auto r = fill_work_tree(*run, user, clone, wsfd.get(), clonefd.get()); !r) return std::move(r).error();
+    if (auto r = run->fill_work_tree(user, clone, wsfd.get(), clonefd.get()); !r) return std::move(r).error();
     // Started in a subdirectory with nothing git lists (empty, or ignored files
     // only): made in the clone too, so the command starts there as in the others.
     if (!plan.started_in.empty() && util::path_within(plan.started_in, ws) && plan.started_in != ws)

@@ -48,7 +48,7 @@ public:
 
 private:
     // The work tree as the user's is (clone.cc).
-    static Result<void> fill_work_tree(CloneRun& run, const Git& user, const Git& clone, int wsfd, int clonefd);
+    Result<void> fill_work_tree(const Git& user, const Git& clone, int wsfd, int clonefd);
     CloneRun() = default;
     struct Audit;
     void write_state(const std::string& status, const std::string& message, const std::string& report_json,

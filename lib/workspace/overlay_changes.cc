@@ -189,8 +189,7 @@ public:
     // root: the workspace; since: when the run started (the coarse clock that stamps
     // inodes: a change made after that reading has a ctime at or after it).
     Collector(int root, const struct timespec& since, const std::vector<std::string>& protect)
-        : root_(root),
-          since_ns_(static_cast<std::int64_t>(since.tv_sec) * 1'000'000'000 + since.tv_nsec), protect_(protect) {}
+        : root_(root), since_ns_(ns(since)), protect_(protect) {}
 
     // ufd: the upper layer's directory; lfd: the workspace's (-1: none there);
     // opaque: the lower directory's own entries are hidden (all that is not in the
@@ -319,21 +318,17 @@ private:
     // this costs is the change set's, not the workspace's: no walk at the start.
     // A deleted directory (`whole`): the tree below it too, listed into `tree`.
     std::optional<Stamp> base_of(const std::string& path, bool whole, Snapshot& tree) {
-        sys::UniqueFd fd(sys::openat2(root_, path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+        sys::UniqueFd fd(beneath(path, O_PATH));
         struct stat st {};
         if (!fd || ::fstat(fd.get(), &st) != 0) {
             // Absent: as old as the nearest folder above it that is there.
             for (std::string up = path; !up.empty();) {
                 const auto slash = up.rfind('/');
                 up = slash == std::string::npos ? std::string() : up.substr(0, slash);
-                sys::UniqueFd d(up.empty() ? ::openat(root_, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)
-                                           : sys::openat2(root_, up.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                                                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+                sys::UniqueFd d(beneath(up.empty() ? "." : up, O_PATH | O_DIRECTORY));
                 struct stat dst {};
                 if (!d || ::fstat(d.get(), &dst) != 0) continue;
-                if (ns_of(dst.st_ctim) < since_ns_) return std::nullopt;
-                return kChangedDuringRun;
+                return ns(dst.st_ctim) < since_ns_ ? std::nullopt : std::optional<Stamp>(kChangedDuringRun);
             }
             return kChangedDuringRun;
         }
@@ -343,23 +338,24 @@ private:
             // whose mode the run's change would overwrite; a deleted tree is compared
             // whole, and then nothing in it may be newer than the start.
             if (!whole) return s.ctime_ns >= since_ns_ ? kChangedDuringRun : s;
-            sys::UniqueFd d(sys::openat2(root_, path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                                         RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+            sys::UniqueFd d(beneath(path, O_RDONLY | O_DIRECTORY));
             if (!d) return kChangedDuringRun;
             Walker w{tree, st.st_dev};
             auto r = w.dir(d.get(), path);
             if (!r) return kChangedDuringRun;
             s.tree_count = r->first;
             s.tree_ctime_ns = r->second;
-            if (ns_of(st.st_ctim) >= since_ns_ || s.tree_ctime_ns >= since_ns_) return kChangedDuringRun;
+            if (s.ctime_ns >= since_ns_ || s.tree_ctime_ns >= since_ns_) return kChangedDuringRun;
             return s;
         }
         if (s.ctime_ns >= since_ns_) return kChangedDuringRun;
         return s;
     }
 
-    static std::int64_t ns_of(const struct timespec& t) {
-        return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+    // `rel` opened below the workspace, never through a link.
+    int beneath(const std::string& rel, int flags) const {
+        return sys::openat2(root_, rel.c_str(), flags | O_NOFOLLOW | O_CLOEXEC,
+                            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
     }
 
     // A `.git` that is not a directory is git's redirect to a repository elsewhere
